@@ -1,0 +1,25 @@
+# Two entry points for a fresh machine: `make demo` and `make test`. Each creates .venv and
+# installs the package with the pinned torch from constraints.txt before doing its job.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint-self bench docs clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/torchdoctor demo
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+docs: $(VENV)/.installed
+	$(BIN)/python -m torchdoctor.docsgen
+
+clean:
+	rm -rf $(VENV) .pytest_cache

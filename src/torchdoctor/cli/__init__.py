@@ -1,0 +1,66 @@
+"""The `torchdoctor` command. Each subcommand lives in its own module and is imported only when
+it runs, so `torchdoctor lint` never pays for importing torch.
+
+Errors: a `TorchdoctorError` raised anywhere below becomes one line on stderr and its exit code
+(2 for usage errors, 1 otherwise); click's own usage errors also exit 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from torchdoctor import __version__
+from torchdoctor.errors import TorchdoctorError
+
+# name -> "module:attribute" of a click.Command
+SUBCOMMANDS = {
+    "train": "torchdoctor.cli.train:train",
+    "demo": "torchdoctor.cli.demo:demo",
+    "diagnose": "torchdoctor.cli.diagnose:diagnose",
+    "lint": "torchdoctor.cli.lint:lint",
+    "tune": "torchdoctor.cli.tune:tune",
+}
+
+
+class _OneLineError(click.ClickException):
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file=None) -> None:
+        click.echo(f"torchdoctor: error: {self.format_message()}", err=True)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx, name):
+        target = SUBCOMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TorchdoctorError as exc:
+            raise _OneLineError(str(exc), exc.exit_code) from exc
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="torchdoctor")
+def cli() -> None:
+    """Find where each PyTorch training step's time goes, fix it, and prove the gain."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="torchdoctor")
+    except KeyboardInterrupt:
+        click.echo("torchdoctor: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,39 @@
+"""One place that decides how torchdoctor talks to the terminal.
+
+Progress bars and colour appear only on an interactive terminal; `--quiet` or a pipe (non-TTY,
+e.g. CI logs) gives plain, stable text. Everything that prints goes through `make_console`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+
+def is_interactive(stream=None) -> bool:
+    stream = stream or sys.stdout
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_console(quiet: bool = False, stderr: bool = False) -> Console:
+    """A rich Console; quiet consoles swallow everything, non-TTY ones print plain text."""
+    stream = sys.stderr if stderr else sys.stdout
+    interactive = is_interactive(stream)
+    return Console(
+        file=stream,
+        quiet=quiet,
+        force_terminal=interactive,
+        no_color=not interactive,
+        highlight=False,
+        soft_wrap=not interactive,
+        width=None if interactive else 120,
+    )
+
+
+def progress_enabled(quiet: bool, stream=None) -> bool:
+    """Show a live progress bar only when not quiet and attached to a terminal."""
+    return not quiet and is_interactive(stream or sys.stderr)

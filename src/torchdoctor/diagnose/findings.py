@@ -1,0 +1,31 @@
+"""What a rule returns. Rules are pure: `check(run: RunObservation) -> list[Finding]`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class Finding:
+    id: str  # stable rule code, e.g. "D101"
+    title: str  # one line, e.g. "DataLoader runs in the main process"
+    severity: Severity
+    saving: float  # estimated share of step time the fix would save, 0..1
+    evidence: list[str]  # measured numbers, each a short sentence
+    fix: str  # the change, as code
+    source: str  # seed or doc it comes from, e.g. "seed 001 (Mejora 2), docs/techniques/data-loading.md"
+    explanation: str = ""  # why this matters, two sentences at most
+    changes_semantics: bool = False  # True: a suggestion (batch size, lr), never auto-applied
+    details: dict = field(default_factory=dict)  # machine-readable numbers behind the evidence
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """Largest estimated saving first; severity breaks ties, then the code for a stable order."""
+    return sorted(findings, key=lambda f: (-f.saving, SEVERITY_ORDER[f.severity], f.id))
