@@ -27,5 +27,9 @@ class Finding:
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Largest estimated saving first; severity breaks ties, then the code for a stable order."""
-    return sorted(findings, key=lambda f: (-f.saving, SEVERITY_ORDER[f.severity], f.id))
+    """Correctness errors first (a wrong result outranks any speed-up), then the largest
+    estimated saving; severity and then the code break ties, for a stable order."""
+    return sorted(
+        findings,
+        key=lambda f: (f.severity != "error", -f.saving, SEVERITY_ORDER[f.severity], f.id),
+    )

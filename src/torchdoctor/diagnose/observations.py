@@ -31,6 +31,9 @@ class StepObservation:
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
+    start_s: float | None = None  # when the step started, seconds since the diagnosis started
+    host_reads: int = 0  # item()/tolist()/float()... by the user's code, any device (syncs: CUDA)
+    evaluation_s: float = 0.0  # evaluation cut out of this step (not part of wall_s)
 
 
 @dataclass
@@ -39,6 +42,7 @@ class SyncSite:
     location: str  # "file.py:LINE" in the user's code that caused it
     count: int
     per_step: float
+    device: str = "cuda"  # device type of the tensor read; "cpu" reads are not real syncs
 
 
 @dataclass
@@ -80,6 +84,7 @@ class ModuleObservation:
     conv_channels_last_inputs: bool | None = None  # were conv inputs channels_last?
     dims_not_multiple_of_8: list[str] = field(default_factory=list)  # "fc1: Linear(100->37)"
     activation_checkpointing: bool = False
+    parameter_tensors: int = 0  # nn.Parameter tensors (rule D203: ops expected per step scale with it)
 
 
 @dataclass
@@ -133,6 +138,9 @@ class IOObservation:
     save_s_per_step: float = 0.0
     prints_per_step: float = 0.0
     print_s_per_step: float = 0.0
+    # seconds per step turning tensors into text (Tensor.__repr__/__str__/__format__): an f-string
+    # is formatted before print() is called, so print_s_per_step alone misses it (rule D702)
+    tensor_format_s_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
 
 
@@ -163,6 +171,9 @@ class ComputeObservation:
     utilization: float | None = None  # achieved / peak
     ops_per_step: float | None = None  # aten ops dispatched per step
     mean_op_s: float | None = None  # step compute time / ops: small -> overhead-bound
+    # measured seconds to dispatch one trivial op on the run's device (eager overhead floor);
+    # rules D202/D203 call a run overhead-bound when mean_op_s is within a few times of it
+    dispatch_overhead_s: float | None = None
 
 
 @dataclass

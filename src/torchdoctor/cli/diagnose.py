@@ -1,0 +1,97 @@
+"""`torchdoctor diagnose [OPTIONS] SCRIPT [ARGS...]` / `-m MODULE [ARGS...]`.
+
+Runs the program in this process under the diagnose probes, then prints the report. Options go
+before SCRIPT; everything after SCRIPT belongs to the program. The exit code is the program's
+(1 when it crashed, 130 on Ctrl-C, 0 when we stopped it after the measured steps).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+class _OneLineUsage(click.Command):
+    """Bad options become one `torchdoctor: error:` line (exit 2), like our other usage errors."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            from torchdoctor.errors import UsageError
+
+            raise UsageError(exc.format_message()) from None
+
+
+@click.command(
+    cls=_OneLineUsage,
+    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+)
+@click.option("-m", "module", is_flag=True, help="SCRIPT is a module name, run like `python -m`.")
+@click.option(
+    "--steps",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Measured steps before the program is stopped; 0 lets it finish.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Steps run before measuring (at least 2 are kept out of the measurement).",
+)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report.")
+@click.option(
+    "--trace", "trace_path", type=click.Path(dir_okay=False), help="Write a Chrome/Perfetto trace."
+)
+@click.option("--profile", is_flag=True, help="Also run a short torch.profiler window.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
+# [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
+@click.option("--try", "try_spec", metavar="FIX[,FIX...]|all",
+              help="Apply these fixes at run time, measure speedup and check results (docs/try.md).")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --try: runs per configuration (interleaved).")
+@click.argument("script")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, quiet, try_spec,
+             repeats, script, args):
+    """Run SCRIPT (unmodified) and explain where each training step's time goes."""
+    from torchdoctor.diagnose.target import resolve_target
+
+    if try_spec:  # [D] a bad fix name fails before anything runs
+        from torchdoctor.trials.fixes import parse_fix_names
+
+        parse_fix_names(try_spec)
+
+    resolve_target(script, module)  # before importing torch: a typo fails in a blink
+    from torchdoctor.diagnose.api import diagnose_script
+    from torchdoctor.diagnose.report.html import write_html
+    from torchdoctor.diagnose.report.json import write_json
+    from torchdoctor.diagnose.report.terminal import render_terminal, render_verdict
+    from torchdoctor.diagnose.report.trace import write_trace
+
+    report = diagnose_script(
+        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile
+    )
+    sys.stdout.flush()
+    for path, write in ((json_path, write_json), (html_path, write_html), (trace_path, write_trace)):
+        if path:
+            try:
+                write(report, path)
+            except OSError as exc:
+                from torchdoctor.errors import TorchdoctorError
+
+                raise TorchdoctorError(f"cannot write {path}: {exc.strerror}") from None
+    if quiet:
+        render_verdict(report)
+    else:
+        render_terminal(report)
+    if try_spec and report.run.status in ("completed", "stopped"):  # [D]
+        from torchdoctor.trials.cli_hook import run_try
+
+        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+    sys.exit(report.run.exit_code)

@@ -1,0 +1,184 @@
+"""`torchdoctor train RECIPE`: run the reference loop on a built-in or user recipe.
+
+Settings are layered, later wins: TrainerConfig defaults < recipe.defaults < --config FILE.json
+< command-line flags. Only flags typed on the command line override anything.
+torch is imported inside the command, never at module level (keeps `torchdoctor --help` fast).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from torchdoctor.errors import UsageError
+
+HISTORY_SCHEMA = "torchdoctor.train.history/1"
+# flag (click parameter name) -> TrainerConfig field
+FLAG_FIELDS = {
+    "epochs": "epochs",
+    "batch_size": "batch_size",
+    "precision": "precision",
+    "workers": "workers",
+    "pin_memory": "pin_memory",
+    "compile": "compile",
+    "compile_mode": "compile_mode",
+    "accumulate": "accumulate",
+    "clip": "clip_norm",
+    "channels_last": "channels_last",
+    "checkpoint_dir": "checkpoint_dir",
+    "resume": "resume",
+    "checkpoint_every": "checkpoint_every_steps",
+    "max_steps": "max_steps",
+    "seed": "seed",
+    "device": "device",
+    "quiet": "quiet",
+}
+
+
+class OneLineErrorCommand(click.Command):
+    """Bad flag values exit 2 with one line (`torchdoctor: error: ...`), not click's usage block."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise UsageError(exc.format_message()) from exc
+
+
+def parse_workers(value: str | None):
+    if value is None or value == "auto":
+        return value
+    try:
+        workers = int(value)
+    except ValueError:
+        raise UsageError(f"--workers must be 'auto' or an integer >= 0, got {value!r}") from None
+    if workers < 0:
+        raise UsageError(f"--workers must be 'auto' or an integer >= 0, got {value!r}")
+    return workers
+
+
+def parse_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option expects KEY=VALUE, got {pair!r}")
+        options[key.replace("-", "_")] = value
+    return options
+
+
+def read_config_file(path: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read config file {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"config file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"config file {path} must hold a JSON object of TrainerConfig fields")
+    return data
+
+
+def given_flags(ctx: click.Context, flags: dict) -> dict:
+    """TrainerConfig fields of the flags typed on the command line (not click's defaults)."""
+    from click.core import ParameterSource
+
+    return {
+        FLAG_FIELDS[name]: value
+        for name, value in flags.items()
+        if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+    }
+
+
+def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dict:
+    """TrainerConfig fields; later layers win."""
+    return {**recipe_defaults, **config_file, **flags}
+
+
+@click.command(cls=OneLineErrorCommand)
+@click.argument("recipe")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Recipe option, e.g. -o n_train=512 (repeatable).")
+@click.option("--config", "config_file", metavar="FILE.json",
+              help="TrainerConfig fields as JSON (e.g. from `torchdoctor tune`); flags override.")
+@click.option("--epochs", type=click.IntRange(min=1))
+@click.option("--batch-size", type=click.IntRange(min=1))
+@click.option("--precision", type=click.Choice(["auto", "fp32", "bf16", "fp16"]))
+@click.option("--workers", metavar="N|auto", help="DataLoader worker processes.")
+@click.option("--pin-memory/--no-pin-memory", default=None)
+@click.option("--compile", is_flag=True, default=None, help="torch.compile the model.")
+@click.option("--compile-mode", type=click.Choice(["default", "reduce-overhead", "max-autotune"]))
+@click.option("--accumulate", type=click.IntRange(min=1), help="Micro-batches per optimizer step.")
+@click.option("--clip", type=click.FloatRange(min=0, min_open=True), help="Clip grad norm to this.")
+@click.option("--channels-last/--no-channels-last", default=None)
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False))
+@click.option("--resume", is_flag=True, default=None, help="Continue from the newest checkpoint.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), metavar="STEPS")
+@click.option("--max-steps", type=click.IntRange(min=1))
+@click.option("--seed", type=int)
+@click.option("--device", help="auto, cpu, cuda, cuda:1 ...")
+@click.option("--quiet", is_flag=True, default=None, help="No progress bar and no table.")
+@click.option("--json", "json_path", metavar="FILE", help="Write the per-epoch history as JSON.")
+def train(recipe, options, config_file, json_path, **flags):
+    """Train RECIPE (a built-in name or a .py file defining recipe(**options)) with the
+    reference loop and print a per-epoch table."""
+    flags["workers"] = parse_workers(flags["workers"])
+    flags = given_flags(click.get_current_context(), flags)
+    file_settings = read_config_file(config_file) if config_file else {}
+    recipe_options = parse_options(options)
+
+    from torchdoctor.recipes.loading import load_recipe  # imports torch
+    from torchdoctor.trainer import Trainer, TrainerConfig
+
+    loaded = load_recipe(recipe, **recipe_options)
+    config = TrainerConfig.from_dict(merge_settings(loaded.defaults, file_settings, flags))
+    trainer = Trainer.from_recipe(loaded, config)
+    history = trainer.fit()
+
+    if json_path:
+        write_history(json_path, loaded.name, config, trainer.setup, history)
+    if not config.quiet:
+        print_history(history)
+
+
+def write_history(path: str, recipe_name: str, config, setup, history) -> None:
+    payload = {
+        "schema": HISTORY_SCHEMA,
+        "recipe": recipe_name,
+        "config": config.to_dict(),
+        "resolved": setup.to_dict(),
+        "epochs": [record.to_dict() for record in history],
+    }
+    try:
+        Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def print_history(history) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from torchdoctor.console import make_console
+
+    table = Table(title="training history", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                  collapse_padding=True)
+    columns = ("epoch", "train\nloss", "train\nacc", "val\nloss", "val\nacc", "samples\n/s",
+               "epoch\ns", "peak\nMiB", "grad\nnorm", "steps")
+    for name in columns:
+        table.add_column(name, justify="right")
+    for r in history:
+        table.add_row(
+            str(r.epoch), _fmt(r.train_loss), _fmt(r.train_accuracy), _fmt(r.val_loss),
+            _fmt(r.val_accuracy), f"{r.samples_per_s:,.0f}", f"{r.epoch_s:.2f}",
+            f"{r.peak_memory_bytes / 2**20:,.0f}", _fmt(r.grad_norm), str(r.steps),
+        )
+    make_console().print(table)
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.4f}"

@@ -1,0 +1,62 @@
+"""Step 2 of the demo: `torchdoctor diagnose` on the unmodified naive script, bounded in steps.
+
+The diagnosis is shown, not relied on: if it cannot run, the demo says so in one line and goes
+on to measure the treated loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+from torchdoctor.demo.workload import Workload
+
+SCRIPT_MODULE = "torchdoctor.demo.naive_loop"
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    return {"available": False, "error": reason, "verdict": None, "findings": []}
+
+
+def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
+    """Diagnose `python -m torchdoctor.demo.naive_loop` on the workload's data; print the report."""
+    try:
+        from torchdoctor.diagnose.api import diagnose_script
+    except ImportError as exc:
+        console.print(f"diagnosis unavailable: {exc}", markup=False)
+        return unavailable(str(exc))
+    args = workload.naive_script_args(epochs=1)
+    console.print(f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}",
+                  markup=False)
+    try:
+        # The script's own epoch lines would interleave with the report: keep them out.
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = diagnose_script(SCRIPT_MODULE, args, module=True, steps=steps, warmup=3,
+                                     quiet=True)
+    except Exception as exc:  # noqa: BLE001 - any failure of the side show is reported, not fatal
+        reason = f"{type(exc).__name__}: {exc}"
+        console.print(f"diagnosis unavailable: {reason}", markup=False)
+        return unavailable(reason)
+    _render(report, console)
+    return {
+        "available": True,
+        "error": None,
+        "verdict": report.verdict,
+        "findings": [
+            {"id": f.id, "title": f.title, "severity": f.severity, "saving": f.saving}
+            for f in report.findings
+        ],
+    }
+
+
+def _render(report, console) -> None:
+    try:
+        from torchdoctor.diagnose.report.terminal import render_terminal
+    except ImportError:
+        for finding in report.findings[:5]:
+            console.print(f"{finding.id} {finding.title} (saves ~{100 * finding.saving:.0f}%)",
+                          markup=False)
+        console.print(f"verdict: {report.verdict}", markup=False)
+        return
+    render_terminal(report, console)

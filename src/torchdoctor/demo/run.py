@@ -1,0 +1,116 @@
+"""`torchdoctor demo`: the naive loop, its diagnosis, the treated loop step by step, the table."""
+
+from __future__ import annotations
+
+import platform
+from typing import Any
+
+import torch
+
+import torchdoctor
+from torchdoctor.console import make_console, progress_enabled
+from torchdoctor.demo.diagnosis import diagnose_naive, unavailable
+from torchdoctor.demo.meters import memory_kind
+from torchdoctor.demo.rows import RowResult, run_row
+from torchdoctor.demo.stack import plan
+from torchdoctor.demo.table import add_speedups, footnotes, render_table, write_json
+from torchdoctor.demo.workload import prepare
+from torchdoctor.errors import UsageError
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"--device {name}: CUDA is not available on this machine")
+    try:
+        return torch.device(name)
+    except RuntimeError as exc:
+        raise UsageError(f"unknown device {name!r}") from exc
+
+
+def run_demo(
+    recipe: str = "shapes",
+    *,
+    quick: bool = False,
+    json_path: str | None = None,
+    quiet: bool = False,
+    diagnose: bool = True,
+    diagnose_steps: int = 15,
+    device: str = "auto",
+    seed: int = 0,
+    cache_dir: str | None = None,
+) -> list[RowResult]:
+    dev = resolve_device(device)
+    log = make_console(quiet)
+    log.print(f"torchdoctor demo: recipe {recipe} on {dev}"
+              f" ({'quick' if quick else 'full'} size), torch {torch.__version__}", markup=False)
+
+    log.print("\n[1/3] the naive loop (seed 001 as written): python -m "
+              "torchdoctor.demo.naive_loop", markup=False)
+    workload = prepare(recipe, quick, seed=seed, cache_dir=cache_dir)
+    log.print(f"      {workload.n_train} training and {len(workload.naive_data['test'])} "
+              f"validation images, {workload.size.epochs} epoch(s) per row", markup=False)
+
+    log.print("\n[2/3] what torchdoctor diagnose finds in it", markup=False)
+    diagnosis = diagnose_naive(workload, diagnose_steps, log) if diagnose else unavailable(
+        "skipped (--no-diagnose)")
+
+    from torchdoctor.trainer.setup import has_conv
+
+    steps = plan(dev.type, has_conv(workload.new_model()))
+    log.print(f"\n[3/3] the treated loop (torchdoctor.Trainer), one technique at a time "
+              f"({len(steps)} rows)", markup=False)
+    rows = _run_rows(workload, steps, dev, quiet, log)
+    add_speedups(rows)
+
+    out = make_console()
+    out.print()
+    out.print(render_table(rows, f"torchdoctor demo: {recipe} on {dev}, "
+                                 f"{workload.size.epochs} epoch(s) of {workload.n_train} samples"))
+    for note in footnotes(rows):
+        out.print(note, markup=False)
+    if json_path:
+        write_json(json_path, _header(recipe, dev, workload, diagnosis), rows)
+        log.print(f"wrote {json_path}", markup=False)
+    return rows
+
+
+def _run_rows(workload, steps, device, quiet: bool, log) -> list[RowResult]:
+    rows: list[RowResult] = []
+    if not progress_enabled(quiet):
+        for index, step in enumerate(steps):
+            row = run_row(workload, steps, index, device)
+            rows.append(row)
+            log.print(f"      row {index}/{len(steps) - 1} {step.key}: {row.epoch_s:.2f} s/epoch",
+                      markup=False)
+        return rows
+    from rich.progress import Progress
+
+    with Progress(console=make_console(quiet, stderr=True), transient=True) as progress:
+        task = progress.add_task("rows", total=len(steps))
+        for index, step in enumerate(steps):
+            progress.update(task, description=step.label[:60])
+            rows.append(run_row(workload, steps, index, device))
+            progress.advance(task)
+    return rows
+
+
+def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dict[str, Any]:
+    from torchdoctor.trainer.setup import available_cores
+
+    return {
+        "tool": "torchdoctor demo",
+        "version": torchdoctor.__version__,
+        "recipe": recipe,
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda"
+        else platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "cores": available_cores(),
+        "epochs": workload.size.epochs,
+        "train_samples_per_epoch": workload.n_train,
+        "val_samples": len(workload.naive_data["test"]),
+        "memory_kind": memory_kind(device),
+        "diagnosis": diagnosis,
+    }

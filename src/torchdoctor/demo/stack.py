@@ -1,0 +1,131 @@
+"""The performance stack `torchdoctor demo` applies, one technique per row, in the seeds' order.
+
+Each step is cumulative: row k runs with every change of rows 1..k. Steps that only act on a GPU
+appear only when the demo runs on CUDA. Pure data, no torch: the plan for any device can be
+tested (and printed) on any machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Dataset = Literal["per_item", "vectorised"]
+
+# What every Trainer row starts from: seed 001's settings (batch 32, loading in the main
+# process, fp32, no GPU tuning), so a row differs from the previous one by its own change only.
+BASELINE_CONFIG: dict[str, Any] = {
+    "batch_size": 32,
+    "eval_batch_size": 32,
+    "workers": 0,
+    "pin_memory": False,
+    "non_blocking": False,
+    "precision": "fp32",
+    "channels_last": False,
+    "cudnn_benchmark": False,
+    "tf32": False,
+}
+LARGE_BATCH = 256
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str  # stable id, used in the JSON output
+    label: str  # what this row adds, shown in the table
+    source: str  # where the technique comes from
+    config: dict[str, Any] = field(default_factory=dict)  # TrainerConfig changes it adds
+    dataset: Dataset | None = None  # switch to this data set form from this row on
+    changes_semantics: str | None = None  # why this row is not the same optimisation
+    cuda_only: bool = False
+    conv_only: bool = False  # only meaningful for models with convolutions
+
+
+NAIVE = Step(
+    key="naive",
+    label="naive loop (seed 001 as written)",
+    source="seed 001",
+    dataset="per_item",
+)
+
+STACK: tuple[Step, ...] = (
+    Step(
+        key="trainer_loop",
+        label="+ inference_mode eval, no per-step .item() sync, zero_grad(set_to_none)",
+        source="seed 000 §1.4, seed 004 §1, seed 002 §6",
+    ),
+    Step(
+        key="workers",
+        label="+ DataLoader workers (persistent)",
+        source="seed 001 Mejora 2",
+        config={"workers": "auto", "persistent_workers": True},
+    ),
+    Step(
+        key="vectorised",
+        label="+ float32 tensors built once (from_numpy, vectorised)",
+        source="seed 002 §8",
+        dataset="vectorised",
+    ),
+    Step(
+        key="pinned",
+        label="+ pin_memory + non_blocking copies",
+        source="seed 000 §1.1, seed 004 §2",
+        config={"pin_memory": True, "non_blocking": True},
+        cuda_only=True,
+    ),
+    Step(
+        key="amp",
+        label="+ mixed precision (autocast, bf16 or fp16 + GradScaler)",
+        source="seed 000 §1.2, seed 003",
+        config={"precision": "auto"},
+        cuda_only=True,
+    ),
+    Step(
+        key="channels_last",
+        label="+ channels_last memory format",
+        source="docs/techniques",
+        config={"channels_last": True},
+        cuda_only=True,
+        conv_only=True,
+    ),
+    Step(
+        key="cudnn_benchmark",
+        label="+ cudnn.benchmark and TF32",
+        source="seed 002 §10",
+        config={"cudnn_benchmark": True, "tf32": True},
+        cuda_only=True,
+    ),
+    Step(
+        key="large_batch",
+        label=f"+ batch {LARGE_BATCH}",
+        source="seed 001 Mejora 3",
+        config={"batch_size": LARGE_BATCH, "eval_batch_size": LARGE_BATCH},
+        changes_semantics="batch size changes the optimisation, lr may need retuning",
+    ),
+)
+
+
+def plan(device_type: str, model_has_conv: bool) -> list[Step]:
+    """The rows to run on this device, naive first."""
+    steps = [NAIVE]
+    for step in STACK:
+        if step.cuda_only and device_type != "cuda":
+            continue
+        if step.conv_only and not model_has_conv:
+            continue
+        steps.append(step)
+    return steps
+
+
+def cumulative_config(steps: list[Step], upto: int) -> dict[str, Any]:
+    """TrainerConfig fields for row `upto` (an index into `steps`): baseline + every change."""
+    config = dict(BASELINE_CONFIG)
+    for step in steps[1 : upto + 1]:
+        config.update(step.config)
+    return config
+
+
+def dataset_form(steps: list[Step], upto: int) -> Dataset:
+    form: Dataset = "per_item"
+    for step in steps[: upto + 1]:
+        form = step.dataset or form
+    return form

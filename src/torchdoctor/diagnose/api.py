@@ -1,0 +1,92 @@
+"""Python API of `torchdoctor diagnose`.
+
+    report = diagnose_script("train.py", ["--epochs", "1"], steps=20)
+    with torchdoctor.watch() as w:      # in a notebook: diagnose the code in the block
+        train(model, loader)
+    w.report.verdict
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from torchdoctor.diagnose.extensions import Extensions
+from torchdoctor.diagnose.observe import build_run
+from torchdoctor.diagnose.report import Report, build_report
+from torchdoctor.diagnose.rules_runner import check_all
+from torchdoctor.diagnose.runner import run_program
+from torchdoctor.diagnose.target import resolve_target
+from torchdoctor.diagnose.session import DiagnoseConfig, Session
+from torchdoctor.errors import UsageError
+
+__all__ = ["Report", "diagnose_script", "watch", "Watch"]
+
+
+def _check_counts(steps: int, warmup: int) -> None:
+    if steps < 0:
+        raise UsageError(f"--steps must be 0 or more, got {steps}")
+    if warmup < 0:
+        raise UsageError(f"--warmup must be 0 or more, got {warmup}")
+
+
+def diagnose_script(
+    target: str,
+    args: Sequence[str] = (),
+    *,
+    module: bool = False,
+    steps: int = 20,
+    warmup: int = 3,
+    quiet: bool = True,
+    profile: bool = False,
+    extensions: Extensions | None = None,
+) -> Report:
+    """Run a script (or `-m` module) under the probes and return the report.
+
+    `steps`: measured steps before the script is stopped (0: let it finish). `quiet=False` also
+    prints the terminal report. The script's exit code is `report.run.exit_code`.
+    """
+    _check_counts(steps, warmup)
+    resolve_target(target, module)
+    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
+    end = run_program(session, target, list(args), module)
+    run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
+    report = build_report(run, check_all(run))
+    if not quiet:
+        from torchdoctor.diagnose.report.terminal import render_terminal
+
+        render_terminal(report)
+    return report
+
+
+class Watch:
+    """Context manager: probes installed on enter, removed on exit; then `.report` is ready."""
+
+    def __init__(self, steps: int = 0, warmup: int = 3, profile: bool = False, target: str = "watch"):
+        _check_counts(steps, warmup)
+        self.config = DiagnoseConfig(steps=steps, warmup=warmup, profile=profile, stop=False)
+        self.target = target
+        self.session: Session | None = None
+        self.report: Report | None = None
+
+    def __enter__(self) -> Watch:
+        self.session = Session(self.config)
+        self.session.install()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        session = self.session
+        session.uninstall()
+        if exc_type is None:
+            status, code, error = "completed", 0, None
+        elif issubclass(exc_type, KeyboardInterrupt):
+            status, code, error = "interrupted", 130, "KeyboardInterrupt"
+        else:
+            status, code, error = "crashed", 1, f"{exc_type.__name__}: {exc}"
+        run = build_run(session, self.target, [], status, code, error)
+        self.report = build_report(run, check_all(run))
+        return False
+
+
+def watch(steps: int = 0, warmup: int = 3, profile: bool = False) -> Watch:
+    """Diagnose the training code run inside a `with` block (notebooks, custom launchers)."""
+    return Watch(steps=steps, warmup=warmup, profile=profile)

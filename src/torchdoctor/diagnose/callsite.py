@@ -1,0 +1,60 @@
+"""Find the user's `file:line` behind a call into torch, cheaply.
+
+Checking every frame's file name on every `.item()` would cost more than the sync it reports, so
+"is this torch's code?" is decided once per code object and the `file:line` string is built once
+per (code object, line); afterwards a call costs a few dict look-ups.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_OURS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_SKIP = (_TORCH_DIR, _OURS_DIR, "<frozen ", os.path.dirname(os.__file__) + os.sep + "runpy.py")
+
+_library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code?
+_location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_SKIP)
+
+
+def _short(filename: str) -> str:
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def user_location(depth: int = 2) -> str:
+    """`file:line` of the first frame outside torch and torchdoctor, `depth` frames up."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return "<unknown>"
+    library = _library_code
+    while frame is not None:
+        code = frame.f_code
+        is_library = library.get(code)
+        if is_library is None:
+            is_library = library[code] = _is_library(code.co_filename)
+        if not is_library:
+            break
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    key = (code, frame.f_lineno)
+    location = _location.get(key)
+    if location is None:
+        location = _location[key] = f"{_short(code.co_filename)}:{frame.f_lineno}"
+    return location
+
+
+def is_library_file(filename: str) -> bool:
+    return _is_library(filename)

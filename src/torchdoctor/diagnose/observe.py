@@ -1,0 +1,111 @@
+"""Assemble the RunObservation after the run: measured steps, each probe's part, notes."""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
+from torchdoctor.diagnose.session import Session
+from torchdoctor.diagnose.steps import StepRecord
+
+
+def _loss_value(loss) -> float | None:
+    if loss is None:
+        return None
+    try:
+        return float(loss)
+    except (RuntimeError, ValueError):
+        return None
+
+
+def _step(record: StepRecord) -> StepObservation:
+    phases = {phase: record.phases.get(phase, 0.0) for phase in PHASES}
+    return StepObservation(
+        index=record.index,
+        wall_s=record.wall,
+        phases=phases,
+        batch_size=record.batch_size,
+        micro_batches=record.micro_batches,
+        syncs=int(record.counters.get("syncs", 0)),
+        loss=_loss_value(record.loss),
+        start_s=record.start,
+        host_reads=int(record.counters.get("host_reads", 0)),
+        evaluation_s=record.eval_seconds,
+    )
+
+
+def build_run(
+    session: Session,
+    target: str,
+    argv: list[str],
+    status: str,
+    exit_code: int,
+    error: str | None,
+) -> RunObservation:
+    """Call after `session.uninstall()`: probes read torch state, their patches are gone."""
+    all_steps = session.tracker.steps
+    measured = session.measured_steps()
+    warm_only = not measured and bool(all_steps)
+    if warm_only:
+        measured = list(all_steps)  # better warm-up timings than none; the notes say so
+    manual = bool(all_steps) and not session.optimizer_stepped
+    if status == "completed" and not all_steps:
+        status = "no_training_loop"
+    run = RunObservation(
+        target=target,
+        argv=list(argv),
+        status=status,
+        exit_code=exit_code,
+        error=error,
+        warmup_steps=0 if warm_only else min(session.first_measured, len(all_steps)),
+        steps=[_step(r) for r in measured],
+        manual_updates=manual,
+    )
+    for probe in session.probes:
+        probe.contribute(run, measured)
+    sampled = session.sampled_index
+    if run.compute.ops_per_step is not None:
+        for step in run.steps:
+            if step.index == sampled:
+                step.ops = int(run.compute.ops_per_step)
+    run.notes[:0] = _notes(session, run, all_steps, warm_only)
+    return run
+
+
+def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) -> list[str]:
+    notes = []
+    requested = session.config.steps
+    if not all_steps:
+        seen = session.tracker.backwards
+        if seen:
+            notes.append(
+                f"no training step completed: backward() ran {seen} time(s) but no optimizer step"
+            )
+        else:
+            forwards = len(session.tracker.eval_forwards)
+            what = f"{forwards} forward pass(es) without backward()" if forwards else "no model call"
+            notes.append(f"no training loop seen: no backward() or optimizer step ({what})")
+    elif warm_only:
+        notes.append(
+            f"only {len(all_steps)} step(s) ran, all of them warm-up: the timings include "
+            "start-up costs (use a longer run or a smaller --warmup)"
+        )
+    else:
+        notes.append(
+            f"measured {len(run.steps)} step(s) after {run.warmup_steps} warm-up step(s)"
+            + (f" (the op and FLOP counts come from warm-up step {session.sampled_index})")
+        )
+        if requested and len(run.steps) < requested and run.status != "stopped":
+            notes.append(f"the run ended after {len(run.steps)} of {requested} requested steps")
+    if run.manual_updates:
+        notes.append("no torch.optim optimizer stepped: a step ends at each backward()")
+    if run.status == "crashed":
+        notes.append(f"the script crashed: {run.error}; the report covers the steps before it")
+    if run.status == "interrupted":
+        notes.append("interrupted (Ctrl-C): the report covers the steps before it")
+    if any(loader.num_workers for loader in run.loaders):
+        notes.append(
+            "DataLoader worker processes are not probed: dataset, collate and torch.tensor() "
+            "calls inside workers are not timed (the main process's waits are)"
+        )
+    if not run.loaders and all_steps:
+        notes.append("no DataLoader seen: batches came from elsewhere, data wait is not separated")
+    return notes

@@ -1,0 +1,43 @@
+"""Probes: each module watches one concern of a run through hooks on torch.
+
+Order matters only for `contribute` (after the run): later probes read what earlier ones wrote
+(memory reads the optimizer state, compute reads the sampled counts and the environment).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.probes.backward import BackwardProbe
+from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.compute import ComputeProbe
+from torchdoctor.diagnose.probes.cuda_timing import CudaPhaseProbe
+from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProbe
+from torchdoctor.diagnose.probes.forward import ForwardProbe
+from torchdoctor.diagnose.probes.io import IOProbe
+from torchdoctor.diagnose.probes.loader import LoaderProbe
+from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
+from torchdoctor.diagnose.probes.profiler import ProfilerProbe
+from torchdoctor.diagnose.probes.sampling import SamplingProbe
+from torchdoctor.diagnose.probes.syncs import SyncProbe
+from torchdoctor.diagnose.probes.tensor_creation import TensorCreationProbe
+from torchdoctor.diagnose.probes.transfers import TransferProbe
+
+PROBE_TYPES: tuple[type[Probe], ...] = (
+    LoaderProbe,
+    OptimizerProbe,
+    ForwardProbe,
+    BackwardProbe,
+    SyncProbe,
+    TransferProbe,
+    IOProbe,
+    TensorCreationProbe,
+    SamplingProbe,
+    CudaPhaseProbe,
+    ProfilerProbe,
+    EnvironmentProbe,
+    MemoryProbe,
+    ComputeProbe,
+)
+
+
+def make_probes(session) -> list[Probe]:
+    return [probe_type(session) for probe_type in PROBE_TYPES]

@@ -1,0 +1,60 @@
+"""What every probe implements. A probe patches torch in `install` (through the Patcher, so the
+session can undo it), reacts to step ends, and writes its part of the RunObservation at the end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torchdoctor.diagnose.observations import RunObservation
+    from torchdoctor.diagnose.patching import Patcher
+    from torchdoctor.diagnose.session import Session
+    from torchdoctor.diagnose.steps import StepRecord
+
+
+class Probe:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.tracker = session.tracker
+
+    def install(self, patcher: Patcher) -> None:
+        """Patch torch; every change goes through `patcher` so it is undone on exit."""
+
+    def on_step_end(self, record: StepRecord) -> None:
+        """A training step just closed."""
+
+    def stop(self) -> None:
+        """The run is over (before the patches are removed): leave any mode or profiler."""
+
+    def contribute(self, run: RunObservation, measured: list[StepRecord]) -> None:
+        """Fill this probe's part of the observation (after the run, patches removed)."""
+
+
+def per_step(measured: list[StepRecord], counter: str) -> float:
+    """Mean of a per-step counter over the measured steps."""
+    if not measured:
+        return 0.0
+    return sum(r.counters.get(counter, 0.0) for r in measured) / len(measured)
+
+
+def first_tensor(value, depth: int = 0):
+    """The first tensor in a forward's arguments or output (tuples, lists, dicts, dataclasses)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    if depth > 2:
+        return None
+    if isinstance(value, dict):
+        items = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    elif hasattr(value, "__dataclass_fields__"):
+        items = (getattr(value, name, None) for name in value.__dataclass_fields__)
+    else:
+        return None
+    for item in items:
+        found = first_tensor(item, depth + 1)
+        if found is not None:
+            return found
+    return None

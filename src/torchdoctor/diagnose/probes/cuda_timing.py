@@ -1,0 +1,58 @@
+"""Device-true phase times on CUDA: a CUDA event at every phase transition of measured steps.
+
+The host times of the tracker say when the host *issued* work; on an asynchronous device the
+forward may be issued in 2 ms and run for 20. Events recorded on the current stream at the same
+transitions give, per phase, the device time between them. They are read after the run, so no
+sync is added. Evaluation spans are not cut out of device times. Without CUDA this probe is idle.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from torchdoctor.diagnose.probes.base import Probe
+
+
+class CudaPhaseProbe(Probe):
+    def install(self, patcher) -> None:
+        self.enabled = torch.cuda.is_available()
+        self.current: list = []
+        self.per_step: dict[int, list] = {}  # step index -> [(phase, event), ...]
+
+    def _mark(self, phase: str) -> None:
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        self.current.append((phase, event))
+
+    def on_step_end(self, record) -> None:
+        if not self.enabled:
+            return
+        if self.current:
+            self._mark("other")  # the closing boundary of the step
+            self.per_step[record.index] = self.current
+        self.current = []
+        session = self.session
+        upcoming = record.index + 1
+        last = session.first_measured + (session.config.steps or 10**9) - 1
+        if session.first_measured <= upcoming <= last:
+            self.tracker.marker = self._mark
+            self._mark("other")
+        else:
+            self.tracker.marker = None
+
+    def stop(self) -> None:
+        self.tracker.marker = None
+
+    def contribute(self, run, measured) -> None:
+        if not self.per_step:
+            return
+        torch.cuda.synchronize()
+        by_index = {step.index: step for step in run.steps}
+        for index, marks in self.per_step.items():
+            step = by_index.get(index)
+            if step is None:
+                continue
+            phases: dict[str, float] = {}
+            for (phase, start), (_, end) in zip(marks, marks[1:]):
+                phases[phase] = phases.get(phase, 0.0) + start.elapsed_time(end) / 1000.0
+            step.device_phases = phases

@@ -1,0 +1,75 @@
+"""Environment and memory, read once after the run: device, flags, peak memory."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+
+import torch
+
+from torchdoctor.diagnose.observations import DistributedObservation, MemoryObservation
+from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.peak_flops import _cpu_name
+
+
+def _run_device(run) -> str:
+    for model in run.models:
+        return model.device
+    return "cuda" if run.transfers.copies_per_step else "cpu"
+
+
+class EnvironmentProbe(Probe):
+    def contribute(self, run, measured) -> None:
+        env = run.environment
+        device = _run_device(run)
+        env.device_type = device.split(":")[0]
+        env.torch_version = torch.__version__
+        env.python_version = platform.python_version()
+        try:
+            env.cpu_count = len(os.sched_getaffinity(0))
+        except AttributeError:
+            env.cpu_count = os.cpu_count()
+        env.tf32_matmul = torch.backends.cuda.matmul.allow_tf32
+        env.tf32_cudnn = torch.backends.cudnn.allow_tf32
+        env.cudnn_benchmark = torch.backends.cudnn.benchmark
+        if env.device_type == "cuda" and torch.cuda.is_available():
+            index = torch.device(device).index or 0
+            env.device_name = torch.cuda.get_device_name(index)
+            env.compute_capability = torch.cuda.get_device_capability(index)
+            env.tensor_cores = env.compute_capability >= (7, 0)
+            env.bf16_supported = torch.cuda.is_bf16_supported()
+        else:
+            env.device_name = _cpu_name()
+            env.bf16_supported = True
+        env.world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        env.rank = int(os.environ.get("RANK", "0"))
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            env.world_size = torch.distributed.get_world_size()
+            env.rank = torch.distributed.get_rank()
+        if env.world_size > 1:
+            backend = ""
+            if torch.distributed.is_available() and torch.distributed.is_initialized():
+                backend = str(torch.distributed.get_backend())
+            run.distributed = DistributedObservation(world_size=env.world_size, backend=backend)
+
+
+class MemoryProbe(Probe):
+    def contribute(self, run, measured) -> None:
+        memory = MemoryObservation(optimizer_state_bytes=run.memory.optimizer_state_bytes)
+        memory.parameter_bytes = sum(m.parameter_bytes for m in run.models) or None
+        if run.environment.device_type == "cuda" and torch.cuda.is_available():
+            memory.source = "cuda_allocator"
+            memory.peak_bytes = torch.cuda.max_memory_allocated()
+            memory.capacity_bytes = torch.cuda.get_device_properties(0).total_memory
+            fixed = 2 * (memory.parameter_bytes or 0) + (memory.optimizer_state_bytes or 0)
+            if memory.peak_bytes > fixed:
+                memory.activations_bytes = memory.peak_bytes - fixed  # params + grads + state
+        else:
+            memory.source = "process_rss"
+            memory.peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            try:
+                memory.capacity_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            except (ValueError, OSError):
+                memory.capacity_bytes = None
+        run.memory = memory

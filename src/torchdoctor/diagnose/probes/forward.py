@@ -1,0 +1,178 @@
+"""Forward probe: times the root model's forward and records what it ran under.
+
+Global module forward pre/post hooks see every module call; a depth counter keeps only the
+outermost one (the root), so a model's submodules cost two counter updates each. A root module
+without parameters (a loss module such as nn.CrossEntropyLoss) is timed as forward but is not a
+model. For each model forward we record grad mode, train mode, autocast, batch size and input
+shape, and hang a hook on its output: if a gradient ever flows into it, it was a training forward.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import torch
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.extensions import ForwardInfo
+from torchdoctor.diagnose.probes.base import Probe, first_tensor
+from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
+from torchdoctor.diagnose.steps import ForwardRecord
+
+
+def autocast_dtype(device_type: str) -> str | None:
+    """The autocast dtype active for `device_type`, None when autocast is off."""
+    try:
+        enabled = torch.is_autocast_enabled(device_type)
+    except TypeError:  # torch < 2.4
+        enabled = (
+            torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
+        )
+    if not enabled:
+        return None
+    try:
+        dtype = torch.get_autocast_dtype(device_type)
+    except AttributeError:  # torch < 2.4
+        dtype = (
+            torch.get_autocast_gpu_dtype()
+            if device_type == "cuda"
+            else torch.get_autocast_cpu_dtype()
+        )
+    return str(dtype).replace("torch.", "")
+
+
+def _mark_training(record: ForwardRecord, grad) -> None:
+    record.got_grad = True
+
+
+class ForwardProbe(Probe):
+    def install(self, patcher) -> None:
+        self.depth = 0
+        self.models: dict[int, tuple] = {}  # id(module) -> (module, observation or None)
+        self.conv_layouts: dict[int, list[bool]] = {}
+        self.current: ForwardRecord | None = None
+        self.contexts: list = []
+        self.checkpointing = False
+        self._keep = patcher.keep_handle
+        patcher.keep_handle(register_module_forward_pre_hook(self._pre))
+        try:
+            handle = register_module_forward_hook(self._post, always_call=True)
+        except TypeError:  # torch without always_call
+            handle = register_module_forward_hook(self._post)
+        patcher.keep_handle(handle)
+        patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+
+    def _wrap_checkpoint(self, original):
+        probe = self
+
+        def checkpoint(*args, **kwargs):
+            probe.checkpointing = True
+            return original(*args, **kwargs)
+
+        return checkpoint
+
+    def _pre(self, module, args):
+        self.depth += 1
+        if self.depth == 1:
+            self._root_enter(module, args)
+
+    def _post(self, module, args, output):
+        self.depth -= 1
+        if self.depth == 0:
+            self._root_exit(output)
+
+    def _root_enter(self, module, args) -> None:
+        self.tracker.push("forward")
+        entry = self.models.get(id(module))
+        if entry is None:
+            has_params = next(module.parameters(), None) is not None
+            observation = describe_module(module, user_location()) if has_params else None
+            entry = self.models[id(module)] = (module, observation)
+            if observation is not None:
+                layouts = self.conv_layouts[id(module)] = []
+                watch_conv_layouts(module, layouts, self._keep)
+        if entry[1] is None:
+            self.current = None
+            return
+        session = self.session
+        session.model_in_train_mode = module.training
+        record = ForwardRecord(
+            t0=time.perf_counter(),
+            grad_enabled=torch.is_grad_enabled(),
+            inference_mode=torch.is_inference_mode_enabled(),
+            train_mode=module.training,
+            location=user_location(),
+        )
+        x = first_tensor(args)
+        if x is not None:
+            record.shape = tuple(x.shape)
+            record.batch_size = int(x.shape[0]) if x.dim() else None
+            record.autocast = autocast_dtype(x.device.type)
+        self.tracker.forward_started(record)
+        self.current = record
+        for listener in session.root_forward_listeners:
+            listener(record)
+        if session.extensions.forward_context:
+            self._enter_contexts(module, record)
+
+    def _enter_contexts(self, module, record: ForwardRecord) -> None:
+        info = ForwardInfo(
+            record.grad_enabled, record.inference_mode, record.train_mode, record.location
+        )
+        for make in self.session.extensions.forward_context:
+            context = make(module, info)
+            if context is not None:
+                context.__enter__()
+                self.contexts.append(context)
+
+    def _root_exit(self, output) -> None:
+        while self.contexts:
+            self.contexts.pop().__exit__(None, None, None)
+        self.tracker.pop()
+        record, self.current = self.current, None
+        if record is None:
+            return
+        record.t1 = time.perf_counter()
+        tensor = first_tensor(output)
+        if tensor is not None and tensor.requires_grad:
+            tensor.register_hook(partial(_mark_training, record))
+
+    def contribute(self, run, measured) -> None:
+        for module_id, (_, observation) in self.models.items():
+            if observation is None:
+                continue
+            layouts = self.conv_layouts.get(module_id)
+            if layouts:
+                observation.conv_channels_last_inputs = all(layouts)
+            observation.activation_checkpointing = self.checkpointing
+            run.models.append(observation)
+        training = [f for record in measured for f in record.training_forwards]
+        precision = run.precision
+        precision.forwards = len(training)
+        precision.autocast_forwards = sum(1 for f in training if f.autocast)
+        dtypes = {f.autocast for f in training if f.autocast}
+        precision.autocast_dtype = sorted(dtypes)[0] if dtypes else None
+        shapes = {f.shape for f in training if f.shape is not None}
+        run.environment.input_shapes_fixed = len(shapes) == 1 if shapes else None
+        self._contribute_evaluation(run)
+
+    def _contribute_evaluation(self, run) -> None:
+        evaluation = run.evaluation
+        forwards = self.tracker.eval_forwards
+        evaluation.forwards = len(forwards)
+        evaluation.with_grad = sum(1 for f in forwards if f.grad_enabled)
+        evaluation.under_inference_mode = sum(1 for f in forwards if f.inference_mode)
+        evaluation.under_no_grad = sum(
+            1 for f in forwards if not f.grad_enabled and not f.inference_mode
+        )
+        evaluation.in_train_mode = sum(1 for f in forwards if f.train_mode)
+        evaluation.train_mode_sensitive = any(
+            m.dropout_layers or m.batchnorm_layers for m in run.models
+        )
+        evaluation.seconds = self.tracker.eval_seconds
+        evaluation.locations = sorted({f.location for f in forwards})[:10]

@@ -1,0 +1,45 @@
+"""Host I/O probe: `torch.save` and `print()` calls inside training steps, counted and timed."""
+
+from __future__ import annotations
+
+import builtins
+import time
+
+import torch
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.observations import IOObservation
+from torchdoctor.diagnose.probes.base import Probe, per_step
+
+
+class IOProbe(Probe):
+    def install(self, patcher) -> None:
+        self.locations: dict[str, int] = {}
+        patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
+        patcher.replace(builtins, "print", lambda original: self._timed(original, "print"))
+
+    def _timed(self, original, kind: str):
+        probe = self
+
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                counters = probe.tracker.counters  # the step may have changed
+                counters[kind + "s"] = counters.get(kind + "s", 0) + 1
+                counters[kind + "_s"] = counters.get(kind + "_s", 0) + time.perf_counter() - started
+                if probe.session.measuring:
+                    location = user_location(2)
+                    probe.locations[location] = probe.locations.get(location, 0) + 1
+
+        return timed
+
+    def contribute(self, run, measured) -> None:
+        run.io = IOObservation(
+            saves_in_steps=round(sum(r.counters.get("saves", 0) for r in measured)),
+            save_s_per_step=per_step(measured, "save_s"),
+            prints_per_step=per_step(measured, "prints"),
+            print_s_per_step=per_step(measured, "print_s"),
+            locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+        )

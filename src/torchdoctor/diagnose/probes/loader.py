@@ -1,0 +1,201 @@
+"""DataLoader probe: construction site and settings, epochs, worker start-up, blocking waits.
+
+Patches `DataLoader.__init__` (where fixes may rewrite its keyword arguments), `DataLoader.__iter__`
+(an epoch starts; worker processes start here) and `_BaseDataLoaderIter.__next__` (the main
+process blocks until a batch is ready: the "data" phase). With num_workers=0 the dataset and
+collate run in our process, so the iterator's fetcher is wrapped to time `__getitem__` and collate.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+import weakref
+
+from torch.utils.data import DataLoader, IterableDataset
+from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.observations import LoaderObservation
+from torchdoctor.diagnose.probes.base import Probe
+
+
+def _cpu_count() -> int | None:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count()
+
+
+class _LoaderStats:
+    """The observation plus counters that become means at the end."""
+
+    def __init__(self, observation: LoaderObservation) -> None:
+        self.observation = observation
+        self.fetch_s = 0.0
+        self.collate_s = 0.0
+        self.fetches = 0
+        self.items = 0
+        self.train_votes = 0
+        self.eval_votes = 0
+
+
+class _EpochState:
+    def __init__(self, stats: _LoaderStats, started: float) -> None:
+        self.stats = stats
+        self.started = started
+        self.first = True
+
+
+class LoaderProbe(Probe):
+    def install(self, patcher) -> None:
+        self.loaders: dict[int, _LoaderStats] = {}  # id(loader) -> stats (loaders kept alive below)
+        self._alive: list = []
+        self._epochs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._patcher = patcher
+        patcher.replace(DataLoader, "__init__", self._wrap_init)
+        patcher.replace(DataLoader, "__iter__", self._wrap_iter)
+        patcher.replace(_BaseDataLoaderIter, "__next__", self._wrap_next)
+
+    # -- patches ------------------------------------------------------------------------------
+    def _wrap_init(self, original):
+        probe = self
+        signature = inspect.signature(original)
+
+        def __init__(loader, *args, **kwargs):
+            if probe.session.extensions.loader_kwargs:
+                bound = signature.bind(loader, *args, **kwargs)
+                kwargs = dict(bound.arguments)
+                kwargs.pop("self", None)
+                kwargs.update(kwargs.pop("kwargs", {}))
+                for rewrite in probe.session.extensions.loader_kwargs:
+                    kwargs = rewrite(type(loader), kwargs)
+                args = ()
+            original(loader, *args, **kwargs)
+            probe._register(loader, user_location())
+
+        return __init__
+
+    def _wrap_iter(self, original):
+        probe = self
+
+        def __iter__(loader):
+            stats = probe._register(loader, None)
+            observation = stats.observation
+            observation.epochs_started += 1
+            if observation.num_workers and (
+                not observation.persistent_workers or observation.epochs_started == 1
+            ):
+                observation.workers_spawned += observation.num_workers
+            started = time.perf_counter()
+            probe.tracker.push("data")
+            try:
+                iterator = original(loader)
+            finally:
+                probe.tracker.pop()
+            if iterator not in probe._epochs and hasattr(iterator, "_dataset_fetcher"):
+                probe._time_fetcher(iterator._dataset_fetcher, stats)
+            probe._epochs[iterator] = _EpochState(stats, started)
+            return iterator
+
+        return __iter__
+
+    def _wrap_next(self, original):
+        probe = self
+        tracker = self.tracker
+
+        def __next__(iterator):
+            state = probe._epochs.get(iterator)
+            tracker.push("data")
+            started = time.perf_counter()
+            try:
+                batch = original(iterator)
+            finally:
+                waited = time.perf_counter() - started
+                tracker.pop()
+            if state is not None:
+                probe._count_batch(state, waited)
+            return batch
+
+        return __next__
+
+    def _time_fetcher(self, fetcher, stats: _LoaderStats) -> None:
+        """num_workers=0: time the dataset (fetch minus collate) and collate in this process."""
+
+        def wrap_fetch(fetch):
+            def timed_fetch(possibly_batched_index):
+                started = time.perf_counter()
+                out = fetch(possibly_batched_index)
+                stats.fetch_s += time.perf_counter() - started
+                stats.fetches += 1
+                auto = getattr(fetcher, "auto_collation", True)
+                stats.items += len(possibly_batched_index) if auto else 1
+                return out
+
+            return timed_fetch
+
+        def wrap_collate(collate):
+            def timed_collate(batch):
+                started = time.perf_counter()
+                out = collate(batch)
+                stats.collate_s += time.perf_counter() - started
+                return out
+
+            return timed_collate
+
+        self._patcher.replace(fetcher, "fetch", wrap_fetch)
+        if getattr(fetcher, "collate_fn", None) is not None:
+            self._patcher.replace(fetcher, "collate_fn", wrap_collate)
+
+    # -- bookkeeping --------------------------------------------------------------------------
+    def _register(self, loader, location: str | None) -> _LoaderStats:
+        stats = self.loaders.get(id(loader))
+        if stats is not None:
+            return stats
+        dataset = getattr(loader, "dataset", None)
+        try:
+            length = len(dataset)
+        except TypeError:
+            length = None
+        observation = LoaderObservation(
+            location=location or "<constructed before diagnosis>",
+            dataset_type=type(dataset).__name__,
+            dataset_len=length,
+            iterable_dataset=isinstance(dataset, IterableDataset),
+            batch_size=loader.batch_size,
+            num_workers=loader.num_workers,
+            pin_memory=bool(loader.pin_memory),
+            persistent_workers=bool(loader.persistent_workers),
+            prefetch_factor=loader.prefetch_factor if loader.num_workers else None,
+            cpu_count=_cpu_count(),
+        )
+        stats = self.loaders[id(loader)] = _LoaderStats(observation)
+        self._alive.append(loader)  # ids stay unique while we hold them
+        return stats
+
+    def _count_batch(self, state: _EpochState, waited: float) -> None:
+        observation = state.stats.observation
+        observation.batches += 1
+        observation.wait_s += waited
+        if state.first:
+            observation.worker_startup_s.append(time.perf_counter() - state.started)
+            state.first = False
+        if self.session.grad_enabled() and self.session.model_in_train_mode:
+            state.stats.train_votes += 1
+        else:
+            state.stats.eval_votes += 1
+
+    def stop(self) -> None:
+        self._alive = []
+
+    def contribute(self, run, measured) -> None:
+        for stats in self.loaders.values():
+            observation = stats.observation
+            if stats.items:
+                observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
+            if stats.fetches:
+                observation.collate_s = stats.collate_s / stats.fetches
+            if stats.train_votes or stats.eval_votes:
+                observation.role = "train" if stats.train_votes >= stats.eval_votes else "eval"
+            run.loaders.append(observation)

@@ -1,0 +1,171 @@
+"""Optimizer probe: every torch.optim optimizer and GradScaler; optimizer steps end training steps.
+
+Global step pre/post hooks (`register_optimizer_step_pre_hook` / `..._post_hook`) cover every
+optimizer class, including ones created before we were installed. `Optimizer.__init__` is patched
+only to learn the construction site and that an optimizer exists (then backward() does not end a
+step). GradScaler.step is patched because it may skip `optimizer.step()` when gradients overflow;
+the step still ends when it returns. Clipping is watched to catch clipping of still-scaled grads.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.observations import OptimizerObservation
+from torchdoctor.diagnose.probes.base import Probe
+
+
+def _tensor_bytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
+def _state_bytes(optimizer) -> int:
+    return sum(_tensor_bytes(state.values()) for state in optimizer.state.values())
+
+
+def _param_bytes(optimizer) -> int:
+    return _tensor_bytes(p for group in optimizer.param_groups for p in group["params"])
+
+
+def _foreach_or_fused(optimizer) -> bool | None:
+    flags = [optimizer.defaults.get(k) for k in ("foreach", "fused")]
+    if all(flag is None for flag in flags):
+        return None
+    return any(bool(flag) for flag in flags)
+
+
+class OptimizerProbe(Probe):
+    def install(self, patcher) -> None:
+        self.optimizers: dict[int, tuple[object, OptimizerObservation]] = {}
+        self.scaled_this_step = False
+        self.unscaled_this_step: set[int] = set()
+        patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
+        patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
+        patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
+        patcher.keep_handle(register_optimizer_step_post_hook(self._post_step))
+        scaler_class = torch.amp.GradScaler
+        patcher.replace(scaler_class, "step", self._wrap_scaler_step)
+        patcher.replace(scaler_class, "scale", self._wrap_scale)
+        patcher.replace(scaler_class, "unscale_", self._wrap_unscale)
+        for name in ("clip_grad_norm_", "clip_grad_value_"):
+            patcher.replace(torch.nn.utils, name, self._wrap_clip)
+            patcher.replace(torch.nn.utils.clip_grad, name, self._wrap_clip)
+
+    def _observe(self, optimizer, location: str | None = None) -> OptimizerObservation:
+        entry = self.optimizers.get(id(optimizer))
+        if entry is None:
+            observation = OptimizerObservation(
+                class_name=type(optimizer).__name__,
+                location=location or "<constructed before diagnosis>",
+            )
+            entry = self.optimizers[id(optimizer)] = (optimizer, observation)
+        return entry[1]
+
+    # -- optimizer ----------------------------------------------------------------------------
+    def _wrap_init(self, original):
+        probe = self
+
+        def __init__(optimizer, *args, **kwargs):
+            original(optimizer, *args, **kwargs)
+            if id(optimizer) not in probe.optimizers:
+                probe._observe(optimizer, user_location())
+                probe.session.optimizers_created += 1
+
+        return __init__
+
+    def _wrap_zero_grad(self, original):
+        probe = self
+        default = inspect.signature(original).parameters["set_to_none"].default
+
+        def zero_grad(optimizer, *args, **kwargs):
+            set_to_none = kwargs.get("set_to_none", args[0] if args else default)
+            probe._observe(optimizer).set_to_none = bool(set_to_none)
+            probe.tracker.push("optimizer")
+            try:
+                return original(optimizer, *args, **kwargs)
+            finally:
+                probe.tracker.pop()
+
+        return zero_grad
+
+    def _pre_step(self, optimizer, args, kwargs) -> None:
+        self.tracker.push("optimizer")
+
+    def _post_step(self, optimizer, args, kwargs) -> None:
+        self.tracker.pop()
+        observation = self._observe(optimizer)
+        observation.steps += 1
+        if observation.steps == 1:
+            observation.state_bytes = _state_bytes(optimizer)
+            observation.param_bytes = _param_bytes(optimizer)
+            observation.foreach_or_fused = _foreach_or_fused(optimizer)
+        self.scaled_this_step = False
+        self.unscaled_this_step.clear()
+        self.session.optimizer_step_done()
+
+    # -- GradScaler ---------------------------------------------------------------------------
+    def _wrap_scale(self, original):
+        probe = self
+
+        def scale(scaler, outputs):
+            scaled = original(scaler, outputs)
+            probe.scaled_this_step = bool(scaler.is_enabled())
+            if isinstance(outputs, torch.Tensor):
+                probe.session.unscaled_loss = (scaled, outputs)
+            return scaled
+
+        return scale
+
+    def _wrap_unscale(self, original):
+        probe = self
+
+        def unscale_(scaler, optimizer):
+            probe.unscaled_this_step.add(id(optimizer))
+            return original(scaler, optimizer)
+
+        return unscale_
+
+    def _wrap_scaler_step(self, original):
+        probe = self
+
+        def step(scaler, optimizer, *args, **kwargs):
+            probe._observe(optimizer).grad_scaler = True
+            probe.session.scaler_depth += 1
+            probe.tracker.push("optimizer")
+            try:
+                result = original(scaler, optimizer, *args, **kwargs)
+            finally:
+                probe.tracker.pop()
+                probe.session.scaler_depth -= 1
+            if not probe.session.scaler_depth:
+                probe.scaled_this_step = False
+                probe.unscaled_this_step.clear()
+                probe.session.scaler_step_done()
+            return result
+
+        return step
+
+    def _wrap_clip(self, original):
+        probe = self
+
+        def clip(*args, **kwargs):
+            if probe.scaled_this_step:
+                unscaled = probe.unscaled_this_step
+                for optimizer, observation in probe.optimizers.values():
+                    if id(optimizer) not in unscaled:
+                        observation.clip_before_unscale += 1
+                        break
+            return original(*args, **kwargs)
+
+        return clip
+
+    def contribute(self, run, measured) -> None:
+        run.optimizers = [observation for _, observation in self.optimizers.values()]
+        run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None

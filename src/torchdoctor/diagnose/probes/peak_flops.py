@@ -1,0 +1,110 @@
+"""Peak FLOP/s of the device: a table of dense tensor-core / FP32 peaks for known GPUs, and on
+CPU a float32 matmul measured once per (CPU, threads, torch) and cached in ~/.cache/torchdoctor.
+
+The answer always says where the number came from; an unknown GPU gives (None, "unknown")
+instead of a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+# name fragment -> {"bf16": TFLOP/s dense, "fp16": ..., "tf32": ..., "fp32": ...} (vendor sheets)
+GPU_PEAK_TFLOPS: list[tuple[str, dict[str, float]]] = [
+    ("H200", {"bf16": 989, "fp16": 989, "tf32": 494, "fp32": 67}),
+    ("H100 PCIe", {"bf16": 756, "fp16": 756, "tf32": 378, "fp32": 51}),
+    ("H100 NVL", {"bf16": 835, "fp16": 835, "tf32": 418, "fp32": 60}),
+    ("H100", {"bf16": 989, "fp16": 989, "tf32": 494, "fp32": 67}),
+    ("A100", {"bf16": 312, "fp16": 312, "tf32": 156, "fp32": 19.5}),
+    ("L40S", {"bf16": 362, "fp16": 362, "tf32": 183, "fp32": 91.6}),
+    ("L4", {"bf16": 121, "fp16": 121, "tf32": 60, "fp32": 30.3}),
+    ("A10G", {"bf16": 70, "fp16": 70, "tf32": 35, "fp32": 31.2}),
+    ("A10", {"bf16": 125, "fp16": 125, "tf32": 62.5, "fp32": 31.2}),
+    ("RTX A6000", {"bf16": 154.8, "fp16": 154.8, "tf32": 77.4, "fp32": 38.7}),
+    ("RTX 4090", {"bf16": 165.2, "fp16": 165.2, "tf32": 82.6, "fp32": 82.6}),
+    ("RTX 3090", {"bf16": 71, "fp16": 71, "tf32": 35.6, "fp32": 35.6}),
+    ("V100", {"fp16": 125, "fp32": 15.7}),
+    ("T4", {"fp16": 65, "fp32": 8.1}),
+]
+
+
+def gpu_peak(device_name: str, precision: str) -> tuple[float | None, str]:
+    """(FLOP/s, source) for a GPU name and "bf16" / "fp16" / "tf32" / "fp32"."""
+    for fragment, peaks in GPU_PEAK_TFLOPS:
+        if fragment.lower() in device_name.lower():
+            value = peaks.get(precision)
+            if value is None:
+                return None, f"unknown: no {precision} peak for {fragment} in the table"
+            return value * 1e12, f"table: {fragment} ({precision} dense)"
+    return None, "unknown"
+
+
+def _cache_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "torchdoctor" / "cpu_peak.json"
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _measure_cpu_matmul(size: int = 512, repeats: int = 5) -> float:
+    a = torch.randn(size, size)
+    b = torch.randn(size, size)
+    a @ b  # warm up the BLAS
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(4):
+            a @ b
+        best = min(best, (time.perf_counter() - started) / 4)
+    return 2 * size**3 / best
+
+
+def cpu_peak() -> tuple[float | None, str]:
+    key = f"{_cpu_name()}|threads={torch.get_num_threads()}|torch={torch.__version__}"
+    path = _cache_file()
+    try:
+        cached = json.loads(path.read_text())
+    except (OSError, ValueError):
+        cached = {}
+    if key in cached:
+        return cached[key], f"measured CPU fp32 matmul (cached in {path})"
+    try:
+        value = _measure_cpu_matmul()
+    except RuntimeError:
+        return None, "unknown"
+    cached[key] = value
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(cached, indent=1))
+    except OSError:
+        return value, "measured CPU fp32 matmul (not cached: cache dir not writable)"
+    return value, "measured CPU fp32 matmul"
+
+
+def dispatch_overhead(device: str, calls: int = 300) -> float:
+    """Seconds per trivial op on `device` (the eager floor an overhead-bound step is close to)."""
+    x = torch.zeros(1, device=device)
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(calls):
+            torch.add(x, 1)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - started) / calls)
+    return best

@@ -1,0 +1,61 @@
+"""`torch.tensor(ndarray)` probe: copies that `torch.from_numpy` / `torch.as_tensor` would avoid.
+
+`torch.tensor` is replaced by a thin wrapper that only looks at its first argument's type; the
+time is taken only for ndarray inputs. Calls made inside DataLoader worker processes happen in
+other processes and are not seen (the notes say so when workers were used).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import torch
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.observations import TensorCreationObservation
+from torchdoctor.diagnose.probes.base import Probe, per_step
+
+
+class TensorCreationProbe(Probe):
+    def install(self, patcher) -> None:
+        self.locations: dict[str, int] = {}
+        patcher.replace(torch, "tensor", self._wrap)
+
+    def _kind(self, data) -> str | None:
+        numpy = sys.modules.get("numpy")
+        if numpy is None:
+            return None
+        if isinstance(data, numpy.ndarray):
+            return "from_ndarray"
+        if isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
+            return "from_ndarray_list"
+        return None
+
+    def _wrap(self, original):
+        probe = self
+
+        def tensor(data, *args, **kwargs):
+            kind = probe._kind(data)
+            if kind is None:
+                return original(data, *args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return original(data, *args, **kwargs)
+            finally:
+                counters = probe.tracker.counters
+                counters[kind] = counters.get(kind, 0) + 1
+                elapsed = time.perf_counter() - started
+                counters["ndarray_s"] = counters.get("ndarray_s", 0) + elapsed
+                location = user_location(2)
+                probe.locations[location] = probe.locations.get(location, 0) + 1
+
+        return tensor
+
+    def contribute(self, run, measured) -> None:
+        run.tensor_creation = TensorCreationObservation(
+            from_ndarray=round(per_step(measured, "from_ndarray")),
+            from_ndarray_list=round(per_step(measured, "from_ndarray_list")),
+            seconds_per_step=per_step(measured, "ndarray_s"),
+            locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+        )

@@ -1,0 +1,94 @@
+"""Terminal report: breakdown bar, top findings with evidence and fix, the verdict line.
+
+Colour and block characters on a TTY; on a pipe the bar uses one letter per phase so it still
+reads in plain text. Nothing is computed here beyond laying out the builder's numbers.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from torchdoctor.console import make_console
+from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.report.model import Report
+
+BAR_WIDTH = 50
+TOP_FINDINGS = 5
+STYLE = {
+    "data": "red",
+    "h2d": "magenta",
+    "forward": "green",
+    "backward": "blue",
+    "optimizer": "cyan",
+    "other": "yellow",
+}
+LETTER = {"data": "D", "h2d": "H", "forward": "F", "backward": "B", "optimizer": "O", "other": "."}
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{1000 * seconds:.1f} ms"
+
+
+def breakdown_bar(report: Report, colour: bool) -> Text:
+    text = Text()
+    used = 0
+    for index, phase in enumerate(PHASES):
+        share = report.breakdown.get(phase, 0.0)
+        cells = round(share * BAR_WIDTH) if index < len(PHASES) - 1 else BAR_WIDTH - used
+        cells = max(0, min(cells, BAR_WIDTH - used))
+        used += cells
+        text.append(("█" if colour else LETTER[phase]) * cells, style=STYLE[phase] if colour else "")
+    return text
+
+
+def _header(report: Report) -> str:
+    run = report.run
+    line = f"torchdoctor diagnose {run.target}: {run.status}"
+    if run.steps:
+        line += f", {len(run.steps)} measured steps"
+    if report.step_time_s is not None:
+        line += f", step {_ms(report.step_time_s)} (median)"
+    if report.samples_per_s:
+        line += f", {report.samples_per_s:.0f} samples/s"
+    return line
+
+
+def render_terminal(report: Report, console=None) -> None:
+    console = console or make_console()
+    colour = console.is_terminal and not console.no_color
+    console.print(_header(report), style="bold" if colour else "")
+    if report.breakdown:
+        console.print(Text("[") + breakdown_bar(report, colour) + Text("]"))
+        legend = "  ".join(
+            f"{phase} {100 * report.breakdown.get(phase, 0.0):.0f}% "
+            f"({_ms(report.phase_seconds.get(phase))})"
+            for phase in PHASES
+        )
+        console.print(legend)
+    for number, finding in enumerate(report.findings[:TOP_FINDINGS], start=1):
+        console.print()
+        console.print(
+            f"{number}. {finding.id} [{finding.severity}] {finding.title}"
+            f" (saves ~{100 * finding.saving:.0f}% of step time)",
+            style="bold" if colour else "",
+            markup=False,
+        )
+        for evidence in finding.evidence:
+            console.print(f"   - {evidence}", markup=False)
+        console.print("   fix:", markup=False)
+        for line in finding.fix.splitlines():
+            console.print(f"       {line}", style="cyan" if colour else "", markup=False)
+    if len(report.findings) > TOP_FINDINGS:
+        console.print(f"\n... and {len(report.findings) - TOP_FINDINGS} more (see --json/--html)")
+    if report.run.notes:
+        console.print()
+        for note in report.run.notes:
+            console.print(f"note: {note}", markup=False)
+    console.print()
+    console.print(f"verdict: {report.verdict}", style="bold" if colour else "", markup=False)
+
+
+def render_verdict(report: Report, console=None) -> None:
+    """`--quiet`: the verdict line only."""
+    console = console or make_console()
+    console.print(f"verdict: {report.verdict}", markup=False, highlight=False)

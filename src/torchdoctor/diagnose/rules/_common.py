@@ -1,0 +1,228 @@
+"""Shared arithmetic for the rules: step-time shares, formatting, severity and sources.
+
+Everything here is pure (no torch). Modules whose name starts with an underscore are helpers, not
+rules: `all_rules()` skips them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.findings import Severity
+from torchdoctor.diagnose.observations import PHASES, LoaderObservation, RunObservation
+
+# A finding whose fix would save at least this share of step time is a warning; below it, info.
+# Relative to the measured step, so it means the same on a laptop CPU and on an H100.
+WARNING_SAVING = 0.10
+
+# Share of forward+backward time assumed to be spent in matmul/convolution kernels when the run
+# gives no per-kernel split. Used by the precision rules (D204, D206, D207) in Amdahl's law.
+MATMUL_SHARE = 0.5
+
+COMPUTE_PHASES = ("forward", "backward", "optimizer")
+
+PYTORCH_TUNING_GUIDE = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
+PYTORCH_AMP_RECIPE = "https://pytorch.org/docs/stable/amp.html"
+
+
+@dataclass(frozen=True)
+class StepProfile:
+    """Mean seconds per measured step, in total and per phase."""
+
+    steps: int
+    step_s: float
+    phase_s: dict[str, float]
+
+    def seconds(self, *phases: str) -> float:
+        return sum(self.phase_s.get(p, 0.0) for p in phases)
+
+    def share(self, *phases: str) -> float:
+        """Share of step time spent in the given phases (0..1)."""
+        return clamp(self.seconds(*phases) / self.step_s) if self.step_s > 0 else 0.0
+
+    @property
+    def compute_s(self) -> float:
+        return self.seconds(*COMPUTE_PHASES)
+
+
+def step_profile(run: RunObservation) -> StepProfile | None:
+    """Means over the measured steps (a total-time view: one slow step counts in full)."""
+    steps = [s for s in run.steps if s.wall_s > 0]
+    if not steps:
+        return None
+    n = len(steps)
+    phase_s = {p: sum(s.phases.get(p, 0.0) for s in steps) / n for p in PHASES}
+    return StepProfile(steps=n, step_s=sum(s.wall_s for s in steps) / n, phase_s=phase_s)
+
+
+def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    return max(lo, min(hi, x))
+
+
+def severity_for(saving: float) -> Severity:
+    return "warning" if saving >= WARNING_SAVING else "info"
+
+
+def pct(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def secs(seconds: float) -> str:
+    """Human duration: 'µs' below a millisecond, 'ms' below a second, else 's'."""
+    if seconds <= 0:
+        return "0 ms"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:.2f} GiB"
+
+
+def on_cuda(run: RunObservation) -> bool:
+    return run.environment.device_type == "cuda"
+
+
+def mean_batch_size(run: RunObservation) -> float | None:
+    sizes = [s.batch_size for s in run.steps if s.batch_size]
+    return sum(sizes) / len(sizes) if sizes else None
+
+
+def training_loaders(run: RunObservation) -> list[LoaderObservation]:
+    """Loaders that fed training steps ('unknown' counts when no loader is marked 'train')."""
+    used = [ld for ld in run.loaders if ld.batches > 0]
+    train = [ld for ld in used if ld.role == "train"]
+    return train or [ld for ld in used if ld.role == "unknown"]
+
+
+def cpu_count(run: RunObservation, loader: LoaderObservation | None = None) -> int:
+    return (loader.cpu_count if loader else None) or run.environment.cpu_count or 1
+
+
+def suggested_workers(cpus: int) -> int:
+    """Workers to suggest: one core stays with the training process; more than 8 rarely helps."""
+    return max(1, min(8, cpus - 1))
+
+
+def loader_wait_with_workers(batch_s: float, compute_s: float, workers: int) -> float:
+    """Seconds per step the training process would still wait for data with `workers` workers.
+
+    Workers prepare batches in parallel while the step computes: each needs `batch_s` per batch,
+    so together they deliver one every batch_s / workers, and the training process waits only for
+    what the step's own `compute_s` does not hide. Assumes the workers get cores of their own.
+    """
+    return max(0.0, batch_s / max(workers, 1) - compute_s)
+
+
+def model_has(run: RunObservation, attribute: str) -> bool:
+    return any(getattr(m, attribute) for m in run.models)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return 0.0
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def typical_step_s(run: RunObservation) -> float:
+    """Median step time: robust to the odd step another process on the machine slowed down."""
+    return median([s.wall_s for s in run.steps if s.wall_s > 0])
+
+
+def median_phase_s(run: RunObservation, phase: str) -> float:
+    """Steady-state seconds per step in one phase (the median ignores epoch-start spikes)."""
+    return median([s.phases.get(phase, 0.0) for s in run.steps if s.wall_s > 0])
+
+
+# Copies from pinned (page-locked) host memory run at roughly twice the bandwidth of copies from
+# pageable memory, which the driver must first stage through a pinned buffer; and only pinned
+# copies can be non_blocking. Rules D104 and D402 estimate that half the copy time is saved.
+PINNED_COPY_SAVING = 0.5
+
+
+# An op whose mean time is within this factor of a trivial op's dispatch cost does almost no
+# arithmetic: the step is paying for dispatch, not for work (rules D202 and D203).
+TRIVIAL_OP_RATIO = 5.0
+
+
+@dataclass(frozen=True)
+class OpOverhead:
+    """Ops per step and how their mean time compares with the machine's per-op floor."""
+
+    ops_per_step: float
+    mean_op_s: float  # compute time per step / ops
+    dispatch_s: float  # measured cost of one trivial op on this device
+
+    @property
+    def floor_s(self) -> float:
+        """Lower bound of the fixed cost per step: every op pays at least the dispatch floor."""
+        return self.ops_per_step * self.dispatch_s
+
+    @property
+    def trivial(self) -> bool:
+        return self.mean_op_s <= TRIVIAL_OP_RATIO * self.dispatch_s
+
+
+def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
+    """Per-op costs of the step, when the op count and the dispatch floor were measured."""
+    ops = run.compute.ops_per_step
+    if ops is None:
+        counted = [s.ops for s in run.steps if s.ops is not None]
+        ops = sum(counted) / len(counted) if counted else None
+    dispatch_s = run.compute.dispatch_overhead_s
+    if not ops or not dispatch_s or compute_s <= 0:
+        return None
+    mean_op_s = run.compute.mean_op_s or compute_s / ops
+    return OpOverhead(ops_per_step=ops, mean_op_s=mean_op_s, dispatch_s=dispatch_s)
+
+
+def parameter_tensors(run: RunObservation) -> int:
+    return sum(m.parameter_tensors for m in run.models)
+
+
+# A training step dispatches a bounded number of ops per parameter tensor: a few in the forward,
+# two or three times that in the backward, and up to about ten in a per-tensor optimizer. Well
+# above that, a Python loop is issuing ops one small piece at a time (rule D203).
+OPS_PER_PARAMETER_TENSOR = 40
+BASE_OPS_PER_STEP = 200
+
+
+def expected_ops(run: RunObservation) -> float:
+    return OPS_PER_PARAMETER_TENSOR * parameter_tensors(run) + BASE_OPS_PER_STEP
+
+
+def uses_autocast(run: RunObservation) -> bool:
+    """Most training forwards ran under autocast, or compute ran in fp16/bf16."""
+    p = run.precision
+    if p.forwards > 0:
+        return p.autocast_forwards / p.forwards >= 0.5
+    return p.low_precision_ops > 0 and p.low_precision_ops >= p.float32_ops
+
+
+def conv_layers(run: RunObservation) -> int:
+    return sum(m.conv_layers for m in run.models)
+
+
+def evaluation_share(run: RunObservation) -> float:
+    """Evaluation time as a share of evaluation plus training time.
+
+    Prefers the evaluation cut out of the measured steps (same window as the training time);
+    falls back to all evaluation seen in the run.
+    """
+    train_s = sum(s.wall_s for s in run.steps)
+    eval_s = sum(s.evaluation_s for s in run.steps) or run.evaluation.seconds
+    return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
+
+
+def memory_use(run: RunObservation) -> float | None:
+    """Peak memory as a share of capacity, when both are known."""
+    m = run.memory
+    if not m.peak_bytes or not m.capacity_bytes:
+        return None
+    return m.peak_bytes / m.capacity_bytes

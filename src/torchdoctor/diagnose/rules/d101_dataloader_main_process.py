@@ -1,0 +1,111 @@
+"""D101: the DataLoader builds batches in the training process.
+
+## What it does
+Flags a training `DataLoader` with `num_workers=0` when waiting for its batches takes a measurable
+share (10% or more) of each training step.
+
+## Why is this bad
+With `num_workers=0` every batch is read, decoded, transformed and collated by the training
+process itself, so the model sits idle while the next batch is built. Worker processes build
+batches in parallel with the step, hiding the loading time behind the compute.
+
+Estimated saving: with `W` workers (one per spare core, at most 8) that each need `t_data` per
+batch, the training process still waits `max(0, t_data / W - t_compute)` per step, where
+`t_compute` is the rest of the step. The saving is the measured data time minus that remainder.
+It assumes the workers get cores of their own; when training itself uses every core (CPU training
+on a small machine) the real gain is lower.
+
+## Example
+```python
+loader = DataLoader(dataset, batch_size=64, shuffle=True)
+```
+
+## Use instead
+```python
+loader = DataLoader(
+    dataset, batch_size=64, shuffle=True,
+    num_workers=4, persistent_workers=True, prefetch_factor=2,
+    pin_memory=torch.cuda.is_available(),
+)
+```
+
+## Fix safety
+Safe: the batches and their order are unchanged. The dataset must be picklable, and random
+augmentation inside `__getitem__` should seed each worker (`worker_init_fn`) if it must be
+reproducible.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    cpu_count,
+    loader_wait_with_workers,
+    on_cuda,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    suggested_workers,
+    training_loaders,
+)
+
+CODE = "D101"
+TITLE = "DataLoader builds batches in the training process (num_workers=0)"
+MIN_DATA_SHARE = 0.10
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    loaders = [ld for ld in training_loaders(run) if ld.num_workers == 0]
+    if profile is None or not loaders or profile.share("data") < MIN_DATA_SHARE:
+        return []
+    loader = max(loaders, key=lambda ld: ld.wait_s)
+    data_s = profile.seconds("data")
+    rest_s = profile.step_s - data_s
+    cpus = cpu_count(run, loader)
+    workers = suggested_workers(cpus)
+    left_s = loader_wait_with_workers(data_s, rest_s, workers)
+    saving = clamp((data_s - left_s) / profile.step_s)
+    evidence = [
+        f"Waiting for data took {pct(profile.share('data'))} of each step "
+        f"({secs(data_s)} of {secs(profile.step_s)}).",
+        f"The DataLoader at {loader.location} has num_workers=0, so the training process builds "
+        "every batch itself.",
+    ]
+    if loader.item_s is not None:
+        evidence.append(f"One sample's __getitem__ took {secs(loader.item_s)}.")
+    evidence.append(
+        f"With {workers} worker(s) on {cpus} CPU core(s), the wait per step would drop to about "
+        f"{secs(left_s)}."
+    )
+    pin = "True" if on_cuda(run) else "torch.cuda.is_available()"
+    fix = (
+        f"DataLoader(dataset, batch_size={loader.batch_size or 'batch_size'}, shuffle=True,\n"
+        f"           num_workers={workers}, persistent_workers=True, prefetch_factor=2,\n"
+        f"           pin_memory={pin})"
+    )
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=evidence,
+            fix=fix,
+            source="seed 001 (Mejora 2: usar workers en el DataLoader); seed 004 (pin_memory); "
+            "PyTorch performance tuning guide",
+            explanation="The model waits while the training process loads data; worker "
+            "processes would prepare the next batches during the step.",
+            details={
+                "data_s": data_s,
+                "step_s": profile.step_s,
+                "suggested_workers": workers,
+                "cpu_count": cpus,
+                "wait_with_workers_s": left_s,
+                "location": loader.location,
+            },
+        )
+    ]

@@ -1,0 +1,110 @@
+"""D105: preparing each sample in `__getitem__` costs more than training on it.
+
+## What it does
+Flags a training dataset whose `__getitem__` work for one batch takes at least twice as long as
+the step's forward, backward and optimizer together, when data loading is at least half the step.
+It is measured where the loader runs in the training process (`num_workers=0`).
+
+## Why is this bad
+Per-sample Python work (decoding, converting with NumPy in float64, normalising one image at a
+time) repeats for every sample in every epoch. When it costs more than the model's own compute,
+extra workers only spread the waste over more cores; doing deterministic work once, or on whole
+batches, removes it.
+
+Estimated saving: nine tenths of the measured `__getitem__` time per batch (the tenth left covers
+indexing a cached or batch-converted sample).
+
+## Example
+```python
+class Images(Dataset):
+    def __getitem__(self, i):
+        img = self.imgs[i]  # uint8 HWC ndarray
+        return torch.from_numpy(img / 255.).permute(2, 0, 1).float(), self.labels[i]
+```
+
+## Use instead
+```python
+class Images(Dataset):
+    def __init__(self, imgs, labels):
+        # convert once: one vectorised operation instead of one per sample per epoch
+        self.imgs = torch.from_numpy(imgs).permute(0, 3, 1, 2).float().div_(255)
+        self.labels = torch.as_tensor(labels)
+
+    def __getitem__(self, i):
+        return self.imgs[i], self.labels[i]
+```
+
+## Fix safety
+Needs review: only deterministic work can be done once; random augmentation must stay per sample
+(move it to worker processes or apply it to whole batches on the device). Caching the converted
+dataset costs memory (float32 takes four times the bytes of uint8).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    mean_batch_size,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    training_loaders,
+)
+
+CODE = "D105"
+TITLE = "Expensive per-sample work in Dataset.__getitem__"
+MIN_DATA_SHARE = 0.5
+MIN_ITEM_TO_COMPUTE = 2.0
+CACHED_ITEM_COST = 0.1
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    measured = [
+        ld for ld in training_loaders(run) if ld.num_workers == 0 and ld.item_s is not None
+    ]
+    if profile is None or not measured or profile.share("data") < MIN_DATA_SHARE:
+        return []
+    loader = measured[0]
+    batch = loader.batch_size or mean_batch_size(run)
+    if not batch:
+        return []
+    item_batch_s = loader.item_s * batch
+    if item_batch_s < MIN_ITEM_TO_COMPUTE * profile.compute_s:
+        return []
+    item_share = clamp(item_batch_s / profile.step_s)
+    saving = clamp(item_share * (1 - CACHED_ITEM_COST))
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=[
+                f"__getitem__ of {loader.dataset_type or 'the dataset'} took {secs(loader.item_s)} "
+                f"per sample: {secs(item_batch_s)} per batch of {batch:.0f}, "
+                f"{pct(item_share)} of the step.",
+                f"Forward, backward and optimizer together took {secs(profile.compute_s)} "
+                "per step.",
+            ],
+            fix=(
+                "# in Dataset.__init__: convert the whole array once\n"
+                "self.x = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255)\n"
+                "# in __getitem__: index only\n"
+                "return self.x[i], self.y[i]"
+            ),
+            source="seed 001 (Dataset.__getitem__ converting each image); "
+            "seed 003 (batch your operations)",
+            explanation="Each sample is converted again every epoch, one at a time; converting "
+            "once, or per batch, removes that work.",
+            details={
+                "item_s": loader.item_s,
+                "item_batch_s": item_batch_s,
+                "compute_s": profile.compute_s,
+                "location": loader.location,
+            },
+        )
+    ]

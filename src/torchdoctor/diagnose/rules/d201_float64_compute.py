@@ -1,0 +1,96 @@
+"""D201: the model computes in float64.
+
+## What it does
+Flags runs where matrix multiplications and convolutions run in float64 (double precision), or
+where the model's parameters are float64, when those ops make up 10% or more of the compute ops.
+
+## Why is this bad
+Neural networks train fine in float32 (or lower). Float64 halves the SIMD width on CPUs and the
+memory bandwidth everywhere, and GPUs run it at a fraction of their float32 rate (1/64 on consumer
+cards, no tensor-core TF32/bf16 path). It usually slips in through NumPy, whose default dtype is
+float64: `torch.from_numpy(np.random.rand(...))`, `img / 255.` on an array, or `model.double()`.
+
+Estimated saving: float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes),
+so the saving is half the compute share of the step, scaled by the float64 share of compute ops.
+
+## Example
+```python
+x = torch.from_numpy(features)  # features is a float64 ndarray
+model = model.double()
+```
+
+## Use instead
+```python
+x = torch.from_numpy(features).float()  # or features.astype(np.float32)
+model = model.float()
+```
+
+## Fix safety
+Changes numerics at the level of float32 rounding (about 1e-7 relative), which training tolerates;
+code that truly needs double precision (some scientific losses) should keep it for those ops only.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    COMPUTE_PHASES,
+    clamp,
+    pct,
+    severity_for,
+    step_profile,
+)
+
+CODE = "D201"
+TITLE = "Compute runs in float64"
+MIN_FLOAT64_SHARE = 0.10
+FLOAT32_SPEEDUP = 2.0
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    if profile is None:
+        return []
+    p = run.precision
+    total_ops = p.float64_ops + p.float32_ops + p.low_precision_ops
+    f64_params = sum(m.parameter_dtypes.get("float64", 0) for m in run.models)
+    all_params = sum(sum(m.parameter_dtypes.values()) for m in run.models)
+    if total_ops > 0:
+        f64_share = p.float64_ops / total_ops
+    elif all_params > 0:
+        f64_share = f64_params / all_params
+    else:
+        return []
+    if f64_share < MIN_FLOAT64_SHARE:
+        return []
+    compute_share = profile.share(*COMPUTE_PHASES)
+    saving = clamp(compute_share * f64_share * (1 - 1 / FLOAT32_SPEEDUP))
+    evidence = []
+    if total_ops > 0:
+        evidence.append(
+            f"{p.float64_ops:g} of {total_ops:g} matmul/conv ops per step ran in float64 "
+            f"({pct(f64_share)})."
+        )
+    if f64_params:
+        evidence.append(f"{f64_params:,} of {all_params:,} model parameters are float64.")
+    evidence.append(f"Forward, backward and optimizer took {pct(compute_share)} of the step.")
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=evidence,
+            fix=(
+                "model = model.float()\n"
+                "x = torch.from_numpy(array).float()  # NumPy arrays default to float64"
+            ),
+            source="seed 001 (torch.from_numpy(img / 255.).float()); seed 003 (numerical "
+            "precision); PyTorch performance tuning guide",
+            explanation="Float64 runs at half the float32 rate or worse and moves twice the "
+            "bytes; training does not need it.",
+            details={"float64_share": f64_share, "compute_share": compute_share,
+                     "float64_parameters": f64_params},
+        )
+    ]

@@ -1,0 +1,115 @@
+"""D202: the step is overhead-bound: the batch is too small to keep the device busy.
+
+## What it does
+Flags runs whose ops are trivially small: the mean op (compute time per step divided by the ops
+dispatched) takes at most 5 times what dispatching one trivial op costs on the same machine
+(measured), while the op count is normal for the model (a loop of tiny ops is D203) and, when
+known, FLOP utilisation is under 10% of the device's peak.
+
+## Why is this bad
+Each op has a fixed cost of microseconds (Python, the dispatcher, a kernel launch on a GPU)
+whatever its size. With a small batch the arithmetic of each op takes less time than that fixed
+cost, so the device waits on Python. A larger batch does more useful work per op at almost the
+same overhead.
+
+Estimated saving: per sample. With a batch `k = 4` times larger the fixed cost `O` is paid once
+for four times the samples, so time per sample falls by `O * (1 - 1/k) / t_step`. `O` is taken
+as ops per step times the measured trivial-op cost, a lower bound (autograd adds more per op), and
+`t_step` is the median step. Below a 5% saving the suggestion is not made.
+
+## Example
+```python
+loader = DataLoader(dataset, batch_size=4)
+```
+
+## Use instead
+```python
+# 4x the batch; scale the learning rate with it (linear scaling rule) and re-check convergence
+loader = DataLoader(dataset, batch_size=16)
+optimizer = torch.optim.SGD(model.parameters(), lr=4 * base_lr)
+```
+
+## Fix safety
+Changes semantics: a larger batch changes the optimisation (fewer, less noisy updates per epoch)
+and usually needs a new learning rate. A suggestion only; never applied automatically. When memory
+is the reason for the small batch, use gradient accumulation for the statistics and accept the
+overhead.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    expected_ops,
+    mean_batch_size,
+    op_overhead,
+    secs,
+    step_profile,
+    typical_step_s,
+)
+
+CODE = "D202"
+TITLE = "Overhead-bound steps: the batch is too small for the device"
+MAX_UTILIZATION = 0.10
+MAX_OPS_TO_EXPECTED = 3.0  # above this, D203 (a loop of tiny ops) explains the overhead
+BATCH_FACTOR = 4
+WARNING_SAVING = 0.25  # a semantic change: a warning only when the gain is large
+MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    if profile is None:
+        return []
+    step_s = typical_step_s(run)
+    overhead = op_overhead(run, profile.compute_s)
+    if overhead is None or not overhead.trivial:
+        return []
+    if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
+        return []
+    utilization = run.compute.utilization
+    if utilization is not None and utilization >= MAX_UTILIZATION:
+        return []
+    saving = clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s)
+    if saving < MIN_SAVING:
+        return []
+    batch = mean_batch_size(run)
+    evidence = [
+        f"{overhead.ops_per_step:.0f} ops per step took {secs(overhead.mean_op_s)} each on "
+        f"average; one trivial op costs {secs(overhead.dispatch_s)} on this machine, so the ops "
+        "do almost no arithmetic.",
+        f"Dispatching them costs at least {secs(overhead.floor_s)} of the "
+        f"{secs(step_s)} step.",
+    ]
+    if utilization is not None:
+        evidence.append(
+            f"FLOP utilisation was {100 * utilization:.2f}% of the peak "
+            f"({run.compute.peak_source})."
+        )
+    if batch:
+        evidence.append(f"Batch size: {batch:.0f}.")
+    new_batch = f"{BATCH_FACTOR * batch:.0f}" if batch else f"{BATCH_FACTOR} * batch_size"
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity="warning" if saving >= WARNING_SAVING else "info",
+            saving=saving,
+            evidence=evidence,
+            fix=(
+                f"loader = DataLoader(dataset, batch_size={new_batch}, ...)\n"
+                f"# scale the learning rate with the batch (linear rule) and re-check convergence\n"
+                f"optimizer = torch.optim.SGD(model.parameters(), lr={BATCH_FACTOR} * lr)"
+            ),
+            source="seed 001 (Mejora 3: aumentar el batch size); seed 003 (many small ops are "
+            "inefficient)",
+            explanation="Each op's fixed cost exceeds its arithmetic; a larger batch does more "
+            "work per op.",
+            changes_semantics=True,
+            details={"ops_per_step": overhead.ops_per_step, "mean_op_s": overhead.mean_op_s,
+                     "dispatch_s": overhead.dispatch_s,
+                     "utilization": utilization, "batch_size": batch},
+        )
+    ]

@@ -1,0 +1,94 @@
+"""D203: a Python loop issues many tiny ops per step.
+
+## What it does
+Flags steps that dispatch at least three times the ops the model's size explains (about 40 per
+parameter tensor plus 200) when those ops are trivially small: the mean op takes at most 5 times
+what dispatching one trivial op costs on the same machine (measured).
+
+## Why is this bad
+Every op pays a fixed cost (Python, the dispatcher, a kernel launch on a GPU) of microseconds. A
+loop over samples, time steps or elements that indexes and updates tensors one small piece at a
+time turns one vectorised op into thousands, and the step becomes pure overhead.
+
+Estimated saving: the ops beyond what the model explains, each at the measured mean op time, as
+a share of the median step (batched, they become a handful of ops).
+
+## Example
+```python
+loss = 0
+for i in range(x.shape[0]):
+    loss = loss + (model(x[i : i + 1]) - y[i]).pow(2).sum()
+```
+
+## Use instead
+```python
+loss = (model(x) - y).pow(2).sum()  # one batched op; or torch.vmap / torch.compile
+```
+
+## Fix safety
+Needs review: the batched form must compute the same thing (watch reductions and broadcasting);
+`torch.compile` keeps the semantics but adds compile time.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    expected_ops,
+    op_overhead,
+    parameter_tensors,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    typical_step_s,
+)
+
+CODE = "D203"
+TITLE = "Python loop of tiny ops: the step is dominated by per-op overhead"
+MIN_OPS_TO_EXPECTED = 3.0
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    if profile is None:
+        return []
+    step_s = typical_step_s(run)
+    overhead = op_overhead(run, profile.compute_s)
+    expected = expected_ops(run)
+    if overhead is None or not overhead.trivial:
+        return []
+    if overhead.ops_per_step < MIN_OPS_TO_EXPECTED * expected:
+        return []
+    excess_s = (overhead.ops_per_step - expected) * overhead.mean_op_s
+    saving = clamp(excess_s / step_s)
+    evidence = [
+        f"{overhead.ops_per_step:.0f} ops per step, {overhead.ops_per_step / expected:.0f}x the "
+        f"about {expected:.0f} that a model with {parameter_tensors(run)} parameter tensors needs.",
+        f"The mean op took {secs(overhead.mean_op_s)}, against {secs(overhead.dispatch_s)} for a "
+        "trivial op on this machine: the ops do almost no arithmetic.",
+        f"The ops beyond the model's took about {secs(excess_s)}: {pct(saving)} of the "
+        f"{secs(step_s)} step.",
+    ]
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=evidence,
+            fix=(
+                "# replace the per-element/per-sample Python loop with one batched op, e.g.\n"
+                "out = model(x)                 # not: [model(x[i:i+1]) for i in range(len(x))]\n"
+                "total = values.sum()           # not: sum(values[i] for i in range(n))\n"
+                "# or: step = torch.compile(step)"
+            ),
+            source="seed 003 (overloaded operators: slicing 500 times; batch your operations)",
+            explanation="Each tiny op pays microseconds of fixed cost; one batched op pays it "
+            "once.",
+            details={"ops_per_step": overhead.ops_per_step, "expected_ops": expected,
+                     "mean_op_s": overhead.mean_op_s, "dispatch_s": overhead.dispatch_s},
+        )
+    ]

@@ -1,0 +1,82 @@
+"""D302: the model is evaluated in train mode although it has Dropout or BatchNorm.
+
+## What it does
+Flags evaluation forwards (forwards of the trained model not followed by `backward()`) that ran
+while the model was in `train()` mode, when the model has Dropout or BatchNorm layers, whose
+behaviour depends on the mode.
+
+## Why is this bad
+In train mode Dropout still drops activations and BatchNorm normalises with the batch's own
+statistics and updates its running statistics with the evaluation data. The reported metrics are
+noisy and wrong, and the model itself changes (running statistics absorb the validation set).
+This is a correctness error.
+
+Estimated saving: none (0); the fix makes the evaluation correct.
+
+## Example
+```python
+for epoch in range(epochs):
+    model.train()
+    train_one_epoch(model)
+    with torch.inference_mode():
+        val_loss = sum(criterion(model(x), y) for x, y in val_loader)
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    model.train()
+    train_one_epoch(model)
+    model.eval()
+    with torch.inference_mode():
+        val_loss = sum(criterion(model(x), y) for x, y in val_loader)
+```
+
+## Fix safety
+Changes the reported metrics (they become correct) and stops the evaluation data leaking into
+BatchNorm's running statistics. Remember `model.train()` before the next training epoch.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+
+CODE = "D302"
+TITLE = "Model evaluated in train mode (Dropout/BatchNorm active)"
+
+
+def check(run: RunObservation) -> list[Finding]:
+    ev = run.evaluation
+    if ev.in_train_mode <= 0 or not ev.train_mode_sensitive:
+        return []
+    dropout = sum(m.dropout_layers for m in run.models)
+    batchnorm = sum(m.batchnorm_layers for m in run.models)
+    layers = []
+    if dropout:
+        layers.append(f"{dropout} Dropout")
+    if batchnorm:
+        layers.append(f"{batchnorm} BatchNorm")
+    evidence = [
+        f"{ev.in_train_mode} of {ev.forwards} evaluation forward(s) ran with model.training=True.",
+        "The model has " + (" and ".join(layers) or "mode-dependent") + " layer(s), so train "
+        "mode changes its outputs.",
+    ]
+    if ev.locations:
+        evidence.append("At " + ", ".join(ev.locations[:3]) + ".")
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity="error",
+            saving=0.0,
+            evidence=evidence,
+            fix="model.eval()\nwith torch.inference_mode():\n    ...  # evaluate\nmodel.train()",
+            source="seed 000 (1.4 evaluation mode: model.eval()); seed 001 (model.eval() before "
+            "the test loop)",
+            explanation="In train mode Dropout drops activations and BatchNorm uses and updates "
+            "batch statistics, so metrics are wrong and the model drifts.",
+            details={"in_train_mode": ev.in_train_mode, "forwards": ev.forwards,
+                     "dropout_layers": dropout, "batchnorm_layers": batchnorm},
+        )
+    ]

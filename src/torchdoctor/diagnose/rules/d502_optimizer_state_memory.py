@@ -1,0 +1,78 @@
+"""D502: optimizer state takes a large share of memory in a memory-bound run.
+
+## What it does
+Reports (as information), when peak memory is 80% or more of capacity, an optimizer whose state
+is 25% or more of the peak, for example Adam's two moments (twice the parameters).
+
+## Why is this bad
+Adam and AdamW keep two float32 tensors per parameter, RMSprop one, SGD with momentum one, plain
+SGD none. For a large model that state, not the activations, is what fills the device.
+
+Estimated saving: none (0) in step time; the fix frees memory.
+
+## Example
+```python
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)  # state: 2x the parameters
+```
+
+## Use instead
+```python
+# across GPUs: shard the state (ZeroRedundancyOptimizer or FSDP)
+from torch.distributed.optim import ZeroRedundancyOptimizer
+optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, lr=1e-3)
+# on one GPU: an optimizer with less state, e.g. SGD with momentum (1x), re-tuned
+```
+
+## Fix safety
+Changes semantics when switching optimizer (different updates; re-tune). Sharding with
+ZeroRedundancyOptimizer or FSDP keeps the updates.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import gib, memory_use, pct
+
+CODE = "D502"
+TITLE = "Optimizer state fills a large share of memory"
+MEMORY_BOUND_USE = 0.80
+MIN_STATE_SHARE = 0.25
+
+
+def check(run: RunObservation) -> list[Finding]:
+    use = memory_use(run)
+    if use is None or use < MEMORY_BOUND_USE:
+        return []
+    peak = run.memory.peak_bytes
+    state = run.memory.optimizer_state_bytes or sum(o.state_bytes for o in run.optimizers)
+    if not state or state / peak < MIN_STATE_SHARE:
+        return []
+    evidence = [
+        f"Peak memory was {pct(use)} of capacity ({gib(peak)}).",
+        f"Optimizer state took {gib(state)}, {pct(state / peak)} of the peak.",
+    ]
+    evidence += [
+        f"{o.class_name}: state {gib(o.state_bytes)} for {gib(o.param_bytes)} of parameters "
+        f"({o.state_bytes / o.param_bytes:.1f}x)."
+        for o in run.optimizers
+        if o.param_bytes and o.state_bytes
+    ]
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity="info",
+            saving=0.0,
+            evidence=evidence,
+            fix="# several GPUs: shard the state\n"
+            "optimizer = ZeroRedundancyOptimizer(model.parameters(), "
+            "optimizer_class=torch.optim.AdamW, lr=lr)\n"
+            "# one GPU: an optimizer with less state (SGD momentum: 1x), re-tuned",
+            source="seed 002 (2: optimizer step: Adam keeps twice the model size)",
+            explanation="Adam keeps two moments per parameter; in a memory-bound run that "
+            "state is a large part of the peak.",
+            changes_semantics=True,
+            details={"optimizer_state_bytes": state, "peak_bytes": peak},
+        )
+    ]

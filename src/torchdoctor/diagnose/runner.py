@@ -1,0 +1,87 @@
+"""Run an unmodified Python program in this process, the way `python script.py` / `python -m`
+would, while a diagnosis Session watches it.
+
+`__main__` semantics come from runpy; sys.argv is the program's argv and sys.path[0] its directory
+(the current directory for -m), the working directory is left alone, and everything is put back
+afterwards. The program's own output goes straight to our stdout/stderr. Its end is classified:
+finished, stopped by us after the measured steps, crashed (its traceback is printed with only its
+own frames, never ours), interrupted, or exited via sys.exit (the code is kept).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.callsite import is_library_file
+from torchdoctor.diagnose.session import Session, StopDiagnosis
+
+
+@dataclass
+class ProgramEnd:
+    status: str  # "completed", "stopped", "crashed", "interrupted"
+    exit_code: int
+    error: str | None = None
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # sys.exit("message"): Python prints it and exits 1
+    return 1
+
+
+def _user_frames_only(exc: BaseException) -> traceback.TracebackException:
+    """The traceback as Python would print it, minus torchdoctor's and runpy's frames."""
+    report = traceback.TracebackException.from_exception(exc)
+    pending = [report]
+    while pending:
+        current = pending.pop()
+        kept = [frame for frame in current.stack if not is_library_file(frame.filename)]
+        current.stack = traceback.StackSummary.from_list(kept)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return report
+
+
+def _error_line(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+
+
+def run_program(session: Session, target: str, args: list[str], module: bool = False) -> ProgramEnd:
+    """Run the program with the session's probes installed; never raises for the program's sake."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
+    first = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
+    if sys.path:
+        sys.path[0] = first  # as `python script.py` / `python -m` set it
+    else:
+        sys.path.append(first)
+    session.install()
+    try:
+        if module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(target, run_name="__main__")
+        end = ProgramEnd("completed", 0)
+    except StopDiagnosis:
+        end = ProgramEnd("stopped", 0)
+    except SystemExit as exc:
+        end = ProgramEnd("completed", _exit_code(exc.code))
+    except KeyboardInterrupt:
+        end = ProgramEnd("interrupted", 130, "KeyboardInterrupt")
+    except BaseException as exc:  # the program's own crash: show its traceback, keep going
+        sys.stdout.flush()
+        print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+        end = ProgramEnd("crashed", 1, _error_line(exc))
+    finally:
+        session.uninstall()
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+    if session.stopped and end.status != "crashed":
+        end = ProgramEnd("stopped", 0)
+    return end

@@ -1,0 +1,115 @@
+"""One diagnosis: the probes, the step tracker and the decision when to stop the script.
+
+Step layout for `--warmup W --steps N`: steps 0..W-1 are warm-up (the last of them is the sampled
+step where ops and FLOPs are counted, which slows it down), steps W..W+N-1 are measured, then the
+script is stopped by raising `StopDiagnosis` from the hook that closed the last step. At least two
+steps stay out of the measurement whatever W is: the sampling modes are entered at the end of a
+step, so the sampled step cannot be the first one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.extensions import Extensions
+from torchdoctor.diagnose.patching import Patcher
+from torchdoctor.diagnose.steps import StepRecord, StepTracker
+
+
+class StopDiagnosis(BaseException):
+    """Raised from a hook once enough steps were measured; BaseException, so `except Exception`
+    in the user's loop does not swallow it."""
+
+
+@dataclass
+class DiagnoseConfig:
+    steps: int = 20  # measured steps; 0: let the script finish
+    warmup: int = 3
+    profile: bool = False  # run a torch.profiler window over the first measured steps
+    stop: bool = True  # raise StopDiagnosis after `steps` measured steps
+
+
+class Session:
+    def __init__(self, config: DiagnoseConfig | None = None, extensions: Extensions | None = None):
+        from torchdoctor.diagnose.probes import make_probes
+
+        self.config = config or DiagnoseConfig()
+        self.extensions = extensions or Extensions()
+        self.tracker = StepTracker()
+        self.patcher = Patcher()
+        self.first_measured = max(self.config.warmup, 2)
+        self.sampled_index = self.first_measured - 1
+        self.optimizers_created = 0  # constructed while we watched, or found at install
+        self.optimizer_stepped = False
+        self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
+        self.step_pending = False
+        self.stopped = False
+        self.model_in_train_mode = True  # of the last root model called (loader role votes)
+        self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
+        self.root_forward_listeners: list = []
+        self.notes: list[str] = []
+        self.installed = False
+        self.probes = make_probes(self)
+        self.tracker.on_step_end.append(self._after_step)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def install(self) -> None:
+        for probe in self.probes:
+            probe.install(self.patcher)
+        self.installed = True
+
+    def uninstall(self) -> None:
+        if self.installed:
+            self.tracker.close()
+            for probe in self.probes:
+                probe.stop()
+            self.patcher.restore()
+            self.installed = False
+
+    # -- step boundaries (called by the probes) -----------------------------------------------
+    @staticmethod
+    def grad_enabled() -> bool:
+        import torch
+
+        return torch.is_grad_enabled()
+
+    @property
+    def measuring(self) -> bool:
+        return self.tracker.index >= self.first_measured and not self.stopped
+
+    def measured_steps(self) -> list[StepRecord]:
+        steps = self.tracker.steps[self.first_measured :]
+        if self.config.steps:
+            steps = steps[: self.config.steps]
+        return steps
+
+    def optimizer_step_done(self) -> None:
+        if not self.optimizer_stepped and self.tracker.steps and not self.optimizers_created:
+            # An optimizer built before we were installed (watch()) just stepped for the first
+            # time: the steps we closed at backward() were mis-delimited; start counting again.
+            self.tracker.steps.clear()
+        self.optimizer_stepped = True
+        if self.scaler_depth:
+            self.step_pending = True
+        else:
+            self.tracker.end_step()
+
+    def scaler_step_done(self) -> None:
+        """GradScaler.step returned: the step ends even when it skipped optimizer.step (inf)."""
+        self.step_pending = False
+        self.tracker.end_step()
+
+    def backward_done(self) -> None:
+        if not self.optimizers_created and not self.optimizer_stepped:
+            self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
+
+    def _after_step(self, record: StepRecord) -> None:
+        for probe in self.probes:
+            probe.on_step_end(record)
+        for callback in self.extensions.on_step:
+            callback(record)
+        if self.config.stop and self.config.steps and self.stopped:
+            raise StopDiagnosis  # the script caught our first stop; ask again
+        if self.config.stop and self.config.steps and len(self.measured_steps()) >= self.config.steps:
+            self.stopped = True
+            raise StopDiagnosis

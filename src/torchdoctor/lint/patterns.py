@@ -1,0 +1,255 @@
+"""Shared questions rules ask about code: call arguments, devices, loaders, loops, models.
+
+Each answer needs evidence in the code; "don't know" is always answered as "no".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from torchdoctor.lint.context import FileContext
+
+DATALOADER = "torch.utils.data.DataLoader"
+GRAD_OFF_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"}
+# iterator wrappers whose loop yields the wrapped loader's batches
+_ITER_WRAPPERS = {"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
+_MODEL_NAME_RE = re.compile(r"(model|net|network|encoder|decoder|classifier|backbone)$", re.IGNORECASE)
+
+
+# --- call arguments ------------------------------------------------------------------------
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> list[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def argument(call: cst.Call, name: str, position: int) -> cst.BaseExpression | None:
+    """The value passed for parameter `name` (by keyword, or at 0-based `position`)."""
+    arg = keyword(call, name)
+    if arg is not None:
+        return arg.value
+    args = positional(call)
+    return args[position].value if position < len(args) else None
+
+
+def is_false(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def is_true(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def int_value(expr: cst.BaseExpression | None) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value.replace("_", ""), 0)
+    return None
+
+
+def string_value(expr: cst.BaseExpression | None) -> str | None:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+    return None
+
+
+def value_method(ctx, node: cst.CSTNode, *names: str) -> bool:
+    """`value.<name>(...)` on a value, not a module function such as `torch.log(...)`."""
+    return method_call(node, *names) and not ctx.is_imported(node.func)
+
+
+def method_call(node: cst.CSTNode, *names: str) -> bool:
+    """`node` is `<something>.<one of names>(...)`."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in names)
+
+
+def terminal_name(expr: cst.BaseExpression) -> str | None:
+    """`model` for `model`, `self.model`, `a.b.model`; None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every plain name bound by an assignment/loop target such as `(i, (x, y))`."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for element in node.elements:
+            out |= names_in(element.value)
+        return out
+    return set()
+
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_LOOPS = (cst.For, cst.While)
+
+
+def walk(ctx, node: cst.CSTNode, skip_functions: bool = True, skip_loops: bool = False) -> Iterator[cst.CSTNode]:
+    """All nodes below `node` (pre-order), not entering nested function/class bodies (and,
+    with `skip_loops`, not entering nested loops)."""
+    children = ctx.children
+    stack = list(reversed(children(node)))
+    while stack:
+        current = stack.pop()
+        yield current
+        if (skip_functions and isinstance(current, _SCOPES)) or (skip_loops and isinstance(current, _LOOPS)):
+            continue
+        stack.extend(reversed(children(current)))
+
+
+# --- devices -------------------------------------------------------------------------------
+def is_cuda_device(ctx: FileContext, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
+    """`expr` evaluates to a CUDA device (at least when CUDA is available)."""
+    if expr is None or depth > 3:
+        return False
+    text = string_value(expr)
+    if text is not None:
+        return text.startswith("cuda")
+    if isinstance(expr, cst.IfExp):
+        return is_cuda_device(ctx, expr.body, depth + 1) or is_cuda_device(ctx, expr.orelse, depth + 1)
+    if isinstance(expr, cst.Call) and ctx.call_name(expr) == "torch.device":
+        return is_cuda_device(ctx, argument(expr, "type", 0), depth + 1)
+    if isinstance(expr, cst.Name):
+        values = ctx.assigned_values(expr)
+        return bool(values) and any(is_cuda_device(ctx, v, depth + 1) for v in values)
+    return False
+
+
+def is_cuda_move(ctx: FileContext, call: cst.Call) -> bool:
+    """`x.cuda(...)` or `x.to(<cuda device>, ...)`."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    if call.func.attr.value == "cuda":
+        return True
+    return call.func.attr.value == "to" and is_cuda_device(ctx, argument(call, "device", 0))
+
+
+def file_moves_to_cuda(ctx: FileContext) -> bool:
+    return any(is_cuda_move(ctx, call) for call in ctx.index.calls)
+
+
+# --- loaders and loops ---------------------------------------------------------------------
+def unwrap_iterable(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`enumerate(tqdm(loader))` -> `loader`."""
+    while isinstance(expr, cst.Call) and expr.args and not expr.args[0].keyword:
+        name = ctx.call_name(expr) or terminal_name(expr.func)
+        if name not in _ITER_WRAPPERS and terminal_name(expr.func) not in ("enumerate", "iter", "tqdm"):
+            break
+        expr = expr.args[0].value
+    return expr
+
+
+def loader_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
+    """The `DataLoader(...)` call that `expr` (a loop's iterable) comes from, if visible."""
+    expr = unwrap_iterable(ctx, expr)
+    if isinstance(expr, cst.Name):
+        expr = ctx.single_value(expr)
+    if isinstance(expr, cst.Call) and ctx.call_name(expr) == DATALOADER:
+        return expr
+    return None
+
+
+def batch_names(ctx: FileContext, loop: cst.For) -> set[str]:
+    """Names holding a batch in `loop`: its targets and simple unpackings of them."""
+    names = names_in(loop.target)
+    if isinstance(loop.iter, cst.Call) and terminal_name(loop.iter.func) == "enumerate":
+        if isinstance(loop.target, cst.Tuple) and loop.target.elements:
+            names -= names_in(loop.target.elements[0].value)  # the step counter
+    for stmt in loop.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)
+                        and small.value.value in names):
+                    for target in small.targets:
+                        names |= names_in(target.target)
+    return names
+
+
+def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` runs under `with torch.no_grad()/inference_mode()/set_grad_enabled(...)` or in a
+    function decorated with one of them (or one that calls `torch.set_grad_enabled`)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                if _grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
+                    return True
+        if isinstance(ancestor, cst.FunctionDef):
+            for decorator in ancestor.decorators:
+                if _grad_context_name(ctx, decorator.decorator) in GRAD_OFF_CONTEXTS:
+                    return True
+            if any(isinstance(n, cst.Call) and ctx.call_name(n) == "torch.set_grad_enabled"
+                   for n in walk(ctx, ancestor.body)):
+                return True
+    return False
+
+
+def _grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+    return ctx.qualified_name(expr.func if isinstance(expr, cst.Call) else expr)
+
+
+# --- models --------------------------------------------------------------------------------
+def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """A name or attribute that holds a model: named like one, or built from an nn.Module."""
+    name = terminal_name(expr)
+    if name and _MODEL_NAME_RE.search(name):
+        return True
+    value = ctx.single_value(expr)
+    if isinstance(value, cst.Call):
+        qualified = ctx.call_name(value) or ""
+        return qualified.startswith("torch.nn.") and qualified[9:10].isupper()
+    return False
+
+
+def calls_model(ctx: FileContext, body: cst.CSTNode) -> bool:
+    """`body` calls a model (`model(x)`) or passes one to a helper (`step(model, batch)`)."""
+    for node in walk(ctx, body):
+        if isinstance(node, cst.Call):
+            if is_model_like(ctx, node.func):
+                return True
+            if any(is_model_like(ctx, a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute))):
+                return True
+    return False
+
+
+def calls_backward(ctx, body: cst.CSTNode) -> bool:
+    return any(method_call(n, "backward") for n in walk(ctx, body))
+
+
+# --- numerics ------------------------------------------------------------------------------
+def function_or_method(ctx: FileContext, node, function: str, method: str) -> cst.BaseExpression | None:
+    """The operand of `torch.<function>(x, ...)` or `x.<method>(...)`; None when neither."""
+    if not isinstance(node, cst.Call):
+        return None
+    if ctx.call_name(node) == function and node.args and not node.args[0].keyword:
+        return node.args[0].value
+    if value_method(ctx, node, method):
+        return node.func.value
+    return None
+
+
+def exp_operand(ctx: FileContext, node, depth: int = 0) -> cst.BaseExpression | None:
+    """`x` for `torch.exp(x)`, `x.exp()`, or a name assigned once from one of them."""
+    if isinstance(node, cst.Name) and depth == 0:
+        return exp_operand(ctx, ctx.single_value(node), depth + 1)
+    return function_or_method(ctx, node, "torch.exp", "exp")
+
+
+def is_shifted(expr: cst.BaseExpression) -> bool:
+    """`x - c`: the usual max subtraction that keeps `exp` from overflowing."""
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)

@@ -1,0 +1,96 @@
+"""TD101: `torch.tensor()` on a NumPy array."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.edits import rename_attribute
+from torchdoctor.lint.patterns import argument, keyword, method_call
+from torchdoctor.lint.rule import Rule
+
+_ARRAY_FUNCS = {f"numpy.{n}" for n in (
+    "array asarray ascontiguousarray zeros ones empty full arange linspace stack concatenate "
+    "vstack hstack dstack load frombuffer fromfile loadtxt genfromtxt zeros_like ones_like "
+    "empty_like full_like eye identity meshgrid"
+).split()}
+_SIZED_RANDOM = {"numpy.random.rand", "numpy.random.randn"}  # array when given any size argument
+_SIZE_KW_RANDOM = {f"numpy.random.{n}" for n in "random normal uniform randint choice standard_normal".split()}
+
+
+def is_ndarray(ctx, expr, depth: int = 0) -> bool:
+    """`expr` holds a NumPy array, shown by the code (not by its name)."""
+    if depth > 3 or expr is None:
+        return False
+    if isinstance(expr, cst.Call):
+        name = ctx.call_name(expr)
+        if name in _ARRAY_FUNCS:
+            return True
+        if name in _SIZED_RANDOM:
+            return bool(expr.args)
+        if name in _SIZE_KW_RANDOM:
+            first = expr.args[0].value if expr.args and not expr.args[0].keyword else None
+            return keyword(expr, "size") is not None or isinstance(first, (cst.List, cst.Tuple))
+        if method_call(expr, "numpy"):
+            return True
+        if method_call(expr, "astype", "reshape", "copy", "transpose"):
+            return is_ndarray(ctx, expr.func.value, depth + 1)
+        return False
+    if isinstance(expr, cst.Name):
+        values = ctx.assigned_values(expr)
+        return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
+    return False
+
+
+class TensorFromNdarray(Rule):
+    """
+    ## What it does
+    Flags `torch.tensor(x)` where `x` is known to be a NumPy array (built by a `numpy` function,
+    `.numpy()`, or a list comprehension of arrays).
+
+    ## Why is this bad
+    `torch.tensor` always copies its input, and on a list of arrays it converts element by
+    element, which is very slow. `torch.from_numpy` shares the array's memory (no copy) and
+    `torch.as_tensor` copies only when the dtype or device must change.
+
+    ## Example
+    ```python
+    x = np.random.normal(size=[3, 5])
+    t = torch.tensor(x)
+    ```
+
+    ## Use instead
+    ```python
+    x = np.random.normal(size=[3, 5])
+    t = torch.from_numpy(x)
+    ```
+
+    ## Fix safety
+    Unsafe: `from_numpy`/`as_tensor` share memory with the array, so later writes to one are
+    seen by the other, and `from_numpy` rejects some arrays (negative strides). Calls with
+    `requires_grad` or `pin_memory`, and lists of arrays, get no automatic fix.
+    """
+
+    code = "TD101"
+    name = "tensor-from-ndarray"
+    fix_safety = "unsafe"
+
+    def check(self, ctx):
+        for call in ctx.calls_to("torch.tensor"):
+            data = argument(call, "data", 0)
+            if isinstance(data, cst.ListComp) and is_ndarray(ctx, data.elt):
+                yield ctx.violation(self, call, "`torch.tensor()` on a list of NumPy arrays converts "
+                                    "element by element; `np.stack` them and use `torch.from_numpy`")
+            elif is_ndarray(ctx, data):
+                yield ctx.violation(self, call, f"`torch.tensor()` copies the NumPy array "
+                                    f"`{ctx.code(data)}`; use `torch.from_numpy` (no copy) or "
+                                    "`torch.as_tensor`", self._fix(ctx, call))
+
+    def _fix(self, ctx, call: cst.Call):
+        extra = {a.keyword.value for a in call.args if a.keyword is not None} - {"data"}
+        if extra - {"dtype", "device"} or any(a.star for a in call.args) or not isinstance(call.func, cst.Attribute):
+            return None
+        target = "as_tensor" if extra else "from_numpy"
+        args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                if a.keyword is not None and a.keyword.value == "data" else a for a in call.args]
+        new = call.with_changes(func=rename_attribute(call.func, target), args=args)
+        return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})

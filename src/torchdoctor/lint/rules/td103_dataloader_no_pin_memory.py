@@ -1,0 +1,49 @@
+"""TD103: DataLoader feeding CUDA without pinned memory."""
+
+from __future__ import annotations
+
+from torchdoctor.lint.patterns import DATALOADER, argument, file_moves_to_cuda, has_star_args
+from torchdoctor.lint.rule import Rule
+
+
+class DataLoaderNoPinMemory(Rule):
+    """
+    ## What it does
+    Flags `DataLoader(...)` without `pin_memory` in a file that moves data to CUDA
+    (`.cuda()` or `.to(<cuda device>)`).
+
+    ## Why is this bad
+    Copies from pageable host memory to the GPU are staged and synchronous. Batches in pinned
+    (page-locked) memory copy faster and, with `non_blocking=True`, overlap with compute.
+
+    ## Example
+    ```python
+    loader = DataLoader(dataset, batch_size=64, num_workers=4)
+    for x, y in loader:
+        x, y = x.to("cuda"), y.to("cuda")
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+    for x, y in loader:
+        x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
+    ```
+
+    ## Fix safety
+    No automatic fix: pinning memory on a machine without CUDA only produces a warning, but
+    whether the script always runs on CUDA is a decision for its author
+    (`pin_memory=torch.cuda.is_available()` is a portable choice).
+    """
+
+    code = "TD103"
+    name = "dataloader-no-pin-memory"
+
+    def check(self, ctx):
+        loaders = [c for c in ctx.calls_to(DATALOADER) if not has_star_args(c)]
+        if not loaders or not file_moves_to_cuda(ctx):
+            return
+        for call in loaders:
+            if argument(call, "pin_memory", 7) is None:
+                yield ctx.violation(self, call, "`DataLoader` without `pin_memory` in a script that "
+                                    "copies batches to CUDA; set `pin_memory=True`")

@@ -1,0 +1,81 @@
+"""TD107: an evaluation function that never puts the model in eval mode."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import calls_model, method_call, terminal_name, walk
+from torchdoctor.lint.rule import Rule
+
+EVAL_FUNCTION_RE = re.compile(r"^(evaluate|validate|validation|predict|infer|inference)(_\w+)?$|^(eval|val|test)$")
+
+
+def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
+    for child in walk(ctx, node):
+        if method_call(child, "eval"):
+            return True
+        if method_call(child, "train") and child.args and terminal_name(child.args[0].value) == "False":
+            return True
+    return False
+
+
+class EvalWithoutModelEval(Rule):
+    """
+    ## What it does
+    Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
+    that calls a model inside a loop but never calls `.eval()` (or `.train(False)`), when no
+    call of it in the same file comes after an `.eval()` call.
+
+    ## Why is this bad
+    In training mode dropout stays active and BatchNorm normalizes with batch statistics and
+    updates its running averages, so metrics are noisy and wrong, and evaluation changes the
+    model.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    ```
+
+    ## Use instead
+    ```python
+    def evaluate(model, loader):
+        model.eval()
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    ```
+
+    ## Fix safety
+    No automatic fix: the caller may expect the model back in training mode afterwards.
+    """
+
+    code = "TD107"
+    name = "eval-without-model-eval"
+
+    def check(self, ctx):
+        for function in ctx.index.functions:
+            name = function.name.value
+            if not EVAL_FUNCTION_RE.match(name) or _sets_eval_mode(ctx, function.body):
+                continue
+            loops = [n for n in walk(ctx, function.body) if isinstance(n, (cst.For, cst.While))]
+            if not any(calls_model(ctx, loop.body) for loop in loops):
+                continue
+            if self._called_after_eval(ctx, name):
+                continue
+            yield ctx.violation(self, function.name, f"`{name}()` runs the model in a loop without "
+                                "calling `model.eval()`; dropout and BatchNorm stay in training mode")
+
+    @staticmethod
+    def _called_after_eval(ctx, name: str) -> bool:
+        for call in ctx.index.calls:
+            if terminal_name(call.func) != name:
+                continue
+            container = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+            call_line = ctx.line(call)
+            for node in walk(ctx, container if isinstance(container, cst.Module) else container.body):
+                if method_call(node, "eval") and ctx.line(node) < call_line:
+                    return True
+        return False

@@ -1,0 +1,96 @@
+"""TD116: host synchronisation on every training step."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import is_model_like, method_call, terminal_name, value_method, walk
+from torchdoctor.lint.rule import Rule
+
+SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
+_OPTIMIZER_RE = re.compile(r"opt|scaler", re.IGNORECASE)
+
+
+def is_training_loop(ctx, loop: cst.CSTNode) -> bool:
+    for node in walk(ctx, loop.body, skip_loops=True):
+        if method_call(node, "backward"):
+            return True
+        if method_call(node, "step") and _OPTIMIZER_RE.search(terminal_name(node.func.value) or ""):
+            return True
+    return False
+
+
+class PerStepHostSync(Rule):
+    """
+    ## What it does
+    Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(loss)` that run on every
+    iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`), i.e.
+    not under an `if` such as `if step % log_every == 0:`.
+
+    ## Why is this bad
+    Each of them copies a value to the host, which waits for every queued GPU kernel to finish:
+    the CPU can no longer run ahead and queue the next step, so the GPU idles between steps.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    ```
+
+    ## Use instead
+    ```python
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running += loss.detach()
+        if step % 100 == 0:
+            losses.append(running.item() / 100)
+            running.zero_()
+    ```
+
+    ## Fix safety
+    No automatic fix: accumulating on the device changes how and when values are logged.
+    """
+
+    code = "TD116"
+    name = "per-step-host-sync"
+
+    def check(self, ctx):
+        for loop in ctx.index.loops:
+            if not is_training_loop(ctx, loop):
+                continue
+            losses = {terminal_name(n.func.value) for n in walk(ctx, loop.body, skip_loops=True)
+                      if method_call(n, "backward")} - {None}
+            syncs = [n for n in walk(ctx, loop.body, skip_loops=True)
+                     if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)]
+            receivers = {id(n.func.value) for n in syncs if isinstance(n.func, cst.Attribute)}
+            for call in syncs:
+                if id(call) not in receivers:  # report `x.cpu().numpy()` once
+                    what = f".{call.func.attr.value}()" if isinstance(call.func, cst.Attribute) else "print(loss)"
+                    yield ctx.violation(self, call, f"`{what}` on every training step waits for the GPU; accumulate on "
+                                        "the device and read it every N steps")
+
+    @staticmethod
+    def _is_sync(ctx, node, losses: set[str]) -> bool:
+        if value_method(ctx, node, *SYNC_METHODS):
+            return not is_model_like(ctx, node.func.value)
+        if isinstance(node, cst.Call) and ctx.call_name(node) == "builtins.print":
+            # `print(loss)` formats the tensor on the host; `print(loss.item())` is reported above
+            return any(isinstance(n, cst.Name) and n.value in losses and not isinstance(ctx.parent(n), cst.Attribute)
+                       for arg in node.args for n in [arg.value, *walk(ctx, arg.value)])
+        return False
+
+    @staticmethod
+    def _guarded(ctx, node, loop) -> bool:
+        for ancestor in ctx.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If):
+                return True
+        return False

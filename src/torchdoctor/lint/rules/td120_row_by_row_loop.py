@@ -1,0 +1,113 @@
+"""TD120: a Python loop over the rows of a tensor."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import argument, int_value, method_call, terminal_name, walk
+from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.shapes import known_shape
+
+
+def _row_count_of(ctx, expr) -> str | None:
+    """Name of `x` in `len(x)`, `x.shape[0]`, `x.size(0)`, `x.size()[0]`."""
+    if isinstance(expr, cst.Call) and ctx.call_name(expr) == "builtins.len" and len(expr.args) == 1:
+        return terminal_name(expr.args[0].value) if isinstance(expr.args[0].value, cst.Name) else None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and int_value(index.value) == 0:
+            base = expr.value
+            if isinstance(base, cst.Attribute) and base.attr.value == "shape" and isinstance(base.value, cst.Name):
+                return base.value.value
+            if method_call(base, "size") and not base.args and isinstance(base.func.value, cst.Name):
+                return base.func.value.value
+    if method_call(expr, "size") and len(expr.args) == 1 and int_value(expr.args[0].value) == 0:
+        return expr.func.value.value if isinstance(expr.func.value, cst.Name) else None
+    return None
+
+
+def _is_tensor(ctx, name: cst.Name) -> bool:
+    value = ctx.single_value(name)
+    return isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch.")
+
+
+class RowByRowLoop(Rule):
+    """
+    ## What it does
+    Flags `for i in range(len(x))` (or `range(x.shape[0])`, `range(x.size(0))`, or the literal
+    row count) over a tensor `x` built by a torch function, whose body only accumulates
+    `x[i]` (`z += x[i]`, `out.append(f(x[i]))`).
+
+    ## Why is this bad
+    Every `x[i]` is a separate indexing op with its own Python and dispatch overhead (and a
+    kernel launch on GPU); a loop over 500 rows runs hundreds of times slower than one
+    vectorized op such as `x.sum(dim=0)`, and `torch.unbind(x)` at least slices all rows at once.
+
+    ## Example
+    ```python
+    x = torch.rand([500, 10])
+    z = torch.zeros([10])
+    for i in range(x.shape[0]):
+        z += x[i]
+    ```
+
+    ## Use instead
+    ```python
+    x = torch.rand([500, 10])
+    z = x.sum(dim=0)
+    ```
+
+    ## Fix safety
+    No automatic fix: the vectorized form depends on what the loop computes.
+    """
+
+    code = "TD120"
+    name = "row-by-row-loop"
+
+    def check(self, ctx):
+        for loop in ctx.index.loops:
+            if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+                continue
+            if not (isinstance(loop.iter, cst.Call) and ctx.call_name(loop.iter) == "builtins.range"
+                    and len(loop.iter.args) == 1):
+                continue
+            tensor = self._indexed_tensor(ctx, loop, loop.iter.args[0].value)
+            if tensor is not None:
+                yield ctx.violation(self, loop, f"Python loop over the rows of `{tensor}`; use a "
+                                    f"vectorized op (or `torch.unbind({tensor})`)")
+
+    @staticmethod
+    def _indexed_tensor(ctx, loop: cst.For, bound) -> str | None:
+        index = loop.target.value
+        statements = loop.body.body
+        if not statements or not all(isinstance(s, cst.SimpleStatementLine) for s in statements):
+            return None
+        rows = {}
+        for node in walk(ctx, loop.body):
+            if (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1
+                    and isinstance(node.slice[0].slice, cst.Index)
+                    and terminal_name(node.slice[0].slice.value) == index):
+                rows[node.value.value] = node.value
+        counted = _row_count_of(ctx, bound)
+        for name, node in rows.items():
+            if not _is_tensor(ctx, node):
+                continue
+            shape = known_shape(ctx, node)
+            if counted == name or (shape and int_value(bound) == shape[0]):
+                if all(_accumulates(ctx, s) for s in statements):
+                    return name
+        return None
+
+
+def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:
+    for small in statement.body:
+        if isinstance(small, cst.AugAssign):
+            continue
+        if isinstance(small, cst.Expr) and method_call(small.value, "append"):
+            continue
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
+            targets = {terminal_name(t.target) for t in small.targets}
+            if terminal_name(small.value.left) in targets:
+                continue
+        return False
+    return True

@@ -1,0 +1,48 @@
+"""TD122: `zero_grad(set_to_none=False)`."""
+
+from __future__ import annotations
+
+from torchdoctor.lint.edits import remove_argument
+from torchdoctor.lint.patterns import is_false, keyword, method_call
+from torchdoctor.lint.rule import Rule
+
+
+class ZeroGradSetToNoneFalse(Rule):
+    """
+    ## What it does
+    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`).
+
+    ## Why is this bad
+    Filling every gradient with zeros launches a memset per parameter and keeps the gradient
+    memory allocated between steps; setting them to `None` (the default since torch 2.0) costs
+    nothing, and the next `backward()` allocates them again.
+
+    ## Example
+    ```python
+    optimizer.zero_grad(set_to_none=False)
+    ```
+
+    ## Use instead
+    ```python
+    optimizer.zero_grad()
+    ```
+
+    ## Fix safety
+    Safe: the fix drops the argument. Code that reads `param.grad` between `zero_grad()` and
+    the next `backward()` sees `None` instead of zeros; optimizers skip parameters whose
+    gradient is `None`, which is the same update as a zero gradient for plain SGD and Adam.
+    """
+
+    code = "TD122"
+    name = "zero-grad-set-to-none-false"
+    fix_safety = "safe"
+
+    def check(self, ctx):
+        for call in ctx.index.calls:
+            if not method_call(call, "zero_grad"):
+                continue
+            arg = keyword(call, "set_to_none")
+            if arg is not None and is_false(arg.value):
+                fix = ctx.make_fix(self.fix_safety, "Drop `set_to_none=False`", {call: remove_argument(call, arg)})
+                yield ctx.violation(self, call, "`zero_grad(set_to_none=False)` writes zeros into "
+                                    "every gradient; let it set them to `None`", fix)

@@ -1,0 +1,125 @@
+"""DataLoader construction and a deterministic, resumable per-epoch order.
+
+The order of epoch e is a pure function of (seed, e) (torchdoctor.trainer.sampler.ResumableSampler):
+the shuffle and the workers' base seed draw from their own generators, never from the global RNG,
+so a resumed run that restores the global RNG (dropout, augmentation) sees exactly the same
+batches, and the first k batches of an epoch are skipped without being loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from typing import Iterator
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from torchdoctor.trainer.sampler import ResumableSampler, loader_seed
+from torchdoctor.trainer.setup import ResolvedSetup
+
+
+@dataclass
+class LoaderHandle:
+    """A DataLoader plus what the loop needs to start an epoch at a given batch."""
+
+    loader: DataLoader
+    sampler: ResumableSampler | None  # None: the user passed a ready DataLoader
+    batch_size: int | None
+    seed: int
+    rank: int = 0
+
+    def __len__(self) -> int:
+        """Batches in a full epoch."""
+        if self.sampler is None:
+            return len(self.loader)
+        full = self.sampler.num_samples
+        size = self.batch_size
+        return full // size if self.loader.drop_last else -(-full // size)
+
+    def epoch_batches(self, epoch: int, skip_batches: int = 0) -> Iterator:
+        if self.sampler is None:
+            # A user DataLoader: we cannot seek, so skipped batches are loaded and dropped, and
+            # resumed order is only exact if the user's loader is deterministic per epoch.
+            set_epoch = getattr(self.loader.sampler, "set_epoch", None)
+            if set_epoch is not None:
+                set_epoch(epoch)
+            return islice(iter(self.loader), skip_batches, None)
+        self.sampler.set_epoch(epoch)
+        self.sampler.skip(skip_batches * self.batch_size)
+        # Worker base seeds come from the loader's own generator, not the global RNG, so
+        # starting an iterator does not perturb the RNG state that a checkpoint captured.
+        self.loader.generator.manual_seed(loader_seed(self.seed, epoch, self.rank))
+        return iter(self.loader)
+
+
+def build_loader(
+    data,
+    setup: ResolvedSetup,
+    batch_size: int,
+    *,
+    shuffle: bool,
+    drop_last: bool,
+    seed: int,
+    rank: int = 0,
+    world_size: int = 1,
+) -> LoaderHandle:
+    """A Dataset becomes a DataLoader with every loading switch set for the device; a ready
+    DataLoader is used as given (its owner chose its switches)."""
+    if isinstance(data, DataLoader):
+        return LoaderHandle(data, None, data.batch_size, seed)
+    if not isinstance(data, Dataset) and not hasattr(data, "__getitem__"):
+        raise TypeError(f"expected a Dataset or DataLoader, got {type(data).__name__}")
+    sampler = ResumableSampler(
+        len(data), shuffle=shuffle, seed=seed, rank=rank, world_size=world_size, drop_last=drop_last
+    )
+    extra = {}
+    if setup.workers > 0:
+        extra = {
+            "persistent_workers": setup.persistent_workers,
+            "prefetch_factor": setup.prefetch_factor,
+        }
+    loader = DataLoader(
+        data,
+        batch_size=batch_size,
+        sampler=sampler,
+        num_workers=setup.workers,
+        pin_memory=setup.pin_memory,
+        drop_last=drop_last,
+        generator=torch.Generator(),
+        **extra,
+    )
+    return LoaderHandle(loader, sampler, batch_size, seed, rank)
+
+
+def split_batch(batch) -> tuple:
+    """(inputs, targets) from a batch; targets None for input-only batches (predict)."""
+    if isinstance(batch, (tuple, list)):
+        if len(batch) == 1:
+            return batch[0], None
+        return batch[0], batch[1]
+    return batch, None
+
+
+def batch_size_of(inputs) -> int:
+    if isinstance(inputs, torch.Tensor):
+        return inputs.shape[0]
+    if isinstance(inputs, (tuple, list)):
+        return batch_size_of(inputs[0])
+    if isinstance(inputs, dict):
+        return batch_size_of(next(iter(inputs.values())))
+    raise TypeError(f"cannot find the batch dimension of a {type(inputs).__name__}")
+
+
+def to_device(value, device: torch.device, non_blocking: bool, channels_last: bool):
+    """Copy a batch (tensor, or tuple/list/dict of tensors) to the device; 4-D inputs go NHWC
+    when the model is channels_last, so the first conv does not convert layouts every step."""
+    if isinstance(value, torch.Tensor):
+        if channels_last and value.dim() == 4:
+            return value.to(device, non_blocking=non_blocking, memory_format=torch.channels_last)
+        return value.to(device, non_blocking=non_blocking)
+    if isinstance(value, (tuple, list)):
+        return type(value)(to_device(v, device, non_blocking, channels_last) for v in value)
+    if isinstance(value, dict):
+        return {k: to_device(v, device, non_blocking, channels_last) for k, v in value.items()}
+    return value

@@ -1,0 +1,171 @@
+"""What the loop does when training goes wrong in ways that are not bugs in our code.
+
+- A non-finite loss (NaN/inf): `NonFiniteGuard` reports the epoch, step and batch index that
+  produced it and applies the policy: "stop" (raise, the default: a NaN usually means the run is
+  lost and every further step wastes compute), "skip" (drop this optimizer step and its
+  gradients, keep going: for the rare bad batch), "continue" (warn and step anyway).
+  Under DDP the decision is reduced over ranks (any rank non-finite -> every rank acts), because
+  ranks that disagree on whether to step would drift apart or deadlock in the next all-reduce.
+- A DataLoader worker process that dies (usually the kernel OOM killer): PyTorch raises
+  "DataLoader worker (pid N) is killed by signal: Killed"; `translate_worker_death` turns it
+  into one line that says what probably happened and what to change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Iterator, Literal
+
+import torch
+
+from torchdoctor.errors import TorchdoctorError, UsageError
+
+NanPolicy = Literal["stop", "skip", "continue"]
+POLICIES = ("stop", "skip", "continue")
+
+
+class NonFiniteLossError(TorchdoctorError):
+    """The loss became NaN or infinite and the policy is "stop"."""
+
+
+class NonFiniteLossWarning(UserWarning):
+    """The loss became NaN or infinite and the policy is "skip" or "continue"."""
+
+
+@dataclass(frozen=True)
+class NonFiniteEvent:
+    epoch: int  # 0-based, like the loop's counters (messages say epoch + 1)
+    step: int  # optimizer steps completed before this batch
+    batch: int  # index of the micro-batch within its epoch
+    value: float
+    action: str
+
+
+@dataclass
+class _Window:
+    """The micro-batch losses of one optimizer step, checked together."""
+
+    epoch: int
+    step: int
+    first_batch: int
+    losses: list[torch.Tensor]
+    bad: torch.Tensor | None = None  # per micro-batch 0/1 flags, on the device, reduced over ranks
+
+
+class NonFiniteGuard:
+    """Per optimizer step: `observe` each micro-batch loss, then `step_ok()` before stepping.
+
+    The check costs no pipeline stall where it can avoid one: with "stop" and "continue" the
+    flags of step k are read after step k+1 has been queued (the GPU has long finished them),
+    so only "skip", which must decide before stepping, syncs every step. Call `flush()` before
+    writing a checkpoint so a checkpoint never holds weights a pending NaN already spoiled.
+    """
+
+    def __init__(self, policy: NanPolicy = "stop", env=None):
+        if policy not in POLICIES:
+            raise UsageError(f"nan policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        self.policy = policy
+        self.env = env
+        self.events: list[NonFiniteEvent] = []
+        self._window: _Window | None = None
+        self._pending: _Window | None = None
+
+    def observe(self, loss: torch.Tensor, *, epoch: int, step: int, batch: int) -> None:
+        """Record one micro-batch loss (no sync); `batch` is its index within the epoch."""
+        if self._window is None:
+            self._window = _Window(epoch, step, batch, [])
+        self._window.losses.append(loss.detach())
+
+    def step_ok(self) -> bool:
+        """False when the policy is "skip" and this step's loss was not finite on some rank."""
+        window, self._window = self._window, None
+        if window is None:
+            return True
+        flags = torch.stack([~torch.isfinite(loss.float()).all() for loss in window.losses]).to(torch.int32)
+        if self.env is not None and self.env.is_distributed:
+            import torch.distributed as dist
+
+            dist.all_reduce(flags, op=dist.ReduceOp.SUM)  # async on NCCL: still no stall here
+        window.bad = flags
+        if self.policy == "skip":
+            return not self._resolve(window)
+        previous, self._pending = self._pending, window
+        if previous is not None:
+            self._resolve(previous)
+        return True
+
+    def flush(self) -> None:
+        """Check the step still pending (before a checkpoint, at the end of an epoch)."""
+        if self._window is not None:
+            self.step_ok()
+        previous, self._pending = self._pending, None
+        if previous is not None:
+            self._resolve(previous)
+
+    def _resolve(self, window: _Window) -> bool:
+        """Apply the policy to a checked window; True when it held a non-finite loss."""
+        bad = window.bad.cpu().tolist()
+        if not any(bad):
+            return False
+        offset = next(i for i, flag in enumerate(bad) if flag)
+        loss = window.losses[offset]
+        value = float(loss.float().cpu()) if loss.numel() == 1 else float("nan")
+        where = f"epoch {window.epoch + 1}, step {window.step + 1}, batch index {window.first_batch + offset}"
+        if math.isfinite(value):  # flagged by another rank; this rank's own loss was fine
+            value, where = float("nan"), where + " (on another rank)"
+        self.events.append(NonFiniteEvent(window.epoch, window.step, window.first_batch + offset, value, self.policy))
+        if self.policy == "stop":
+            raise NonFiniteLossError(
+                f"loss is {value} at {where}; lower the learning rate, check the inputs of that "
+                "batch, or use nan_policy 'skip' to drop such steps"
+            )
+        action = "skipping this optimizer step" if self.policy == "skip" else "continuing (nan policy: continue)"
+        warnings.warn(f"loss is {value} at {where}; {action}", NonFiniteLossWarning, stacklevel=3)
+        return True
+
+
+_WORKER_DEATH = re.compile(r"DataLoader worker \(pid(?:\(s\))?\s*([\d, ]+)\) (is killed by signal: ?([^.\n]+)|exited unexpectedly)")
+
+
+def describe_worker_death(error: BaseException) -> str | None:
+    """A one-line explanation when `error` is PyTorch's "DataLoader worker died" error, else None."""
+    # "exited unexpectedly" is raised *from* the signal handler's "killed by signal: Killed"
+    matches, seen = [], error
+    for _ in range(8):  # a bounded walk down the exception chain
+        if seen is None:
+            break
+        found = _WORKER_DEATH.search(str(seen))
+        if found:
+            matches.append(found)
+        seen = seen.__cause__ or seen.__context__
+    if not matches:
+        return None
+    match = next((m for m in matches if m.group(3)), matches[0])  # prefer the one naming a signal
+    pids = match.group(1).strip().rstrip(",")
+    signal_name = match.group(3)
+    if signal_name and "kill" in signal_name.lower():
+        cause = "was killed (signal 9, most often the out-of-memory killer)"
+        advice = "lower --workers, --prefetch-factor or the batch size, or free host memory"
+    elif signal_name:
+        cause = f"was killed by signal {signal_name.strip()}"
+        advice = "run with --workers 0 to see the error in the main process"
+    else:
+        cause = "exited unexpectedly"
+        advice = "run with --workers 0 to see the error in the main process"
+    return f"a DataLoader worker (pid {pids}) {cause}; {advice}"
+
+
+@contextlib.contextmanager
+def translate_worker_death() -> Iterator[None]:
+    """Wrap iteration over a DataLoader: a dead worker becomes a TorchdoctorError, nothing else changes."""
+    try:
+        yield
+    except RuntimeError as error:
+        message = describe_worker_death(error)
+        if message is None:
+            raise
+        raise TorchdoctorError(message) from error

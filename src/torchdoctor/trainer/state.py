@@ -1,0 +1,74 @@
+"""What a training checkpoint holds, and how the loop restores it.
+
+Saving and loading (atomic writes, readable-newest lookup, RNG capture) belong to
+torchdoctor.trainer.checkpoint; this module only decides the contents. Everything stored is a
+tensor, a number, a string, or a dict/list of those, so it loads with weights_only=True.
+
+A checkpoint is written only at an optimizer-step boundary, so `batches_done` (micro-batches of
+epoch `epoch` already trained on) is always a whole number of accumulation windows and a resumed
+run re-forms exactly the same windows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from torchdoctor.errors import UsageError
+
+STATE_FORMAT = "torchdoctor.trainer/1"
+# Settings that change which samples form which step; resuming with different values would not
+# continue the same run.
+MUST_MATCH = ("batch_size", "accumulate", "seed", "drop_last")
+
+
+def build_state(trainer, epoch: int, batches_done: int, meter_state: dict | None) -> dict:
+    from torchdoctor.trainer.checkpoint import capture_rng_state
+
+    return {
+        "format": STATE_FORMAT,
+        "model": trainer.model.state_dict(),
+        "optimizer": trainer.optimizer.state_dict(),
+        "scaler": trainer.scaler.state_dict() if trainer.scaler is not None else None,
+        "scheduler": trainer.scheduler.state_dict() if trainer.scheduler is not None else None,
+        "epoch": epoch,
+        "step": trainer.global_step,
+        "batches_done": batches_done,
+        "epoch_meter": meter_state,
+        "history": [record.to_dict() for record in trainer.history],
+        "rng": capture_rng_state(),
+        "config": trainer.config.to_dict(),
+    }
+
+
+def check_compatible(saved_config: dict, config_now: dict, path: Path) -> None:
+    for key in MUST_MATCH:
+        if key in saved_config and saved_config[key] != config_now[key]:
+            raise UsageError(
+                f"cannot resume from {path}: it was written with {key}={saved_config[key]!r}, "
+                f"this run has {key}={config_now[key]!r}"
+            )
+
+
+def load_latest(directory: str, keep_last: int, device: torch.device) -> tuple[dict, Path] | None:
+    """The newest readable checkpoint in `directory`, loaded onto `device`, or None."""
+    from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
+
+    path = CheckpointManager(directory, keep_last).latest()
+    if path is None:
+        return None
+    return load_checkpoint(path, map_location=device), Path(path)
+
+
+def restore_state(trainer, state: dict) -> None:
+    from torchdoctor.trainer.checkpoint import restore_rng_state
+
+    trainer.model.load_state_dict(state["model"])
+    trainer.optimizer.load_state_dict(state["optimizer"])
+    if trainer.scaler is not None and state.get("scaler") is not None:
+        trainer.scaler.load_state_dict(state["scaler"])
+    if trainer.scheduler is not None and state.get("scheduler") is not None:
+        trainer.scheduler.load_state_dict(state["scheduler"])
+    trainer.global_step = state["step"]
+    restore_rng_state(state["rng"])

@@ -1,0 +1,100 @@
+"""From worker results to verdicts: per-configuration summaries and baseline comparisons."""
+
+from __future__ import annotations
+
+import statistics
+
+from torchdoctor.trials.fixes import get_fix
+from torchdoctor.trials.report import ConfigResult, VariantResult
+from torchdoctor.trials.runner import RunOutcome
+from torchdoctor.trials import semantics, stats
+
+# A speedup counts as real when the median clears this and every repeat agrees on the direction.
+MIN_GAIN = 1.05
+
+
+def _status(fixes: list[str], outcomes: list[RunOutcome]) -> tuple[str, str | None, str]:
+    for outcome in outcomes:
+        result = outcome.result
+        if result is None:
+            return "crashed", f"trial worker exited with code {outcome.returncode}", outcome.stderr_tail
+        if result["failed_fixes"]:
+            name, error = next(iter(result["failed_fixes"].items()))
+            return "failed", f"{name} could not be applied: {error}", ""
+        if result["status"] == "crashed":
+            return "crashed", result["error"], outcome.stderr_tail
+    used = set.union(*(set(o.result["used_fixes"]) for o in outcomes)) if outcomes else set()
+    if fixes and not used:
+        return "no effect", "nothing in this run matched what the fix changes", ""
+    return "ok", None, ""
+
+
+def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: int) -> ConfigResult:
+    status, error, stderr_tail = _status(fixes, outcomes)
+    results = [o.result for o in outcomes if o.result is not None]
+    measured = [r for r in results if len(r["steps"]) > warmup]
+    memory = [r["peak_memory_bytes"] for r in results]
+    return ConfigResult(
+        name=name,
+        fixes=fixes,
+        runs=len(measured),
+        step_s=stats.spread([stats.mean_step_s(r, warmup) for r in measured]),
+        samples_per_s=stats.spread([stats.samples_per_s(r, warmup) for r in measured]),
+        peak_memory_bytes=int(statistics.median(memory)) if memory else None,
+        memory_source=results[0]["memory_source"] if results else "unknown",
+        losses=semantics.losses(results[0]) if results else [],
+        elapsed_s=statistics.median(o.seconds for o in outcomes) if outcomes else 0.0,
+        status=status,
+        error=error,
+        stderr_tail=stderr_tail,
+    )
+
+
+def tolerance_for(fixes: list[str]) -> tuple[float, str]:
+    """The loosest tolerance among the fixes (a combination is as approximate as its loosest)."""
+    loosest = max((get_fix(name) for name in fixes), key=lambda fix: fix.TOLERANCE)
+    return loosest.TOLERANCE, f"{loosest.NAME}: {loosest.TOLERANCE_REASON}"
+
+
+def compare(
+    baseline: ConfigResult,
+    baseline_outcomes: list[RunOutcome],
+    variant: ConfigResult,
+    variant_outcomes: list[RunOutcome],
+    warmup: int,
+) -> VariantResult:
+    if variant.status in ("crashed", "failed") or not variant.runs:
+        return VariantResult(variant, None, None, None, None, variant.status)
+    base_runs = [o.result for o in baseline_outcomes if o.result is not None]
+    var_runs = [o.result for o in variant_outcomes if o.result is not None]
+    speedup = stats.paired_speedups(base_runs, var_runs, warmup)
+    throughput = _ratio(variant.samples_per_s.median, baseline.samples_per_s.median)
+    memory = _ratio(variant.peak_memory_bytes, baseline.peak_memory_bytes)
+    tolerance, reason = tolerance_for(variant.fixes)
+    judged = semantics.judge(base_runs, var_runs, tolerance, reason)
+    return VariantResult(
+        variant,
+        speedup,
+        throughput,
+        None if memory is None else memory - 1.0,
+        judged,
+        verdict(variant.status, speedup, judged.verdict),
+    )
+
+
+def verdict(status: str, speedup, semantics_verdict: str) -> str:
+    if semantics_verdict == "changed":
+        return "changes results"
+    if status == "no effect":
+        return "no effect"
+    if speedup is None or speedup.median is None:
+        return "not measured"
+    if speedup.median >= MIN_GAIN and speedup.low > 1.0:
+        return "faster"
+    if speedup.median <= 1 / MIN_GAIN and speedup.high < 1.0:
+        return "slower"
+    return "no clear gain"
+
+
+def _ratio(a, b) -> float | None:
+    return a / b if a is not None and b else None

@@ -1,0 +1,140 @@
+"""`run_trials`: measure what each fix gains on the user's script, and whether it keeps results.
+
+    from torchdoctor.trials.api import run_trials
+    from torchdoctor.trials.render import render_terminal, render_json
+    report = run_trials("train.py", [], "workers,float32", steps=10, repeats=3)
+
+The diagnose CLI wires it as `torchdoctor diagnose SCRIPT --try FIX[,FIX...]`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Callable
+
+import torch
+
+from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.trials import analysis
+from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
+from torchdoctor.trials.hooks import TrialHooks
+from torchdoctor.trials.permanent import permanent_change
+from torchdoctor.trials.report import Suggestion, TrialReport
+from torchdoctor.trials.runner import TrialPlan, run_plan
+
+
+def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, str]]:
+    """Register each fix on a throwaway hook set: a fix that cannot act here (e.g. pin_memory on
+    a CPU-only machine) is set aside with its reason instead of costing trial runs."""
+    runnable, refused = [], {}
+    for name in names:
+        try:
+            get_fix(name).apply(TrialHooks(device_type=device_type))
+            runnable.append(name)
+        except RuntimeError as exc:
+            refused[name] = str(exc)
+    return runnable, refused
+
+
+def _diagnose(target: str, args: list[str], module: bool, steps: int):
+    try:
+        from torchdoctor.diagnose.api import diagnose_script
+    except ImportError as exc:
+        raise TorchdoctorError(f"--try all needs the diagnosis, which failed to load: {exc}")
+    return diagnose_script(target, tuple(args), module=module, steps=steps, quiet=True)
+
+
+def _suggestions(names: list[str], diagnosis) -> list[Suggestion]:
+    found = [Suggestion(name, SUGGESTIONS[name]) for name in names]
+    for finding in getattr(diagnosis, "findings", []) or []:
+        if finding.changes_semantics:
+            reason = f"{finding.title}: changes what the model learns, so it is never applied"
+            found.append(Suggestion(finding.id, reason))
+    return found
+
+
+def run_trials(
+    target: str,
+    args: list[str] | tuple[str, ...],
+    fixes: str | list[str],
+    steps: int = 10,
+    repeats: int = 3,
+    module: bool = False,
+    *,
+    warmup: int = 2,
+    seed: int = 0,
+    diagnosis=None,
+    timeout_s: float = 600.0,
+    progress: Callable[[str, int], None] | None = None,
+) -> TrialReport:
+    """Run baseline and variants (each fix alone, then all together) `repeats` times each."""
+    if steps < 1 or repeats < 1 or warmup < 0:
+        raise UsageError("--steps and --repeats must be at least 1")
+    if not module and not os.path.isfile(target):
+        raise UsageError(f"no such script: {target}")
+    spec = fixes if isinstance(fixes, str) else ",".join(fixes)
+    names, suggested, wants_all = parse_fix_names(spec)
+    if wants_all:
+        diagnosis = diagnosis or _diagnose(target, list(args), module, steps)
+        names = list(dict.fromkeys(names + fixes_for_findings(diagnosis.findings, diagnosis.run)))
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    runnable, not_applicable = preflight(names, device_type)
+    configs = {"baseline": []} | {name: [name] for name in runnable}
+    if len(runnable) > 1:
+        configs["all"] = runnable
+    with tempfile.TemporaryDirectory(prefix="torchdoctor-obs-") as tmp:
+        observation_path = None
+        if diagnosis is not None:
+            from torchdoctor.trials.observation_io import dump_run_observation
+
+            observation_path = os.path.join(tmp, "run.json")
+            dump_run_observation(diagnosis.run, observation_path)
+        plan = TrialPlan(target, list(args), configs, warmup + steps, repeats, seed, module,
+                         observation_path, timeout_s)
+        runs = run_plan(plan, progress) if runnable else None
+    return _build_report(plan, runs, warmup, device_type, not_applicable,
+                         _suggestions(suggested, diagnosis))
+
+
+def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) -> TrialReport:
+    if runs is None:
+        reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items()) or "no fix to try"
+        raise TorchdoctorError(f"no fix can be tried on this machine ({reasons})")
+    outcomes = runs.outcomes
+    baseline = analysis.summarize("baseline", [], outcomes["baseline"], warmup)
+    if baseline.status == "crashed":
+        raise TorchdoctorError(f"the script failed without any fix: {baseline.error}")
+    if not baseline.runs:
+        raise TorchdoctorError(
+            f"the script ran fewer than {warmup + 1} training steps; nothing to measure"
+        )
+    variants = [
+        analysis.compare(
+            baseline,
+            outcomes["baseline"],
+            analysis.summarize(name, fixes, outcomes[name], warmup),
+            outcomes[name],
+            warmup,
+        )
+        for name, fixes in plan.configs.items()
+        if name != "baseline"
+    ]
+    kept = [v.config.name for v in variants if v.verdict == "faster" and v.config.name != "all"]
+    change, kind = permanent_change(plan.target, kept, plan.module)
+    return TrialReport(
+        target=plan.target,
+        argv=plan.args,
+        steps=plan.steps - warmup,
+        warmup=warmup,
+        repeats=plan.repeats,
+        seed=plan.seed,
+        device_type=device_type,
+        baseline=baseline,
+        variants=variants,
+        suggestions=suggestions,
+        not_applicable=not_applicable,
+        permanent_change=change,
+        permanent_change_kind=kind,
+        total_s=runs.total_s,
+    )

@@ -1,0 +1,31 @@
+"""What `torchdoctor diagnose --try` runs after the diagnosis: the trials, their table, and the
+`trials` section added to the diagnosis JSON (schema in docs/try.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from torchdoctor.errors import TorchdoctorError
+
+
+def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
+    from torchdoctor.console import make_console
+    from torchdoctor.trials.api import run_trials
+    from torchdoctor.trials.render import render_terminal
+
+    trials = run_trials(script, args, try_spec, steps=max(steps, 1), repeats=repeats,
+                        module=module, diagnosis=report)
+    render_terminal(trials, make_console(quiet))
+    if json_path:
+        add_trials_section(json_path, trials.to_dict())
+
+
+def add_trials_section(json_path: str, trials: dict) -> None:
+    path = Path(json_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["trials"] = trials
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise TorchdoctorError(f"cannot add the trials section to {json_path}: {exc}") from None

@@ -1,0 +1,49 @@
+"""Load batches in background worker processes (seed 001, Mejora 2; seed 000).
+
+A DataLoader with `num_workers=0` builds every batch in the training process, so the model waits
+while `__getitem__` and collation run. Workers prepare the next batches in parallel;
+`persistent_workers` keeps them alive across epochs and `prefetch_factor` bounds how far ahead
+they run. Same samples, same order, same collation: the loss trajectory must not change.
+Iterable datasets are left alone (each worker would replay the whole stream).
+"""
+
+from __future__ import annotations
+
+from torch.utils.data import IterableDataset
+
+from torchdoctor.trials.fixes._common import loaders
+
+NAME = "workers"
+SUMMARY = "DataLoader(num_workers=<cores>, persistent_workers=True, prefetch_factor=2)"
+TOLERANCE = 1e-6
+TOLERANCE_REASON = "same batches in the same order: only where they are built changes"
+FINDING_CODES = ("D101", "D102", "D103")
+PERMANENT = (
+    "DataLoader(dataset, ..., num_workers=min(8, len(os.sched_getaffinity(0))), "
+    "persistent_workers=True, prefetch_factor=2)"
+)
+
+
+def worker_count(cpu_count: int | None) -> int:
+    return max(1, min(8, cpu_count or 1))
+
+
+def applies_to(run) -> bool:
+    return any(
+        loader.num_workers == 0 and not loader.iterable_dataset and (loader.cpu_count or 2) > 1
+        for loader in loaders(run)
+    )
+
+
+def apply(hooks) -> None:
+    workers = worker_count(hooks.cpu_count)
+
+    def rewrite(kwargs: dict) -> dict:
+        dataset = kwargs.get("dataset")
+        if kwargs.get("num_workers", 0) or isinstance(dataset, IterableDataset):
+            return kwargs
+        kwargs.update(num_workers=workers, persistent_workers=True, prefetch_factor=2)
+        hooks.mark_used(NAME)
+        return kwargs
+
+    hooks.loader_kwargs.append(rewrite)

@@ -1,0 +1,210 @@
+"""Run-time interception points that the fixes act through, without editing the user's script.
+
+`TrialHooks.install()` patches torch in the worker process the way diagnose's probes do
+(class attributes of torch, restored by `uninstall()`):
+
+- `DataLoader.__init__`: every `loader_kwargs` callback may rewrite the constructor's keyword
+  arguments (num_workers, pin_memory, ...) before the real constructor runs.
+- `nn.Module.__call__`: calls of the *root model* (the outermost module with parameters, i.e. a
+  call not nested in another module's forward) run through the `around_forward` middlewares, each
+  `fn(module, call, args, kwargs) -> output` that may change the inputs, enter a context or swap
+  the callable (`call(module, args, kwargs)` continues the chain).
+- `Tensor.to`: `tensor_to` callbacks may rewrite the arguments of a copy (non_blocking).
+- `Tensor.backward`: `around_backward` callbacks `fn(loss) -> tensor` choose what to back-propagate
+  (a GradScaler scales the loss), and `on_backward(loss)` listeners see each backward.
+- `Optimizer.__init__`: each optimizer instance gets a `step` wrapper running the `around_step`
+  middlewares `fn(optimizer, step, args, kwargs)`; `on_step(optimizer)` listeners run after it.
+
+Extension point for diagnose (engineer C1): these are the interception points a `--try` fix needs;
+diagnose/probes could own them and expose this same registration API.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+
+@dataclass
+class TrialHooks:
+    device_type: str = "cpu"  # "cuda" when the run can use CUDA
+    observation: Any = None  # the baseline's RunObservation when a diagnosis ran, else None
+    cpu_count: int = field(default_factory=lambda: len(os.sched_getaffinity(0)))
+    loader_kwargs: list[Callable[[dict], dict]] = field(default_factory=list)
+    around_forward: list[Callable] = field(default_factory=list)
+    tensor_to: list[Callable[[torch.Tensor, tuple, dict], tuple[tuple, dict]]] = field(
+        default_factory=list
+    )
+    around_backward: list[Callable[[torch.Tensor], torch.Tensor]] = field(default_factory=list)
+    on_backward: list[Callable[[torch.Tensor], None]] = field(default_factory=list)
+    around_step: list[Callable] = field(default_factory=list)
+    on_step: list[Callable[[Any], None]] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)  # fixes that actually changed something
+    attributes: list[tuple[Any, str, Any]] = field(default_factory=list)  # (owner, name, value)
+    optimizers: list = field(default_factory=list)
+    _saved: dict = field(default_factory=dict)
+    _local: threading.local = field(default_factory=threading.local)
+
+    def mark_used(self, fix_name: str) -> None:
+        self.used.add(fix_name)
+
+    def set_attribute(self, owner: Any, name: str, value: Any) -> None:
+        """Set `owner.name = value` while installed (backend flags, torch functions)."""
+        self.attributes.append((owner, name, value))
+
+    # -- installation ------------------------------------------------------------------------
+    def install(self) -> None:
+        if self._saved:
+            return
+        self._saved = {
+            "loader_init": DataLoader.__init__,
+            "module_call": nn.Module.__call__,
+            "tensor_to": torch.Tensor.to,
+            "backward": torch.Tensor.backward,
+            "optimizer_init": torch.optim.Optimizer.__init__,
+        }
+        DataLoader.__init__ = self._patched_loader_init(self._saved["loader_init"])
+        nn.Module.__call__ = self._patched_module_call(self._saved["module_call"])
+        torch.Tensor.to = self._patched_to(self._saved["tensor_to"])
+        torch.Tensor.backward = self._patched_backward(self._saved["backward"])
+        torch.optim.Optimizer.__init__ = self._patched_optimizer_init(self._saved["optimizer_init"])
+        self._saved["attributes"] = [(o, n, getattr(o, n)) for o, n, _ in self.attributes]
+        for owner, name, value in self.attributes:
+            setattr(owner, name, value)
+
+    def uninstall(self) -> None:
+        if not self._saved:
+            return
+        DataLoader.__init__ = self._saved["loader_init"]
+        nn.Module.__call__ = self._saved["module_call"]
+        torch.Tensor.to = self._saved["tensor_to"]
+        torch.Tensor.backward = self._saved["backward"]
+        torch.optim.Optimizer.__init__ = self._saved["optimizer_init"]
+        for owner, name, value in reversed(self._saved["attributes"]):
+            setattr(owner, name, value)
+        self._saved = {}
+
+    # -- patches -----------------------------------------------------------------------------
+    def _patched_loader_init(self, original):
+        hooks = self
+
+        signature = inspect.signature(original)
+
+        def __init__(loader, *args, **kwargs):
+            if hooks.loader_kwargs:  # every argument by keyword, so rewrites see the dataset too
+                bound = signature.bind(loader, *args, **kwargs)
+                kwargs = {k: v for k, v in bound.arguments.items() if k != "self"}
+                args = ()
+                for rewrite in hooks.loader_kwargs:
+                    kwargs = rewrite(dict(kwargs))
+            original(loader, *args, **kwargs)
+
+        return __init__
+
+    def _patched_module_call(self, original):
+        hooks = self
+
+        def __call__(module, *args, **kwargs):
+            depth = getattr(hooks._local, "depth", 0)
+            if depth or not hooks.around_forward or not _has_parameters(module):
+                hooks._local.depth = depth + 1
+                try:
+                    return original(module, *args, **kwargs)
+                finally:
+                    hooks._local.depth = depth
+            hooks._local.depth = 1
+            try:
+                return _chain(hooks.around_forward, lambda m, a, k: original(m, *a, **k))(
+                    module, args, kwargs
+                )
+            finally:
+                hooks._local.depth = 0
+
+        return __call__
+
+    def _patched_to(self, original):
+        hooks = self
+
+        def to(tensor, *args, **kwargs):
+            for rewrite in hooks.tensor_to:
+                args, kwargs = rewrite(tensor, args, kwargs)
+            return original(tensor, *args, **kwargs)
+
+        return to
+
+    def _patched_backward(self, original):
+        hooks = self
+
+        def backward(tensor, *args, **kwargs):
+            for listener in hooks.on_backward:
+                listener(tensor)
+            target = tensor
+            for transform in hooks.around_backward:
+                target = transform(target)
+            return original(target, *args, **kwargs)
+
+        return backward
+
+    def _patched_optimizer_init(self, original):
+        hooks = self
+
+        def __init__(optimizer, *args, **kwargs):
+            original(optimizer, *args, **kwargs)
+            if "step" in optimizer.__dict__:  # already wrapped (nested __init__ of a subclass)
+                return
+            hooks.optimizers.append(optimizer)
+            real_step = optimizer.step  # bound method of the class
+
+            def step(*step_args, **step_kwargs):
+                if getattr(hooks._local, "in_step", False):  # re-entry, e.g. from scaler.step
+                    return real_step(*step_args, **step_kwargs)
+                hooks._local.in_step = True
+                try:
+                    result = _chain(hooks.around_step, lambda o, a, k: real_step(*a, **k))(
+                        optimizer, step_args, step_kwargs
+                    )
+                finally:
+                    hooks._local.in_step = False
+                for listener in hooks.on_step:
+                    listener(optimizer)
+                return result
+
+            optimizer.step = step
+
+        return __init__
+
+
+def _chain(middlewares: list[Callable], innermost: Callable) -> Callable:
+    """Compose `fn(target, call, args, kwargs)` middlewares around `innermost(target, a, k)`."""
+    call = innermost
+    for middleware in reversed(middlewares):
+        call = _bind(middleware, call)
+    return call
+
+
+def _bind(middleware: Callable, call_next: Callable) -> Callable:
+    return lambda target, args, kwargs: middleware(target, call_next, args, kwargs)
+
+
+def _has_parameters(module: nn.Module) -> bool:
+    return next(module.parameters(), None) is not None
+
+
+def map_tensors(value, fn: Callable[[torch.Tensor], torch.Tensor]):
+    """Apply `fn` to every tensor in nested tuples/lists/dicts, keeping the structure."""
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # namedtuple
+        return type(value)(*(map_tensors(v, fn) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_tensors(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: map_tensors(v, fn) for k, v in value.items()}
+    return value

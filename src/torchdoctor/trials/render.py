@@ -1,0 +1,82 @@
+"""Renderers for a TrialReport: a terminal table and JSON (formatting only, no computation)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+
+from torchdoctor.trials.report import Spread, TrialReport, VariantResult
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.1f} ms"
+
+
+def _ratio(spread: Spread | None) -> str:
+    if spread is None or spread.median is None:
+        return "-"
+    return f"{spread.median:.2f}x ({spread.low:.2f}-{spread.high:.2f})"
+
+
+def _memory(change: float | None) -> str:
+    return "-" if change is None else f"{change * 100:+.0f}%"
+
+
+def _semantics(variant: VariantResult) -> str:
+    s = variant.semantics
+    if s is None:
+        return "-"
+    if s.max_deviation is None:
+        return s.verdict
+    return f"{s.verdict} (max {s.max_deviation:.1e}, tol {s.tolerance:.0e})"
+
+
+def trials_table(report: TrialReport) -> Table:
+    table = Table(title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats")
+    for column in ("config", "step time", "speedup", "samples/s", "memory", "semantics", "verdict"):
+        table.add_column(column)
+    base = report.baseline
+    table.add_row("baseline", _ms(base.step_s.median), "1.00x", _samples(base.samples_per_s), "",
+                  "reference", "")
+    for variant in report.variants:
+        c = variant.config
+        table.add_row(c.name, _ms(c.step_s.median), _ratio(variant.speedup),
+                      _samples(c.samples_per_s), _memory(variant.memory_change),
+                      _semantics(variant), variant.verdict)
+    return table
+
+
+def _samples(spread: Spread) -> str:
+    return "-" if spread.median is None else f"{spread.median:,.0f}"
+
+
+def render_terminal(report: TrialReport, console) -> None:
+    console.print(trials_table(report))
+    for variant in report.variants:
+        c = variant.config
+        if c.error:
+            console.print(f"{c.name}: {c.status}: {c.error}")
+            if c.stderr_tail:
+                console.print(c.stderr_tail, markup=False)
+        s = variant.semantics
+        if s is not None and s.verdict == "changed":
+            console.print(f"{c.name}: the loss differs from step {s.first_changed_step} on by up "
+                          f"to {s.max_deviation:.1e} relative (tolerance {s.tolerance:.0e}: "
+                          f"{s.tolerance_reason}); not kept", markup=False)
+        if s is not None and s.verdict == "unverified":
+            console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with the "
+                          f"same seed, so results cannot be compared", markup=False)
+    for name, reason in report.not_applicable.items():
+        console.print(f"{name}: not tried: {reason}", markup=False)
+    for suggestion in report.suggestions:
+        console.print(f"suggestion {suggestion.name}: {suggestion.reason}", markup=False)
+    console.print(f"trials took {report.total_s:.1f} s "
+                  f"(one baseline run: {report.baseline.elapsed_s:.1f} s)")
+    if report.permanent_change:
+        console.print("To make the kept fixes permanent:", markup=False)
+        console.print(report.permanent_change, markup=False, highlight=False)
+
+
+def render_json(report: TrialReport) -> str:
+    return json.dumps({"trials": report.to_dict()}, indent=2)

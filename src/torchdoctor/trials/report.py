@@ -1,0 +1,82 @@
+"""The result of `diagnose --try`: plain dataclasses, rendered by trials.render (JSON schema in
+docs/try.md, section "JSON: the trials section")."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Spread:
+    median: float | None
+    low: float | None  # smallest per-repeat value
+    high: float | None  # largest per-repeat value
+
+
+@dataclass
+class ConfigResult:
+    """One configuration (the baseline, or a set of fixes) over all its repeats."""
+
+    name: str  # "baseline", a fix name, or "all"
+    fixes: list[str]
+    runs: int  # repeats that produced measurements
+    step_s: Spread  # mean step wall time of each repeat (warm-up excluded), over repeats
+    samples_per_s: Spread
+    peak_memory_bytes: int | None  # median over repeats
+    memory_source: str  # "cuda_allocator" or "process_rss"
+    losses: list[float | None]  # per-step loss of the first repeat
+    elapsed_s: float  # median wall time of one worker run (script start to stop)
+    status: str = "ok"  # "ok", "crashed", "failed", "no effect"
+    error: str | None = None
+    stderr_tail: str = ""
+
+
+@dataclass
+class Semantics:
+    verdict: str  # "kept", "changed", "unverified" (baseline not reproducible), "unknown"
+    tolerance: float  # relative per-step loss tolerance used
+    tolerance_reason: str
+    max_deviation: float | None  # largest relative per-step loss difference seen
+    first_changed_step: int | None  # index of the first step beyond tolerance
+    compared_steps: int
+    baseline_noise: float | None  # largest difference between baseline repeats (same seed)
+
+
+@dataclass
+class VariantResult:
+    config: ConfigResult
+    speedup: Spread | None  # baseline step time / variant step time, per paired repeat
+    throughput_ratio: float | None  # variant samples/s / baseline samples/s (medians)
+    memory_change: float | None  # variant peak / baseline peak - 1
+    semantics: Semantics | None
+    verdict: str  # "faster", "slower", "no gain", "changes results", "crashed", ...
+
+
+@dataclass
+class Suggestion:
+    name: str
+    reason: str  # why it is never applied automatically
+
+
+@dataclass
+class TrialReport:
+    target: str
+    argv: list[str]
+    steps: int
+    warmup: int
+    repeats: int
+    seed: int
+    device_type: str
+    baseline: ConfigResult
+    variants: list[VariantResult]
+    suggestions: list[Suggestion] = field(default_factory=list)
+    not_applicable: dict[str, str] = field(default_factory=dict)  # fix -> why it was not tried
+    permanent_change: str = ""  # unified diff of the script, or the code snippets to apply
+    permanent_change_kind: str = "snippets"  # "diff" or "snippets"
+    total_s: float = 0.0  # wall time of all trials
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,51 @@
+"""Does a fix keep what the script computes? Compare per-step losses from the same seed.
+
+Every run starts from identically seeded generators, so the baseline's repeats should agree
+exactly; their largest disagreement is the run-to-run noise. A variant "kept" the results when
+every repeat's loss trajectory stays within the fix's tolerance of the baseline's first repeat,
+"changed" when some step goes beyond it. When the baseline itself is noisier than the tolerance
+(the script is not reproducible from a seed, e.g. unseeded worker randomness or nondeterministic
+kernels), no claim can be made: "unverified".
+"""
+
+from __future__ import annotations
+
+from torchdoctor.trials.report import Semantics
+from torchdoctor.trials.stats import loss_deviation
+
+
+def losses(run: dict) -> list[float | None]:
+    return [step["loss"] for step in run["steps"]]
+
+
+def baseline_noise(baseline_runs: list[dict]) -> float | None:
+    if len(baseline_runs) < 2:
+        return None
+    reference = losses(baseline_runs[0])
+    deviations = [loss_deviation(reference, losses(run))[0] for run in baseline_runs[1:]]
+    deviations = [d for d in deviations if d is not None]
+    return max(deviations) if deviations else None
+
+
+def judge(
+    baseline_runs: list[dict], variant_runs: list[dict], tolerance: float, reason: str
+) -> Semantics:
+    reference = losses(baseline_runs[0])
+    noise = baseline_noise(baseline_runs)
+    worst, first_changed, compared = None, None, 0
+    for run in variant_runs:
+        deviation, per_step = loss_deviation(reference, losses(run))
+        if deviation is None:
+            continue
+        compared = max(compared, len(per_step))
+        worst = deviation if worst is None else max(worst, deviation)
+        beyond = [i for i, d in enumerate(per_step) if d > tolerance]
+        if beyond and (first_changed is None or beyond[0] < first_changed):
+            first_changed = beyond[0]
+    if worst is None:
+        verdict = "unknown"  # no loss was observed (no backward on a scalar)
+    elif noise is not None and noise > tolerance:
+        verdict = "unverified"
+    else:
+        verdict = "changed" if worst > tolerance else "kept"
+    return Semantics(verdict, tolerance, reason, worst, first_changed, compared, noise)

@@ -1,0 +1,59 @@
+"""Numbers from repeated worker runs: medians, spreads, paired speedups, loss deviations."""
+
+from __future__ import annotations
+
+import statistics
+
+from torchdoctor.trials.report import Spread
+
+
+def spread(values: list[float]) -> Spread:
+    values = [v for v in values if v is not None]
+    if not values:
+        return Spread(None, None, None)
+    return Spread(statistics.median(values), min(values), max(values))
+
+
+def measured_steps(run: dict, warmup: int) -> list[dict]:
+    """Steps after warm-up (the first step also pays the script's setup and any compilation)."""
+    return run["steps"][warmup:]
+
+
+def mean_step_s(run: dict, warmup: int) -> float | None:
+    """Mean, not median: with DataLoader workers, batches arrive in bursts (several ready at
+    once, then a wait), so single steps alternate between ~0 and long; only the mean is stable."""
+    steps = measured_steps(run, warmup)
+    return sum(s["wall_s"] for s in steps) / len(steps) if steps else None
+
+
+def samples_per_s(run: dict, warmup: int) -> float | None:
+    steps = measured_steps(run, warmup)
+    if not steps or any(s["samples"] is None for s in steps):
+        return None
+    seconds = sum(s["wall_s"] for s in steps)
+    return sum(s["samples"] for s in steps) / seconds if seconds > 0 else None
+
+
+def paired_speedups(baseline_runs: list[dict], variant_runs: list[dict], warmup: int) -> Spread:
+    """Baseline step time / variant step time for each repeat round (runs were interleaved, so
+    each pair saw the same machine load)."""
+    ratios = []
+    for base, variant in zip(baseline_runs, variant_runs):
+        b, v = mean_step_s(base, warmup), mean_step_s(variant, warmup)
+        if b and v:
+            ratios.append(b / v)
+    return spread(ratios)
+
+
+def loss_deviation(reference: list, other: list) -> tuple[float | None, list[float]]:
+    """Relative per-step difference of two loss trajectories, over their common steps.
+
+    Each difference is divided by max(|reference loss|, mean |reference loss|), so a loss that
+    approaches zero does not turn rounding noise into a huge ratio. None: no losses to compare.
+    """
+    pairs = [(a, b) for a, b in zip(reference, other) if a is not None and b is not None]
+    if not pairs:
+        return None, []
+    scale = sum(abs(a) for a, _ in pairs) / len(pairs) or 1.0
+    deviations = [abs(b - a) / max(abs(a), scale) for a, b in pairs]
+    return max(deviations), deviations

@@ -1,0 +1,81 @@
+"""`tune(recipe, ...)`: batch-size search, worker sweep and stack ablation, as one TuneReport."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from torchdoctor.trainer import TrainerConfig
+from torchdoctor.trials.tuning.ablation import (
+    STAGES, Ablation, best_stages, plan_stages, run_ablation, stage_changes,
+)
+from torchdoctor.trials.tuning.batch_search import BatchSearchResult, find_max_batch
+from torchdoctor.trials.tuning.probe import RecipeProber
+from torchdoctor.trials.tuning.workers_sweep import WorkerPoint, sweep_workers
+
+TUNE_SCHEMA_VERSION = 1
+
+
+@dataclass
+class TuneOptions:
+    steps: int = 8  # measured optimizer steps per probe (after warm-up)
+    warmup: int = 2
+    max_batch: int | None = None  # None: the training set's size
+    margin: float = 0.9
+    memory_cap: int | None = None  # synthetic activation-memory limit in bytes (testing)
+    stages: tuple[str, ...] = STAGES
+    search_batch: bool = True
+    sweep: bool = True
+
+
+@dataclass
+class TuneReport:
+    recipe: str
+    device: str
+    batch: BatchSearchResult | None
+    workers: list[WorkerPoint]
+    best_workers: int
+    ablation: Ablation
+    chosen_stages: list[str]
+    config: dict  # the TrainerConfig written by --write-config
+    notes: list[str] = field(default_factory=list)
+    schema_version: int = TUNE_SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
+    device = "cuda" if _device(base) == "cuda" else "cpu"
+    cores = len(os.sched_getaffinity(0))
+    prober = RecipeProber(recipe, base, options.warmup + options.steps, options.warmup,
+                          options.memory_cap)
+    notes = []
+    batch = None
+    if options.search_batch:
+        limit = options.max_batch or len(recipe.train_data)
+        batch = find_max_batch(prober.fits, start=1, limit=limit, margin=options.margin)
+        if not batch.memory_bound:
+            notes.append(f"batch size {limit} (the search limit) still fits")
+    points, best_workers = [], 0
+    if options.sweep:
+        points, best_workers = sweep_workers(prober, cores, pin_memory=device == "cuda")
+    memory_bound = batch is not None and batch.memory_bound and (
+        batch.largest_fit is None or batch.largest_fit < base.batch_size
+    )
+    stages = plan_stages(recipe.model, device, best_workers, memory_bound, options.stages)
+    ablation = run_ablation(prober, stages)
+    chosen = best_stages(ablation)
+    config = base.replace(**stage_changes(stages, chosen)).to_dict()
+    if batch is not None and batch.largest_fit is not None and batch.largest_fit < base.batch_size:
+        notes.append(f"batch size {base.batch_size} does not fit; {batch.recommended} does")
+    return TuneReport(recipe.name, device, batch, points, best_workers, ablation, chosen,
+                      config, notes)
+
+
+def _device(config: TrainerConfig) -> str:
+    if config.device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(config.device).type

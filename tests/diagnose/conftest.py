@@ -1,0 +1,57 @@
+"""Helpers for diagnose tests: write a real training script, run `python -m torchdoctor diagnose`
+on it in a subprocess, read the JSON report back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Every script starts single-threaded: on a loaded 2-core machine, OpenMP threads waking up after
+# a sleep make step times swing by 100x, which would drown the phases the tests compare.
+PRELUDE = """\
+import sys, time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+torch.set_num_threads(1)
+torch.manual_seed(0)
+"""
+
+
+class Diagnosis:
+    def __init__(self, result: subprocess.CompletedProcess, json_path: Path):
+        self.result = result
+        self.returncode = result.returncode
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+        self.report = json.loads(json_path.read_text()) if json_path.exists() else None
+
+    @property
+    def run(self) -> dict:
+        return self.report["run"]
+
+
+@pytest.fixture
+def diagnose(tmp_path):
+    """diagnose(body, *options, args=(), name="train.py") -> Diagnosis"""
+
+    def run(body: str, *options: str, args=(), name: str = "train.py", prelude: bool = True):
+        script = tmp_path / name
+        script.write_text((PRELUDE if prelude else "") + textwrap.dedent(body))
+        json_path = tmp_path / "report.json"
+        command = [sys.executable, "-m", "torchdoctor", "diagnose", "--json", str(json_path)]
+        result = subprocess.run(
+            [*command, *options, str(script), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        return Diagnosis(result, json_path)
+
+    return run

@@ -1,0 +1,207 @@
+"""D2xx compute and precision rules on hand-built CPU and CUDA H100 observations."""
+
+from __future__ import annotations
+
+import pytest
+from rule_builders import (
+    evidence_text,
+    good_cpu_run,
+    good_h100_run,
+    h100_environment,
+    make_steps,
+    mlp_model,
+    only,
+)
+
+from torchdoctor.diagnose.observations import OptimizerObservation, PrecisionObservation
+from torchdoctor.diagnose.rules import (
+    d201_float64_compute as d201,
+    d202_batch_too_small as d202,
+    d203_tiny_op_loop as d203,
+    d204_no_autocast as d204,
+    d205_cudnn_benchmark_off as d205,
+    d206_tf32_off as d206,
+    d207_channels_last_missing as d207,
+    d208_dims_not_multiple_of_8 as d208,
+    d209_clip_scaled_gradients as d209,
+)
+
+
+def fp32_h100_run(**env_changes):
+    """As an H100 records a float32 loop with no precision settings touched."""
+    return good_h100_run(
+        environment=h100_environment(**env_changes),
+        precision=PrecisionObservation(forwards=8, float32_ops=24),
+        steps=make_steps(data=0.0002, h2d=0.0001, forward=0.003, backward=0.006,
+                         optimizer=0.0007),
+    )
+
+
+def test_d201_fires_on_float64_ops_and_parameters():
+    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24),
+                       models=[mlp_model(parameter_dtypes={"float64": 200_000})])
+    finding = only(d201.check(run), "D201")
+    compute_share = 0.013 / 0.0137
+    assert finding.saving == pytest.approx(compute_share * 0.5)
+    text = evidence_text(finding)
+    assert "24 of 24" in text and "200,000 of 200,000" in text and "95%" in text
+    assert finding.changes_semantics is False and "model.float()" in finding.fix
+
+
+def test_d201_silent_on_float32_and_on_rare_float64_ops():
+    assert d201.check(good_cpu_run()) == []
+    rare = good_cpu_run(precision=PrecisionObservation(forwards=8, float32_ops=95, float64_ops=5))
+    assert d201.check(rare) == []
+
+
+def overhead_run(ops: float, tensors: int, **compute):
+    run = good_cpu_run(models=[mlp_model(parameter_tensors=tensors)], steps=make_steps(
+        batch_size=4, data=0.0002, forward=0.004, backward=0.005, optimizer=0.001))
+    run.compute.ops_per_step = ops
+    run.compute.dispatch_overhead_s = 8e-6
+    run.compute.mean_op_s = 0.010 / ops
+    run.compute.utilization = compute.get("utilization", 0.004)
+    return run
+
+
+def test_d202_fires_when_ops_are_trivial_and_the_op_count_is_normal():
+    run = overhead_run(ops=1000, tensors=40)  # 10 µs per op vs 8 µs trivial; expected ~1800 ops
+    finding = only(d202.check(run), "D202")
+    assert finding.saving == pytest.approx(1000 * 8e-6 * 0.75 / 0.0102)
+    assert finding.changes_semantics is True and finding.severity == "warning"
+    text = evidence_text(finding)
+    assert "1000 ops" in text and "8.0 µs" in text and "10.0 µs" in text and "Batch size: 4" in text
+    assert "batch_size=16" in finding.fix
+
+
+def test_d202_silent_when_utilization_is_fine_or_ops_do_real_work():
+    assert d202.check(overhead_run(ops=1000, tensors=40, utilization=0.4)) == []
+    assert d202.check(overhead_run(ops=200, tensors=40)) == []  # 50 µs per op: real work
+    assert d202.check(good_cpu_run()) == []
+    few_ops = overhead_run(ops=40, tensors=40)  # 40 x 8 µs is 3% of the step: not worth it
+    few_ops.compute.mean_op_s = 10e-6
+    assert d202.check(few_ops) == []
+
+
+def test_d203_fires_on_far_more_ops_than_the_model_explains():
+    run = overhead_run(ops=1100, tensors=2)  # expected 280 ops
+    finding = only(d203.check(run), "D203")
+    excess_s = (1100 - 280) * 0.010 / 1100
+    assert finding.saving == pytest.approx(excess_s / 0.0102)
+    assert "1100 ops" in evidence_text(finding) and "2 parameter tensors" in evidence_text(finding)
+    assert d202.check(run) == []  # the loop, not the batch, explains this overhead
+
+
+def test_d203_silent_on_normal_op_counts_real_work_or_unmeasured_floor():
+    assert d203.check(overhead_run(ops=1000, tensors=40)) == []
+    heavy = overhead_run(ops=1100, tensors=2)
+    heavy.compute.dispatch_overhead_s = 1e-6  # 9 µs per op is 9 trivial ops: real work
+    assert d203.check(heavy) == []
+    unmeasured = overhead_run(ops=1100, tensors=2)
+    unmeasured.compute.dispatch_overhead_s = None
+    assert d203.check(unmeasured) == []
+
+
+def test_d204_fires_on_fp32_loop_on_h100():
+    finding = only(d204.check(fp32_h100_run()), "D204")
+    compute_share = 0.009 / 0.010
+    assert finding.saving == pytest.approx(compute_share * (0.5 * (1 - 1 / 8) + 0.5 * 0.3))
+    text = evidence_text(finding)
+    assert "H100" in text and "0 of 8" in text and "90%" in text
+    assert "torch.bfloat16" in finding.fix
+
+
+def test_d204_estimate_is_lower_when_tf32_is_already_on():
+    on = only(d204.check(fp32_h100_run(tf32_matmul=True)), "D204")
+    off = only(d204.check(fp32_h100_run()), "D204")
+    assert on.saving < off.saving
+
+
+def test_d204_suggests_float16_with_scaler_without_bf16():
+    finding = only(d204.check(fp32_h100_run(bf16_supported=False, device_name="Tesla V100",
+                                            compute_capability=(7, 0))), "D204")
+    assert "torch.float16" in finding.fix and "GradScaler" in finding.fix
+
+
+def test_d204_silent_on_cpu_under_autocast_and_without_tensor_cores():
+    assert d204.check(good_cpu_run()) == []
+    assert d204.check(good_h100_run()) == []
+    assert d204.check(fp32_h100_run(tensor_cores=False)) == []
+
+
+def conv_h100_run(**changes):
+    run = fp32_h100_run(**changes)
+    run.models = [mlp_model(class_name="ResNet", conv_layers=20, batchnorm_layers=20,
+                            conv_channels_last_inputs=False, device="cuda:0")]
+    return run
+
+
+def test_d205_fires_for_conv_net_with_fixed_shapes():
+    finding = only(d205.check(conv_h100_run()), "D205")
+    assert finding.saving == pytest.approx(0.9 * 0.5 * 0.1)
+    assert finding.severity == "info" and "20 convolution" in evidence_text(finding)
+
+
+def test_d205_silent_with_benchmark_on_varying_shapes_or_no_convs():
+    assert d205.check(conv_h100_run(cudnn_benchmark=True)) == []
+    assert d205.check(conv_h100_run(input_shapes_fixed=False)) == []
+    assert d205.check(fp32_h100_run()) == []
+
+
+def test_d206_fires_on_fp32_matmuls_with_tf32_off():
+    finding = only(d206.check(fp32_h100_run()), "D206")
+    assert finding.saving == pytest.approx(0.9 * 0.5 * 0.75)
+    assert "(9, 0)" in evidence_text(finding) and "set_float32_matmul_precision" in finding.fix
+    # conv nets already use TF32 through cuDNN: half the matmul share is left
+    assert only(d206.check(conv_h100_run()), "D206").saving == pytest.approx(0.9 * 0.25 * 0.75)
+    assert only(d204.check(fp32_h100_run()), "D204").saving > finding.saving
+
+
+def test_d206_silent_before_ampere_with_tf32_or_autocast():
+    assert d206.check(fp32_h100_run(compute_capability=(7, 5))) == []
+    assert d206.check(fp32_h100_run(tf32_matmul=True)) == []
+    assert d206.check(good_h100_run()) == []
+
+
+def amp_conv_run(channels_last: bool | None):
+    run = good_h100_run(models=[mlp_model(class_name="ResNet", conv_layers=20,
+                                          conv_channels_last_inputs=channels_last,
+                                          dims_not_multiple_of_8=["fc: Linear(512->10)"])])
+    return run
+
+
+def test_d207_fires_for_nchw_convs_under_autocast():
+    finding = only(d207.check(amp_conv_run(False)), "D207")
+    compute_share = 0.008 / 0.0088
+    assert finding.saving == pytest.approx(compute_share * 0.5 * 0.2)
+    assert "bfloat16" in evidence_text(finding) and "channels_last" in finding.fix
+
+
+def test_d207_silent_when_channels_last_unknown_or_without_autocast():
+    assert d207.check(amp_conv_run(True)) == []
+    assert d207.check(amp_conv_run(None)) == []
+    assert d207.check(conv_h100_run()) == []  # fp32: D204 first
+
+
+def test_d208_lists_layers_under_autocast():
+    finding = only(d208.check(amp_conv_run(True)), "D208")
+    assert finding.severity == "info" and finding.changes_semantics is True
+    assert "fc: Linear(512->10)" in evidence_text(finding)
+    assert d208.check(good_h100_run()) == []
+
+
+def test_d209_is_an_error_when_clipping_scaled_gradients():
+    run = good_h100_run(optimizers=[OptimizerObservation(
+        class_name="AdamW", location="train.py:20", grad_scaler=True, steps=8,
+        clip_before_unscale=8)])
+    finding = only(d209.check(run), "D209")
+    assert finding.severity == "error" and finding.saving == 0.0
+    assert "8 gradient clipping call(s) over 8 step(s)" in evidence_text(finding)
+    assert finding.fix.index("unscale_") < finding.fix.index("clip_grad_norm_")
+
+
+def test_d209_silent_when_unscaled_first_or_without_scaler():
+    assert d209.check(good_h100_run()) == []
+    unscaled = good_h100_run(optimizers=[OptimizerObservation(class_name="AdamW",
+                                                              grad_scaler=True, steps=8)])
+    assert d209.check(unscaled) == []

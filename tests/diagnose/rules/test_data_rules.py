@@ -1,0 +1,155 @@
+"""D1xx data-loading rules as pure functions on hand-built observations."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from rule_builders import (
+    evidence_text,
+    good_cpu_run,
+    good_h100_run,
+    good_loader,
+    make_steps,
+    only,
+)
+
+from torchdoctor.diagnose.rules import (
+    d101_dataloader_main_process as d101,
+    d102_too_few_workers as d102,
+    d103_workers_respawned as d103,
+    d104_pin_memory_off as d104,
+    d105_expensive_getitem as d105,
+    d106_tensor_from_ndarray as d106,
+)
+
+
+def data_bound_run(**loader_changes):
+    return good_cpu_run(
+        steps=make_steps(data=0.030, forward=0.004, backward=0.005, optimizer=0.001),
+        loaders=[good_loader(num_workers=0, persistent_workers=False, **loader_changes)],
+    )
+
+
+def test_d101_fires_on_main_process_loading_with_saving_from_overlap():
+    finding = only(d101.check(data_bound_run(item_s=0.0004)), "D101")
+    # data 30 ms, rest 10 ms, 7 workers: wait left max(0, 30/7 - 10) = 0 -> saves all 30 of 40 ms
+    assert finding.saving == pytest.approx(0.75)
+    assert finding.severity == "warning"
+    text = evidence_text(finding)
+    assert "75%" in text and "30.0 ms" in text and "num_workers=0" in text
+    assert "train.py:30" in text and "400.0 µs" in text
+    assert "num_workers=7" in finding.fix
+
+
+def test_d101_saving_is_limited_by_what_workers_can_hide():
+    run = data_bound_run()
+    run.environment.cpu_count = 2
+    run.loaders[0].cpu_count = 2
+    finding = only(d101.check(run), "D101")
+    # one worker: the wait left is 30 - 10 = 20 ms, so only 10 of 40 ms are saved
+    assert finding.saving == pytest.approx(0.25)
+
+
+def test_d101_silent_with_workers_or_little_data_time():
+    assert d101.check(good_cpu_run()) == []
+    little = good_cpu_run(loaders=[good_loader(num_workers=0)])  # data is 4% of the step
+    assert d101.check(little) == []
+
+
+def test_d102_fires_when_few_workers_starve_the_step():
+    run = good_cpu_run(
+        steps=make_steps(data=0.020, forward=0.004, backward=0.005, optimizer=0.001),
+        loaders=[good_loader(num_workers=1)],
+    )
+    finding = only(d102.check(run), "D102")
+    # 1 worker, step 30 ms: a batch takes 30 ms to build; 7 workers: 30/7 - 10 < 0 -> no wait
+    assert finding.saving == pytest.approx(20 / 30)
+    assert "num_workers=1" in evidence_text(finding) and "67%" in evidence_text(finding)
+
+
+def test_d102_ignores_epoch_start_spikes_and_full_worker_counts():
+    run = good_cpu_run()
+    run.steps[0].phases["data"] = 0.5  # worker start-up at the epoch start
+    run.steps[0].wall_s += 0.5
+    run.loaders[0].num_workers = 1
+    assert d102.check(run) == []
+    starving_at_max = good_cpu_run(
+        steps=make_steps(data=0.020, forward=0.01), loaders=[good_loader(num_workers=7)]
+    )
+    assert d102.check(starving_at_max) == []
+
+
+def respawning_run(startup_s: float):
+    loader = good_loader(num_workers=4, persistent_workers=False, dataset_len=256,
+                         epochs_started=3, worker_startup_s=[startup_s] * 3, batches=12)
+    return good_cpu_run(loaders=[loader])
+
+
+def test_d103_fires_when_worker_startup_is_a_share_of_each_epoch():
+    finding = only(d103.check(respawning_run(0.2)), "D103")
+    # 4 batches per epoch x 13.7 ms = 55 ms per epoch; start-up overhead ~0.2 s per epoch
+    epoch_s = 4 * 0.0137
+    overhead = 0.2 - 0.0005
+    assert finding.saving == pytest.approx(overhead / (epoch_s + overhead), rel=1e-3)
+    assert "3 times" in evidence_text(finding) and "200.0 ms" in evidence_text(finding)
+    assert "persistent_workers=True" in finding.fix
+
+
+def test_d103_silent_when_persistent_single_epoch_or_negligible():
+    assert d103.check(good_cpu_run()) == []
+    persistent = respawning_run(0.2)
+    persistent.loaders[0].persistent_workers = True
+    assert d103.check(persistent) == []
+    long_epochs = respawning_run(0.2)
+    long_epochs.loaders[0].dataset_len = 6_400_000
+    assert d103.check(long_epochs) == []
+
+
+def test_d104_fires_on_cuda_with_unpinned_loader():
+    run = good_h100_run(loaders=[good_loader(pin_memory=False, cpu_count=16)],
+                        steps=make_steps(h2d=0.004, forward=0.003, backward=0.003))
+    finding = only(d104.check(run), "D104")
+    assert finding.saving == pytest.approx(0.4 * 0.5)
+    assert "40%" in evidence_text(finding) and "pin_memory=False" in evidence_text(finding)
+
+
+def test_d104_silent_on_cpu_and_when_pinned():
+    assert d104.check(good_h100_run()) == []
+    assert d104.check(good_cpu_run()) == []  # pin_memory=False is right without a GPU
+
+
+def test_d105_fires_when_getitem_outweighs_compute():
+    run = data_bound_run(item_s=0.0004)  # 64 x 0.4 ms = 25.6 ms per batch vs 10 ms compute
+    finding = only(d105.check(run), "D105")
+    assert finding.saving == pytest.approx(0.9 * 0.0256 / 0.040)
+    assert "25.6 ms" in evidence_text(finding) and "10.0 ms" in evidence_text(finding)
+
+
+def test_d105_silent_when_getitem_is_cheap_or_unmeasured():
+    assert d105.check(data_bound_run(item_s=0.00005)) == []  # 3.2 ms per batch
+    assert d105.check(data_bound_run()) == []  # item_s unknown (workers)
+
+
+def test_d106_fires_on_slow_tensor_creation():
+    run = good_cpu_run()
+    run.tensor_creation.from_ndarray_list = 1
+    run.tensor_creation.seconds_per_step = 0.005
+    run.tensor_creation.locations = ["train.py:44"]
+    finding = only(d106.check(run), "D106")
+    step_s = run.steps[0].wall_s
+    assert finding.saving == pytest.approx(0.9 * 0.005 / step_s)
+    assert "train.py:44" in evidence_text(finding) and "5.0 ms" in evidence_text(finding)
+
+
+def test_d106_silent_without_calls_or_when_negligible():
+    assert d106.check(good_cpu_run()) == []
+    run = good_cpu_run()
+    run.tensor_creation.from_ndarray = 1
+    run.tensor_creation.seconds_per_step = 0.00001
+    assert d106.check(run) == []
+
+
+@pytest.mark.parametrize("rule", [d101, d102, d103, d104, d105, d106])
+def test_data_rules_silent_without_steps(rule):
+    assert rule.check(dataclasses.replace(data_bound_run(item_s=0.001), steps=[])) == []

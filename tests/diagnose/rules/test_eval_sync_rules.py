@@ -1,0 +1,121 @@
+"""D3xx evaluation and D4xx sync/transfer rules on hand-built observations."""
+
+from __future__ import annotations
+
+import pytest
+from rule_builders import evidence_text, good_cpu_run, good_h100_run, good_loader, make_steps, only
+
+from torchdoctor.diagnose.observations import EvaluationObservation, SyncSite
+from torchdoctor.diagnose.rules import (
+    d301_eval_with_autograd as d301,
+    d302_eval_in_train_mode as d302,
+    d303_eval_no_grad as d303,
+    d401_host_syncs as d401,
+    d402_blocking_copies as d402,
+)
+
+
+def evaluated(**fields):
+    return good_cpu_run(evaluation=EvaluationObservation(
+        forwards=10, seconds=0.1, locations=["train.py:60"], **fields))
+
+
+def test_d301_fires_on_evaluation_with_grad():
+    finding = only(d301.check(evaluated(with_grad=10)), "D301")
+    share = 0.1 / (0.1 + 8 * 0.0137)
+    assert finding.saving == pytest.approx(share * 0.2)
+    assert finding.severity == "warning"
+    assert "10 of 10" in evidence_text(finding) and "train.py:60" in evidence_text(finding)
+
+
+def test_d301_silent_under_inference_mode_or_no_grad():
+    assert d301.check(good_cpu_run()) == []
+    assert d301.check(evaluated(under_no_grad=10)) == []
+
+
+def test_d302_is_an_error_for_train_mode_eval_of_dropout_model():
+    finding = only(d302.check(evaluated(under_inference_mode=10, in_train_mode=10,
+                                        train_mode_sensitive=True)), "D302")
+    assert finding.severity == "error"
+    assert "10 of 10" in evidence_text(finding) and "1 Dropout" in evidence_text(finding)
+    assert "model.eval()" in finding.fix
+
+
+def test_d302_silent_in_eval_mode_or_for_mode_insensitive_models():
+    assert d302.check(evaluated(under_inference_mode=10)) == []
+    assert d302.check(evaluated(under_inference_mode=10, in_train_mode=10)) == []
+
+
+def test_d303_is_info_for_no_grad_eval():
+    finding = only(d303.check(evaluated(under_no_grad=10)), "D303")
+    assert finding.severity == "info" and "inference_mode" in finding.fix
+    assert d303.check(good_cpu_run()) == []
+
+
+def synced(run, per_step=2.0):
+    run.sync_sites = [SyncSite(kind="item", location="train.py:52", count=16, per_step=per_step),
+                      SyncSite(kind="print", location="train.py:55", count=8, per_step=1.0)]
+    return run
+
+
+def test_d401_on_cuda_uses_gpu_idle_time_not_explained_by_data():
+    run = synced(good_h100_run())
+    for step in run.steps:
+        step.gpu_idle_s = 0.0032  # 0.3 ms of it is data + copies
+    finding = only(d401.check(run), "D401")
+    assert finding.saving == pytest.approx((0.0032 - 0.0003) / run.steps[0].wall_s)
+    assert finding.severity == "warning"
+    text = evidence_text(finding)
+    assert "3 host-device sync(s)" in text and "train.py:52: item 2 per step" in text
+
+
+def test_d401_on_cpu_is_info_with_no_saving():
+    finding = only(d401.check(synced(good_cpu_run())), "D401")
+    assert finding.severity == "info" and finding.saving == 0.0
+    assert "train.py:55" in evidence_text(finding)
+
+
+def test_d401_silent_without_per_step_syncs():
+    assert d401.check(good_h100_run()) == []
+    rare = good_cpu_run(sync_sites=[SyncSite("item", "train.py:9", count=1, per_step=0.1)])
+    assert d401.check(rare) == []
+
+
+def copy_bound_run(pinned: float, non_blocking: float, loader_pinned: bool = True):
+    run = good_h100_run(loaders=[good_loader(pin_memory=loader_pinned)],
+                        steps=make_steps(h2d=0.002, forward=0.003, backward=0.005))
+    run.transfers.pinned_fraction = pinned
+    run.transfers.non_blocking_fraction = non_blocking
+    run.transfers.locations = ["train.py:41"]
+    return run
+
+
+def test_d402_fires_on_blocking_copies_from_pinned_memory():
+    finding = only(d402.check(copy_bound_run(pinned=1.0, non_blocking=0.0)), "D402")
+    assert finding.saving == pytest.approx(0.2 * 0.5)
+    assert "non_blocking=True" in finding.fix and "train.py:41" in evidence_text(finding)
+
+
+def test_d402_fires_on_pageable_copies_built_by_hand():
+    finding = only(d402.check(copy_bound_run(pinned=0.0, non_blocking=0.0)), "D402")
+    assert "pin_memory()" in finding.fix and "0% of the bytes" in evidence_text(finding)
+
+
+def test_d402_leaves_unpinned_loaders_to_d104_and_is_silent_when_fine():
+    assert d402.check(copy_bound_run(pinned=0.0, non_blocking=0.0, loader_pinned=False)) == []
+    assert d402.check(copy_bound_run(pinned=1.0, non_blocking=1.0)) == []
+    assert d402.check(good_cpu_run()) == []
+
+
+def test_d401_on_cuda_ignores_reads_of_cpu_tensors():
+    run = good_h100_run(sync_sites=[SyncSite(kind="item", location="train.py:9", count=16,
+                                             per_step=2.0, device="cpu")])
+    assert d401.check(run) == []
+
+
+def test_d301_measures_evaluation_within_the_measured_steps_when_cut_out():
+    run = evaluated(with_grad=10)
+    for step in run.steps:
+        step.evaluation_s = 0.0137  # as long as each training step
+    finding = only(d301.check(run), "D301")
+    assert finding.saving == pytest.approx(0.5 * 0.2)

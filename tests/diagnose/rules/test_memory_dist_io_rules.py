@@ -1,0 +1,140 @@
+"""D5xx memory, D6xx distributed and D7xx I/O rules on hand-built observations."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from rule_builders import evidence_text, good_cpu_run, good_h100_run, mlp_model, only
+
+from torchdoctor.diagnose.observations import (
+    DistributedObservation,
+    MemoryObservation,
+    OptimizerObservation,
+)
+from torchdoctor.diagnose.rules import (
+    d501_memory_near_capacity as d501,
+    d502_optimizer_state_memory as d502,
+    d601_data_parallel as d601,
+    d602_batchnorm_without_syncbn as d602,
+    d603_accumulation_syncs_gradients as d603,
+    d701_checkpoint_in_step as d701,
+    d702_logging_in_step as d702,
+)
+
+GIB = 2**30
+
+
+def memory_run(peak_gib: float, state_gib: float = 0.0):
+    return good_h100_run(
+        memory=MemoryObservation(source="cuda_allocator", peak_bytes=int(peak_gib * GIB),
+                                 capacity_bytes=80 * GIB),
+        optimizers=[OptimizerObservation(class_name="Adam", param_bytes=int(state_gib / 2 * GIB),
+                                         state_bytes=int(state_gib * GIB), steps=8)],
+    )
+
+
+def test_d501_warns_above_90_percent():
+    finding = only(d501.check(memory_run(76.0)), "D501")
+    assert finding.severity == "warning" and finding.saving == 0.0
+    assert "76.00 GiB of 80.00 GiB (95%" in evidence_text(finding)
+    assert "checkpoint" in finding.fix
+
+
+def test_d501_silent_below_threshold_or_unknown_capacity():
+    assert d501.check(memory_run(60.0)) == []
+    assert d501.check(good_cpu_run()) == []
+
+
+def test_d502_reports_adam_state_in_memory_bound_run():
+    finding = only(d502.check(memory_run(70.0, state_gib=30.0)), "D502")
+    assert finding.severity == "info" and finding.changes_semantics is True
+    assert "30.00 GiB" in evidence_text(finding) and "2.0x" in evidence_text(finding)
+
+
+def test_d502_silent_when_not_memory_bound_or_state_small():
+    assert d502.check(memory_run(40.0, state_gib=30.0)) == []
+    assert d502.check(memory_run(70.0, state_gib=4.0)) == []
+
+
+def test_d601_flags_data_parallel():
+    run = good_h100_run(models=[mlp_model(wrapper="DataParallel")])
+    finding = only(d601.check(run), "D601")
+    assert finding.severity == "warning" and "DistributedDataParallel" in finding.fix
+    assert d601.check(good_h100_run()) == []
+
+
+def ddp_run(batch: int, sync_bn: int = 0):
+    return good_h100_run(
+        models=[mlp_model(wrapper="DistributedDataParallel", batchnorm_layers=20,
+                          sync_batchnorm_layers=sync_bn)],
+        distributed=DistributedObservation(world_size=4, backend="nccl",
+                                           per_rank_batch=[batch] * 4),
+    )
+
+
+def test_d602_warns_for_small_per_rank_batches():
+    finding = only(d602.check(ddp_run(batch=16)), "D602")
+    assert finding.severity == "warning" and finding.changes_semantics is True
+    assert "20 BatchNorm" in evidence_text(finding) and "16 samples" in evidence_text(finding)
+    assert only(d602.check(ddp_run(batch=128)), "D602").severity == "info"
+
+
+def test_d602_silent_with_syncbn_or_single_process():
+    assert d602.check(ddp_run(batch=16, sync_bn=20)) == []
+    single = ddp_run(batch=16)
+    single.distributed = None
+    assert d602.check(single) == []
+
+
+def test_d603_estimates_saving_from_communication_time():
+    run = ddp_run(batch=64)
+    run.distributed.micro_steps_syncing = 6
+    run.distributed.comm_s_per_step = 0.004
+    for step in run.steps:
+        step.micro_batches = 4
+    finding = only(d603.check(run), "D603")
+    assert finding.saving == pytest.approx(0.004 / run.steps[0].wall_s * 0.75)
+    assert "no_sync" in finding.fix
+    run.distributed.micro_steps_syncing = 0
+    assert d603.check(run) == []
+
+
+def test_d701_flags_saves_in_steps_and_suggests_an_interval():
+    run = good_cpu_run()
+    run.io.saves_in_steps = 8
+    run.io.save_s_per_step = 0.0137  # as long as the rest of the step
+    run.io.locations = ["train.py:70"]
+    for step in run.steps:
+        step.wall_s += 0.0137
+        step.phases["other"] += 0.0137
+    finding = only(d701.check(run), "D701")
+    assert finding.saving == pytest.approx(0.0137 / 0.0274 - 0.01)
+    assert "if step % 100 == 0" in finding.fix
+    assert "train.py:70" in evidence_text(finding) and "50%" in evidence_text(finding)
+
+
+def test_d702_flags_costly_prints_only():
+    run = good_cpu_run()
+    run.io.prints_per_step = 1
+    run.io.print_s_per_step = 0.002
+    finding = only(d702.check(run), "D702")
+    assert finding.saving == pytest.approx(0.002 / 0.0137 * 0.9)
+    formatted = good_cpu_run()  # an f-string formats its tensors before print() is called
+    formatted.io.prints_per_step = 1
+    formatted.io.print_s_per_step = 0.00001
+    formatted.io.tensor_format_s_per_step = 0.003
+    finding = only(d702.check(formatted), "D702")
+    assert finding.saving == pytest.approx(0.00301 / 0.0137 * 0.9)
+    assert "3.0 ms" in evidence_text(finding)
+    cheap = good_cpu_run()
+    cheap.io.prints_per_step = 1
+    cheap.io.print_s_per_step = 0.00001
+    assert d702.check(cheap) == []
+
+
+@pytest.mark.parametrize("rule", [d501, d502, d601, d602, d603, d701, d702])
+def test_rules_silent_on_good_runs(rule):
+    assert rule.check(good_cpu_run()) == []
+    assert rule.check(good_h100_run()) == []
+    assert rule.check(dataclasses.replace(good_cpu_run(), steps=[])) == []

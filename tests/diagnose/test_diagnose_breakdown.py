@@ -1,0 +1,83 @@
+"""The step-time breakdown on real scripts with the bottleneck planted: a slow dataset makes data
+wait dominate, a heavy model makes forward/backward dominate. In-process (diagnose_script) to stay
+inside the test-time budget; the CLI path is covered by the runner and report tests."""
+
+import textwrap
+
+from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.observations import PHASES
+
+from conftest import PRELUDE
+
+
+def _run(tmp_path, body, **options):
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    return diagnose_script(str(script), **options)
+
+
+def _check_phases_sum_to_wall(report):
+    for step in report.run.steps:
+        assert set(step.phases) == set(PHASES)
+        assert abs(sum(step.phases.values()) - step.wall_s) < 1e-9
+    assert abs(sum(report.breakdown.values()) - 1.0) < 1e-9
+
+
+def test_slow_dataset_is_data_loading_bound(tmp_path):
+    report = _run(
+        tmp_path,
+        """
+        class SlowImages(Dataset):
+            def __len__(self):
+                return 64
+            def __getitem__(self, i):
+                time.sleep(0.003)  # decoding an image, say
+                return torch.randn(32), i % 4
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+        opt = torch.optim.Adam(model.parameters())
+        for x, y in DataLoader(SlowImages(), batch_size=8, shuffle=True):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+    )
+    run = report.run
+    assert run.status == "stopped" and len(run.steps) == 4
+    _check_phases_sum_to_wall(report)
+    assert report.breakdown["data"] > 0.6, report.breakdown
+    assert report.verdict.startswith("data-loading bound")
+    loader = run.loaders[0]
+    assert loader.num_workers == 0 and loader.role == "train"
+    source = (tmp_path / "train.py").read_text().splitlines()
+    line = next(n for n, text in enumerate(source, 1) if "DataLoader(SlowImages()" in text)
+    assert loader.location.endswith(f"train.py:{line}")  # where the user built it
+    assert 0.002 < loader.item_s < 0.05  # the planted 3 ms __getitem__
+    assert all(step.batch_size == 8 for step in run.steps)
+
+
+def test_heavy_model_is_compute_bound(tmp_path):
+    report = _run(
+        tmp_path,
+        """
+        data = TensorDataset(torch.randn(192, 512), torch.randint(0, 8, (192,)))
+        model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(6)], nn.Linear(512, 8))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for x, y in DataLoader(data, batch_size=32):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=3,
+        warmup=2,
+    )
+    run = report.run
+    assert run.status == "stopped" and len(run.steps) == 3
+    _check_phases_sum_to_wall(report)
+    compute = sum(report.breakdown[p] for p in ("forward", "backward", "optimizer"))
+    assert compute > 0.6, report.breakdown
+    assert report.breakdown["data"] < 0.2
+    assert report.verdict.startswith("compute bound")

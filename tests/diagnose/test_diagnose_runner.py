@@ -1,0 +1,136 @@
+"""Running the program: argv, __main__, sys.path, output and exit codes pass through; crashes,
+Ctrl-C and scripts without a training loop still give a report; bad input is one line, exit 2."""
+
+import subprocess
+import sys
+from textwrap import dedent
+
+# Updates by hand: creating a torch.optim optimizer imports torch._dynamo (seconds per process).
+TRAIN_STEPS = """
+model = nn.Linear(4, 2)
+def train_step():
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.1 * p.grad
+            p.grad = None
+"""
+
+
+def test_program_semantics_pass_through_and_no_training_loop_is_reported(diagnose, tmp_path):
+    d = diagnose(
+        """
+        import os
+        print("argv", sys.argv[1:], "name", __name__)
+        print("path0", sys.path[0])
+        print("cwd", os.getcwd())
+        print("to stderr", file=sys.stderr)
+        sys.exit(3)
+        """,
+        "--steps", "0",
+        args=("--lr", "0.5", "pos"),
+    )  # fmt: skip
+    assert d.returncode == 3, d.stderr
+    assert "argv ['--lr', '0.5', 'pos'] name __main__" in d.stdout
+    assert f"path0 {tmp_path}" in d.stdout
+    assert f"cwd {tmp_path}" in d.stdout
+    assert "to stderr" in d.stderr
+    assert d.report["status"] == "no_training_loop"
+    assert d.report["exit_code"] == 3
+    assert "no training loop" in d.report["verdict"]
+    assert "no training loop" in d.stdout  # the terminal report says it too
+
+
+def test_module_mode_runs_as_main_with_its_argv(tmp_path):
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(
+        "import sys\nprint('module', __name__, sys.argv[0].endswith('train.py'), sys.argv[1:])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "diagnose", "-q", "-m", "mypkg.train", "x", "-v"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "module __main__ True ['x', '-v']" in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("verdict: no training loop")
+
+
+def test_crash_prints_user_traceback_report_and_exits_1(diagnose):
+    d = diagnose(
+        TRAIN_STEPS
+        + dedent(
+            """
+        def broken(step):
+            raise ValueError(f"bad batch at step {step}")
+        for step in range(10):
+            train_step()
+            if step == 5:
+                broken(step)
+        """
+        ),
+        "--warmup", "2",
+    )  # fmt: skip
+    assert d.returncode == 1
+    assert "Traceback (most recent call last)" in d.stderr
+    assert "ValueError: bad batch at step 5" in d.stderr
+    assert 'train.py", line' in d.stderr and "in broken" in d.stderr
+    assert "torchdoctor" not in d.stderr  # none of our frames in the user's traceback
+    assert d.report["status"] == "crashed"
+    assert d.report["run"]["error"] == "ValueError: bad batch at step 5"
+    assert d.report["steps"] == 4  # steps 2..5 were measured before the crash
+    assert "crashed" in d.stdout
+
+
+def test_ctrl_c_gives_report_and_exit_130(diagnose):
+    d = diagnose(
+        TRAIN_STEPS
+        + dedent(
+            """
+        import os, signal
+        for step in range(100):
+            train_step()
+            if step == 4:
+                os.kill(os.getpid(), signal.SIGINT)
+        """
+        ),
+        "--warmup", "2",
+    )  # fmt: skip
+    assert d.returncode == 130, d.stderr
+    assert d.report["status"] == "interrupted"
+    assert d.report["steps"] == 3
+    assert any("interrupted" in note for note in d.run["notes"])
+
+
+def test_missing_script_is_one_line_exit_2(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "diagnose", str(tmp_path / "nope.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"torchdoctor: error: script not found: {tmp_path / 'nope.py'}"
+    ]
+
+
+def test_bad_option_is_one_line_exit_2(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_text("print('never runs')\n")
+    for bad in (["--steps", "-3"], ["--no-such-flag"], ["--warmup", "many"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "torchdoctor", "diagnose", *bad, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 2, bad
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("torchdoctor: error:"), lines
+        assert "never runs" not in result.stdout

@@ -1,0 +1,102 @@
+"""Step delimiting on real scripts: optimizer steps with gradient accumulation, manual updates
+without an optimizer, evaluation forwards cut out of training steps, and early stopping."""
+
+import textwrap
+
+from torchdoctor.diagnose.api import diagnose_script
+
+from conftest import PRELUDE
+
+
+def _run(tmp_path, body, **options):
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    return diagnose_script(str(script), **options).run
+
+
+def test_gradient_accumulation_makes_one_step_of_several_micro_batches(tmp_path):
+    run = _run(
+        tmp_path,
+        """
+        model = nn.Linear(8, 2)
+        opt = torch.optim.AdamW(model.parameters())
+        for i in range(24):
+            loss = model(torch.randn(4, 8)).pow(2).mean() / 3
+            loss.backward()
+            if (i + 1) % 3 == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=False)
+        """,
+        steps=0,
+        warmup=2,
+    )
+    assert run.status == "completed"
+    assert len(run.steps) == 8 - 2
+    assert all(s.micro_batches == 3 and s.batch_size == 12 for s in run.steps)
+    assert not run.manual_updates
+    optimizer = run.optimizers[0]
+    assert optimizer.class_name == "AdamW" and optimizer.steps == 8
+    assert optimizer.set_to_none is False
+    # exp_avg and exp_avg_sq are the size of the parameters; plus one scalar step per tensor
+    assert 2 * optimizer.param_bytes < optimizer.state_bytes <= 2 * optimizer.param_bytes + 16
+    assert all(s.loss is not None and s.loss > 0 for s in run.steps)
+
+
+def test_without_optimizer_each_backward_is_a_step(tmp_path):
+    run = _run(
+        tmp_path,
+        """
+        w = torch.randn(8, 1, requires_grad=True)
+        for i in range(10):
+            loss = (torch.randn(16, 8) @ w).pow(2).mean()
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.01 * w.grad
+                w.grad = None
+        """,
+        steps=5,
+        warmup=2,
+    )
+    assert run.manual_updates
+    assert run.status == "stopped" and len(run.steps) == 5
+    assert run.optimizers == []
+    assert any("no torch.optim optimizer" in note for note in run.notes)
+
+
+def test_evaluation_forwards_are_cut_out_of_training_steps(tmp_path):
+    run = _run(
+        tmp_path,
+        """
+        model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.1), nn.Linear(16, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        val = torch.randn(8, 16)
+        for step in range(8):
+            loss = model(torch.randn(8, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            # validation every step, written three ways; the slow one sleeps inside the forward
+            with torch.no_grad():
+                model(val)
+            with torch.inference_mode():
+                model(val)
+            time.sleep(0.02)
+            model(val).sum()  # forgot no_grad and eval(): autograd graph built for nothing
+        """,
+        steps=4,
+        warmup=2,
+    )
+    evaluation = run.evaluation
+    # three validation forwards after each of the 5 optimizer steps before the stop at the 6th
+    assert evaluation.forwards == 3 * 5
+    assert evaluation.under_no_grad == 5
+    assert evaluation.under_inference_mode == 5
+    assert evaluation.with_grad == 5
+    assert evaluation.in_train_mode == 15
+    assert evaluation.train_mode_sensitive  # Dropout
+    assert evaluation.seconds > 5 * 0.02
+    assert len(run.steps) == 4
+    for step in run.steps:
+        assert step.batch_size == 8  # only the training forward counts
+        assert step.evaluation_s >= 0.02  # the sleep was inside the evaluation span...
+        assert step.wall_s < 0.02  # ...and is not part of the training step

@@ -1,0 +1,147 @@
+"""Two gloo ranks on CPU: equivalence with one process at twice the batch, agreement checks,
+timeouts, and resume under torchrun. Real processes, real collectives."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from torchdoctor.errors import UsageError
+from torchdoctor.trainer import distributed
+from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
+from torchdoctor.trainer.sync_batchnorm import CpuSyncBatchNorm, convert_cpu_sync_batchnorm
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from dist_launch import free_port, launch  # noqa: E402
+
+RECIPE = HERE / "crash_recipe.py"
+# no dropout or data noise: one process and two ranks draw different random numbers for those
+EXACT = ["-o", "dropout=0", "-o", "noise=0", "-o", "count=128"]
+
+
+def train(directory: Path, nproc: int, batch: int, *extra: str) -> subprocess.CompletedProcess:
+    launcher = [sys.executable, "-m", "torchdoctor"]
+    if nproc > 1:
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
+                    "--master_port", str(free_port()), "-m", "torchdoctor"]
+    command = launcher + ["train", str(RECIPE), "--epochs", "2", "--batch-size", str(batch), "--workers", "0",
+                          "--quiet", "--checkpoint-dir", str(directory), "--checkpoint-every", "3", *EXACT, *extra]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def final(directory: Path) -> dict:
+    return load_checkpoint(CheckpointManager(directory).latest())
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("ddp")
+    train(directory, nproc=2, batch=8)
+    return directory
+
+
+def test_two_ranks_at_batch_b_match_one_process_at_batch_2b(two_ranks, tmp_path):
+    # What must hold: the same global order split r::2 (ResumableSampler), mean loss per rank
+    # with equal per-rank batches (DDP averages gradients), and BatchNorm statistics over the
+    # global batch (SyncBatchNorm). Then only float summation order differs.
+    train(tmp_path, nproc=1, batch=16)
+    ddp, single = final(two_ranks), final(tmp_path)
+    assert ddp["step"] == single["step"] == 16
+    for name, value in single["model"].items():
+        assert torch.allclose(ddp["model"][name].double(), value.double(), atol=1e-5, rtol=0), name
+    for ours, theirs in zip(ddp["history"], single["history"]):
+        assert ours["train_loss"] == pytest.approx(theirs["train_loss"], abs=1e-6)
+        assert ours["train_accuracy"] == theirs["train_accuracy"]  # summed over both ranks
+
+
+def test_without_sync_batchnorm_the_two_would_differ(tmp_path):
+    # the counter-check: plain BatchNorm under DDP normalizes per rank, so equivalence fails
+    out = tmp_path / "plain.pt"
+    results = launch([str(HERE / "dist_worker.py"), "train-plain-bn", str(out), "8", "8"], 2, timeout=120)
+    assert all(r.returncode == 0 for r in results), results[0].stderr[-2000:]
+    reference = tmp_path / "one.pt"
+    assert launch([str(HERE / "dist_worker.py"), "train", str(reference), "16", "8"], 1, timeout=120)[0].returncode == 0
+    plain, one = torch.load(out)["state"], torch.load(reference)["state"]
+    assert max((plain[k].double() - one[k].double()).abs().max().item() for k in one) > 1e-4
+
+
+def test_resumed_two_rank_run_is_bit_identical(two_ranks, tmp_path):
+    train(tmp_path, 2, 8, "--max-steps", "7")
+    train(tmp_path, 2, 8, "--resume")
+    ddp, resumed = final(two_ranks), final(tmp_path)
+    for name, value in ddp["model"].items():
+        assert torch.equal(value, resumed["model"][name]), name
+    assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in ddp["history"]]
+
+
+def test_ranks_with_different_settings_fail_on_every_rank_without_hanging():
+    results = launch([str(HERE / "dist_worker.py"), "disagree"], 2, timeout=90)
+    for result in results:
+        assert result.returncode == 1
+        assert "ranks disagree on the trainer config: batch_size=32 on rank 0 but 64 on rank 1" in result.stdout
+
+
+def test_unreachable_rank_zero_times_out_with_one_line():
+    code = (
+        "from torchdoctor.trainer import distributed as d\n"
+        "try:\n    d.setup(d.detect(), 'cpu', timeout_s=2)\n"
+        "except Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90, env=env)
+    line = done.stdout.strip()
+    assert line.startswith("TorchdoctorError rank 1 could not join the gloo process group at 127.0.0.1:"), done.stderr
+    assert "\n" not in line
+
+
+def test_detect_reads_torchrun_variables(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    single = distributed.detect()
+    assert (single.world_size, single.is_distributed, single.is_main) == (1, False, True)
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    with pytest.raises(UsageError, match="MASTER_ADDR and MASTER_PORT not set"):
+        distributed.detect()
+    monkeypatch.setenv("MASTER_ADDR", "localhost")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    env = distributed.detect()
+    assert (env.rank, env.local_rank, env.world_size, env.is_main) == (3, 1, 4, False)
+    assert distributed.rank_device(env, "cuda") == torch.device("cuda", 1)
+    monkeypatch.setenv("RANK", "x")
+    with pytest.raises(UsageError, match="RANK='x' is not an integer"):
+        distributed.detect()
+
+
+def test_single_process_helpers_are_no_ops():
+    env = distributed.DistEnv()
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    assert distributed.prepare_model(model, env, "cpu") is model
+    assert isinstance(model[1], nn.BatchNorm1d)  # no conversion without a process group
+    assert distributed.all_reduce_mean(2.5, env) == 2.5
+    distributed.check_agreement({"a": 1}, env, "x")
+    assert distributed.rank_zero_only(lambda: "ran")() == "ran"
+
+
+def test_cpu_sync_batchnorm_keeps_parameters_and_acts_like_batchnorm_alone():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4))
+    weight = model[1].weight
+    reference = nn.Sequential(nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4))
+    reference.load_state_dict(model.state_dict())
+    converted = convert_cpu_sync_batchnorm(model)
+    assert isinstance(converted[1], CpuSyncBatchNorm) and converted[1].weight is weight
+    x = torch.randn(5, 3, 6, 6)
+    assert torch.allclose(converted(x), reference(x), atol=1e-6)
+    assert set(converted.state_dict()) == set(reference.state_dict())  # checkpoints interchange

@@ -1,0 +1,124 @@
+"""NaN/inf policy (stop / skip / continue) and DataLoader worker death, through the real Trainer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset, get_worker_info
+
+from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.trainer import Trainer, TrainerConfig
+from torchdoctor.trainer.faults import (
+    NonFiniteGuard,
+    NonFiniteLossError,
+    NonFiniteLossWarning,
+    describe_worker_death,
+)
+
+N, BATCH = 32, 4  # 8 steps per epoch
+
+
+class NanOnCall:
+    """A loss that is NaN on its `bad`-th call (0-based), like one poisoned batch."""
+
+    def __init__(self, bad: int):
+        self.bad, self.calls = bad, 0
+
+    def __call__(self, outputs, targets):
+        loss = nn.functional.cross_entropy(outputs, targets)
+        self.calls += 1
+        return loss * float("nan") if self.calls - 1 == self.bad else loss
+
+
+def fit(policy: str, bad_call: int, accumulate: int = 1):
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(N, 5), torch.randint(0, 3, (N,)))
+    model = nn.Linear(5, 3)
+    config = TrainerConfig(device="cpu", batch_size=BATCH, workers=0, quiet=True, nan_policy=policy, accumulate=accumulate)
+    trainer = Trainer(model, lambda p: torch.optim.SGD(p, lr=0.1), NanOnCall(bad_call), config)
+    steps_taken = []
+    trainer.optimizer.register_step_post_hook(lambda *args: steps_taken.append(1))
+    return trainer, data, steps_taken
+
+
+def test_stop_names_the_step_and_batch():
+    trainer, data, _ = fit("stop", bad_call=5)
+    with pytest.raises(NonFiniteLossError, match=r"loss is nan at epoch 1, step 6, batch index 5;"):
+        trainer.fit(data)
+
+
+def test_stop_with_accumulation_names_the_micro_batch():
+    trainer, data, _ = fit("stop", bad_call=5, accumulate=2)
+    with pytest.raises(NonFiniteLossError, match=r"epoch 1, step 3, batch index 5;"):
+        trainer.fit(data)
+
+
+def test_skip_drops_only_that_optimizer_step():
+    trainer, data, steps_taken = fit("skip", bad_call=2)
+    with pytest.warns(NonFiniteLossWarning, match="step 3, batch index 2; skipping"):
+        history = trainer.fit(data)
+    assert len(steps_taken) == N // BATCH - 1
+    assert history[0].steps == N // BATCH
+    assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
+    assert trainer.guard.events[0].batch == 2
+    assert history[0].train_loss == history[0].train_loss  # the skipped batch is not in the mean
+
+
+def test_continue_warns_and_keeps_stepping():
+    trainer, data, steps_taken = fit("continue", bad_call=N // BATCH - 1)  # the last batch
+    with pytest.warns(NonFiniteLossWarning, match="continuing"):
+        trainer.fit(data)
+    assert len(steps_taken) == N // BATCH
+    assert not torch.isfinite(trainer.model.weight).all()  # it did apply the NaN step
+
+
+def test_guard_unit_behaviour_and_bad_policy():
+    with pytest.raises(UsageError, match="nan policy must be one of"):
+        NonFiniteGuard("ignore")
+    guard = NonFiniteGuard("stop")
+    guard.observe(torch.tensor(1.0), epoch=0, step=0, batch=0)
+    assert guard.step_ok()
+    guard.observe(torch.tensor(float("inf")), epoch=0, step=1, batch=1)
+    assert guard.step_ok()  # "stop" reads the flag one step late: no stall on the GPU queue
+    with pytest.raises(NonFiniteLossError, match="loss is inf at epoch 1, step 2, batch index 1"):
+        guard.flush()
+    skip = NonFiniteGuard("skip")
+    skip.observe(torch.tensor(float("nan")), epoch=2, step=9, batch=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert not skip.step_ok()
+
+
+class SuicidalWorkerData(TensorDataset):
+    def __getitem__(self, index):
+        if get_worker_info() is not None and index >= 0:
+            os.kill(os.getpid(), signal.SIGKILL)  # what the kernel OOM killer does
+        return super().__getitem__(index)
+
+
+def test_dead_dataloader_worker_is_one_clear_line():
+    data = SuicidalWorkerData(torch.randn(16, 5), torch.randint(0, 3, (16,)))
+    config = TrainerConfig(device="cpu", batch_size=4, workers=1, persistent_workers=False, quiet=True)
+    trainer = Trainer(nn.Linear(5, 3), lambda p: torch.optim.SGD(p, lr=0.1), nn.CrossEntropyLoss(), config)
+    with pytest.raises(TorchdoctorError, match=r"a DataLoader worker \(pid \d+\) was killed \(signal 9") as caught:
+        trainer.fit(data)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        ("DataLoader worker (pid 123) is killed by signal: Killed. ", "pid 123) was killed (signal 9"),
+        ("DataLoader worker (pid(s) 12, 13) exited unexpectedly", "pid 12, 13) exited unexpectedly"),
+        ("DataLoader worker (pid 7) is killed by signal: Segmentation fault. ", "killed by signal Segmentation fault"),
+        ("CUDA out of memory", None),
+    ],
+)
+def test_worker_death_messages(message, expected):
+    described = describe_worker_death(RuntimeError(message))
+    assert (described is None) if expected is None else (expected in described)

@@ -1,0 +1,85 @@
+"""`torchdoctor tune`: batch-size search under a real (synthetic) memory cap, OOM recovery, CLI."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from torchdoctor.recipes.loading import load_recipe
+from torchdoctor.trainer import TrainerConfig
+from torchdoctor.trials.tuning.batch_search import find_max_batch
+from torchdoctor.trials.tuning.oom import MemoryCap, is_oom
+from torchdoctor.trials.tuning.probe import RecipeProber
+
+RECIPE = str(Path(__file__).parent / "recipes" / "tiny_mlp.py")
+
+
+def test_search_doubles_then_bisects_to_the_exact_limit():
+    result = find_max_batch(lambda size: size <= 37, start=1, limit=1024, margin=0.9)
+    assert (result.largest_fit, result.first_failure, result.recommended) == (37, 38, 33)
+    assert [size for size, _ in result.probes][:7] == [1, 2, 4, 8, 16, 32, 64]
+    assert len(result.probes) <= 7 + 5  # bisection of (32, 64) takes log2(32) probes
+
+
+def activation_bytes_per_sample(model) -> int:
+    with MemoryCap(model, cap_bytes=2**62) as cap:
+        model(torch.randn(1, 16))
+    return cap.peak
+
+
+def test_batch_search_with_the_trainer_finds_the_limit_of_a_memory_cap():
+    recipe = load_recipe(RECIPE)
+    per_sample = activation_bytes_per_sample(recipe.model)
+    cap = per_sample * 37 + per_sample // 2  # batch 37 fits, 38 does not
+    prober = RecipeProber(recipe, TrainerConfig(workers=0, quiet=True), steps=2, warmup=1,
+                          memory_cap=cap)
+    result = find_max_batch(prober.fits, start=1, limit=len(recipe.train_data))
+    assert (result.largest_fit, result.first_failure) == (37, 38)
+
+
+def test_an_oom_mid_trial_restores_the_model_and_the_next_trial_runs():
+    recipe = load_recipe(RECIPE)
+    before = {k: v.clone() for k, v in recipe.model.state_dict().items()}
+    prober = RecipeProber(recipe, TrainerConfig(workers=0, quiet=True), steps=2, warmup=1,
+                          memory_cap=activation_bytes_per_sample(recipe.model) * 20)
+    assert prober.fits(64) is False  # raised the allocator's OOM inside Trainer.fit
+    after = recipe.model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert prober.fits(8) is True
+    result = prober.run(evaluate=True, batch_size=8)
+    assert result.ok and result.samples_per_s > 0 and result.val_accuracy is not None
+    assert is_oom(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried"))
+    assert is_oom(torch.cuda.OutOfMemoryError("CUDA out of memory")) and is_oom(MemoryError())
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "torchdoctor", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+
+
+def test_tune_cli_end_to_end_writes_a_config_that_train_accepts(tmp_path):
+    report_path, config_path = tmp_path / "tune.json", tmp_path / "config.json"
+    # the batch search has its own test above; here: worker sweep + ablation + outputs
+    result = run_cli("tune", RECIPE, "-o", "n_train=128", "--steps", "2", "--warmup", "1",
+                     "--stages", "amp", "--no-batch-search", "--json", str(report_path),
+                     "--write-config", str(config_path))
+    assert result.returncode == 0, result.stderr
+    assert "data wait share" in result.stdout and "baseline" in result.stdout
+    report = json.loads(report_path.read_text())
+    assert report["schema_version"] == 1 and report["batch"] is None
+    assert [p["workers"] for p in report["workers"]][:2] == [0, 1]
+    assert report["ablation"]["cumulative"][0]["label"] == "baseline"
+    config = json.loads(config_path.read_text())
+    assert TrainerConfig.from_dict(config).batch_size == 32  # the tuner never changes the batch
+    config.update(max_steps=2, quiet=True)
+    config_path.write_text(json.dumps(config))
+    trained = run_cli("train", RECIPE, "--config", str(config_path))
+    assert trained.returncode == 0, trained.stderr
+
+
+def test_tune_bad_stage_is_one_line_and_exit_2():
+    result = run_cli("tune", RECIPE, "--stages", "data,warp")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "warp" in result.stderr
