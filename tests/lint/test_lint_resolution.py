@@ -50,3 +50,15 @@ def test_fix_keeps_comments_and_layout():
     fixed = lint_text(source, select="TD111", fix=True, unsafe=True).fixed_source
     assert fixed == ("import torch\n\n# load weights\nstate = torch.load(  # from disk\n"
                      "    path,\n    map_location='cpu',\n    weights_only=True,\n)\n")
+
+
+def test_fix_after_dotted_import_uses_torch():
+    source = "import torch.cuda.amp\nscaler = torch.cuda.amp.GradScaler()\n"
+    assert lint_text(source, select="TD115", fix=True).fixed_source == (
+        'import torch.cuda.amp\nscaler = torch.amp.GradScaler("cuda")\n')
+
+
+def test_no_fix_without_a_torch_binding():
+    source = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
+    result = lint_text(source, select="TD115", fix=True)
+    assert [v.code for v in result.violations] == ["TD115"] and not result.changed

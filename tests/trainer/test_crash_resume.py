@@ -64,3 +64,16 @@ def test_resume_in_an_empty_directory_starts_from_scratch(tmp_path):
         warnings.simplefilter("error", CheckpointWarning)
         trainer = train(tmp_path / "fresh", resume=True, max_steps=2)
     assert trainer.global_step == 2
+
+
+def test_time_based_checkpoints_land_mid_epoch_and_keep_last_prunes(tmp_path, monkeypatch):
+    directory = tmp_path / "timed"
+    config = TrainerConfig(device="cpu", epochs=1, batch_size=16, workers=0, quiet=True, max_steps=6,
+                           checkpoint_dir=str(directory), checkpoint_every_seconds=1e-6, keep_last=3)
+    saved = []
+    trainer = Trainer.from_recipe(load_recipe(str(RECIPE), count="128"), config)
+    real_save = CheckpointManager.save
+    monkeypatch.setattr(CheckpointManager, "save", lambda self, state, step: saved.append(step) or real_save(self, state, step))
+    trainer.fit()
+    assert saved[:5] == [1, 2, 3, 4, 5]  # every step: the interval has always elapsed
+    assert [step for step, _ in CheckpointManager(directory).checkpoints()] == saved[-3:]

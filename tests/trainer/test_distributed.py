@@ -13,12 +13,15 @@ import torch
 from torch import nn
 
 from torchdoctor.errors import UsageError
+from torchdoctor.recipes.loading import load_recipe
+from torchdoctor.trainer import Trainer, TrainerConfig
 from torchdoctor.trainer import distributed
 from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
 from torchdoctor.trainer.sync_batchnorm import CpuSyncBatchNorm, convert_cpu_sync_batchnorm
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import dist_worker  # noqa: E402
 from dist_launch import free_port, launch  # noqa: E402
 
 RECIPE = HERE / "crash_recipe.py"
@@ -26,17 +29,31 @@ RECIPE = HERE / "crash_recipe.py"
 EXACT = ["-o", "dropout=0", "-o", "noise=0", "-o", "count=128"]
 
 
-def train(directory: Path, nproc: int, batch: int, *extra: str) -> subprocess.CompletedProcess:
-    launcher = [sys.executable, "-m", "torchdoctor"]
-    if nproc > 1:
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-                    "--master_port", str(free_port()), "-m", "torchdoctor"]
-    command = launcher + ["train", str(RECIPE), "--epochs", "2", "--batch-size", str(batch), "--workers", "0",
-                          "--quiet", "--checkpoint-dir", str(directory), "--checkpoint-every", "3", *EXACT, *extra]
+def train_args(directory: Path, batch: int, *extra: str) -> list[str]:
+    return ["train", str(RECIPE), "--epochs", "2", "--batch-size", str(batch), "--workers", "0",
+            "--quiet", "--checkpoint-dir", str(directory), "--checkpoint-every", "3", *EXACT, *extra]
+
+
+def torchrun(directory: Path, batch: int, *extra: str) -> None:
+    """The documented way: `torchrun --nproc_per_node 2 -m torchdoctor train ...`."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+               "--master_port", str(free_port()), "-m", "torchdoctor", *train_args(directory, batch, *extra)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
-    return done
+
+
+def two_rank_cli(directory: Path, batch: int, *extra: str) -> None:
+    """The same environment as torchrun without its agent process (cheaper, for repeat runs)."""
+    results = launch(["-m", "torchdoctor", *train_args(directory, batch, *extra)], 2, timeout=240)
+    assert all(r.returncode == 0 for r in results), results[0].stderr[-3000:] + results[1].stderr[-3000:]
+
+
+def one_process(directory: Path, batch: int) -> None:
+    """In this process (no RANK/WORLD_SIZE set): the single-process reference."""
+    config = TrainerConfig(device="cpu", epochs=2, batch_size=batch, workers=0, quiet=True,
+                           checkpoint_dir=str(directory), checkpoint_every_steps=3)
+    Trainer.from_recipe(load_recipe(str(RECIPE), dropout="0", noise="0", count="128"), config).fit()
 
 
 def final(directory: Path) -> dict:
@@ -46,7 +63,7 @@ def final(directory: Path) -> dict:
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("ddp")
-    train(directory, nproc=2, batch=8)
+    torchrun(directory, batch=8)
     return directory
 
 
@@ -54,7 +71,7 @@ def test_two_ranks_at_batch_b_match_one_process_at_batch_2b(two_ranks, tmp_path)
     # What must hold: the same global order split r::2 (ResumableSampler), mean loss per rank
     # with equal per-rank batches (DDP averages gradients), and BatchNorm statistics over the
     # global batch (SyncBatchNorm). Then only float summation order differs.
-    train(tmp_path, nproc=1, batch=16)
+    one_process(tmp_path, batch=16)
     ddp, single = final(two_ranks), final(tmp_path)
     assert ddp["step"] == single["step"] == 16
     for name, value in single["model"].items():
@@ -70,14 +87,14 @@ def test_without_sync_batchnorm_the_two_would_differ(tmp_path):
     results = launch([str(HERE / "dist_worker.py"), "train-plain-bn", str(out), "8", "8"], 2, timeout=120)
     assert all(r.returncode == 0 for r in results), results[0].stderr[-2000:]
     reference = tmp_path / "one.pt"
-    assert launch([str(HERE / "dist_worker.py"), "train", str(reference), "16", "8"], 1, timeout=120)[0].returncode == 0
+    dist_worker.train(str(reference), 16, 8)  # in this process: no process group, plain BatchNorm
     plain, one = torch.load(out)["state"], torch.load(reference)["state"]
     assert max((plain[k].double() - one[k].double()).abs().max().item() for k in one) > 1e-4
 
 
 def test_resumed_two_rank_run_is_bit_identical(two_ranks, tmp_path):
-    train(tmp_path, 2, 8, "--max-steps", "7")
-    train(tmp_path, 2, 8, "--resume")
+    two_rank_cli(tmp_path, 8, "--max-steps", "7")
+    two_rank_cli(tmp_path, 8, "--resume")
     ddp, resumed = final(two_ranks), final(tmp_path)
     for name, value in ddp["model"].items():
         assert torch.equal(value, resumed["model"][name]), name

@@ -1,5 +1,8 @@
 """`--try` on real scripts with planted problems, each trial in a fresh worker process."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,22 +19,39 @@ def variant(report, name):
 
 
 def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
-    report = run_trials(str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=3,
+    report = run_trials(str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=8,
                         repeats=1, warmup=1)
     result = variant(report, "float32")
     assert result.config.status == "ok" and result.speedup.median > 1.0, result
-    assert result.semantics.verdict == "kept" and result.semantics.compared_steps == 4
+    assert result.semantics.verdict == "kept" and result.semantics.compared_steps == 9
     assert report.baseline.losses[0] is not None
     if not torch.cuda.is_available():
         assert "CUDA" in report.not_applicable["pin_memory"]
     assert "float32" in report.permanent_change or result.verdict != "faster"
 
 
-def test_workers_speed_up_a_data_bound_script_with_identical_losses():
-    report = run_trials(str(SCRIPTS / "slow_data.py"), [], "workers", steps=4, repeats=1, warmup=1)
-    result = variant(report, "workers")
-    assert result.speedup.median > 1.0 and result.throughput_ratio > 1.0, result
-    assert result.semantics.verdict == "kept" and result.semantics.max_deviation == 0.0
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "torchdoctor", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_section(tmp_path):
+    report_path = tmp_path / "report.json"
+    result = run_cli("diagnose", "--steps", "4", "--warmup", "2", "--repeats", "1",
+                     "--try", "workers", "--json", str(report_path), str(SCRIPTS / "slow_data.py"))
+    assert result.returncode == 0, result.stderr
+    assert "--try on" in result.stdout
+    trials = json.loads(report_path.read_text())["trials"]
+    assert trials["schema_version"] == 1 and trials["baseline"]["status"] == "ok"
+    (workers,) = trials["variants"]
+    assert workers["speedup"]["median"] > 1.0 and workers["throughput_ratio"] > 1.0, workers
+    assert workers["semantics"]["verdict"] == "kept" and workers["semantics"]["max_deviation"] == 0
+
+
+def test_diagnose_try_with_an_unknown_fix_is_one_line_and_exit_2_before_running():
+    result = run_cli("diagnose", "--try", "workers,turbo", str(SCRIPTS / "slow_data.py"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "turbo" in result.stderr
 
 
 def test_eval_mode_in_a_training_objective_is_caught_as_changed():
@@ -48,3 +68,13 @@ def test_a_script_that_crashes_without_fixes_is_one_clear_error(tmp_path):
     script.write_text("import torch\nraise ValueError('bad data path')\n")
     with pytest.raises(TorchdoctorError, match="bad data path"):
         run_trials(str(script), [], "workers", steps=1, repeats=1, warmup=0)
+
+
+def test_a_variant_that_crashes_is_reported_and_the_other_fixes_still_run():
+    report = run_trials(str(SCRIPTS / "conv_view.py"), [], "channels_last,float32", steps=1,
+                        repeats=1, warmup=1)
+    crashed = variant(report, "channels_last")
+    assert crashed.verdict == "crashed" and "view" in crashed.config.error
+    assert "Traceback" in crashed.config.stderr_tail  # the user's traceback, kept for the report
+    untouched = variant(report, "float32")  # a float32 script: nothing to convert
+    assert untouched.verdict == "no effect" and untouched.semantics.verdict == "kept"

@@ -79,6 +79,13 @@ def test_tune_cli_end_to_end_writes_a_config_that_train_accepts(tmp_path):
     assert trained.returncode == 0, trained.stderr
 
 
+def test_tune_cli_stage_names_match_the_ablation_stages():
+    from torchdoctor.cli.tune import STAGE_NAMES
+    from torchdoctor.trials.tuning.ablation import STAGES
+
+    assert STAGE_NAMES == STAGES
+
+
 def test_tune_bad_stage_is_one_line_and_exit_2():
     result = run_cli("tune", RECIPE, "--stages", "data,warp")
     assert result.returncode == 2 and "Traceback" not in result.stderr

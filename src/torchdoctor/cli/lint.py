@@ -21,8 +21,8 @@ from torchdoctor.lint.formats import FORMATS
 @click.option("--select", default=None, metavar="CODES", help="Comma-separated codes or prefixes to enable (e.g. TD1,TD205).")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes or prefixes to disable.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Worker processes (0: one per CPU).")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0,
+              help="Worker processes (default 0: one per CPU; runs of 8 files or fewer use one).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 def lint(paths, fix, unsafe_fixes, diff, select, ignore, fmt, jobs, quiet):
     """Check PyTorch training code for slow or wrong patterns (default path: .)."""

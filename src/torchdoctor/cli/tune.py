@@ -9,6 +9,7 @@ import click
 
 from torchdoctor.errors import UsageError
 
+# = torchdoctor.trials.tuning.ablation.STAGES (repeated here: no torch import at module level)
 STAGE_NAMES = ("data", "amp", "channels_last", "compile", "checkpointing")
 
 

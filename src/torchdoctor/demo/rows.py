@@ -16,7 +16,7 @@ from torch import nn
 
 from torchdoctor.demo import naive_loop
 from torchdoctor.demo.meters import RowMeter
-from torchdoctor.demo.stack import Step, cumulative_config, dataset_form
+from torchdoctor.demo.stack import LARGE_BATCH, Step, cumulative_config, dataset_form
 from torchdoctor.demo.workload import Workload
 
 NAIVE_BATCH = 32
@@ -105,6 +105,24 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, epochs: int,
     config["workers"] = trainer.setup.workers  # what "auto" became on this machine
     config["device"] = str(device)
     return trainer.model, config, meter
+
+
+def warm_up(workload: Workload, device: torch.device, batch_sizes=(NAIVE_BATCH, LARGE_BATCH)) -> None:
+    """A few untimed steps at each batch size the rows use, so one-time costs (kernel selection,
+    thread pools, allocator growth, CUDA context) are not charged to the first row."""
+    model = workload.new_model().to(device)
+    optimizer = workload.optimizer_factory()(model.parameters())
+    train, _ = workload.datasets("vectorised")
+    for size in batch_sizes:
+        images = train.images[:size].to(device)
+        labels = train.labels[:size].to(device)
+        for _ in range(2):
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(images), labels).backward()
+            optimizer.step()
+    validation_accuracy(model, workload, device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def validation_accuracy(model: nn.Module, workload: Workload, device: torch.device) -> float:

@@ -11,7 +11,7 @@ import torchdoctor
 from torchdoctor.console import make_console, progress_enabled
 from torchdoctor.demo.diagnosis import diagnose_naive, unavailable
 from torchdoctor.demo.meters import memory_kind
-from torchdoctor.demo.rows import RowResult, run_row
+from torchdoctor.demo.rows import RowResult, run_row, warm_up
 from torchdoctor.demo.stack import plan
 from torchdoctor.demo.table import add_speedups, footnotes, render_table, write_json
 from torchdoctor.demo.workload import prepare
@@ -61,6 +61,7 @@ def run_demo(
     steps = plan(dev.type, has_conv(workload.new_model()))
     log.print(f"\n[3/3] the treated loop (torchdoctor.Trainer), one technique at a time "
               f"({len(steps)} rows)", markup=False)
+    warm_up(workload, dev)
     rows = _run_rows(workload, steps, dev, quiet, log)
     add_speedups(rows)
 

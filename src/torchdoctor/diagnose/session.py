@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.patching import Patcher
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
@@ -50,6 +52,7 @@ class Session:
         self.notes: list[str] = []
         self.installed = False
         self.probes = make_probes(self)
+        self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
         self.tracker.on_step_end.append(self._after_step)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -67,11 +70,7 @@ class Session:
             self.installed = False
 
     # -- step boundaries (called by the probes) -----------------------------------------------
-    @staticmethod
-    def grad_enabled() -> bool:
-        import torch
-
-        return torch.is_grad_enabled()
+    grad_enabled = staticmethod(torch.is_grad_enabled)
 
     @property
     def measuring(self) -> bool:
@@ -103,13 +102,16 @@ class Session:
         if not self.optimizers_created and not self.optimizer_stepped:
             self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
 
+    def measured_count(self) -> int:
+        return max(0, self.tracker.index - self.first_measured)
+
     def _after_step(self, record: StepRecord) -> None:
-        for probe in self.probes:
+        for probe in self._step_listeners:
             probe.on_step_end(record)
         for callback in self.extensions.on_step:
             callback(record)
         if self.config.stop and self.config.steps and self.stopped:
             raise StopDiagnosis  # the script caught our first stop; ask again
-        if self.config.stop and self.config.steps and len(self.measured_steps()) >= self.config.steps:
+        if self.config.stop and self.config.steps and self.measured_count() >= self.config.steps:
             self.stopped = True
             raise StopDiagnosis

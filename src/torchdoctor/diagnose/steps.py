@@ -135,6 +135,8 @@ class StepTracker:
 
     def _eval_groups(self, state: _StepState):
         """(start, end, forwards) for each run of consecutive evaluation forwards in the step."""
+        if all(f.got_grad for f in state.forwards):
+            return
         anchors = [state.start, *state.backward_ends]
         anchors += [f.t1 for f in state.forwards if f.got_grad and f.t1 is not None]
         anchors.sort()
@@ -161,7 +163,9 @@ class StepTracker:
         self.eval_seconds += eval_seconds
         phases: dict[str, float] = defaultdict(float)
         for phase, t0, t1 in state.intervals:
-            kept = t1 - t0 - sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in spans)
+            kept = t1 - t0
+            if spans:
+                kept -= sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in spans)
             if kept > 0:
                 phases[phase] += kept
         training = [f for f in state.forwards if f.got_grad]

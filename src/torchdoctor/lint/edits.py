@@ -51,7 +51,3 @@ def rename_attribute(expr: cst.BaseExpression, new_attr: str) -> cst.BaseExpress
     if isinstance(expr, cst.Attribute):
         return expr.with_changes(attr=cst.Name(new_attr))
     return cst.Name(new_attr)
-
-
-def dotted(text: str) -> cst.BaseExpression:
-    return cst.parse_expression(text)

@@ -70,7 +70,12 @@ class NodeIndex(cst.CSTVisitor):
 
     def _record_import(self, node: cst.Import) -> None:
         for alias in node.names:
-            if isinstance(alias.name, cst.Name) and alias.name.value == "torch":
-                bound = alias.asname.name if alias.asname else alias.name
-                if isinstance(bound, cst.Name):
-                    self.torch_aliases.append(bound.value)
+            if alias.asname is None:
+                root = alias.name
+                while isinstance(root, cst.Attribute):  # `import torch.nn` binds `torch`
+                    root = root.value
+                if isinstance(root, cst.Name) and root.value == "torch":
+                    self.torch_aliases.append("torch")
+            elif isinstance(alias.name, cst.Name) and alias.name.value == "torch":
+                if isinstance(alias.asname.name, cst.Name):
+                    self.torch_aliases.append(alias.asname.name.value)

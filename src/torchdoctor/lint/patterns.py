@@ -48,10 +48,6 @@ def is_false(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 
 
-def is_true(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
 def int_value(expr: cst.BaseExpression | None) -> int | None:
     if isinstance(expr, cst.Integer):
         return int(expr.value.replace("_", ""), 0)

@@ -101,4 +101,5 @@ def run_lint(paths: list[str], options: LintOptions, config: LintConfig | None =
         for result in results:
             if result.changed:
                 Path(result.path).write_text(result.fixed_source, encoding="utf-8", newline="")
-    return RunResult(results, list(config.notes))
+    notes = list(config.notes) + [note for r in results for note in dict.fromkeys(r.notes)]
+    return RunResult(results, notes)

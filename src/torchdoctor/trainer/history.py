@@ -46,7 +46,7 @@ class EpochMeter:
         self.samples = 0
 
     def add(self, loss: torch.Tensor, outputs: torch.Tensor, targets, n: int) -> None:
-        self.loss_sum += loss.detach() * n
+        self.loss_sum.add_(loss.detach(), alpha=n)  # one kernel: sum += loss * n
         if self.classification:
             self.correct += (outputs.detach().argmax(dim=-1) == targets).sum()
         self.samples += n

@@ -9,7 +9,6 @@ it acts, and each technique is a named function in setup/data/modelprep/steps/hi
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from itertools import islice
 
@@ -192,11 +191,6 @@ class Trainer:
         finished = done >= total_batches
         if not finished:
             self._save(epoch, done, meter.state())  # stopped by max_steps: resumable here
-        if not math.isfinite(train_loss) and cfg.nan_policy == "stop":
-            raise TorchdoctorError(
-                f"training loss is {train_loss} in epoch {epoch + 1}; lower the learning rate, "
-                "enable --clip, or use bf16 instead of fp16"
-            )
         val_metrics = self._evaluate_loader(val) if val is not None else {}
         record = EpochRecord(
             epoch=epoch + 1,

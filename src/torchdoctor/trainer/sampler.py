@@ -144,10 +144,12 @@ def loader_generator(seed: int, epoch: int, rank: int = 0) -> torch.Generator:
     """The `generator=` for an epoch's DataLoader.
 
     DataLoader draws its worker base seed from this generator when an iterator is created, and
-    seeds worker w's `random`, `numpy` and `torch` with base_seed + w. Passing a generator derived
-    from (seed, epoch, rank) therefore makes worker RNG reproducible on resume and different
-    across ranks, and keeps DataLoader from drawing from the global torch RNG (which would shift
-    the model's own random stream when a resumed run recreates its iterator mid-epoch).
+    seeds worker w's `random`, `numpy` and `torch` with base_seed + w. A generator derived from
+    (seed, epoch, rank) therefore gives workers seeds that repeat from run to run and differ
+    across ranks, and, above all, keeps DataLoader from drawing from the global torch RNG, which
+    would shift the model's own random stream (dropout) when a resumed run recreates its
+    iterator mid-epoch. (A worker's RNG still restarts when a resumed run starts its workers, so
+    random augmentation *inside workers* is not resumed exactly; see docs/checkpoints.md.)
     """
     generator = torch.Generator()
     generator.manual_seed(loader_seed(seed, epoch, rank))

@@ -24,6 +24,10 @@ from torchdoctor.trials.report import Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
 
 
+class NothingToTry(TorchdoctorError):
+    """No fix was left to run (none recommended, or none can act on this machine)."""
+
+
 def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, str]]:
     """Register each fix on a throwaway hook set: a fix that cannot act here (e.g. pin_memory on
     a CPU-only machine) is set aside with its reason instead of costing trial runs."""
@@ -99,8 +103,9 @@ def run_trials(
 
 def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) -> TrialReport:
     if runs is None:
-        reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items()) or "no fix to try"
-        raise TorchdoctorError(f"no fix can be tried on this machine ({reasons})")
+        reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items())
+        raise NothingToTry(f"no fix can be tried on this machine ({reasons})" if reasons else
+                           "the diagnosis recommends no fix that can be applied at run time")
     outcomes = runs.outcomes
     baseline = analysis.summarize("baseline", [], outcomes["baseline"], warmup)
     if baseline.status == "crashed":

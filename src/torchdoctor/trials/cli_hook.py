@@ -11,12 +11,17 @@ from torchdoctor.errors import TorchdoctorError
 
 def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
     from torchdoctor.console import make_console
-    from torchdoctor.trials.api import run_trials
+    from torchdoctor.trials.api import NothingToTry, run_trials
     from torchdoctor.trials.render import render_terminal
 
-    trials = run_trials(script, args, try_spec, steps=max(steps, 1), repeats=repeats,
-                        module=module, diagnosis=report)
-    render_terminal(trials, make_console(quiet))
+    console = make_console(quiet)
+    try:
+        trials = run_trials(script, args, try_spec, steps=max(steps, 1), repeats=repeats,
+                            module=module, diagnosis=report)
+    except NothingToTry as exc:
+        console.print(f"--try: {exc}", markup=False)
+        return
+    render_terminal(trials, console)
     if json_path:
         add_trials_section(json_path, trials.to_dict())
 

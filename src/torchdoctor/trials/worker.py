@@ -12,6 +12,7 @@ ended; the user's traceback, if the script raised, goes to stderr as the user's.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -121,9 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     result = run_trial(options)
     with open(options.out, "w", encoding="utf-8") as handle:
         json.dump(result, handle)
+    gc.collect()  # the stopped script's loader iterators are unreachable now: shut their workers
     sys.stdout.flush()
     sys.stderr.flush()
-    # Skip interpreter teardown: a stopped script may leave loader workers or threads behind.
+    # Skip interpreter teardown: a stopped script may leave non-daemon threads behind.
     os._exit(0)
 
 

@@ -153,3 +153,37 @@ def test_d106_silent_without_calls_or_when_negligible():
 @pytest.mark.parametrize("rule", [d101, d102, d103, d104, d105, d106])
 def test_data_rules_silent_without_steps(rule):
     assert rule.check(dataclasses.replace(data_bound_run(item_s=0.001), steps=[])) == []
+
+
+def test_d101_silent_when_samples_are_only_indexed_from_memory():
+    run = data_bound_run(item_s=0.00002)  # 20 µs: four trivial ops of 5 µs
+    assert d101.check(run) == []
+
+
+def test_d105_suggests_batched_fetching_for_indexing_only_datasets():
+    run = good_cpu_run(
+        steps=make_steps(data=0.004, forward=0.0003, backward=0.0004, optimizer=0.0001),
+        loaders=[good_loader(num_workers=0, item_s=0.00004, dataset_type="TensorDataset")],
+    )
+    run.compute.dispatch_overhead_s = 5e-6  # 40 µs per sample is 8 trivial ops
+    finding = only(d105.check(run), "D105")
+    assert "BatchSampler" in finding.fix and "batch_size=None" in finding.fix
+    assert "TensorDataset" in evidence_text(finding)
+
+
+def test_d105_caps_item_time_by_the_steady_data_time():
+    run = data_bound_run(item_s=0.0004)
+    run.loaders[0].item_s = 0.004  # one very slow fetch inflated the mean
+    finding = only(d105.check(run), "D105")
+    assert finding.saving == pytest.approx(0.9 * 0.030 / 0.040)
+
+
+def test_step_profile_leaves_out_a_descheduled_step():
+    from torchdoctor.diagnose.rules._common import step_profile
+
+    run = good_cpu_run()
+    run.steps[3].phases["data"] += 1.0  # one step lost the CPU for a second
+    run.steps[3].wall_s += 1.0
+    profile = step_profile(run)
+    assert profile.steps == 7 and profile.step_s == pytest.approx(0.0137)
+    assert d101.check(dataclasses.replace(run, loaders=[good_loader(num_workers=0)])) == []

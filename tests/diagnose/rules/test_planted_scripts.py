@@ -67,7 +67,8 @@ def test_clean_loop_gets_no_warning():
 def test_planted_problem_is_the_top_finding(script, code):
     report = diagnose(script)
     top = report.findings[0] if report.findings else None
-    assert top is not None and top.id == code, [(f.id, f.saving, f.evidence) for f in report.findings]
+    found = [(f.id, f.saving, f.evidence) for f in report.findings]
+    assert top is not None and top.id == code, found
     assert top.saving > 0.05 and any(ch.isdigit() for ch in " ".join(top.evidence))
 
 
@@ -95,8 +96,8 @@ def test_item_per_step_is_reported_with_its_line_on_cpu_as_info():
     report = diagnose("d201_float64")
     sync = next(f for f in report.findings if f.id == "D401")
     assert sync.severity == "info" and sync.saving == 0.0
-    line = next(i for i, text in enumerate((SCRIPTS / "d201_float64.py").read_text().splitlines(), 1)
-                if "loss.item()" in text)
+    lines = (SCRIPTS / "d201_float64.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "loss.item()" in text)
     assert f"d201_float64.py:{line}" in " ".join(sync.evidence)
 
 

@@ -39,8 +39,13 @@ def test_docstring_has_exactly_the_ruff_sections(rule):
 def test_parse_docstring_rejects_bad_layouts():
     good = "\n".join(f"## {name}\ntext" for name in catalogue.SECTIONS)
     catalogue.parse_docstring("D1: x\n" + good)
-    for bad in ("D1: x\n## What it does\ntext", "D1: x\n" + good.replace("Fix safety", "Fix"),
-                "D1: x\nstray\n" + good, "D1: x\n" + good.replace("## Example\ntext", "## Example\n")):
+    bad_layouts = (
+        "D1: x\n## What it does\ntext",  # sections missing
+        "D1: x\n" + good.replace("Fix safety", "Fix"),  # a section misnamed
+        "D1: x\nstray\n" + good,  # text before the first section
+        "D1: x\n" + good.replace("## Example\ntext", "## Example\n"),  # an empty section
+    )
+    for bad in bad_layouts:
         with pytest.raises(catalogue.CatalogueError):
             catalogue.parse_docstring(bad)
 

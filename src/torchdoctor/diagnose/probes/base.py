@@ -23,6 +23,9 @@ class Probe:
     def on_step_end(self, record: StepRecord) -> None:
         """A training step just closed."""
 
+    def reacts_to_steps(self) -> bool:
+        return type(self).on_step_end is not Probe.on_step_end
+
     def stop(self) -> None:
         """The run is over (before the patches are removed): leave any mode or profiler."""
 

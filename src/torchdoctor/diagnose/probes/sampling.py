@@ -1,14 +1,19 @@
 """The sampled step: count dispatched ops, compute ops by dtype, and FLOPs, for ONE step.
 
-Dispatch modes see every aten op, which is exactly what makes them slow; so they are entered at
-the end of the step before the sampled step and left at its end, and that step is a warm-up step
-whose timings are never reported.
+A dispatch mode sees every aten op, which is exactly what makes it slow; so it is entered at the
+end of the step before the sampled step and left at its end, and that step is a warm-up step
+whose timings are never reported. FLOPs use torch's own per-op formulas
+(`torch.utils.flop_counter.flop_registry`) from inside our mode: `FlopCounterMode` itself would
+import torch._dynamo (seconds) and stack a second mode.
 """
 
 from __future__ import annotations
 
+import sys
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from torchdoctor.diagnose.probes.base import Probe
 
@@ -27,10 +32,21 @@ class OpCounter(TorchDispatchMode):
         self.float64 = 0
         self.float32 = 0
         self.low_precision = 0
+        self.flops = 0
+        self.flop_errors: set[str] = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         self.ops += 1
-        if func.overloadpacket in _COMPUTE:
+        packet = func.overloadpacket
+        formula = flop_registry.get(packet)
+        if formula is not None:
+            try:
+                self.flops += formula(*args, **kwargs, out_val=out)
+            except Exception:  # a formula that does not fit these arguments: count it as unknown
+                self.flop_errors.add(str(packet))
+        if packet in _COMPUTE:
             dtype = next((a.dtype for a in args if isinstance(a, torch.Tensor)), None)
             if dtype == torch.float64:
                 self.float64 += 1
@@ -38,58 +54,59 @@ class OpCounter(TorchDispatchMode):
                 self.float32 += 1
             elif dtype in _LOW_PRECISION:
                 self.low_precision += 1
-        return func(*args, **(kwargs or {}))
+        return out
+
+
+def _skip_dynamo_import() -> None:
+    """torch wraps every TorchDispatchMode's __torch_dispatch__ in `torch._disable_dynamo`, which
+    imports torch._dynamo (seconds) on the first op only to mark the function "do not trace".
+    When the program has not imported dynamo (so nothing can be compiling), mark it ourselves the
+    way that wrapper caches its answer, and the import never happens."""
+    if "torch._dynamo" in sys.modules:
+        return
+    raw = getattr(OpCounter.__dict__["__torch_dispatch__"], "__wrapped__", None)
+    if raw is not None and getattr(raw, "__dynamo_disable", None) is None:
+        raw.__dynamo_disable = raw
 
 
 class SamplingProbe(Probe):
     def install(self, patcher) -> None:
-        self.modes: list = []
         self.counter: OpCounter | None = None
-        self.flops: float | None = None
         self.done = False
-        self.error: str | None = None
 
     def on_step_end(self, record) -> None:
-        if record.index == self.session.sampled_index - 1 and not (self.done or self.modes):
+        if record.index == self.session.sampled_index - 1 and not (self.done or self.active):
             self._start()
-        elif record.index == self.session.sampled_index and self.modes:
+        elif record.index == self.session.sampled_index and self.active:
             self._finish()
 
-    def _start(self) -> None:
-        self.counter = OpCounter()
-        try:
-            from torch.utils.flop_counter import FlopCounterMode
+    @property
+    def active(self) -> bool:
+        return self.counter is not None and not self.done
 
-            flop_counter = FlopCounterMode(display=False)
-            flop_counter.__enter__()
-            self.modes.append(flop_counter)
-        except Exception as exc:  # FLOP counting is optional; say why it is missing
-            self.error = f"FLOP counting unavailable: {type(exc).__name__}: {exc}"
+    def _start(self) -> None:
+        _skip_dynamo_import()
+        self.counter = OpCounter()
         self.counter.__enter__()
-        self.modes.append(self.counter)
 
     def _finish(self) -> None:
-        while self.modes:
-            mode = self.modes.pop()
-            mode.__exit__(None, None, None)
-            if hasattr(mode, "get_total_flops"):
-                self.flops = float(mode.get_total_flops())
+        self.counter.__exit__(None, None, None)
         self.done = True
 
     def stop(self) -> None:
-        if self.modes:  # the run ended inside the sampled step: counts are partial, drop them
-            while self.modes:
-                self.modes.pop().__exit__(None, None, None)
+        if self.active:  # the run ended inside the sampled step: counts are partial, drop them
+            self.counter.__exit__(None, None, None)
             self.counter = None
-            self.flops = None
 
     def contribute(self, run, measured) -> None:
-        if self.error:
-            run.notes.append(self.error)
         if not self.done or self.counter is None:
             return
+        if self.counter.flop_errors:
+            run.notes.append(
+                "FLOPs not counted for: " + ", ".join(sorted(self.counter.flop_errors))
+            )
         run.precision.float64_ops = self.counter.float64
         run.precision.float32_ops = self.counter.float32
         run.precision.low_precision_ops = self.counter.low_precision
         run.compute.ops_per_step = float(self.counter.ops)
-        run.compute.flops_per_step = self.flops
+        run.compute.flops_per_step = float(self.counter.flops)

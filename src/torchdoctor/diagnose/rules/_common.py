@@ -45,11 +45,23 @@ class StepProfile:
         return self.seconds(*COMPUTE_PHASES)
 
 
+# A step slower than this many times the median is an outlier (another process took the CPU,
+# a garbage collection, an epoch's worker start-up): it is left out of the step profile, and the
+# rules that are about such spikes (D103 worker start-up) measure them on their own.
+OUTLIER_FACTOR = 3.0
+
+
 def step_profile(run: RunObservation) -> StepProfile | None:
-    """Means over the measured steps (a total-time view: one slow step counts in full)."""
-    steps = [s for s in run.steps if s.wall_s > 0]
-    if not steps:
+    """Mean seconds per phase over the measured steps, leaving out outlier steps.
+
+    A mean keeps costs paid every few steps; dropping steps over OUTLIER_FACTOR x the median keeps
+    one descheduled step on a busy machine from deciding the diagnosis.
+    """
+    timed = [s for s in run.steps if s.wall_s > 0]
+    if not timed:
         return None
+    limit = OUTLIER_FACTOR * median([s.wall_s for s in timed])
+    steps = [s for s in timed if s.wall_s <= limit]
     n = len(steps)
     phase_s = {p: sum(s.phases.get(p, 0.0) for s in steps) / n for p in PHASES}
     return StepProfile(steps=n, step_s=sum(s.wall_s for s in steps) / n, phase_s=phase_s)
@@ -107,6 +119,19 @@ def suggested_workers(cpus: int) -> int:
     return max(1, min(8, cpus - 1))
 
 
+# A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
+# tensors): worker processes cost more to hand a batch over than they save; fetching whole
+# batches at once is the fix (rule D105), not workers (rule D101).
+TRIVIAL_ITEM_RATIO = 10.0
+
+
+def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
+    floor = run.compute.dispatch_overhead_s
+    return loader.item_s is not None and floor is not None and (
+        loader.item_s <= TRIVIAL_ITEM_RATIO * floor
+    )
+
+
 def loader_wait_with_workers(batch_s: float, compute_s: float, workers: int) -> float:
     """Seconds per step the training process would still wait for data with `workers` workers.
 
@@ -135,9 +160,9 @@ def typical_step_s(run: RunObservation) -> float:
     return median([s.wall_s for s in run.steps if s.wall_s > 0])
 
 
-def median_phase_s(run: RunObservation, phase: str) -> float:
-    """Steady-state seconds per step in one phase (the median ignores epoch-start spikes)."""
-    return median([s.phases.get(phase, 0.0) for s in run.steps if s.wall_s > 0])
+def median_phase_s(run: RunObservation, *phases: str) -> float:
+    """Steady-state seconds per step in the given phases (the median ignores one-off spikes)."""
+    return median([sum(s.phases.get(p, 0.0) for p in phases) for s in run.steps if s.wall_s > 0])
 
 
 # Copies from pinned (page-locked) host memory run at roughly twice the bandwidth of copies from

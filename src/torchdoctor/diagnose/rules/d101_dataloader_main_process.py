@@ -2,7 +2,10 @@
 
 ## What it does
 Flags a training `DataLoader` with `num_workers=0` when waiting for its batches takes a measurable
-share (10% or more) of each training step.
+share (10% or more) of each training step. It stays silent when each sample is only indexed from
+memory (`__getitem__` costs no more than ten trivial ops, as with `TensorDataset`): handing batches
+over from worker processes then costs more than it saves, and fetching whole batches (D105) is
+the fix.
 
 ## Why is this bad
 With `num_workers=0` every batch is read, decoded, transformed and collated by the training
@@ -50,6 +53,7 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     suggested_workers,
     training_loaders,
+    trivial_items,
 )
 
 CODE = "D101"
@@ -59,7 +63,11 @@ MIN_DATA_SHARE = 0.10
 
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
-    loaders = [ld for ld in training_loaders(run) if ld.num_workers == 0]
+    loaders = [
+        ld
+        for ld in training_loaders(run)
+        if ld.num_workers == 0 and not trivial_items(run, ld)
+    ]
     if profile is None or not loaders or profile.share("data") < MIN_DATA_SHARE:
         return []
     loader = max(loaders, key=lambda ld: ld.wait_s)

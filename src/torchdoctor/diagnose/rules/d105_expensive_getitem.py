@@ -9,10 +9,12 @@ It is measured where the loader runs in the training process (`num_workers=0`).
 Per-sample Python work (decoding, converting with NumPy in float64, normalising one image at a
 time) repeats for every sample in every epoch. When it costs more than the model's own compute,
 extra workers only spread the waste over more cores; doing deterministic work once, or on whole
-batches, removes it.
+batches, removes it. When `__getitem__` only indexes in-memory tensors (ten trivial ops or less
+per sample, as in `TensorDataset`), the cost is fetching samples one at a time: one indexing op
+per batch replaces a batch's worth of them plus the collate.
 
-Estimated saving: nine tenths of the measured `__getitem__` time per batch (the tenth left covers
-indexing a cached or batch-converted sample).
+Estimated saving: nine tenths of the measured `__getitem__` time per batch, capped by the steady
+data time per step (the tenth left covers indexing a cached sample or a whole batch).
 
 ## Example
 ```python
@@ -45,13 +47,16 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
+    COMPUTE_PHASES,
     clamp,
     mean_batch_size,
     pct,
     secs,
     severity_for,
     step_profile,
+    median_phase_s,
     training_loaders,
+    trivial_items,
 )
 
 CODE = "D105"
@@ -59,6 +64,18 @@ TITLE = "Expensive per-sample work in Dataset.__getitem__"
 MIN_DATA_SHARE = 0.5
 MIN_ITEM_TO_COMPUTE = 2.0
 CACHED_ITEM_COST = 0.1
+CONVERT_ONCE_FIX = (
+    "# in Dataset.__init__: convert the whole array once\n"
+    "self.x = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255)\n"
+    "# in __getitem__: index only\n"
+    "return self.x[i], self.y[i]"
+)
+BATCHED_FETCH_FIX = (
+    "# fetch a whole batch per __getitem__ call: TensorDataset indexes with a list of indices\n"
+    "from torch.utils.data import BatchSampler, RandomSampler\n"
+    "sampler = BatchSampler(RandomSampler(dataset), batch_size=64, drop_last=False)\n"
+    "loader = DataLoader(dataset, sampler=sampler, batch_size=None)"
+)
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -72,9 +89,12 @@ def check(run: RunObservation) -> list[Finding]:
     batch = loader.batch_size or mean_batch_size(run)
     if not batch:
         return []
-    item_batch_s = loader.item_s * batch
-    if item_batch_s < MIN_ITEM_TO_COMPUTE * profile.compute_s:
+    # item_s is a mean over every fetch; the steady data time caps it against one slow fetch
+    item_batch_s = min(loader.item_s * batch, median_phase_s(run, "data"))
+    compute_s = median_phase_s(run, *COMPUTE_PHASES)
+    if item_batch_s < MIN_ITEM_TO_COMPUTE * compute_s:
         return []
+    indexing_only = trivial_items(run, loader)
     item_share = clamp(item_batch_s / profile.step_s)
     saving = clamp(item_share * (1 - CACHED_ITEM_COST))
     return [
@@ -87,15 +107,10 @@ def check(run: RunObservation) -> list[Finding]:
                 f"__getitem__ of {loader.dataset_type or 'the dataset'} took {secs(loader.item_s)} "
                 f"per sample: {secs(item_batch_s)} per batch of {batch:.0f}, "
                 f"{pct(item_share)} of the step.",
-                f"Forward, backward and optimizer together took {secs(profile.compute_s)} "
-                "per step.",
+                f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "
+                "step.",
             ],
-            fix=(
-                "# in Dataset.__init__: convert the whole array once\n"
-                "self.x = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255)\n"
-                "# in __getitem__: index only\n"
-                "return self.x[i], self.y[i]"
-            ),
+            fix=BATCHED_FETCH_FIX if indexing_only else CONVERT_ONCE_FIX,
             source="seed 001 (Dataset.__getitem__ converting each image); "
             "seed 003 (batch your operations)",
             explanation="Each sample is converted again every epoch, one at a time; converting "
@@ -103,7 +118,7 @@ def check(run: RunObservation) -> list[Finding]:
             details={
                 "item_s": loader.item_s,
                 "item_batch_s": item_batch_s,
-                "compute_s": profile.compute_s,
+                "compute_s": compute_s,
                 "location": loader.location,
             },
         )

@@ -61,7 +61,9 @@ def check(run: RunObservation) -> list[Finding]:
         evidence.append(f"Activations took about {gib(m.activations_bytes)}.")
     remedies = []
     if not uses_autocast(run) and run.environment.device_type == "cuda":
-        remedies.append('with torch.autocast("cuda", dtype=torch.bfloat16): ...  # halves activations')
+        remedies.append(
+            'with torch.autocast("cuda", dtype=torch.bfloat16): ...  # halves activations'
+        )
     if not any(mo.activation_checkpointing for mo in run.models):
         remedies.append("h = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)")
     remedies.append("# or halve the micro-batch and accumulate gradients over 2 micro-batches")

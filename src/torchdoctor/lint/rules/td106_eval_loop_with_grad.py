@@ -6,7 +6,9 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import GRAD_OFF_CONTEXTS, calls_backward, calls_model, grad_disabled_around, unwrap_iterable, walk
+from torchdoctor.lint.patterns import (
+    GRAD_OFF_CONTEXTS, calls_backward, calls_model, grad_disabled_around, terminal_name, unwrap_iterable, walk,
+)
 from torchdoctor.lint.rule import Rule
 
 EVAL_DATA_RE = re.compile(
@@ -23,7 +25,8 @@ class EvalLoopWithGrad(Rule):
     ## What it does
     Flags a loop over validation/test data (a loader named like `val_loader`, `test_dl`,
     `loaders["eval"]`) that calls a model, never calls `backward()`, and runs neither under
-    `torch.no_grad()` / `torch.inference_mode()` nor in a function decorated with them.
+    `torch.no_grad()` / `torch.inference_mode()`, nor in a function decorated with them, nor in
+    a function that this file only ever calls under them.
 
     ## Why is this bad
     Without them every forward pass records the autograd graph and keeps activations alive for
@@ -60,8 +63,19 @@ class EvalLoopWithGrad(Rule):
                 continue
             if grad_disabled_around(ctx, loop) or self._disables_inside(ctx, loop):
                 continue
+            if self._only_called_without_grad(ctx, loop):
+                continue
             yield ctx.violation(self, loop, "evaluation loop runs the model with autograd on; wrap "
                                 "it in `torch.inference_mode()` (or `torch.no_grad()`)")
+
+    @staticmethod
+    def _only_called_without_grad(ctx, loop) -> bool:
+        """The loop's function is called in this file, and always under no_grad/inference_mode."""
+        function = ctx.enclosing(loop, cst.FunctionDef)
+        if function is None:
+            return False
+        calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
+        return bool(calls) and all(grad_disabled_around(ctx, c) for c in calls)
 
     @staticmethod
     def _disables_inside(ctx, loop) -> bool:

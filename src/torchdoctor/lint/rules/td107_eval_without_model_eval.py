@@ -13,8 +13,11 @@ EVAL_FUNCTION_RE = re.compile(r"^(evaluate|validate|validation|predict|infer|inf
 
 
 def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
+    """`.eval()`, `.train(False)`, or a helper named for it (`with eval_mode(model):`)."""
     for child in walk(ctx, node):
         if method_call(child, "eval"):
+            return True
+        if isinstance(child, cst.Call) and "eval" in (terminal_name(child.func) or "").lower():
             return True
         if method_call(child, "train") and child.args and terminal_name(child.args[0].value) == "False":
             return True
@@ -25,8 +28,9 @@ class EvalWithoutModelEval(Rule):
     """
     ## What it does
     Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
-    that calls a model inside a loop but never calls `.eval()` (or `.train(False)`), when no
-    call of it in the same file comes after an `.eval()` call.
+    that calls a model inside a loop but never calls `.eval()`, `.train(False)` or a helper
+    named for it (`with eval_mode(model):`), when no call of it in the same file comes after an
+    `.eval()` call.
 
     ## Why is this bad
     In training mode dropout stays active and BatchNorm normalizes with batch statistics and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import argument, int_value, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import int_value, method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import known_shape
 

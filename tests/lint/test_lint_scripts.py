@@ -1,0 +1,37 @@
+"""Whole scripts taken from the seed documents: the findings a reader of them would want,
+and nothing on the seed that already applies every technique correctly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lint_helpers import lint_text
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("seed001_cifar.py", [(25, "TD102"), (26, "TD102"), (51, "TD116"), (56, "TD105")]),
+    ("seed002_tips.py", [(5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")]),
+    ("seed000_good.py", []),
+])
+def test_seed_scripts(name, expected):
+    result = lint_text((SCRIPTS / name).read_text(), path=name)
+    assert [(v.line, v.code) for v in result.violations] == expected
+
+
+def test_safe_fixes_on_a_seed_script_keep_it_valid_and_quiet_for_fixed_rules():
+    source = (SCRIPTS / "seed002_tips.py").read_text()
+    fixed = lint_text(source, fix=True)
+    assert fixed.changed and 'torch.amp.GradScaler("cuda")' in fixed.fixed_source
+    assert "TD115" not in [v.code for v in fixed.violations]
+    compile(fixed.fixed_source, "fixed.py", "exec")
+
+
+def test_files_without_pytorch_are_only_syntax_checked():
+    plain = "def evaluate(model, val_loader):\n    for x in val_loader:\n        model(x)\n"
+    assert lint_text(plain).violations == []
+    broken = lint_text("def f(:\n    pass\n")
+    assert [(v.code, v.line, v.column) for v in broken.violations] == [("TD000", 1, 7)]
