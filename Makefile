@@ -15,8 +15,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 demo: $(VENV)/.installed
 	$(BIN)/torchdoctor demo
 
+# One intra-op thread per test process: two xdist workers already fill the two cores, and
+# oversubscribed OpenMP threads make tiny-model tests 10-25x slower on a busy machine.
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 docs: $(VENV)/.installed
 	$(BIN)/python -m torchdoctor.docsgen

@@ -18,6 +18,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,10 +34,18 @@ from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
 RECIPE = Path(__file__).resolve().parent.parent / "tests" / "trainer" / "crash_recipe.py"
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def train_command(directory: Path, nproc: int, resume: bool, args) -> list[str]:
     launcher = [sys.executable, "-m", "torchdoctor"]
     if nproc > 1:
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "-m", "torchdoctor"]
+        # a free port per launch: torchrun's default 29500 may belong to another job on this machine
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
+                    "--master_port", str(free_port()), "-m", "torchdoctor"]
     command = launcher + [
         "train", str(RECIPE), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
         "--checkpoint-dir", str(directory), "--checkpoint-every", str(args.every),

@@ -61,38 +61,44 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--steps", type=int, default=30, help="timed steps per round")
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     run = make_loop(args.batch_size, args.width)
     run(10)  # warm the allocator and BLAS before either mode is timed
-    plain: list[tuple[float, float]] = []
-    watched: list[tuple[float, float]] = []
     def watched_round() -> list[tuple[float, float]]:
         with torchdoctor.watch(warmup=args.warmup) as w:
             times = run(args.warmup + args.steps)[args.warmup :]
         assert len(w.report.run.steps) == args.steps, "the probes did not see every step"
         return times
 
+    def plain_round() -> list[tuple[float, float]]:
+        return run(args.warmup + args.steps)[args.warmup :]
+
+    pairs = []  # (plain round, watched round), adjacent in time
     for round_index in range(args.rounds):  # ABBA order: drifts hit both modes alike
         if round_index % 2 == 0:
-            plain += run(args.warmup + args.steps)[args.warmup :]
-            watched += watched_round()
+            plain = plain_round()
+            pairs.append((plain, watched_round()))
         else:
-            watched += watched_round()
-            plain += run(args.warmup + args.steps)[args.warmup :]
+            watched = watched_round()
+            pairs.append((plain_round(), watched))
     print(
         f"loop: MLP 784-{args.width}-{args.width}-10, batch {args.batch_size}, "
         f"{args.threads} thread(s), {args.rounds} rounds x {args.steps} steps per mode"
     )
     for index, clock in ((0, "wall"), (1, "cpu")):
-        plain_s = statistics.median(t[index] for t in plain)
-        watched_s = statistics.median(t[index] for t in watched)
+        plain_s = [statistics.median(t[index] for t in p) for p, _ in pairs]
+        watched_s = [statistics.median(t[index] for t in w) for _, w in pairs]
+        ratio = statistics.median(w / p for p, w in zip(plain_s, watched_s))
+        extra = statistics.median(w - p for p, w in zip(plain_s, watched_s))
         print(
-            f"{clock:4s}: plain {1000 * plain_s:.3f} ms, diagnose {1000 * watched_s:.3f} ms, "
-            f"ratio diagnosed/plain {watched_s / plain_s:.3f}"
+            f"{clock:4s}: plain {1000 * statistics.median(plain_s):.3f} ms, "
+            f"diagnose {1000 * statistics.median(watched_s):.3f} ms, "
+            f"ratio diagnosed/plain {ratio:.3f} (+{1e6 * extra:.0f} us per step); "
+            "median over rounds of paired round medians"
         )
 
 

@@ -148,7 +148,8 @@ def summarize(clock: str, times: dict[str, list[float]]) -> None:
     so on a shared machine it is the steadiest view of the loop's own cost."""
     medians = {name: statistics.median(values) for name, values in times.items()}
     minima = {name: min(values) for name, values in times.items()}
-    print(f"[{clock}] {'loop':12s} {'median':>9s} {'min':>9s}   vs raw-metrics: median / min / paired")
+    header = f"{'loop':12s} {'median':>9s} {'min':>9s}   vs raw-metrics: median / min / paired"
+    print(f"[{clock}] {header}")
     for name, values in times.items():
         paired = statistics.median(a / b for a, b in zip(values, times["raw-metrics"]))
         print(f"[{clock}] {name:12s} {medians[name] * 1e3:7.3f}ms {minima[name] * 1e3:7.3f}ms   "

@@ -11,7 +11,7 @@ from torchdoctor.demo.table import add_speedups, footnotes, render_table, write_
 
 
 def row(key, wall_s, semantics=None):
-    return RowResult(key=key, label=key, source="seed", changes_semantics=semantics,
+    return RowResult(key=key, name=key, label=key, source="seed", changes_semantics=semantics,
                      dataset="per_item", config={}, epochs=2, train_samples=100, wall_s=wall_s,
                      peak_memory_bytes=None, final_accuracy=float("nan"))
 

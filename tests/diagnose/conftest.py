@@ -55,3 +55,17 @@ def diagnose(tmp_path):
         return Diagnosis(result, json_path)
 
     return run
+
+
+@pytest.fixture
+def diagnose_here(tmp_path):
+    """diagnose_here(body, **diagnose_script options) -> Report, in this process (no torch import
+    per test: the observation-level tests stay inside the time budget)."""
+    from torchdoctor.diagnose.api import diagnose_script
+
+    def run(body: str, **options):
+        script = tmp_path / "train.py"
+        script.write_text(PRELUDE + textwrap.dedent(body))
+        return diagnose_script(str(script), **options)
+
+    return run

@@ -2,18 +2,7 @@
 wait dominate, a heavy model makes forward/backward dominate. In-process (diagnose_script) to stay
 inside the test-time budget; the CLI path is covered by the runner and report tests."""
 
-import textwrap
-
-from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.observations import PHASES
-
-from conftest import PRELUDE
-
-
-def _run(tmp_path, body, **options):
-    script = tmp_path / "train.py"
-    script.write_text(PRELUDE + textwrap.dedent(body))
-    return diagnose_script(str(script), **options)
 
 
 def _check_phases_sum_to_wall(report):
@@ -23,9 +12,8 @@ def _check_phases_sum_to_wall(report):
     assert abs(sum(report.breakdown.values()) - 1.0) < 1e-9
 
 
-def test_slow_dataset_is_data_loading_bound(tmp_path):
-    report = _run(
-        tmp_path,
+def test_slow_dataset_is_data_loading_bound(diagnose_here, tmp_path):
+    report = diagnose_here(
         """
         class SlowImages(Dataset):
             def __len__(self):
@@ -58,9 +46,8 @@ def test_slow_dataset_is_data_loading_bound(tmp_path):
     assert all(step.batch_size == 8 for step in run.steps)
 
 
-def test_heavy_model_is_compute_bound(tmp_path):
-    report = _run(
-        tmp_path,
+def test_heavy_model_is_compute_bound(diagnose_here):
+    report = diagnose_here(
         """
         data = TensorDataset(torch.randn(192, 512), torch.randint(0, 8, (192,)))
         model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(6)], nn.Linear(512, 8))

@@ -20,6 +20,7 @@ WATCHED = [
     (torch.Tensor, "item"), (torch.Tensor, "tolist"), (torch.Tensor, "numpy"),
     (torch.Tensor, "cpu"), (torch.Tensor, "__bool__"), (torch.Tensor, "__float__"),
     (torch.Tensor, "__int__"), (torch.Tensor, "to"), (torch.Tensor, "cuda"),
+    (torch.Tensor, "__format__"), (torch.Tensor, "__repr__"), (torch.nn.Module, "__call__"),
     (torch.Tensor, "backward"), (torch.autograd, "backward"), (torch, "save"), (torch, "tensor"),
     (builtins, "print"), (DataLoader, "__init__"), (DataLoader, "__iter__"),
     (_BaseDataLoaderIter, "__next__"), (torch.optim.Optimizer, "__init__"),

@@ -1,22 +1,9 @@
 """Step delimiting on real scripts: optimizer steps with gradient accumulation, manual updates
-without an optimizer, evaluation forwards cut out of training steps, and early stopping."""
-
-import textwrap
-
-from torchdoctor.diagnose.api import diagnose_script
-
-from conftest import PRELUDE
+without an optimizer, evaluation forwards cut out of training steps."""
 
 
-def _run(tmp_path, body, **options):
-    script = tmp_path / "train.py"
-    script.write_text(PRELUDE + textwrap.dedent(body))
-    return diagnose_script(str(script), **options).run
-
-
-def test_gradient_accumulation_makes_one_step_of_several_micro_batches(tmp_path):
-    run = _run(
-        tmp_path,
+def test_gradient_accumulation_makes_one_step_of_several_micro_batches(diagnose_here):
+    run = diagnose_here(
         """
         model = nn.Linear(8, 2)
         opt = torch.optim.AdamW(model.parameters())
@@ -29,7 +16,7 @@ def test_gradient_accumulation_makes_one_step_of_several_micro_batches(tmp_path)
         """,
         steps=0,
         warmup=2,
-    )
+    ).run
     assert run.status == "completed"
     assert len(run.steps) == 8 - 2
     assert all(s.micro_batches == 3 and s.batch_size == 12 for s in run.steps)
@@ -42,9 +29,8 @@ def test_gradient_accumulation_makes_one_step_of_several_micro_batches(tmp_path)
     assert all(s.loss is not None and s.loss > 0 for s in run.steps)
 
 
-def test_without_optimizer_each_backward_is_a_step(tmp_path):
-    run = _run(
-        tmp_path,
+def test_without_optimizer_each_backward_is_a_step(diagnose_here):
+    run = diagnose_here(
         """
         w = torch.randn(8, 1, requires_grad=True)
         for i in range(10):
@@ -56,16 +42,15 @@ def test_without_optimizer_each_backward_is_a_step(tmp_path):
         """,
         steps=5,
         warmup=2,
-    )
+    ).run
     assert run.manual_updates
     assert run.status == "stopped" and len(run.steps) == 5
     assert run.optimizers == []
     assert any("no torch.optim optimizer" in note for note in run.notes)
 
 
-def test_evaluation_forwards_are_cut_out_of_training_steps(tmp_path):
-    run = _run(
-        tmp_path,
+def test_evaluation_forwards_are_cut_out_of_training_steps(diagnose_here):
+    run = diagnose_here(
         """
         model = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.1), nn.Linear(16, 2))
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -85,7 +70,7 @@ def test_evaluation_forwards_are_cut_out_of_training_steps(tmp_path):
         """,
         steps=4,
         warmup=2,
-    )
+    ).run
     evaluation = run.evaluation
     # three validation forwards after each of the 5 optimizer steps before the stop at the 6th
     assert evaluation.forwards == 3 * 5

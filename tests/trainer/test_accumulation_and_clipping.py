@@ -22,6 +22,7 @@ def test_accumulated_windows_match_full_batch_including_short_last_window():
     dataset, batch, accumulate = make_dataset(37), 4, 4
     model = make_mlp()
     optimizer = RecordingSGD(model.parameters(), lr=0.0)  # lr 0: every window sees same weights
+    model(dataset.tensors[0]).sum().backward()  # stale gradients fit() must not add to window 1
     config = TrainerConfig(batch_size=batch, accumulate=accumulate, workers=0, quiet=True, seed=3)
     trainer = Trainer(model, optimizer, nn.CrossEntropyLoss(), config)
     trainer.fit(dataset)

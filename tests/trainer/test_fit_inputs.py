@@ -26,8 +26,10 @@ def test_fit_accepts_a_ready_dataloader_and_learns():
 def test_max_steps_stops_mid_epoch_and_scheduler_steps_per_optimizer_step():
     # 40 samples, batch 4, accumulate 2 -> 5 optimizer steps per epoch; stop after 7
     config = TrainerConfig(epochs=5, batch_size=4, accumulate=2, max_steps=7, workers=0, quiet=True)
-    scheduler_factory = lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)  # noqa: E731
-    trainer = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config, scheduler=scheduler_factory)
+    def halve_every_step(opt):
+        return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+    trainer = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config, scheduler=halve_every_step)
     history = trainer.fit(make_dataset(40))
     assert [r.steps for r in history] == [5, 7]  # the partial second epoch is reported
     assert trainer.scheduler.last_epoch == 7
@@ -41,3 +43,25 @@ def test_progress_bar_path_runs_when_enabled(monkeypatch, capsys):
     history = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config).fit(make_dataset(32))
     assert len(history) == 2
     assert capsys.readouterr().out == ""  # the bar goes to stderr, never into piped stdout
+
+
+def test_resume_with_an_empty_directory_starts_fresh_and_leaves_a_checkpoint(tmp_path):
+    config = TrainerConfig(epochs=1, batch_size=8, workers=0, quiet=True, resume=True,
+                           checkpoint_dir=str(tmp_path / "ckpt"))
+    (record,) = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config).fit(make_dataset(32))
+    assert record.steps == 4
+    assert [p.name for p in (tmp_path / "ckpt").iterdir()] == ["ckpt-000000004.pt"]
+
+
+def test_from_recipe_applies_recipe_defaults_and_trains_on_its_data():
+    from torchdoctor.recipes.base import Recipe
+
+    recipe = Recipe(
+        name="t", model=make_mlp(), train_data=make_dataset(24), loss_fn=nn.CrossEntropyLoss(),
+        optimizer=sgd, val_data=make_dataset(8, seed=1),
+        defaults={"batch_size": 6, "epochs": 2, "workers": 0, "quiet": True},
+    )
+    trainer = Trainer.from_recipe(recipe)
+    history = trainer.fit()
+    assert trainer.config.batch_size == 6 and [r.steps for r in history] == [4, 8]
+    assert history[-1].val_loss is not None

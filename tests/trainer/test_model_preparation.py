@@ -25,7 +25,8 @@ class SmallConvNet(nn.Module):
 
 def image_data(n=12):
     g = torch.Generator().manual_seed(0)
-    return TensorDataset(torch.randn(n, 3, 8, 8, generator=g), torch.randint(0, 3, (n,), generator=g))
+    images = torch.randn(n, 3, 8, 8, generator=g)
+    return TensorDataset(images, torch.randint(0, 3, (n,), generator=g))
 
 
 def conv_trainer(model, **config):

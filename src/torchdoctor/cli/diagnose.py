@@ -24,6 +24,17 @@ class _OneLineUsage(click.Command):
             raise UsageError(exc.format_message()) from None
 
 
+def outputs_ok(paths) -> None:
+    """Report files go into existing folders: say so before the program runs, not after."""
+    import os
+
+    from torchdoctor.errors import UsageError
+
+    for path in paths:
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UsageError(f"cannot write {path}: no such directory")
+
+
 @click.command(
     cls=_OneLineUsage,
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
@@ -43,7 +54,9 @@ class _OneLineUsage(click.Command):
     show_default=True,
     help="Steps run before measuring (at least 2 are kept out of the measurement).",
 )
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON."
+)
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report.")
 @click.option(
     "--trace", "trace_path", type=click.Path(dir_okay=False), help="Write a Chrome/Perfetto trace."
@@ -68,6 +81,7 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, q
         parse_fix_names(try_spec)
 
     resolve_target(script, module)  # before importing torch: a typo fails in a blink
+    outputs_ok((json_path, html_path, trace_path))
     from torchdoctor.diagnose.api import diagnose_script
     from torchdoctor.diagnose.report.html import write_html
     from torchdoctor.diagnose.report.json import write_json
@@ -78,7 +92,12 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, q
         script, list(args), module=module, steps=steps, warmup=warmup, profile=profile
     )
     sys.stdout.flush()
-    for path, write in ((json_path, write_json), (html_path, write_html), (trace_path, write_trace)):
+    if quiet:
+        render_verdict(report)
+    else:
+        render_terminal(report)  # first: an unwritable file below must not cost the report
+    outputs = ((json_path, write_json), (html_path, write_html), (trace_path, write_trace))
+    for path, write in outputs:
         if path:
             try:
                 write(report, path)
@@ -86,10 +105,6 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, q
                 from torchdoctor.errors import TorchdoctorError
 
                 raise TorchdoctorError(f"cannot write {path}: {exc.strerror}") from None
-    if quiet:
-        render_verdict(report)
-    else:
-        render_terminal(report)
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 

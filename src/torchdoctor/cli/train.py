@@ -30,6 +30,9 @@ FLAG_FIELDS = {
     "checkpoint_dir": "checkpoint_dir",
     "resume": "resume",
     "checkpoint_every": "checkpoint_every_steps",
+    "checkpoint_every_seconds": "checkpoint_every_seconds",
+    "keep_last": "keep_last",
+    "nan_policy": "nan_policy",
     "max_steps": "max_steps",
     "seed": "seed",
     "device": "device",
@@ -118,6 +121,10 @@ def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dic
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False))
 @click.option("--resume", is_flag=True, default=None, help="Continue from the newest checkpoint.")
 @click.option("--checkpoint-every", type=click.IntRange(min=1), metavar="STEPS")
+@click.option("--checkpoint-every-seconds", type=click.FloatRange(min=0, min_open=True))
+@click.option("--keep-last", type=click.IntRange(min=1), help="Checkpoints to keep.")
+@click.option("--nan-policy", type=click.Choice(["stop", "skip", "continue"]),
+              help="What a NaN/inf loss does.")
 @click.option("--max-steps", type=click.IntRange(min=1))
 @click.option("--seed", type=int)
 @click.option("--device", help="auto, cpu, cuda, cuda:1 ...")
@@ -139,6 +146,8 @@ def train(recipe, options, config_file, json_path, **flags):
     trainer = Trainer.from_recipe(loaded, config)
     history = trainer.fit()
 
+    if not trainer.dist.is_main:  # under torchrun rank 0 reports for all ranks
+        return
     if json_path:
         write_history(json_path, loaded.name, config, trainer.setup, history)
     if not config.quiet:

@@ -14,6 +14,7 @@ N_CLASSES = 10
 SIDE = 32
 CLASSES = ("plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 _PROTOTYPE_SEED = 1234  # fixed: train and val sets of any seed share the same classes
+NOISE = 90.0  # pixel noise std: ResNet-18 still reaches ~95% in 3 small epochs, not in one step
 
 
 def prototypes() -> np.ndarray:
@@ -32,7 +33,7 @@ def prototypes() -> np.ndarray:
 
 
 def cifar_like(
-    n: int, seed: int = 0, noise: float = 40.0, max_shift: int = 4
+    n: int, seed: int = 0, noise: float = NOISE, max_shift: int = 4
 ) -> tuple[np.ndarray, np.ndarray]:
     """`n` images (N, 32, 32, 3) uint8 and labels (N,) int64, balanced over the 10 classes."""
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from typing import Any
 
 from torchdoctor.demo.workload import Workload
@@ -30,8 +31,11 @@ def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
     console.print(f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}",
                   markup=False)
     try:
-        # The script's own epoch lines would interleave with the report: keep them out.
-        with contextlib.redirect_stdout(io.StringIO()):
+        # The script's own epoch lines would interleave with the report: keep them out. runpy
+        # warns that the module is already imported (the demo uses its Dataset): expected here.
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*found in sys.modules",
+                                    category=RuntimeWarning)
             report = diagnose_script(SCRIPT_MODULE, args, module=True, steps=steps, warmup=3,
                                      quiet=True)
     except Exception as exc:  # noqa: BLE001 - any failure of the side show is reported, not fatal

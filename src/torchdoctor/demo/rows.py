@@ -25,6 +25,7 @@ NAIVE_BATCH = 32
 @dataclass
 class RowResult:
     key: str
+    name: str
     label: str
     source: str
     changes_semantics: str | None
@@ -58,6 +59,7 @@ def run_row(workload: Workload, steps: list[Step], index: int, device: torch.dev
     accuracy = validation_accuracy(model, workload, device)
     result = RowResult(
         key=step.key,
+        name=step.name,
         label=step.label,
         source=step.source,
         changes_semantics=step.changes_semantics,

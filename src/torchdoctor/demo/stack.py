@@ -31,7 +31,8 @@ LARGE_BATCH = 256
 @dataclass(frozen=True)
 class Step:
     key: str  # stable id, used in the JSON output
-    label: str  # what this row adds, shown in the table
+    name: str  # short, for the table
+    label: str  # what this row adds, in full (JSON, docs)
     source: str  # where the technique comes from
     config: dict[str, Any] = field(default_factory=dict)  # TrainerConfig changes it adds
     dataset: Dataset | None = None  # switch to this data set form from this row on
@@ -42,6 +43,7 @@ class Step:
 
 NAIVE = Step(
     key="naive",
+    name="naive loop (seed 001)",
     label="naive loop (seed 001 as written)",
     source="seed 001",
     dataset="per_item",
@@ -50,23 +52,27 @@ NAIVE = Step(
 STACK: tuple[Step, ...] = (
     Step(
         key="trainer_loop",
+        name="+ inference_mode, no .item() sync",
         label="+ inference_mode eval, no per-step .item() sync, zero_grad(set_to_none)",
         source="seed 000 §1.4, seed 004 §1, seed 002 §6",
     ),
     Step(
         key="workers",
+        name="+ DataLoader workers",
         label="+ DataLoader workers (persistent)",
         source="seed 001 Mejora 2",
         config={"workers": "auto", "persistent_workers": True},
     ),
     Step(
         key="vectorised",
+        name="+ float32 built once",
         label="+ float32 tensors built once (from_numpy, vectorised)",
         source="seed 002 §8",
         dataset="vectorised",
     ),
     Step(
         key="pinned",
+        name="+ pin_memory, non_blocking",
         label="+ pin_memory + non_blocking copies",
         source="seed 000 §1.1, seed 004 §2",
         config={"pin_memory": True, "non_blocking": True},
@@ -74,6 +80,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="amp",
+        name="+ AMP (bf16 / fp16)",
         label="+ mixed precision (autocast, bf16 or fp16 + GradScaler)",
         source="seed 000 §1.2, seed 003",
         config={"precision": "auto"},
@@ -81,6 +88,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="channels_last",
+        name="+ channels_last",
         label="+ channels_last memory format",
         source="docs/techniques",
         config={"channels_last": True},
@@ -89,6 +97,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="cudnn_benchmark",
+        name="+ cudnn.benchmark, TF32",
         label="+ cudnn.benchmark and TF32",
         source="seed 002 §10",
         config={"cudnn_benchmark": True, "tf32": True},
@@ -96,6 +105,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="large_batch",
+        name=f"+ batch {LARGE_BATCH}",
         label=f"+ batch {LARGE_BATCH}",
         source="seed 001 Mejora 3",
         config={"batch_size": LARGE_BATCH, "eval_batch_size": LARGE_BATCH},

@@ -8,7 +8,7 @@ JSON schema (version 1), written by `torchdoctor demo --json FILE`:
      "memory_kind": "process_rss" | "cuda_allocated",
      "diagnosis": {"available": bool, "error": str | null, "verdict": str | null,
                    "findings": [{"id", "title", "severity", "saving"}]},
-     "rows": [{"key", "label", "source", "changes_semantics": str | null, "dataset",
+     "rows": [{"key", "name", "label", "source", "changes_semantics": str | null, "dataset",
                "config": {...TrainerConfig fields...}, "epochs", "train_samples",
                "wall_s", "epoch_s", "samples_per_s", "peak_memory_bytes": int | null,
                "final_accuracy": float | null, "speedup_vs_naive", "step_speedup"}]}
@@ -46,13 +46,14 @@ def _accuracy(value: float | None) -> str:
 
 
 def render_table(rows: list[RowResult], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("step")
-    for name in ("s/epoch", "samples/s", "peak mem", "val acc", "vs naive", "this step"):
-        table.add_column(name, justify="right")
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("technique", min_width=20)
+    # speedup: against the naive loop; this step: against the row above
+    for name in ("s/epoch", "img/s", "peak mem", "val acc", "speedup", "this step"):
+        table.add_column(name, justify="right", no_wrap=True)
     for number, row in enumerate(rows):
-        label = row.label + (" [*]" if row.changes_semantics else "")
+        label = row.name + (" [*]" if row.changes_semantics else "")
         table.add_row(
             str(number),
             label,
@@ -73,6 +74,7 @@ def footnotes(rows: list[RowResult]) -> list[str]:
 def row_dict(row: RowResult) -> dict[str, Any]:
     return {
         "key": row.key,
+        "name": row.name,
         "label": row.label,
         "source": row.source,
         "changes_semantics": row.changes_semantics,

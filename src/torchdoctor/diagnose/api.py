@@ -61,7 +61,9 @@ def diagnose_script(
 class Watch:
     """Context manager: probes installed on enter, removed on exit; then `.report` is ready."""
 
-    def __init__(self, steps: int = 0, warmup: int = 3, profile: bool = False, target: str = "watch"):
+    def __init__(
+        self, steps: int = 0, warmup: int = 3, profile: bool = False, target: str = "watch"
+    ):
         _check_counts(steps, warmup)
         self.config = DiagnoseConfig(steps=steps, warmup=warmup, profile=profile, stop=False)
         self.target = target

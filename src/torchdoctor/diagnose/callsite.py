@@ -13,8 +13,17 @@ import sys
 import torch
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_OURS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_SKIP = (_TORCH_DIR, _OURS_DIR, "<frozen ", os.path.dirname(os.__file__) + os.sep + "runpy.py")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Our machinery (probes, runner, CLI, --try hooks), not all of torchdoctor: a training loop that
+# lives in the package (the demo's naive loop, the Trainer) is the user's code for a diagnosis.
+_OURS = tuple(_PACKAGE + part for part in ("diagnose" + os.sep, "cli" + os.sep, "trials" + os.sep))
+_SKIP = (
+    _TORCH_DIR,
+    *_OURS,
+    _PACKAGE + "__main__.py",
+    "<frozen ",
+    os.path.dirname(os.__file__) + os.sep + "runpy.py",
+)
 
 _library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code?
 _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"

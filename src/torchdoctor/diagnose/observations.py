@@ -84,7 +84,8 @@ class ModuleObservation:
     conv_channels_last_inputs: bool | None = None  # were conv inputs channels_last?
     dims_not_multiple_of_8: list[str] = field(default_factory=list)  # "fc1: Linear(100->37)"
     activation_checkpointing: bool = False
-    parameter_tensors: int = 0  # nn.Parameter tensors (rule D203: ops expected per step scale with it)
+    # nn.Parameter tensors (rule D203: ops expected per step scale with it)
+    parameter_tensors: int = 0
 
 
 @dataclass
@@ -138,8 +139,8 @@ class IOObservation:
     save_s_per_step: float = 0.0
     prints_per_step: float = 0.0
     print_s_per_step: float = 0.0
-    # seconds per step turning tensors into text (Tensor.__repr__/__str__/__format__): an f-string
-    # is formatted before print() is called, so print_s_per_step alone misses it (rule D702)
+    # seconds per step turning tensors into text (Tensor.__repr__/__format__) outside print():
+    # an f-string is formatted before print() is called, so print_s_per_step misses it (D702)
     tensor_format_s_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
 

@@ -81,7 +81,9 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
             )
         else:
             forwards = len(session.tracker.eval_forwards)
-            what = f"{forwards} forward pass(es) without backward()" if forwards else "no model call"
+            what = "no model call"
+            if forwards:
+                what = f"{forwards} forward pass(es) without backward()"
             notes.append(f"no training loop seen: no backward() or optimizer step ({what})")
     elif warm_only:
         notes.append(

@@ -32,6 +32,7 @@ class ForwardRecord:
     t1: float | None = None
     batch_size: int | None = None
     shape: tuple | None = None  # shape of the first input tensor
+    device_type: str = "cpu"  # of the first input tensor
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
     got_grad: bool = False  # a gradient flowed into its output: a training forward
 
@@ -130,7 +131,8 @@ class StepTracker:
     # -- internals ----------------------------------------------------------------------------
     def _close(self, now: float) -> None:
         if now > self._t_last:
-            self._state.intervals.append((self.stack[-1] if self.stack else OTHER, self._t_last, now))
+            phase = self.stack[-1] if self.stack else OTHER
+            self._state.intervals.append((phase, self._t_last, now))
         self._t_last = now
 
     def _eval_groups(self, state: _StepState):

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from torchdoctor.data.arrays import ImageArrayDataset
-from torchdoctor.data.cifar_like import CLASSES, cifar_like
+from torchdoctor.data.cifar_like import CLASSES, NOISE, cifar_like
 from torchdoctor.models.resnet import resnet18
 from torchdoctor.recipes.base import Recipe
 
@@ -17,7 +17,7 @@ def recipe(
     n_val: int = 500,
     width: int = 32,
     lr: float = 1e-3,
-    noise: float = 40.0,
+    noise: float = NOISE,
     seed: int = 0,
 ) -> Recipe:
     """width 64 is torchvision's ResNet-18; the default 32 keeps a CPU epoch to seconds."""

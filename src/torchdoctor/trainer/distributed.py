@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -257,6 +258,14 @@ def rank_zero_only(fn: Callable[..., T]) -> Callable[..., T | None]:
 
 
 def teardown(env: DistEnv) -> None:
-    """Leave the process group (safe to call twice, or when never set up)."""
+    """Leave the process group (safe to call twice, or when never set up).
+
+    Also registered at exit, because a process group that outlives the interpreter aborts the
+    process ("terminate called without an active exception": gloo's threads release tensors
+    after Python is gone). DDP keeps the group alive through reference cycles (model <-> reducer
+    <-> trainer), so those are collected here, while the interpreter still runs.
+    """
     if env.is_distributed and dist.is_available() and dist.is_initialized():
+        gc.collect()
         dist.destroy_process_group()
+        gc.collect()

@@ -60,7 +60,7 @@ class EpochMeter:
         return self.loss_sum.item() / max(self.samples, 1)
 
     def state(self) -> dict:
-        """Plain numbers, for a mid-epoch checkpoint (so a resumed epoch reports the whole epoch)."""
+        """Plain numbers for a mid-epoch checkpoint, so a resumed epoch reports the whole epoch."""
         return {
             "loss_sum": self.loss_sum.item(),
             "correct": int(self.correct.item()),

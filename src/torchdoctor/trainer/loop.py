@@ -8,7 +8,6 @@ it acts, and each technique is a named function in setup/data/modelprep/steps/hi
 
 from __future__ import annotations
 
-import contextlib
 import time
 from itertools import islice
 
@@ -21,8 +20,20 @@ from torchdoctor.trainer.config import TrainerConfig
 from torchdoctor.trainer.faults import NonFiniteGuard, translate_worker_death  # [E]
 from torchdoctor.trainer.ranks import RankCoordinator  # [E]
 from torchdoctor.trainer.checkpoint import seed_everything  # [E]
-from torchdoctor.trainer.data import LoaderHandle, batch_size_of, build_loader, split_batch, to_device
-from torchdoctor.trainer.history import EpochMeter, EpochRecord, peak_memory_bytes, reset_peak_memory
+from torchdoctor.trainer.data import (
+    LoaderHandle,
+    batch_size_of,
+    build_loader,
+    split_batch,
+    to_device,
+)
+from torchdoctor.trainer.evaluation import evaluate_loader, predict_loader
+from torchdoctor.trainer.history import (
+    EpochMeter,
+    EpochRecord,
+    peak_memory_bytes,
+    reset_peak_memory,
+)
 from torchdoctor.trainer.modelprep import checkpoint_submodules, compile_model, place_model
 from torchdoctor.trainer.progress import EpochProgress
 from torchdoctor.trainer.setup import apply_backend_flags, make_grad_scaler, resolve_setup
@@ -115,6 +126,8 @@ class Trainer:
         # Dropout/augmentation RNG; the data order has its own generator (data.py)
         seed_everything(cfg.seed)  # [E] Python, NumPy and torch RNGs: a run is a function of its seed
         self.global_step, self.history = 0, []
+        # gradients left by code that ran before fit() must not leak into the first window
+        self.optimizer.zero_grad(set_to_none=True)
         start_epoch, skip_batches, meter_state = 0, 0, None
         if cfg.resume:
             start_epoch, skip_batches, meter_state = self._resume()
@@ -122,7 +135,9 @@ class Trainer:
         # [E] progress on rank 0 only; a dead DataLoader worker becomes one clear line
         with EpochProgress(cfg.quiet or not self.dist.is_main, cfg.epochs) as bar, translate_worker_death():
             for epoch in range(start_epoch, cfg.epochs):
-                record, finished = self._train_epoch(train, val, epoch, skip_batches, meter_state, bar)
+                record, finished = self._train_epoch(
+                    train, val, epoch, skip_batches, meter_state, bar
+                )
                 skip_batches, meter_state = 0, None
                 if finished:
                     self.history.append(record)
@@ -252,15 +267,7 @@ class Trainer:
 
     def predict(self, data) -> torch.Tensor:
         """Model outputs for every sample of `data`, in order, concatenated along dim 0."""
-        setup = self.setup
-        outputs = []
-        with eval_mode(self.model), torch.inference_mode():
-            for batch in self._eval_loader(data).epoch_batches(0):
-                inputs, _ = split_batch(batch)
-                inputs = to_device(inputs, setup.device, setup.non_blocking, setup.channels_last)
-                with self.parts.autocast():
-                    outputs.append(self.forward_model(inputs))
-        return torch.cat(outputs) if outputs else torch.empty(0)
+        return predict_loader(self.model, self.parts, self._eval_loader(data), self.setup)
 
     def _eval_loader(self, data) -> LoaderHandle:
         if isinstance(data, LoaderHandle):
@@ -270,30 +277,5 @@ class Trainer:
         return build_loader(data, self.setup, size, shuffle=False, drop_last=False, seed=0)
 
     def _evaluate_loader(self, loader: LoaderHandle) -> dict:
-        setup = self.setup
-        # inference_mode: no autograd graph and no version counters; eval(): dropout off,
-        # BatchNorm uses running statistics. The previous mode of every module is restored.
-        with eval_mode(self.model), torch.inference_mode():
-            meter = EpochMeter(setup.device, self.classification)
-            for batch in loader.epoch_batches(0):
-                inputs, targets = split_batch(batch)
-                n = batch_size_of(inputs)
-                inputs = to_device(inputs, setup.device, setup.non_blocking, setup.channels_last)
-                targets = to_device(targets, setup.device, setup.non_blocking, False)
-                loss, outputs = forward_loss(self.parts, inputs, targets)
-                meter.add(loss, outputs, targets, n)
-            loss, accuracy, _ = meter.summary()
-        return {"loss": loss, "accuracy": accuracy}
-
-
-@contextlib.contextmanager
-def eval_mode(model: nn.Module):
-    """model.eval() for the block, then every submodule back to its own previous mode (a user
-    may keep e.g. a frozen BatchNorm in eval while the rest trains)."""
-    modes = [(module, module.training) for module in model.modules()]
-    model.eval()
-    try:
-        yield model
-    finally:
-        for module, training in modes:
-            module.training = training
+        # under inference_mode with model.eval(); every module's mode restored (evaluation.py)
+        return evaluate_loader(self.model, self.parts, loader, self.setup, self.classification)

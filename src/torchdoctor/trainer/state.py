@@ -53,12 +53,12 @@ def check_compatible(saved_config: dict, config_now: dict, path: Path) -> None:
 
 def load_latest(directory: str, keep_last: int, device: torch.device) -> tuple[dict, Path] | None:
     """The newest readable checkpoint in `directory`, loaded onto `device`, or None."""
-    from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
+    from torchdoctor.trainer.checkpoint import CheckpointManager
 
-    path = CheckpointManager(directory, keep_last).latest()
-    if path is None:
+    state = CheckpointManager(directory, keep_last).load_latest(map_location=device)
+    if state is None:
         return None
-    return load_checkpoint(path, map_location=device), Path(path)
+    return state, Path(state.pop("_path"))
 
 
 def restore_state(trainer, state: dict) -> None:

@@ -24,6 +24,7 @@ from torchdoctor.diagnose.rules import (
     d207_channels_last_missing as d207,
     d208_dims_not_multiple_of_8 as d208,
     d209_clip_scaled_gradients as d209,
+    d210_optimizer_not_fused as d210,
 )
 
 
@@ -76,7 +77,7 @@ def test_d202_fires_when_ops_are_trivial_and_the_op_count_is_normal():
 
 def test_d202_silent_when_utilization_is_fine_or_ops_do_real_work():
     assert d202.check(overhead_run(ops=1000, tensors=40, utilization=0.4)) == []
-    assert d202.check(overhead_run(ops=200, tensors=40)) == []  # 50 µs per op: real work
+    assert d202.check(overhead_run(ops=100, tensors=40)) == []  # 100 µs per op: real work
     assert d202.check(good_cpu_run()) == []
     few_ops = overhead_run(ops=40, tensors=40)  # 40 x 8 µs is 3% of the step: not worth it
     few_ops.compute.mean_op_s = 10e-6
@@ -95,7 +96,7 @@ def test_d203_fires_on_far_more_ops_than_the_model_explains():
 def test_d203_silent_on_normal_op_counts_real_work_or_unmeasured_floor():
     assert d203.check(overhead_run(ops=1000, tensors=40)) == []
     heavy = overhead_run(ops=1100, tensors=2)
-    heavy.compute.dispatch_overhead_s = 1e-6  # 9 µs per op is 9 trivial ops: real work
+    heavy.compute.dispatch_overhead_s = 0.5e-6  # 9 µs per op is 18 trivial ops: real work
     assert d203.check(heavy) == []
     unmeasured = overhead_run(ops=1100, tensors=2)
     unmeasured.compute.dispatch_overhead_s = None
@@ -205,3 +206,31 @@ def test_d209_silent_when_unscaled_first_or_without_scaler():
     unscaled = good_h100_run(optimizers=[OptimizerObservation(class_name="AdamW",
                                                               grad_scaler=True, steps=8)])
     assert d209.check(unscaled) == []
+
+
+def optimizer_bound_run(optimizer_s: float, **optimizer_fields):
+    fields = {"class_name": "AdamW", "location": "train.py:20", "steps": 8, **optimizer_fields}
+    return good_cpu_run(
+        steps=make_steps(forward=0.002, backward=0.004, optimizer=optimizer_s),
+        optimizers=[OptimizerObservation(**fields)],
+    )
+
+
+def test_d210_flags_the_per_tensor_optimizer_loop_on_cpu():
+    finding = only(d210.check(optimizer_bound_run(0.014)), "D210")
+    assert finding.saving == pytest.approx(0.7 * 0.5) and finding.severity == "warning"
+    assert "14.0 ms" in evidence_text(finding) and "70%" in evidence_text(finding)
+    assert "fused=True" in finding.fix and "AdamW" in finding.fix
+    small = only(d210.check(optimizer_bound_run(0.001)), "D210")  # 14%: information
+    assert small.severity == "info"
+
+
+def test_d210_silent_when_fused_unfusable_small_or_cuda_default():
+    assert d210.check(optimizer_bound_run(0.014, foreach_or_fused=True)) == []
+    assert d210.check(optimizer_bound_run(0.014, class_name="LBFGS")) == []
+    assert d210.check(optimizer_bound_run(0.0003)) == []  # 5% of the step
+    cuda = optimizer_bound_run(0.014)
+    cuda.environment = h100_environment()
+    assert d210.check(cuda) == []  # CUDA picks foreach by default
+    cuda.optimizers[0].foreach_or_fused = False
+    assert only(d210.check(cuda), "D210")

@@ -21,6 +21,7 @@ from torchdoctor.diagnose.rules import (
     d104_pin_memory_off as d104,
     d105_expensive_getitem as d105,
     d106_tensor_from_ndarray as d106,
+    d107_iterator_per_batch as d107,
 )
 
 
@@ -187,3 +188,24 @@ def test_step_profile_leaves_out_a_descheduled_step():
     profile = step_profile(run)
     assert profile.steps == 7 and profile.step_s == pytest.approx(0.0137)
     assert d101.check(dataclasses.replace(run, loaders=[good_loader(num_workers=0)])) == []
+
+
+def iterator_per_batch_run(num_workers: int = 2):
+    loader = good_loader(num_workers=num_workers, persistent_workers=False, epochs_started=8,
+                         batches=8, worker_startup_s=[0.15] * 8)
+    return good_cpu_run(loaders=[loader], steps=make_steps(data=0.15, forward=0.002,
+                                                           backward=0.003))
+
+
+def test_d107_flags_next_iter_inside_the_loop():
+    finding = only(d107.check(iterator_per_batch_run()), "D107")
+    assert finding.saving == pytest.approx(0.15 * (1 - 1 / 100) / 0.155)
+    assert "8 times" in evidence_text(finding) and "150.0 ms" in evidence_text(finding)
+    assert "yield from loader" in finding.fix
+    assert d103.check(iterator_per_batch_run()) == []  # one finding for one problem
+
+
+def test_d107_silent_for_one_iterator_per_epoch_or_without_workers():
+    assert d107.check(iterator_per_batch_run(num_workers=0)) == []
+    assert d107.check(respawning_run(0.2)) == []  # 4 batches per iterator: an epoch each
+    assert d107.check(good_cpu_run()) == []

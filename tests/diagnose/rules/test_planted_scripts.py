@@ -56,12 +56,15 @@ def test_clean_loop_gets_no_warning():
     "script, code",
     [
         ("d103_workers_respawned", "D103"),
+        ("d107_next_iter_every_step", "D107"),
         ("d106_tensor_from_list", "D106"),
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),
         ("d203_python_loop", "D203"),
         ("d301_eval_with_autograd", "D301"),
         ("d701_checkpoint_every_step", "D701"),
+        ("d210_optimizer_loop", "D210"),
+        ("d702_print_every_step", "D702"),
     ],
 )
 def test_planted_problem_is_the_top_finding(script, code):
@@ -85,9 +88,10 @@ def test_expensive_getitem_outranks_everything_but_adding_workers():
     "script, code",
     [("d302_eval_in_train_mode", "D302"), ("d209_clip_before_unscale", "D209")],
 )
-def test_correctness_errors_are_the_most_severe_finding(script, code):
+def test_correctness_errors_are_the_top_and_only_serious_finding(script, code):
     report = diagnose(script)
     assert serious(report) == [code], [(f.id, f.severity, f.evidence) for f in report.findings]
+    assert codes(report)[0] == code  # errors rank first
     finding = next(f for f in report.findings if f.id == code)
     assert finding.severity == "error" and f"{script}.py:" in " ".join(finding.evidence)
 

@@ -26,7 +26,8 @@ class ComputeProbe(Probe):
         compute = run.compute
         env = run.environment
         if env.device_type == "cuda" and torch.cuda.is_available():
-            compute.peak_flops_per_s, compute.peak_source = gpu_peak(env.device_name, _precision(run))
+            peak = gpu_peak(env.device_name, _precision(run))
+            compute.peak_flops_per_s, compute.peak_source = peak
             device = "cuda"
         else:
             compute.peak_flops_per_s, compute.peak_source = cpu_peak()

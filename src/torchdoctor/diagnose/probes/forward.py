@@ -31,9 +31,10 @@ def autocast_dtype(device_type: str) -> str | None:
     try:
         enabled = torch.is_autocast_enabled(device_type)
     except TypeError:  # torch < 2.4
-        enabled = (
-            torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
-        )
+        if device_type == "cuda":
+            enabled = torch.is_autocast_enabled()
+        else:
+            enabled = torch.is_autocast_cpu_enabled()
     if not enabled:
         return None
     try:
@@ -81,9 +82,12 @@ class ForwardProbe(Probe):
             tracker.push("forward")
             try:
                 record = probe._root_enter(module, args, kwargs)
-                if record is not None and probe.session.extensions.forward_context:
+                if record is None:
+                    output = original(module, *args, **kwargs)
+                elif probe.session.extensions.forward_context:
                     output = probe._call_in_contexts(original, module, record, args, kwargs)
                 else:
+                    record.autocast = autocast_dtype(record.device_type)
                     output = original(module, *args, **kwargs)
             finally:
                 tracker.pop()
@@ -121,7 +125,7 @@ class ForwardProbe(Probe):
         if x is not None:
             record.shape = tuple(x.shape)
             record.batch_size = int(x.shape[0]) if x.dim() else None
-            record.autocast = autocast_dtype(x.device.type)
+            record.device_type = x.device.type
         self.tracker.forward_started(record)
         for listener in session.root_forward_listeners:
             listener(record)
@@ -136,6 +140,7 @@ class ForwardProbe(Probe):
                 context = make(module, info)
                 if context is not None:
                     stack.enter_context(context)
+            record.autocast = autocast_dtype(record.device_type)  # as the forward will see it
             return original(module, *args, **kwargs)
 
     def _root_exit(self, record: ForwardRecord, output) -> None:

@@ -1,4 +1,8 @@
-"""Host I/O probe: `torch.save` and `print()` calls inside training steps, counted and timed."""
+"""Host I/O probe: `torch.save` and `print()` calls inside training steps, counted and timed.
+
+Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
+print() is called) is timed too: that is where most of a logging line's cost hides.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,25 @@ class IOProbe(Probe):
         self.locations: dict[str, int] = {}
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed(original, "print"))
+        for method in ("__format__", "__repr__"):
+            patcher.replace(torch.Tensor, method, self._timed_format)
+
+    def _timed_format(self, original):
+        probe = self
+
+        def formatted(tensor, *args):
+            if probe.session.formatting_tensor:  # __format__ calling __repr__: time the outer call only
+                return original(tensor, *args)
+            probe.session.formatting_tensor = True
+            started = time.perf_counter()
+            try:
+                return original(tensor, *args)
+            finally:
+                probe.session.formatting_tensor = False
+                counters = probe.tracker.counters
+                counters["format_s"] = counters.get("format_s", 0) + time.perf_counter() - started
+
+        return formatted
 
     def _timed(self, original, kind: str):
         probe = self
@@ -41,5 +64,6 @@ class IOProbe(Probe):
             save_s_per_step=per_step(measured, "save_s"),
             prints_per_step=per_step(measured, "prints"),
             print_s_per_step=per_step(measured, "print_s"),
+            tensor_format_s_per_step=per_step(measured, "format_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
         )

@@ -3,7 +3,8 @@
 `.item()`, `.tolist()`, `.numpy()`, `.cpu()`, `bool()`, `float()`, `int()` of a CUDA tensor and
 `torch.cuda.synchronize()` stall the host until the device catches up. The same reads of CPU
 tensors cost nothing of that kind; they are kept apart (device "cpu") and only recorded when the
-user's own code made them, so torch's internal reads of CPU scalars stay out of the report.
+user's own code made them (directly, or by formatting a tensor in an f-string or print), so
+torch's internal reads of CPU scalars (optimizer step counts, ...) stay out of the report.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def partial_wrap(probe: SyncProbe, kind: str):
     def make(original):
         def read(tensor, *args, **kwargs):
             device = tensor.device.type
-            if device != "cpu" or (kind != "cpu" and _called_from_user(2)):
+            if device != "cpu" or (
+                kind != "cpu" and (_called_from_user(2) or probe.session.formatting_tensor)
+            ):
                 probe.record(kind, device)
             return original(tensor, *args, **kwargs)
 

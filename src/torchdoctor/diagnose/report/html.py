@@ -20,10 +20,12 @@ COLOURS = {
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}
 h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}
-.verdict{font-size:1.15em;font-weight:600;padding:.6em;background:#f4f4f4;border-left:4px solid #333}
+.verdict{font-size:1.15em;font-weight:600;padding:.6em;background:#f4f4f4;
+ border-left:4px solid #333}
 table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #ddd}
 pre{background:#f6f8fa;padding:.6em;overflow-x:auto}.finding{margin-bottom:1.2em}
-.legend span{display:inline-block;margin-right:1em}.swatch{width:.9em;height:.9em;display:inline-block}
+.legend span{display:inline-block;margin-right:1em}
+.swatch{width:.9em;height:.9em;display:inline-block}
 """
 
 

@@ -37,7 +37,8 @@ def breakdown_bar(report: Report, colour: bool) -> Text:
         cells = round(share * BAR_WIDTH) if index < len(PHASES) - 1 else BAR_WIDTH - used
         cells = max(0, min(cells, BAR_WIDTH - used))
         used += cells
-        text.append(("█" if colour else LETTER[phase]) * cells, style=STYLE[phase] if colour else "")
+        glyph = "█" if colour else LETTER[phase]
+        text.append(glyph * cells, style=STYLE[phase] if colour else "")
     return text
 
 

@@ -20,9 +20,11 @@ TID_STEPS, TID_PHASES = 1, 2
 def trace_events(report: Report) -> list[dict]:
     events: list[dict] = [
         {"name": "process_name", "ph": "M", "pid": PID, "args": {"name": report.run.target}},
-        {"name": "thread_name", "ph": "M", "pid": PID, "tid": TID_STEPS, "args": {"name": "steps"}},
-        {"name": "thread_name", "ph": "M", "pid": PID, "tid": TID_PHASES, "args": {"name": "phases"}},
     ]
+    for tid, name in ((TID_STEPS, "steps"), (TID_PHASES, "phases")):
+        events.append(
+            {"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}}
+        )
     for step in report.run.steps:
         start_us = 1e6 * (step.start_s or 0.0)
         events.append({

@@ -173,7 +173,7 @@ PINNED_COPY_SAVING = 0.5
 
 # An op whose mean time is within this factor of a trivial op's dispatch cost does almost no
 # arithmetic: the step is paying for dispatch, not for work (rules D202 and D203).
-TRIVIAL_OP_RATIO = 5.0
+TRIVIAL_OP_RATIO = 10.0
 
 
 @dataclass(frozen=True)
@@ -251,3 +251,13 @@ def memory_use(run: RunObservation) -> float | None:
     if not m.peak_bytes or not m.capacity_bytes:
         return None
     return m.peak_bytes / m.capacity_bytes
+
+
+def new_iterator_per_batch(loader: LoaderObservation) -> bool:
+    """iter(loader) was called for (nearly) every batch: `next(iter(loader))` inside the loop."""
+    if loader.epochs_started < 2 or loader.batches <= 0:
+        return False
+    per_iterator = loader.batches / loader.epochs_started
+    per_epoch = (loader.dataset_len / loader.batch_size
+                 if loader.dataset_len and loader.batch_size else None)
+    return per_iterator <= 2 and (per_epoch is None or per_epoch > 2 * per_iterator)

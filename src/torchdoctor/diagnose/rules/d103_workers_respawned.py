@@ -40,6 +40,7 @@ from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     median_phase_s,
+    new_iterator_per_batch,
     pct,
     secs,
     severity_for,
@@ -72,6 +73,7 @@ def check(run: RunObservation) -> list[Finding]:
         and not ld.persistent_workers
         and ld.epochs_started >= 2
         and ld.worker_startup_s
+        and not new_iterator_per_batch(ld)  # rule D107
     ]
     overhead_per_epoch_s = 0.0
     evidence = []

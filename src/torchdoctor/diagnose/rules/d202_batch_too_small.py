@@ -2,7 +2,7 @@
 
 ## What it does
 Flags runs whose ops are trivially small: the mean op (compute time per step divided by the ops
-dispatched) takes at most 5 times what dispatching one trivial op costs on the same machine
+dispatched) takes at most 10 times what dispatching one trivial op costs on the same machine
 (measured), while the op count is normal for the model (a loop of tiny ops is D203) and, when
 known, FLOP utilisation is under 10% of the device's peak.
 

@@ -2,7 +2,7 @@
 
 ## What it does
 Flags steps that dispatch at least three times the ops the model's size explains (about 40 per
-parameter tensor plus 200) when those ops are trivially small: the mean op takes at most 5 times
+parameter tensor plus 200) when those ops are trivially small: the mean op takes at most 10 times
 what dispatching one trivial op costs on the same machine (measured).
 
 ## Why is this bad

@@ -7,13 +7,13 @@ from torch import nn
 def main():
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     scaler = torch.amp.GradScaler(device)
     criterion = nn.CrossEntropyLoss()
     for step in range(40):
-        x = torch.randn(64, 64, device=device)
-        y = torch.randint(0, 10, (64,), device=device)
+        x = torch.randn(128, 256, device=device)
+        y = torch.randint(0, 10, (128,), device=device)
         optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device_type=device, dtype=torch.bfloat16):
             loss = criterion(model(x), y)

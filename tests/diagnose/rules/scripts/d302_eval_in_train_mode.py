@@ -6,10 +6,10 @@ from torch import nn
 
 def main():
     torch.manual_seed(0)
-    x = torch.randn(4096, 64)
+    x = torch.randn(4096, 256)
     y = (x[:, :3].sum(1) > 0).long()
-    model = nn.Sequential(nn.Linear(64, 256), nn.BatchNorm1d(256), nn.ReLU(), nn.Dropout(0.5),
-                          nn.Linear(256, 2))
+    model = nn.Sequential(nn.Linear(256, 512), nn.BatchNorm1d(512), nn.ReLU(), nn.Dropout(0.5),
+                          nn.Linear(512, 2))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     criterion = nn.CrossEntropyLoss()
     for step in range(40):

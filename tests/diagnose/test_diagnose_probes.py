@@ -1,0 +1,137 @@
+"""What individual probes record on a real script with the patterns planted: torch.tensor() on
+ndarrays, torch.save and print inside steps, float64 compute, host reads by call site, model
+facts, FLOPs, memory; plus the --profile window. In-process for speed."""
+
+import textwrap
+
+from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.probes.peak_flops import gpu_peak
+
+from conftest import PRELUDE
+
+PLANTED = """
+import numpy as np
+class Rows(Dataset):
+    def __init__(self):
+        self.rows = np.random.rand(64, 6)
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i]), i % 2            # copy of an ndarray, float64
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 4, 3)
+        self.fc = nn.Linear(16, 2)
+        self.drop = nn.Dropout(0.2)
+    def forward(self, x):
+        return self.fc(self.drop(self.conv(x.unsqueeze(1)).flatten(1)))
+model = Net().double()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(DataLoader(Rows(), batch_size=4)):
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if loss.item() > 100:                                    # a host read every step
+        print("diverged")
+    torch.save(model.state_dict(), "ckpt.pt")                # checkpoint every step
+    line = f"step {step} loss {loss:.4f}"                    # formats a tensor
+"""
+
+
+def _lines(script):
+    """comment -> line number, for the planted lines marked with a comment."""
+    return {text.split("#")[-1].strip(): n for n, text in enumerate(script, 1) if "#" in text}
+
+
+def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent(PLANTED))
+    lines = _lines(script.read_text().splitlines())
+    run = diagnose_script(str(script), steps=4, warmup=2).run
+    assert run.status == "stopped" and len(run.steps) == 4
+
+    assert run.tensor_creation.from_ndarray == 4  # one per sample, batch of 4
+    copy_line = lines["copy of an ndarray, float64"]
+    assert run.tensor_creation.locations[0].endswith(f"train.py:{copy_line}")
+    assert run.io.saves_in_steps == 4 and run.io.save_s_per_step > 0
+    assert run.io.tensor_format_s_per_step > 0
+    format_line = lines["formats a tensor"]
+    formatted = next(s for s in run.sync_sites if s.location.endswith(f":{format_line}"))
+    assert formatted.kind == "item"  # Tensor.__format__ reads the value: charged to the f-string
+    assert run.precision.float64_ops > 0 and run.precision.float32_ops == 0
+    assert run.compute.flops_per_step > 0 and run.compute.ops_per_step > 10
+    read = next(s for s in run.sync_sites if s.kind == "item")
+    assert read.location.endswith(f"train.py:{lines['a host read every step']}")
+    assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync
+    assert all(step.syncs == 0 and step.host_reads >= 1 for step in run.steps)
+
+    model = run.models[0]
+    assert model.class_name == "Net" and model.conv_layers == 1 and model.dropout_layers == 1
+    assert model.parameter_dtypes == {"float64": model.parameters}
+    assert "fc: Linear(16->2)" in model.dims_not_multiple_of_8
+    assert run.memory.source == "process_rss" and run.memory.peak_bytes > 0
+    assert run.compute.peak_source != ""  # measured CPU matmul or "unknown", never a guess
+    assert run.environment.input_shapes_fixed is True
+
+
+def test_profile_window_names_the_top_ops(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        PRELUDE
+        + textwrap.dedent(
+            """
+            model = nn.Linear(32, 32)
+            for _ in range(12):
+                model(torch.randn(16, 32)).sum().backward()
+            """
+        )
+    )
+    run = diagnose_script(str(script), steps=4, warmup=2, profile=True).run
+    note = next(n for n in run.notes if n.startswith("--profile"))
+    assert "aten::" in note
+
+
+def test_gpu_peak_table_names_its_source_and_never_guesses():
+    value, source = gpu_peak("NVIDIA H100 80GB HBM3", "bf16")
+    assert value == 989e12 and source == "table: H100 (bf16 dense)"
+    assert gpu_peak("NVIDIA H100 PCIe", "tf32")[0] == 378e12
+    assert gpu_peak("Tesla T4", "bf16") == (None, "unknown: no bf16 peak for T4 in the table")
+    assert gpu_peak("Some Future GPU", "bf16") == (None, "unknown")
+
+
+def test_extensions_apply_fixes_through_the_probes(tmp_path):
+    """The --try interception points: loader kwargs rewritten, root forward run in a context."""
+    import torch
+
+    from torchdoctor.diagnose.extensions import Extensions
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        PRELUDE
+        + textwrap.dedent(
+            """
+            data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
+            model = nn.Linear(8, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for x, y in DataLoader(data, batch_size=4):
+                loss = nn.functional.cross_entropy(model(x).float(), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            """
+        )
+    )
+    extensions = Extensions()
+    extensions.loader_kwargs.append(lambda cls, kwargs: {**kwargs, "batch_size": 16})
+    extensions.forward_context.append(
+        lambda module, info: torch.autocast("cpu", torch.bfloat16) if info.grad_enabled else None
+    )
+    run = diagnose_script(str(script), steps=3, warmup=2, extensions=extensions).run
+    assert run.loaders[0].batch_size == 16
+    assert all(step.batch_size == 16 for step in run.steps)
+    assert run.precision.autocast_forwards == run.precision.forwards == 3
+    assert run.precision.autocast_dtype == "bfloat16"
+    assert not torch.is_autocast_enabled("cpu")  # the context was left after each forward
