@@ -31,6 +31,12 @@ def own_run_s(script: str, args: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def _ratio(spread) -> str:
+    if spread is None or spread.median is None:
+        return "-"
+    return f"{spread.median:.2f}x ({spread.low:.2f}-{spread.high:.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=10)
@@ -45,14 +51,13 @@ def main() -> None:
         report = run_trials(script, args, "all", steps=options.steps, repeats=options.repeats,
                             diagnosis=diagnosis)
         print(f"\n== {label}: own run {own:.1f} s; trials {report.total_s:.1f} s "
-              f"= {report.total_s / own:.1f}x the script's own run")
+              f"= {report.total_s / own:.1f}x the script's own run", flush=True)
         base = report.baseline
-        print(f"   baseline: {base.step_s.median * 1000:.1f} ms/step")
+        print(f"   baseline: {base.step_s.median * 1000:.1f} ms/step", flush=True)
         for v in report.variants:
-            speed = "-" if v.speedup is None or v.speedup.median is None else (
-                f"{v.speedup.median:.2f}x ({v.speedup.low:.2f}-{v.speedup.high:.2f})")
             sem = v.semantics.verdict if v.semantics else "-"
-            print(f"   {v.config.name:16s} speedup {speed:22s} semantics {sem:10s} {v.verdict}")
+            print(f"   {v.config.name:16s} speedup {_ratio(v.speedup):22s} "
+                  f"cpu {_ratio(v.cpu_speedup):22s} semantics {sem:10s} {v.verdict}", flush=True)
         for name, reason in report.not_applicable.items():
             print(f"   {name:16s} not tried: {reason}")
 

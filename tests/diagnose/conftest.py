@@ -69,3 +69,13 @@ def diagnose_here(tmp_path):
         return diagnose_script(str(script), **options)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _restore_torch_threads():
+    """In-process diagnoses run PRELUDE (one torch thread) in this process: give it back."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)

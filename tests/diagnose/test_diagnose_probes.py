@@ -135,3 +135,24 @@ def test_extensions_apply_fixes_through_the_probes(tmp_path):
     assert run.precision.autocast_forwards == run.precision.forwards == 3
     assert run.precision.autocast_dtype == "bfloat16"
     assert not torch.is_autocast_enabled("cpu")  # the context was left after each forward
+
+
+def test_rank_dir_merges_every_ranks_observation_into_rank_0(diagnose_here, tmp_path, monkeypatch):
+    """What torchrun would do, one rank after the other: rank 1 writes, rank 0 merges."""
+    body = """
+        model = nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(8):
+            model(torch.randn(BATCH, 8)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        """
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    ranks = tmp_path / "ranks"
+    for rank, batch in ((1, 6), (0, 4)):
+        monkeypatch.setenv("RANK", str(rank))
+        report = diagnose_here(body.replace("BATCH", str(batch)), steps=3, rank_dir=str(ranks))
+    distributed = report.run.distributed
+    assert distributed.world_size == 2
+    assert distributed.per_rank_batch == [4, 6]
+    assert len(distributed.per_rank_step_s) == 2

@@ -85,3 +85,28 @@ def test_evaluation_forwards_are_cut_out_of_training_steps(diagnose_here):
         assert step.batch_size == 8  # only the training forward counts
         assert step.evaluation_s >= 0.02  # the sleep was inside the evaluation span...
         assert step.wall_s < 0.02  # ...and is not part of the training step
+
+
+def test_grad_scaler_steps_clipping_before_unscale_and_the_unscaled_loss(diagnose_here):
+    run = diagnose_here(
+        """
+        model = nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+        for i in range(8):
+            with torch.autocast("cpu", torch.bfloat16):
+                loss = model(torch.ones(4, 8)).float().pow(2).mean() + 1.0
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # still scaled: wrong
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+        """,
+        steps=4,
+        warmup=2,
+    ).run
+    assert run.status == "stopped" and len(run.steps) == 4
+    optimizer = run.optimizers[0]
+    assert optimizer.grad_scaler and optimizer.clip_before_unscale == 6
+    assert run.precision.autocast_forwards == 4 and run.precision.autocast_dtype == "bfloat16"
+    assert all(1.0 <= step.loss < 100 for step in run.steps)  # the loss, not loss * 1024

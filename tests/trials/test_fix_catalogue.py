@@ -90,3 +90,43 @@ def test_applies_to_reads_only_the_observation():
     run.loaders[0].num_workers = 4
     run.models[0].parameter_dtypes = {"torch.float32": 100}
     assert not get_fix("workers").applies_to(run) and not get_fix("float32").applies_to(run)
+
+
+def test_try_all_maps_findings_to_fixes_and_never_applies_learning_changes():
+    from torchdoctor.diagnose.findings import Finding
+    from torchdoctor.trials.fixes import fixes_for_findings
+
+    def finding(code, changes_semantics=False):
+        return Finding(code, "t", "warning", 0.1, [], "fix", "seed", changes_semantics=changes_semantics)
+
+    run = RunObservation("train.py")  # CPU, nothing observed: only the findings decide
+    chosen = fixes_for_findings([finding("D101"), finding("D201"), finding("D202", True)], run)
+    assert chosen == ["workers", "float32"]
+
+
+def test_grad_scaler_plumbing_steps_the_scripts_optimizer_once_through_the_scaler():
+    # On a CPU-only machine the CUDA GradScaler disables itself (scale/unscale are identities),
+    # which still exercises the plumbing: loss scaling at backward, clipping that unscales
+    # first, scaler.step() re-entering optimizer.step() without recursing, one step per call.
+    import warnings
+
+    from torchdoctor.trials.fixes.autocast import _drive_grad_scaler
+
+    hooks = TrialHooks()
+    steps = []
+    hooks.on_step.append(steps.append)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "GradScaler is enabled, but CUDA is not available"
+        _drive_grad_scaler(hooks)
+    hooks.install()
+    try:
+        model = nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        before = model.weight.detach().clone()
+        model(torch.randn(8, 4)).pow(2).mean().backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    finally:
+        hooks.uninstall()
+    assert steps == [optimizer] and not torch.equal(before, model.weight.detach())
+    assert torch.nn.utils.clip_grad_norm_.__module__ == "torch.nn.utils.clip_grad"  # restored

@@ -7,7 +7,7 @@ from torchdoctor.trials.stats import loss_deviation, paired_speedups
 
 
 def run(losses, step_s=0.1):
-    return {"steps": [{"wall_s": step_s, "samples": 8, "loss": v} for v in losses]}
+    return {"steps": [{"wall_s": step_s, "cpu_s": step_s, "samples": 8, "loss": v} for v in losses]}
 
 
 def test_identical_trajectories_are_kept_and_a_drift_beyond_tolerance_is_changed():

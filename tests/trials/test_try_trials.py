@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from click.testing import CliRunner
 
+from torchdoctor.cli import cli
 from torchdoctor.errors import TorchdoctorError
 from torchdoctor.trials.api import run_trials
 
@@ -22,8 +24,10 @@ def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
     report = run_trials(str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=8,
                         repeats=1, warmup=1)
     result = variant(report, "float32")
-    assert result.config.status == "ok" and result.speedup.median > 1.0, result
+    # CPU time per step: steadier than wall time on a machine shared with other jobs
+    assert result.config.status == "ok" and result.cpu_speedup.median > 1.0, result
     assert result.semantics.verdict == "kept" and result.semantics.compared_steps == 9
+    assert 0 < result.semantics.max_deviation < 1e-5  # float64 vs float32: real, tiny
     assert report.baseline.losses[0] is not None
     if not torch.cuda.is_available():
         assert "CUDA" in report.not_applicable["pin_memory"]
@@ -49,9 +53,11 @@ def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_se
 
 
 def test_diagnose_try_with_an_unknown_fix_is_one_line_and_exit_2_before_running():
-    result = run_cli("diagnose", "--try", "workers,turbo", str(SCRIPTS / "slow_data.py"))
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().count("\n") == 0 and "turbo" in result.stderr
+    result = CliRunner().invoke(cli, ["diagnose", "--try", "workers,turbo",
+                                      str(SCRIPTS / "slow_data.py")])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("torchdoctor: error: ") and "turbo" in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "--try on" not in result.stdout
 
 
 def test_eval_mode_in_a_training_objective_is_caught_as_changed():

@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 import torch
+from click.testing import CliRunner
 
+from torchdoctor.cli import cli
 from torchdoctor.recipes.loading import load_recipe
 from torchdoctor.trainer import TrainerConfig
 from torchdoctor.trials.tuning.batch_search import find_max_batch
@@ -87,6 +89,7 @@ def test_tune_cli_stage_names_match_the_ablation_stages():
 
 
 def test_tune_bad_stage_is_one_line_and_exit_2():
-    result = run_cli("tune", RECIPE, "--stages", "data,warp")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().count("\n") == 0 and "warp" in result.stderr
+    result = CliRunner().invoke(cli, ["tune", RECIPE, "--stages", "data,warp"])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("torchdoctor: error: ") and "warp" in result.stderr
+    assert result.stderr.strip().count("\n") == 0

@@ -50,6 +50,11 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except TorchdoctorError as exc:
             raise _OneLineError(str(exc), exc.exit_code) from exc
+        except click.UsageError as exc:
+            # A subcommand's bad option or value: one line and exit 2, like our own usage errors.
+            if isinstance(exc, _OneLineError):
+                raise
+            raise _OneLineError(exc.format_message(), 2) from exc
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

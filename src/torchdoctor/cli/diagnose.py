@@ -62,6 +62,11 @@ def outputs_ok(paths) -> None:
     "--trace", "trace_path", type=click.Path(dir_okay=False), help="Write a Chrome/Perfetto trace."
 )
 @click.option("--profile", is_flag=True, help="Also run a short torch.profiler window.")
+@click.option(
+    "--rank-dir",
+    type=click.Path(file_okay=False),
+    help="Under torchrun: every rank writes its observation here; rank 0 reports them all.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
 # [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
 @click.option("--try", "try_spec", metavar="FIX[,FIX...]|all",
@@ -70,8 +75,8 @@ def outputs_ok(paths) -> None:
               help="With --try: runs per configuration (interleaved).")
 @click.argument("script")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, quiet, try_spec,
-             repeats, script, args):
+def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, rank_dir, quiet,
+             try_spec, repeats, script, args):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
     from torchdoctor.diagnose.target import resolve_target
 
@@ -89,7 +94,8 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, q
     from torchdoctor.diagnose.report.trace import write_trace
 
     report = diagnose_script(
-        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile
+        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile,
+        rank_dir=rank_dir,
     )
     sys.stdout.flush()
     if quiet:

@@ -21,6 +21,8 @@ from torchdoctor.errors import UsageError
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 
+RANK_WAIT_S = 60.0  # how long rank 0 waits for the other ranks' observations
+
 
 def _check_counts(steps: int, warmup: int) -> None:
     if steps < 0:
@@ -39,23 +41,44 @@ def diagnose_script(
     quiet: bool = True,
     profile: bool = False,
     extensions: Extensions | None = None,
+    rank_dir: str | None = None,
 ) -> Report:
     """Run a script (or `-m` module) under the probes and return the report.
 
     `steps`: measured steps before the script is stopped (0: let it finish). `quiet=False` also
     prints the terminal report. The script's exit code is `report.run.exit_code`.
+    `rank_dir`: under torchrun, every rank writes its observation there and rank 0's report
+    merges them (per-rank step times and batch sizes: stragglers show up).
     """
     _check_counts(steps, warmup)
     resolve_target(target, module)
     session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
     end = run_program(session, target, list(args), module)
     run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
+    if rank_dir:
+        run = _merge_ranks(run, rank_dir)
     report = build_report(run, check_all(run))
     if not quiet:
         from torchdoctor.diagnose.report.terminal import render_terminal
 
         render_terminal(report)
     return report
+
+
+def _merge_ranks(run, rank_dir: str):
+    """Every rank writes its observation; rank 0 waits for the others and merges them."""
+    from torchdoctor.diagnose.distributed_merge import (
+        collect_rank_observations,
+        merge_rank_observations,
+        write_rank_observation,
+    )
+
+    env = run.environment
+    write_rank_observation(run, rank_dir, env.rank)
+    if env.rank != 0 or env.world_size <= 1:
+        return run
+    ranks = collect_rank_observations(rank_dir, env.world_size, timeout_s=RANK_WAIT_S)
+    return merge_rank_observations(run, ranks)
 
 
 class Watch:

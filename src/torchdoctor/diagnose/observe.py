@@ -91,9 +91,11 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
             "start-up costs (use a longer run or a smaller --warmup)"
         )
     else:
+        counted = ""
+        if run.compute.ops_per_step is not None:
+            counted = f" (the op and FLOP counts come from warm-up step {session.sampled_index})"
         notes.append(
-            f"measured {len(run.steps)} step(s) after {run.warmup_steps} warm-up step(s)"
-            + (f" (the op and FLOP counts come from warm-up step {session.sampled_index})")
+            f"measured {len(run.steps)} step(s) after {run.warmup_steps} warm-up step(s){counted}"
         )
         if requested and len(run.steps) < requested and run.status != "stopped":
             notes.append(f"the run ended after {len(run.steps)} of {requested} requested steps")

@@ -48,7 +48,6 @@ class Session:
         self.stopped = False
         self.model_in_train_mode = True  # of the last root model called (loader role votes)
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
-        self.root_forward_listeners: list = []
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
         self.notes: list[str] = []
         self.installed = False

@@ -40,6 +40,7 @@ def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: i
         runs=len(measured),
         step_s=stats.spread([stats.mean_step_s(r, warmup) for r in measured]),
         samples_per_s=stats.spread([stats.samples_per_s(r, warmup) for r in measured]),
+        cpu_step_s=stats.spread([stats.mean_step_s(r, warmup, "cpu_s") for r in measured]),
         peak_memory_bytes=int(statistics.median(memory)) if memory else None,
         memory_source=results[0]["memory_source"] if results else "unknown",
         losses=semantics.losses(results[0]) if results else [],
@@ -79,6 +80,7 @@ def compare(
         None if memory is None else memory - 1.0,
         judged,
         verdict(variant.status, speedup, judged.verdict),
+        stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s"),
     )
 
 

@@ -24,6 +24,7 @@ class StopTrial(BaseException):
 @dataclass
 class StepRecord:
     wall_s: float
+    cpu_s: float  # CPU time of the training process (all its threads), not of loader workers
     samples: int | None
     loss: float | None
 
@@ -33,6 +34,7 @@ class StepRecorder:
     max_steps: int
     steps: list[StepRecord] = field(default_factory=list)
     _started: float = field(default_factory=time.perf_counter)
+    _started_cpu: float = field(default_factory=time.process_time)
     _losses: list[float] = field(default_factory=list)
     _samples: int = 0
     _hooks: TrialHooks | None = None
@@ -52,16 +54,18 @@ class StepRecorder:
 
     def _record_loss(self, loss: torch.Tensor) -> None:
         if loss.numel() == 1:
-            self._losses.append(float(loss.detach().float()))
+            self._losses.append(float(loss.detach()))  # full precision (float64 stays float64)
         if self._hooks is not None and not self._hooks.optimizers:
             self._end_step(None)  # no optimizer: a backward is a step
 
     def _end_step(self, _optimizer) -> None:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
-        now = time.perf_counter()
+        now, now_cpu = time.perf_counter(), time.process_time()
         loss = sum(self._losses) if self._losses else None
-        self.steps.append(StepRecord(now - self._started, self._samples or None, loss))
-        self._started, self._losses, self._samples = now, [], 0
+        self.steps.append(
+            StepRecord(now - self._started, now_cpu - self._started_cpu, self._samples or None, loss)
+        )
+        self._started, self._started_cpu, self._losses, self._samples = now, now_cpu, [], 0
         if len(self.steps) >= self.max_steps:
             raise StopTrial()

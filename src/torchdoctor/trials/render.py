@@ -34,15 +34,16 @@ def _semantics(variant: VariantResult) -> str:
 
 def trials_table(report: TrialReport) -> Table:
     table = Table(title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats")
-    for column in ("config", "step time", "speedup", "samples/s", "memory", "semantics", "verdict"):
+    for column in ("config", "step time", "speedup", "cpu speedup", "samples/s", "memory",
+                   "semantics", "verdict"):
         table.add_column(column)
     base = report.baseline
-    table.add_row("baseline", _ms(base.step_s.median), "1.00x", _samples(base.samples_per_s), "",
-                  "reference", "")
+    table.add_row("baseline", _ms(base.step_s.median), "1.00x", "1.00x",
+                  _samples(base.samples_per_s), "", "reference", "")
     for variant in report.variants:
         c = variant.config
         table.add_row(c.name, _ms(c.step_s.median), _ratio(variant.speedup),
-                      _samples(c.samples_per_s), _memory(variant.memory_change),
+                      _ratio(variant.cpu_speedup), _samples(c.samples_per_s), _memory(variant.memory_change),
                       _semantics(variant), variant.verdict)
     return table
 

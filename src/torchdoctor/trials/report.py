@@ -24,6 +24,7 @@ class ConfigResult:
     runs: int  # repeats that produced measurements
     step_s: Spread  # mean step wall time of each repeat (warm-up excluded), over repeats
     samples_per_s: Spread
+    cpu_step_s: Spread  # the same for the training process's CPU time per step
     peak_memory_bytes: int | None  # median over repeats
     memory_source: str  # "cuda_allocator" or "process_rss"
     losses: list[float | None]  # per-step loss of the first repeat
@@ -51,7 +52,8 @@ class VariantResult:
     throughput_ratio: float | None  # variant samples/s / baseline samples/s (medians)
     memory_change: float | None  # variant peak / baseline peak - 1
     semantics: Semantics | None
-    verdict: str  # "faster", "slower", "no gain", "changes results", "crashed", ...
+    verdict: str  # "faster", "slower", "no clear gain", "changes results", "crashed", ...
+    cpu_speedup: Spread | None = None  # the same ratio in training-process CPU time per step
 
 
 @dataclass

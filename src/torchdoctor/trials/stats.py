@@ -19,11 +19,13 @@ def measured_steps(run: dict, warmup: int) -> list[dict]:
     return run["steps"][warmup:]
 
 
-def mean_step_s(run: dict, warmup: int) -> float | None:
+def mean_step_s(run: dict, warmup: int, clock: str = "wall_s") -> float | None:
     """Mean, not median: with DataLoader workers, batches arrive in bursts (several ready at
-    once, then a wait), so single steps alternate between ~0 and long; only the mean is stable."""
+    once, then a wait), so single steps alternate between ~0 and long; only the mean is stable.
+    `clock`: "wall_s" (what the user waits) or "cpu_s" (the training process's CPU time: steadier
+    on a busy machine for compute changes, blind to waiting and to loader workers)."""
     steps = measured_steps(run, warmup)
-    return sum(s["wall_s"] for s in steps) / len(steps) if steps else None
+    return sum(s[clock] for s in steps) / len(steps) if steps else None
 
 
 def samples_per_s(run: dict, warmup: int) -> float | None:
@@ -34,12 +36,14 @@ def samples_per_s(run: dict, warmup: int) -> float | None:
     return sum(s["samples"] for s in steps) / seconds if seconds > 0 else None
 
 
-def paired_speedups(baseline_runs: list[dict], variant_runs: list[dict], warmup: int) -> Spread:
+def paired_speedups(
+    baseline_runs: list[dict], variant_runs: list[dict], warmup: int, clock: str = "wall_s"
+) -> Spread:
     """Baseline step time / variant step time for each repeat round (runs were interleaved, so
     each pair saw the same machine load)."""
     ratios = []
     for base, variant in zip(baseline_runs, variant_runs):
-        b, v = mean_step_s(base, warmup), mean_step_s(variant, warmup)
+        b, v = mean_step_s(base, warmup, clock), mean_step_s(variant, warmup, clock)
         if b and v:
             ratios.append(b / v)
     return spread(ratios)

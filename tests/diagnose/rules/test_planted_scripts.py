@@ -71,7 +71,7 @@ def test_planted_problem_is_the_top_finding(script, code):
     report = diagnose(script)
     top = report.findings[0] if report.findings else None
     found = [(f.id, f.saving, f.evidence) for f in report.findings]
-    assert top is not None and top.id == code, found
+    assert top is not None and top.id == code, (found, report.breakdown)
     assert top.saving > 0.05 and any(ch.isdigit() for ch in " ".join(top.evidence))
 
 

@@ -127,8 +127,6 @@ class ForwardProbe(Probe):
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
         self.tracker.forward_started(record)
-        for listener in session.root_forward_listeners:
-            listener(record)
         return record
 
     def _call_in_contexts(self, original, module, record: ForwardRecord, args, kwargs):

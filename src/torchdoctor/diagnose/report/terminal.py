@@ -57,7 +57,7 @@ def _header(report: Report) -> str:
 def render_terminal(report: Report, console=None) -> None:
     console = console or make_console()
     colour = console.is_terminal and not console.no_color
-    console.print(_header(report), style="bold" if colour else "")
+    console.print(_header(report), style="bold" if colour else "", markup=False)
     if report.breakdown:
         console.print(Text("[") + breakdown_bar(report, colour) + Text("]"))
         legend = "  ".join(
@@ -65,7 +65,7 @@ def render_terminal(report: Report, console=None) -> None:
             f"({_ms(report.phase_seconds.get(phase))})"
             for phase in PHASES
         )
-        console.print(legend)
+        console.print(legend, markup=False)
     for number, finding in enumerate(report.findings[:TOP_FINDINGS], start=1):
         console.print()
         console.print(
