@@ -7,7 +7,8 @@ warm-up step of each watched round and is not timed, as in a real diagnosis.
 
 Two clocks: wall time (what a user waits for) and the main thread's CPU time (what the probes
 cost). With one torch thread all the loop's work runs on the main thread, so the CPU-time ratio
-stays meaningful on a shared, overloaded machine where wall times swing several-fold.
+stays meaningful on a shared, overloaded machine where wall times swing several-fold. The last
+line compares the fastest step of each mode: on a loaded machine, the least disturbed ones.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
 """
@@ -100,6 +101,14 @@ def main() -> None:
             f"ratio diagnosed/plain {ratio:.3f} (+{1e6 * extra:.0f} us per step); "
             "median over rounds of paired round medians"
         )
+    fastest_plain = min(t[1] for p, _ in pairs for t in p)
+    fastest_watched = min(t[1] for _, w in pairs for t in w)
+    print(
+        f"best: plain {1000 * fastest_plain:.3f} ms, diagnose {1000 * fastest_watched:.3f} ms, "
+        f"ratio diagnosed/plain {fastest_watched / fastest_plain:.3f} "
+        f"(+{1e6 * (fastest_watched - fastest_plain):.0f} us per step); fastest step of each "
+        "mode, CPU time (the least disturbed by other jobs)"
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,11 @@
 wait dominate, a heavy model makes forward/backward dominate. In-process (diagnose_script) to stay
 inside the test-time budget; the CLI path is covered by the runner and report tests."""
 
+import statistics
+
 from torchdoctor.diagnose.observations import PHASES
+
+COMPUTE = ("forward", "backward", "optimizer")
 
 
 def _check_phases_sum_to_wall(report):
@@ -10,6 +14,12 @@ def _check_phases_sum_to_wall(report):
         assert set(step.phases) == set(PHASES)
         assert abs(sum(step.phases.values()) - step.wall_s) < 1e-9
     assert abs(sum(report.breakdown.values()) - 1.0) < 1e-9
+
+
+def _median_share(report, phases):
+    """Median over steps of the phases' share of the step: a 10 ms preemption of this shared
+    machine landing in one phase of one step must not flip the answer."""
+    return statistics.median(sum(s.phases[p] for p in phases) / s.wall_s for s in report.run.steps)
 
 
 def test_slow_dataset_is_data_loading_bound(diagnose_here, tmp_path):
@@ -35,8 +45,8 @@ def test_slow_dataset_is_data_loading_bound(diagnose_here, tmp_path):
     run = report.run
     assert run.status == "stopped" and len(run.steps) == 4
     _check_phases_sum_to_wall(report)
-    assert report.breakdown["data"] > 0.6, report.breakdown
-    assert report.verdict.startswith("data-loading bound")
+    assert _median_share(report, ("data",)) > 0.6, [s.phases for s in run.steps]
+    assert report.dominant_phase == "data"
     loader = run.loaders[0]
     assert loader.num_workers == 0 and loader.role == "train"
     source = (tmp_path / "train.py").read_text().splitlines()
@@ -49,7 +59,7 @@ def test_slow_dataset_is_data_loading_bound(diagnose_here, tmp_path):
 def test_heavy_model_is_compute_bound(diagnose_here):
     report = diagnose_here(
         """
-        data = TensorDataset(torch.randn(192, 512), torch.randint(0, 8, (192,)))
+        data = TensorDataset(torch.randn(256, 512), torch.randint(0, 8, (256,)))
         model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(6)], nn.Linear(512, 8))
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         for x, y in DataLoader(data, batch_size=32):
@@ -58,13 +68,12 @@ def test_heavy_model_is_compute_bound(diagnose_here):
             loss.backward()
             opt.step()
         """,
-        steps=3,
+        steps=5,
         warmup=2,
     )
     run = report.run
-    assert run.status == "stopped" and len(run.steps) == 3
+    assert run.status == "stopped" and len(run.steps) == 5
     _check_phases_sum_to_wall(report)
-    compute = sum(report.breakdown[p] for p in ("forward", "backward", "optimizer"))
-    assert compute > 0.6, report.breakdown
-    assert report.breakdown["data"] < 0.2
-    assert report.verdict.startswith("compute bound")
+    assert _median_share(report, COMPUTE) > 0.8, [s.phases for s in run.steps]
+    assert _median_share(report, ("data",)) < 0.1
+    assert report.dominant_phase in COMPUTE

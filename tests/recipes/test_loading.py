@@ -53,6 +53,8 @@ def test_builtin_options_are_checked_and_converted():
         load_recipe("checkerboard", colour="red")
     with pytest.raises(UsageError, match="not a valid int"):
         load_recipe("checkerboard", count="many")
+    with pytest.raises(UsageError, match="crop must be between 1 and side=64"):
+        load_recipe("checkerboard", crop=100)
 
 
 def test_missing_file(tmp_path):

@@ -6,7 +6,10 @@ import errno
 import os
 import pickle
 import random
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -184,3 +187,18 @@ def test_seed_everything_makes_every_rng_repeatable():
     seed_everything(5)
     assert draws() == first
     assert checkpoint.capture_rng_state()["cuda"] == [] or torch.cuda.is_available()
+
+
+def test_cli_reports_an_unwritable_checkpoint_directory_in_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    recipe = Path(__file__).resolve().parent / "crash_recipe.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "train", str(recipe), "--max-steps", "1", "--quiet",
+         "--checkpoint-dir", str(blocker / "run")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"torchdoctor: error: cannot create checkpoint directory {blocker / 'run'} (Not a directory)"
+    ]

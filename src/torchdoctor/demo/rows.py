@@ -16,7 +16,8 @@ from torch import nn
 
 from torchdoctor.demo import naive_loop
 from torchdoctor.demo.meters import RowMeter
-from torchdoctor.demo.stack import LARGE_BATCH, Step, cumulative_config, dataset_form
+from torchdoctor.demo.stack import (BASELINE_CONFIG, LARGE_BATCH, Step, cumulative_config,
+                                    dataset_form)
 from torchdoctor.demo.workload import Workload
 
 NAIVE_BATCH = 32
@@ -87,9 +88,19 @@ def _run_naive(workload: Workload, epochs: int, device: torch.device):
     model = workload.new_model()
     optimizer = naive_loop.build_optimizer(workload.recipe, model)
     torch.manual_seed(workload.seed)  # the shuffle order
+    _baseline_backend(device)
     with RowMeter(device) as meter:
         naive_loop.train(model, dl, optimizer, epochs=epochs, device=str(device), log=None)
     return model, {"batch_size": NAIVE_BATCH, "workers": 0, "device": str(device)}, meter
+
+
+def _baseline_backend(device: torch.device) -> None:
+    """The GPU switches of the Trainer rows' baseline (cudnn.benchmark and TF32 off), so row 0
+    and row 1 differ by the loop only. (PyTorch's own default allows TF32 in cuDNN convs.)"""
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = BASELINE_CONFIG["cudnn_benchmark"]
+        torch.backends.cudnn.allow_tf32 = BASELINE_CONFIG["tf32"]
+        torch.backends.cuda.matmul.allow_tf32 = BASELINE_CONFIG["tf32"]
 
 
 def _run_trainer(workload: Workload, steps: list[Step], index: int, epochs: int,

@@ -175,6 +175,10 @@ class ComputeObservation:
     # measured seconds to dispatch one trivial op on the run's device (eager overhead floor);
     # rules D202/D203 call a run overhead-bound when mean_op_s is within a few times of it
     dispatch_overhead_s: float | None = None
+    # ops of ops_per_step dispatched in the "data" phase (per-sample indexing and collate in the
+    # training process); rules D202/D203 leave them out: a bigger batch or vectorising the model
+    # does not remove them (D108 does)
+    data_ops_per_step: float | None = None
 
 
 @dataclass

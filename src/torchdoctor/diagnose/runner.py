@@ -56,7 +56,12 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
     """Run the program with the session's probes installed; never raises for the program's sake."""
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
-    first = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
+    if module:
+        first = os.getcwd()
+    elif os.path.isdir(target):  # a directory (or zip) with __main__.py: itself, like python
+        first = os.path.abspath(target)
+    else:
+        first = os.path.dirname(os.path.abspath(target))
     if sys.path:
         sys.path[0] = first  # as `python script.py` / `python -m` set it
     else:

@@ -1,8 +1,9 @@
 """Everything a rule may ask about one file: resolved names, scopes, positions, parents.
 
 Names are resolved through imports and aliases (`import torch as T`, `from torch import nn`,
-`from torch.utils.data import DataLoader as DL`) with libcst's QualifiedNameProvider, never by
-spelling; a name that is not imported from torch is not torch.
+`from torch.utils.data import DataLoader as DL`) with libcst's ScopeProvider (the qualified
+names QualifiedNameProvider would give, computed per name on demand), never by spelling; a
+name that is not imported from torch is not torch.
 """
 
 from __future__ import annotations

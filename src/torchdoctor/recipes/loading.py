@@ -82,6 +82,8 @@ def _build(label: str, factory: Callable[..., Any], options: dict[str, Any], use
     except Exception as exc:
         if user_file is not None:
             raise _user_failure(exc, user_file, "running recipe() in") from exc
+        if isinstance(exc, ValueError):  # built-ins raise ValueError for bad option values
+            raise UsageError(f"recipe {label!r}: {exc}") from exc
         raise TorchdoctorError(f"recipe {label!r} failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(recipe, Recipe):
         raise UsageError(

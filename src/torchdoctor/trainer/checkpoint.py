@@ -92,8 +92,9 @@ def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
     temp_name = None
     try:
         fd, temp_name = tempfile.mkstemp(prefix=f"{_TEMP_PREFIX}{path.name}.", dir=directory)
-        os.chmod(temp_name, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
+            if hasattr(os, "fchmod"):  # POSIX only
+                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
             torch.save(state, handle)
             handle.flush()
             os.fsync(handle.fileno())

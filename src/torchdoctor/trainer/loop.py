@@ -16,10 +16,8 @@ from torch import nn
 
 from torchdoctor.errors import TorchdoctorError
 from torchdoctor.trainer import state as ckpt_state
-from torchdoctor.trainer.config import TrainerConfig
-from torchdoctor.trainer.faults import NonFiniteGuard, translate_worker_death  # [E]
-from torchdoctor.trainer.ranks import RankCoordinator  # [E]
 from torchdoctor.trainer.checkpoint import seed_everything  # [E]
+from torchdoctor.trainer.config import TrainerConfig
 from torchdoctor.trainer.data import (
     LoaderHandle,
     batch_size_of,
@@ -28,6 +26,7 @@ from torchdoctor.trainer.data import (
     to_device,
 )
 from torchdoctor.trainer.evaluation import evaluate_loader, predict_loader
+from torchdoctor.trainer.faults import NonFiniteGuard, translate_worker_death  # [E]
 from torchdoctor.trainer.history import (
     EpochMeter,
     EpochRecord,
@@ -36,6 +35,7 @@ from torchdoctor.trainer.history import (
 )
 from torchdoctor.trainer.modelprep import checkpoint_submodules, compile_model, place_model
 from torchdoctor.trainer.progress import EpochProgress
+from torchdoctor.trainer.ranks import RankCoordinator  # [E]
 from torchdoctor.trainer.setup import apply_backend_flags, make_grad_scaler, resolve_setup
 from torchdoctor.trainer.steps import StepParts, backward, forward_loss, optimizer_step
 

@@ -4,7 +4,8 @@
 (class attributes of torch, restored by `uninstall()`):
 
 - `DataLoader.__init__`: every `loader_kwargs` callback may rewrite the constructor's keyword
-  arguments (num_workers, pin_memory, ...) before the real constructor runs.
+  arguments (num_workers, pin_memory, ...) before the real constructor runs; `on_loader(loader,
+  given_kwargs, final_kwargs)` listeners see the result.
 - `nn.Module.__call__`: calls of the *root model* (the outermost module with parameters, i.e. a
   call not nested in another module's forward) run through the `around_forward` middlewares, each
   `fn(module, call, args, kwargs) -> output` that may change the inputs, enter a context or swap
@@ -38,6 +39,7 @@ class TrialHooks:
     observation: Any = None  # the baseline's RunObservation when a diagnosis ran, else None
     cpu_count: int = field(default_factory=lambda: len(os.sched_getaffinity(0)))
     loader_kwargs: list[Callable[[dict], dict]] = field(default_factory=list)
+    on_loader: list[Callable[[DataLoader, dict, dict], None]] = field(default_factory=list)
     around_forward: list[Callable] = field(default_factory=list)
     tensor_to: list[Callable[[torch.Tensor, tuple, dict], tuple[tuple, dict]]] = field(
         default_factory=list
@@ -98,13 +100,17 @@ class TrialHooks:
         signature = inspect.signature(original)
 
         def __init__(loader, *args, **kwargs):
-            if hooks.loader_kwargs:  # every argument by keyword, so rewrites see the dataset too
-                bound = signature.bind(loader, *args, **kwargs)
-                kwargs = {k: v for k, v in bound.arguments.items() if k != "self"}
-                args = ()
-                for rewrite in hooks.loader_kwargs:
-                    kwargs = rewrite(dict(kwargs))
-            original(loader, *args, **kwargs)
+            if not hooks.loader_kwargs:
+                return original(loader, *args, **kwargs)
+            # every argument by keyword, so rewrites see the dataset too
+            bound = signature.bind(loader, *args, **kwargs)
+            given = {k: v for k, v in bound.arguments.items() if k != "self"}
+            kwargs = dict(given)
+            for rewrite in hooks.loader_kwargs:
+                kwargs = rewrite(dict(kwargs))
+            original(loader, **kwargs)
+            for listener in hooks.on_loader:
+                listener(loader, given, kwargs)
 
         return __init__
 

@@ -22,6 +22,7 @@ from torchdoctor.diagnose.rules import (
     d105_expensive_getitem as d105,
     d106_tensor_from_ndarray as d106,
     d107_iterator_per_batch as d107,
+    d108_per_sample_fetch as d108,
 )
 
 
@@ -161,15 +162,32 @@ def test_d101_silent_when_samples_are_only_indexed_from_memory():
     assert d101.check(run) == []
 
 
-def test_d105_suggests_batched_fetching_for_indexing_only_datasets():
+def indexing_run(data_s: float):
     run = good_cpu_run(
-        steps=make_steps(data=0.004, forward=0.0003, backward=0.0004, optimizer=0.0001),
-        loaders=[good_loader(num_workers=0, item_s=0.00004, dataset_type="TensorDataset")],
+        steps=make_steps(data=data_s, forward=0.0003, backward=0.0004, optimizer=0.0001),
+        loaders=[good_loader(num_workers=0, item_s=0.00004, collate_s=0.0005,
+                             dataset_type="TensorDataset")],
     )
     run.compute.dispatch_overhead_s = 5e-6  # 40 µs per sample is 8 trivial ops
-    finding = only(d105.check(run), "D105")
+    return run
+
+
+def test_d108_suggests_batched_fetching_for_indexing_only_datasets():
+    finding = only(d108.check(indexing_run(0.004)), "D108")
+    assert finding.saving == pytest.approx(0.9 * 0.004 / 0.0048)
     assert "BatchSampler" in finding.fix and "batch_size=None" in finding.fix
-    assert "TensorDataset" in evidence_text(finding)
+    text = evidence_text(finding)
+    assert "TensorDataset" in text and "40.0 µs" in text and "8 trivial ops" in text
+    assert d105.check(indexing_run(0.004)) == []  # not "expensive" work: D108's case
+    assert d101.check(indexing_run(0.004)) == []  # workers would not help
+
+
+def test_d108_silent_when_fetching_is_a_small_share_or_items_do_work():
+    assert d108.check(indexing_run(0.0002)) == []
+    heavy = indexing_run(0.004)
+    heavy.loaders[0].item_s = 0.0004  # 80 trivial ops' worth: D105/D101 territory
+    assert d108.check(heavy) == []
+    assert d108.check(good_cpu_run()) == []
 
 
 def test_d105_caps_item_time_by_the_steady_data_time():

@@ -71,7 +71,7 @@ def test_planted_problem_is_the_top_finding(script, code):
     report = diagnose(script)
     top = report.findings[0] if report.findings else None
     found = [(f.id, f.saving, f.evidence) for f in report.findings]
-    assert top is not None and top.id == code, (found, report.breakdown)
+    assert top is not None and top.id == code, (found, report.breakdown, report.run.optimizers)
     assert top.saving > 0.05 and any(ch.isdigit() for ch in " ".join(top.evidence))
 
 
@@ -79,7 +79,8 @@ def test_expensive_getitem_outranks_everything_but_adding_workers():
     report = diagnose("d105_expensive_getitem")
     # D101 (workers) also applies; with spare cores it can save more than caching the work.
     ranked = [c for c in codes(report) if c != "D101"]
-    assert ranked[0] == "D105", [(f.id, f.saving) for f in report.findings]
+    assert ranked and ranked[0] == "D105", (
+        [(f.id, f.saving, f.evidence) for f in report.findings], report.breakdown)
     d105 = next(f for f in report.findings if f.id == "D105")
     assert d105.severity == "warning" and "per sample" in d105.evidence[0]
 

@@ -53,7 +53,8 @@ def _no_steps_verdict(run: RunObservation) -> str:
         return f"no training step measured: the script crashed first ({run.error})"
     if run.status == "interrupted":
         return "no training step measured: interrupted before the first step ended"
-    return "no training loop seen: " + (run.notes[0] if run.notes else "no backward() ran")
+    first = run.notes[0] if run.notes else "no backward() ran"
+    return first if first.startswith("no training") else "no training loop seen: " + first
 
 
 def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Finding]) -> str:

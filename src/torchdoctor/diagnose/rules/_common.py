@@ -122,7 +122,7 @@ def suggested_workers(cpus: int) -> int:
 # A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
 # tensors): worker processes cost more to hand a batch over than they save; fetching whole
 # batches at once is the fix (rule D105), not workers (rule D101).
-TRIVIAL_ITEM_RATIO = 10.0
+TRIVIAL_ITEM_RATIO = 20.0
 
 
 def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
@@ -160,6 +160,14 @@ def typical_step_s(run: RunObservation) -> float:
     return median([s.wall_s for s in run.steps if s.wall_s > 0])
 
 
+def model_time_s(run: RunObservation) -> float:
+    """Median seconds per step outside data loading and copies: where the model's ops run."""
+    return median(
+        [s.wall_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)
+         for s in run.steps if s.wall_s > 0]
+    )
+
+
 def median_phase_s(run: RunObservation, *phases: str) -> float:
     """Steady-state seconds per step in the given phases (the median ignores one-off spikes)."""
     return median([sum(s.phases.get(p, 0.0) for p in phases) for s in run.steps if s.wall_s > 0])
@@ -195,7 +203,12 @@ class OpOverhead:
 
 
 def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
-    """Per-op costs of the step, when the op count and the dispatch floor were measured."""
+    """Per-op costs of the model's part of the step, when ops and the dispatch floor were measured.
+
+    Ops dispatched while loading data in the training process (per-sample indexing, collate) are
+    left out when counted apart; when they are not, a run loading in the training process is not
+    judged at all (its op count mixes data and model work).
+    """
     ops = run.compute.ops_per_step
     if ops is None:
         counted = [s.ops for s in run.steps if s.ops is not None]
@@ -203,8 +216,14 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     dispatch_s = run.compute.dispatch_overhead_s
     if not ops or not dispatch_s or compute_s <= 0:
         return None
-    mean_op_s = run.compute.mean_op_s or compute_s / ops
-    return OpOverhead(ops_per_step=ops, mean_op_s=mean_op_s, dispatch_s=dispatch_s)
+    data_ops = run.compute.data_ops_per_step
+    if data_ops is not None:
+        ops -= data_ops
+    elif any(ld.num_workers == 0 for ld in training_loaders(run)):
+        return None
+    if ops <= 0:
+        return None
+    return OpOverhead(ops_per_step=ops, mean_op_s=compute_s / ops, dispatch_s=dispatch_s)
 
 
 def parameter_tensors(run: RunObservation) -> int:

@@ -3,18 +3,17 @@
 ## What it does
 Flags a training dataset whose `__getitem__` work for one batch takes at least twice as long as
 the step's forward, backward and optimizer together, when data loading is at least half the step.
-It is measured where the loader runs in the training process (`num_workers=0`).
+It is measured where the loader runs in the training process (`num_workers=0`), and leaves out
+datasets whose samples are only indexed from memory (rule D108).
 
 ## Why is this bad
 Per-sample Python work (decoding, converting with NumPy in float64, normalising one image at a
 time) repeats for every sample in every epoch. When it costs more than the model's own compute,
 extra workers only spread the waste over more cores; doing deterministic work once, or on whole
-batches, removes it. When `__getitem__` only indexes in-memory tensors (ten trivial ops or less
-per sample, as in `TensorDataset`), the cost is fetching samples one at a time: one indexing op
-per batch replaces a batch's worth of them plus the collate.
+batches, removes it. (When `__getitem__` only indexes in-memory tensors, D108 applies instead.)
 
 Estimated saving: nine tenths of the measured `__getitem__` time per batch, capped by the steady
-data time per step (the tenth left covers indexing a cached sample or a whole batch).
+data time per step (the tenth left covers indexing a cached sample).
 
 ## Example
 ```python
@@ -70,18 +69,14 @@ CONVERT_ONCE_FIX = (
     "# in __getitem__: index only\n"
     "return self.x[i], self.y[i]"
 )
-BATCHED_FETCH_FIX = (
-    "# fetch a whole batch per __getitem__ call: TensorDataset indexes with a list of indices\n"
-    "from torch.utils.data import BatchSampler, RandomSampler\n"
-    "sampler = BatchSampler(RandomSampler(dataset), batch_size=64, drop_last=False)\n"
-    "loader = DataLoader(dataset, sampler=sampler, batch_size=None)"
-)
 
 
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     measured = [
-        ld for ld in training_loaders(run) if ld.num_workers == 0 and ld.item_s is not None
+        ld
+        for ld in training_loaders(run)
+        if ld.num_workers == 0 and ld.item_s is not None and not trivial_items(run, ld)
     ]
     if profile is None or not measured or profile.share("data") < MIN_DATA_SHARE:
         return []
@@ -94,7 +89,6 @@ def check(run: RunObservation) -> list[Finding]:
     compute_s = median_phase_s(run, *COMPUTE_PHASES)
     if item_batch_s < MIN_ITEM_TO_COMPUTE * compute_s:
         return []
-    indexing_only = trivial_items(run, loader)
     item_share = clamp(item_batch_s / profile.step_s)
     saving = clamp(item_share * (1 - CACHED_ITEM_COST))
     return [
@@ -110,7 +104,7 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "
                 "step.",
             ],
-            fix=BATCHED_FETCH_FIX if indexing_only else CONVERT_ONCE_FIX,
+            fix=CONVERT_ONCE_FIX,
             source="seed 001 (Dataset.__getitem__ converting each image); "
             "seed 003 (batch your operations)",
             explanation="Each sample is converted again every epoch, one at a time; converting "

@@ -1,10 +1,11 @@
 """D202: the step is overhead-bound: the batch is too small to keep the device busy.
 
 ## What it does
-Flags runs whose ops are trivially small: the mean op (compute time per step divided by the ops
-dispatched) takes at most 10 times what dispatching one trivial op costs on the same machine
-(measured), while the op count is normal for the model (a loop of tiny ops is D203) and, when
-known, FLOP utilisation is under 10% of the device's peak.
+Flags runs whose ops are trivially small: the mean op (the step's time outside data loading
+divided by the ops dispatched there) takes at most 10 times what dispatching one trivial op costs
+on the same machine (measured), while the op count is normal for the model (a loop of tiny ops is
+D203) and, when known, FLOP utilisation is under 10% of the device's peak. Runs that load data in
+the training process are judged only when the probes count the data-loading ops apart.
 
 ## Why is this bad
 Each op has a fixed cost of microseconds (Python, the dispatcher, a kernel launch on a GPU)
@@ -31,7 +32,8 @@ optimizer = torch.optim.SGD(model.parameters(), lr=4 * base_lr)
 
 ## Fix safety
 Changes semantics: a larger batch changes the optimisation (fewer, less noisy updates per epoch)
-and usually needs a new learning rate. A suggestion only; never applied automatically. When memory
+and usually needs a new learning rate. A suggestion only, reported as information whatever the
+estimated saving, and never applied automatically. When memory
 is the reason for the small batch, use gradient accumulation for the statistics and accept the
 overhead.
 """
@@ -46,6 +48,7 @@ from torchdoctor.diagnose.rules._common import (
     mean_batch_size,
     op_overhead,
     secs,
+    model_time_s,
     step_profile,
     typical_step_s,
 )
@@ -55,7 +58,6 @@ TITLE = "Overhead-bound steps: the batch is too small for the device"
 MAX_UTILIZATION = 0.10
 MAX_OPS_TO_EXPECTED = 3.0  # above this, D203 (a loop of tiny ops) explains the overhead
 BATCH_FACTOR = 4
-WARNING_SAVING = 0.25  # a semantic change: a warning only when the gain is large
 MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 
 
@@ -64,7 +66,7 @@ def check(run: RunObservation) -> list[Finding]:
     if profile is None:
         return []
     step_s = typical_step_s(run)
-    overhead = op_overhead(run, profile.compute_s)
+    overhead = op_overhead(run, model_time_s(run))
     if overhead is None or not overhead.trivial:
         return []
     if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
@@ -95,7 +97,8 @@ def check(run: RunObservation) -> list[Finding]:
         Finding(
             id=CODE,
             title=TITLE,
-            severity="warning" if saving >= WARNING_SAVING else "info",
+            # the batch size is a modelling choice: a suggestion, never a warning
+            severity="info",
             saving=saving,
             evidence=evidence,
             fix=(

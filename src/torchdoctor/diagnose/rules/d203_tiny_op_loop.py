@@ -42,6 +42,7 @@ from torchdoctor.diagnose.rules._common import (
     pct,
     secs,
     severity_for,
+    model_time_s,
     step_profile,
     typical_step_s,
 )
@@ -56,7 +57,7 @@ def check(run: RunObservation) -> list[Finding]:
     if profile is None:
         return []
     step_s = typical_step_s(run)
-    overhead = op_overhead(run, profile.compute_s)
+    overhead = op_overhead(run, model_time_s(run))
     expected = expected_ops(run)
     if overhead is None or not overhead.trivial:
         return []

@@ -5,11 +5,17 @@ while `__getitem__` and collation run. Workers prepare the next batches in paral
 `persistent_workers` keeps them alive across epochs and `prefetch_factor` bounds how far ahead
 they run. Same samples, same order, same collation: the loss trajectory must not change.
 Iterable datasets are left alone (each worker would replay the whole stream).
+
+One subtlety keeps the order identical: a fresh DataLoader iterator draws one number from the
+global RNG (its workers' base seed) every epoch, a reused persistent one does not, so from the
+second epoch on the shuffling (and every later random draw) would differ. For the loaders it
+changed, the fix makes that draw on each reuse, as a fresh iterator would.
 """
 
 from __future__ import annotations
 
-from torch.utils.data import IterableDataset
+import torch
+from torch.utils.data import DataLoader, IterableDataset
 
 from torchdoctor.trials.fixes._common import loaders
 
@@ -47,3 +53,18 @@ def apply(hooks) -> None:
         return kwargs
 
     hooks.loader_kwargs.append(rewrite)
+    changed = set()
+
+    def remember(loader, given: dict, final: dict) -> None:
+        if final.get("num_workers", 0) and not given.get("num_workers", 0):
+            changed.add(id(loader))
+
+    original_iter = DataLoader.__iter__
+
+    def __iter__(loader):
+        if id(loader) in changed and loader._iterator is not None:
+            torch.empty((), dtype=torch.int64).random_(generator=loader.generator)
+        return original_iter(loader)
+
+    hooks.on_loader.append(remember)
+    hooks.set_attribute(DataLoader, "__iter__", __iter__)

@@ -54,7 +54,8 @@ def plan_stages(model: nn.Module, device: str, workers: int, memory_bound: bool,
     stages = [
         Stage("data", dict(workers=workers, pin_memory=cuda, non_blocking=cuda,
                            cudnn_benchmark=cuda, tf32=cuda),
-              None if workers or cuda else "0 workers is fastest here and there is no GPU"),
+              None if workers or cuda else "no GPU, and the sweep found no gain from workers "
+              "(or did not run)"),
         Stage("amp", dict(precision=_amp_precision(cuda)),
               None if cuda or cpu_bf16_supported() else "this CPU has no bfloat16 kernels"),
         Stage("channels_last", dict(channels_last=True),
@@ -66,7 +67,7 @@ def plan_stages(model: nn.Module, device: str, workers: int, memory_bound: bool,
               None if memory_bound else "not memory-bound (the batch fits with room to spare)"),
     ]
     for stage in stages:
-        if stage.name not in wanted and stage.skipped is None:
+        if stage.name not in wanted:
             stage.skipped = "not requested (--stages)"
         if stage.name == "checkpointing" and not stage.changes["activation_checkpointing"]:
             stage.skipped = stage.skipped or "no submodule to checkpoint"

@@ -1,0 +1,99 @@
+"""D108: in-memory tensors are fetched one sample at a time and collated back into a batch.
+
+## What it does
+Flags a training `DataLoader` in the training process (`num_workers=0`) over a dataset whose
+`__getitem__` only indexes tensors held in memory (each sample costs ten trivial ops or less, as
+with `TensorDataset`), when fetching and collating takes 25% or more of the step.
+
+## Why is this bad
+The data is already a batch-shaped tensor, but the default loader indexes it once per sample (a
+Python call and a few ops each) and then `torch.stack`s the samples back together. One indexing
+op with the whole batch's indices does the same work at once. Worker processes do not help here:
+handing a batch over from a worker costs more than building it (rule D101 stays silent).
+
+Estimated saving: nine tenths of the steady data time per step (what is left is the one indexing
+op per tensor).
+
+## Example
+```python
+loader = DataLoader(TensorDataset(x, y), batch_size=256, shuffle=True)
+```
+
+## Use instead
+```python
+from torch.utils.data import BatchSampler, RandomSampler
+dataset = TensorDataset(x, y)  # indexing it with a list of indices returns a whole batch
+sampler = BatchSampler(RandomSampler(dataset), batch_size=256, drop_last=False)
+loader = DataLoader(dataset, sampler=sampler, batch_size=None)
+```
+
+## Fix safety
+Safe: the same batches in the same random order. A custom dataset must accept a list of indices
+in `__getitem__` (or define `__getitems__`); `collate_fn` is no longer applied per sample.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    median_phase_s,
+    pct,
+    secs,
+    severity_for,
+    training_loaders,
+    trivial_items,
+    typical_step_s,
+)
+
+CODE = "D108"
+TITLE = "In-memory tensors fetched one sample at a time (per-sample __getitem__ + collate)"
+MIN_DATA_SHARE = 0.25
+BATCHED_FETCH_COST = 0.1
+
+
+def check(run: RunObservation) -> list[Finding]:
+    step_s = typical_step_s(run)
+    loaders = [
+        ld for ld in training_loaders(run) if ld.num_workers == 0 and trivial_items(run, ld)
+    ]
+    if step_s <= 0 or not loaders:
+        return []
+    data_s = median_phase_s(run, "data")
+    share = clamp(data_s / step_s)
+    if share < MIN_DATA_SHARE:
+        return []
+    loader = loaders[0]
+    saving = clamp(share * (1 - BATCHED_FETCH_COST))
+    batch = loader.batch_size or "batch_size"
+    evidence = [
+        f"Fetching and collating batches took {pct(share)} of a typical step "
+        f"({secs(data_s)} of {secs(step_s)}).",
+        f"{loader.dataset_type or 'The dataset'} at {loader.location} is indexed one sample at a "
+        f"time: {secs(loader.item_s)} per sample, about "
+        f"{loader.item_s / run.compute.dispatch_overhead_s:.0f} trivial ops' worth.",
+    ]
+    if loader.collate_s is not None:
+        evidence.append(f"Collating a batch took {secs(loader.collate_s)}.")
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=evidence,
+            fix=(
+                "from torch.utils.data import BatchSampler, RandomSampler\n"
+                f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch}, "
+                "drop_last=False)\n"
+                "loader = DataLoader(dataset, sampler=sampler, batch_size=None)"
+            ),
+            source="seed 003 (batch your operations: one op instead of many small ones); "
+            "PyTorch DataLoader docs (automatic batching, batch_size=None)",
+            explanation="Each sample is indexed separately and stacked back into a batch; one "
+            "indexing op with all the batch's indices does it at once.",
+            details={"data_s": data_s, "step_s": step_s, "item_s": loader.item_s,
+                     "collate_s": loader.collate_s, "location": loader.location},
+        )
+    ]
