@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from torchdoctor.demo.stack import BASELINE_CONFIG, LARGE_BATCH, cumulative_config, dataset_form, plan
+from torchdoctor.demo.stack import (BASELINE_CONFIG, LARGE_BATCH, cumulative_config, dataset_form,
+                                    plan, uses_fused_optimizer)
 from torchdoctor.trainer.config import TrainerConfig
 
 
@@ -12,13 +13,13 @@ def keys(steps):
 
 def test_cpu_plan_has_no_gpu_rows():
     assert keys(plan("cpu", model_has_conv=True)) == [
-        "naive", "trainer_loop", "workers", "vectorised", "large_batch"]
+        "naive", "trainer_loop", "workers", "vectorised", "fused_optimizer", "large_batch"]
 
 
 def test_cuda_plan_adds_gpu_rows_before_the_semantics_changing_one():
     assert keys(plan("cuda", model_has_conv=True)) == [
-        "naive", "trainer_loop", "workers", "vectorised", "pinned", "amp", "channels_last",
-        "cudnn_benchmark", "large_batch"]
+        "naive", "trainer_loop", "workers", "vectorised", "fused_optimizer", "pinned", "amp",
+        "channels_last", "cudnn_benchmark", "large_batch"]
     assert "channels_last" not in keys(plan("cuda", model_has_conv=False))
 
 
@@ -46,4 +47,6 @@ def test_rows_are_cumulative_and_valid_trainer_configs():
 def test_dataset_form_switches_once():
     steps = plan("cpu", model_has_conv=False)
     forms = [dataset_form(steps, index) for index in range(len(steps))]
-    assert forms == ["per_item", "per_item", "per_item", "vectorised", "vectorised"]
+    assert forms == ["per_item", "per_item", "per_item", "vectorised", "vectorised", "vectorised"]
+    fused = [uses_fused_optimizer(steps, index) for index in range(len(steps))]
+    assert fused == [False, False, False, False, True, True]

@@ -41,7 +41,8 @@ def test_verdict_names_the_largest_share(phases, verdict):
 
 
 def test_verdict_names_the_top_fix_and_the_crash():
-    finding = Finding("D101", "DataLoader runs in the main process", "warning", 0.5, ["e"], "f", "s")
+    title = "DataLoader runs in the main process"
+    finding = Finding("D101", title, "warning", 0.5, ["e"], "f", "s")
     run = _run({"data": 0.8, "forward": 0.2}, status="crashed", error="ValueError: x")
     report = build_report(run, [finding])
     assert report.verdict == (

@@ -63,6 +63,8 @@ def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypat
     assert formatted.kind == "item"  # Tensor.__format__ reads the value: charged to the f-string
     assert run.precision.float64_ops > 0 and run.precision.float32_ops == 0
     assert run.compute.flops_per_step > 0 and run.compute.ops_per_step > 10
+    # num_workers=0: the 4 per-sample torch.tensor() copies and the collate ran in this process
+    assert 4 <= run.compute.data_ops_per_step < run.compute.ops_per_step
     read = next(s for s in run.sync_sites if s.kind == "item")
     assert read.location.endswith(f"train.py:{lines['a host read every step']}")
     assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync

@@ -75,3 +75,33 @@ def test_unfinished_step_forwards_become_evaluation_on_close():
     tracker.close()
     assert tracker.steps == []
     assert tracker.eval_seconds == 2 and len(tracker.eval_forwards) == 1
+
+
+class FakeEvent:
+    """Stands in for torch.cuda.Event: recorded at a device time in milliseconds."""
+
+    def __init__(self, at_ms):
+        self.at_ms = at_ms
+
+    def elapsed_time(self, end):
+        return end.at_ms - self.at_ms
+
+
+def test_cuda_phase_times_from_transition_events():
+    from torchdoctor.diagnose.probes.cuda_timing import phase_times
+
+    marks = [("other", 0), ("data", 1), ("other", 3), ("forward", 4), ("backward", 10),
+             ("forward", 20), ("other", 21)]  # fmt: skip
+    times = phase_times([(phase, FakeEvent(ms)) for phase, ms in marks])
+    assert times == {"other": 0.002, "data": 0.002, "forward": 0.007, "backward": 0.010}
+
+
+def test_marker_sees_the_phase_that_starts_at_each_transition():
+    tracker = StepTracker(Clock())
+    seen = []
+    tracker.marker = seen.append
+    tracker.push("forward")
+    tracker.push("h2d")
+    tracker.pop()
+    tracker.pop()
+    assert seen == ["forward", "h2d", "forward", "other"]

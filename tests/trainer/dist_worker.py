@@ -1,19 +1,23 @@
 """One rank of the distributed tests (run by dist_launch.launch, or alone for the 1-process reference).
 
 usage: dist_worker.py train OUT BATCH STEPS   train a BatchNorm model, rank 0 saves its state to OUT
-       dist_worker.py train-plain-bn ...       the same without SyncBatchNorm
-       dist_worker.py disagree                 rank 1 has a different batch size: must fail cleanly
+       dist_worker.py checks OUT BATCH STEPS
+           the same without SyncBatchNorm, then (same processes: start-up is most of the cost)
+           a NaN loss on rank 1 only under nan_policy "skip" (both ranks must skip), then a
+           config check where rank 1 has a different batch size (must fail cleanly on both)
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
 import torch
 from torch import nn
 
 from torchdoctor.errors import TorchdoctorError
 from torchdoctor.trainer import distributed
+from torchdoctor.trainer.faults import NonFiniteGuard
 from torchdoctor.trainer.sampler import ResumableSampler
 
 DATASET = 64
@@ -61,7 +65,17 @@ def train(out: str, batch: int, steps: int, sync_batchnorm: bool = True) -> None
         state = distributed.unwrap(model).state_dict()
         torch.save({"state": state, "losses": losses}, out)
     distributed.barrier(env)
-    distributed.teardown(env)
+
+
+def nan_on_one_rank() -> None:
+    env = distributed.setup(distributed.detect(), "cpu", timeout_s=30)
+    guard = NonFiniteGuard("skip", env)
+    loss = torch.tensor(float("nan") if env.rank == 1 else 0.5)
+    guard.observe(loss, epoch=0, step=3, batch=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proceed = guard.step_ok()
+    print(f"rank {env.rank}: step_ok={proceed} warning={caught[0].message if caught else None}", flush=True)
 
 
 def disagree() -> None:
@@ -77,7 +91,8 @@ def disagree() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("train", "train-plain-bn"):
-        train(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sync_batchnorm=sys.argv[1] == "train")
-    else:
+    train(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sync_batchnorm=sys.argv[1] == "train")
+    if sys.argv[1] == "checks":
+        nan_on_one_rank()
         disagree()
+    distributed.teardown(distributed.detect())

@@ -12,12 +12,12 @@ import pytest
 import torch
 from torch import nn
 
-from torchdoctor.errors import UsageError
+from torchdoctor.errors import TorchdoctorError, UsageError
 from torchdoctor.recipes.loading import load_recipe
 from torchdoctor.trainer import Trainer, TrainerConfig
 from torchdoctor.trainer import distributed
 from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
-from torchdoctor.trainer.sync_batchnorm import CpuSyncBatchNorm, convert_cpu_sync_batchnorm
+from torchdoctor.trainer.sync_batchnorm import CpuSyncBatchNorm, convert_cpu_sync_batchnorm, convert_sync_batchnorm
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -63,8 +63,16 @@ def final(directory: Path) -> dict:
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("ddp")
-    torchrun(directory, batch=8)
+    torchrun(directory, 8, "--keep-last", "20")  # keep the mid-run checkpoints for the resume test
     return directory
+
+
+@pytest.fixture(scope="module")
+def two_rank_checks(tmp_path_factory):
+    """One 2-rank launch for two checks (process start-up is most of the cost)."""
+    out = tmp_path_factory.mktemp("plain") / "plain.pt"
+    results = launch([str(HERE / "dist_worker.py"), "checks", str(out), "8", "8"], 2, timeout=120)
+    return out, results
 
 
 def test_two_ranks_at_batch_b_match_one_process_at_batch_2b(two_ranks, tmp_path):
@@ -81,44 +89,50 @@ def test_two_ranks_at_batch_b_match_one_process_at_batch_2b(two_ranks, tmp_path)
         assert ours["train_accuracy"] == theirs["train_accuracy"]  # summed over both ranks
 
 
-def test_without_sync_batchnorm_the_two_would_differ(tmp_path):
+def test_without_sync_batchnorm_the_two_would_differ(two_rank_checks, tmp_path):
     # the counter-check: plain BatchNorm under DDP normalizes per rank, so equivalence fails
-    out = tmp_path / "plain.pt"
-    results = launch([str(HERE / "dist_worker.py"), "train-plain-bn", str(out), "8", "8"], 2, timeout=120)
-    assert all(r.returncode == 0 for r in results), results[0].stderr[-2000:]
+    out, results = two_rank_checks
+    assert out.is_file(), results[0].stderr[-2000:]
     reference = tmp_path / "one.pt"
     dist_worker.train(str(reference), 16, 8)  # in this process: no process group, plain BatchNorm
     plain, one = torch.load(out)["state"], torch.load(reference)["state"]
     assert max((plain[k].double() - one[k].double()).abs().max().item() for k in one) > 1e-4
 
 
-def test_resumed_two_rank_run_is_bit_identical(two_ranks, tmp_path):
-    two_rank_cli(tmp_path, 8, "--max-steps", "7")
+def test_two_ranks_resumed_mid_epoch_end_bit_identical(two_ranks, tmp_path):
+    # as if the job had died after step 9 (epoch 2, batch 1 of 8): only that checkpoint survives
+    (tmp_path / "ckpt-000000009.pt").write_bytes((two_ranks / "ckpt-000000009.pt").read_bytes())
     two_rank_cli(tmp_path, 8, "--resume")
     ddp, resumed = final(two_ranks), final(tmp_path)
+    assert resumed["step"] == 16
     for name, value in ddp["model"].items():
         assert torch.equal(value, resumed["model"][name]), name
     assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in ddp["history"]]
 
 
-def test_ranks_with_different_settings_fail_on_every_rank_without_hanging():
-    results = launch([str(HERE / "dist_worker.py"), "disagree"], 2, timeout=90)
+def test_ranks_with_different_settings_fail_on_every_rank_without_hanging(two_rank_checks):
+    _, results = two_rank_checks  # launch() would have killed a hang after its timeout
     for result in results:
         assert result.returncode == 1
         assert "ranks disagree on the trainer config: batch_size=32 on rank 0 but 64 on rank 1" in result.stdout
 
 
-def test_unreachable_rank_zero_times_out_with_one_line():
-    code = (
-        "from torchdoctor.trainer import distributed as d\n"
-        "try:\n    d.setup(d.detect(), 'cpu', timeout_s=2)\n"
-        "except Exception as e:\n    print(type(e).__name__, e)\n"
-    )
-    env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90, env=env)
-    line = done.stdout.strip()
-    assert line.startswith("TorchdoctorError rank 1 could not join the gloo process group at 127.0.0.1:"), done.stderr
-    assert "\n" not in line
+def test_a_nan_on_one_rank_makes_every_rank_skip_the_step(two_rank_checks):
+    _, results = two_rank_checks
+    assert "rank 0: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3 (on another rank)" in results[0].stdout
+    assert "rank 1: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3; skipping" in results[1].stdout
+
+
+def test_unreachable_rank_zero_times_out_with_one_line(monkeypatch):
+    # in this process: a failed rendezvous leaves no process group behind
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(free_port()))  # nobody listens there
+    with pytest.raises(TorchdoctorError) as caught:
+        distributed.setup(distributed.DistEnv(rank=1, local_rank=1, world_size=2), "cpu", timeout_s=2)
+    message = str(caught.value)
+    assert message.startswith("rank 1 could not join the gloo process group at 127.0.0.1:") and "within 2s" in message
+    assert "\n" not in message
+    assert not torch.distributed.is_initialized()
 
 
 def test_detect_reads_torchrun_variables(monkeypatch):
@@ -149,6 +163,15 @@ def test_single_process_helpers_are_no_ops():
     assert distributed.all_reduce_mean(2.5, env) == 2.5
     distributed.check_agreement({"a": 1}, env, "x")
     assert distributed.rank_zero_only(lambda: "ran")() == "ran"
+
+
+def test_gpu_choices_as_pure_functions():
+    assert distributed.backend_for(torch.device("cuda", 0)) == "nccl"
+    assert distributed.backend_for(torch.device("cpu")) == "gloo"
+    on_gpu = convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cuda"))
+    assert type(on_gpu[1]) is nn.SyncBatchNorm  # the fused CUDA implementation, not ours
+    on_cpu = convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cpu"))
+    assert type(on_cpu[1]) is CpuSyncBatchNorm
 
 
 def test_cpu_sync_batchnorm_keeps_parameters_and_acts_like_batchnorm_alone():

@@ -17,7 +17,7 @@ from torch import nn
 from torchdoctor.demo import naive_loop
 from torchdoctor.demo.meters import RowMeter
 from torchdoctor.demo.stack import (BASELINE_CONFIG, LARGE_BATCH, Step, cumulative_config,
-                                    dataset_form)
+                                    dataset_form, uses_fused_optimizer)
 from torchdoctor.demo.workload import Workload
 
 NAIVE_BATCH = 32
@@ -91,7 +91,9 @@ def _run_naive(workload: Workload, epochs: int, device: torch.device):
     _baseline_backend(device)
     with RowMeter(device) as meter:
         naive_loop.train(model, dl, optimizer, epochs=epochs, device=str(device), log=None)
-    return model, {"batch_size": NAIVE_BATCH, "workers": 0, "device": str(device)}, meter
+    config = {"batch_size": NAIVE_BATCH, "workers": 0, "device": str(device),
+              "optimizer": type(optimizer).__name__}
+    return model, config, meter
 
 
 def _baseline_backend(device: torch.device) -> None:
@@ -111,11 +113,13 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, epochs: int,
     trainer_config = TrainerConfig(**config, epochs=epochs, device=str(device), quiet=True,
                                    seed=workload.seed)
     train, val = workload.datasets(dataset_form(steps, index))
-    trainer = Trainer(workload.new_model(), workload.optimizer_factory(), nn.CrossEntropyLoss(),
-                      trainer_config)
+    fused = uses_fused_optimizer(steps, index)
+    optimizer = workload.optimizer_factory(fused=fused, device_type=device.type)
+    trainer = Trainer(workload.new_model(), optimizer, nn.CrossEntropyLoss(), trainer_config)
     with RowMeter(device) as meter:
         trainer.fit(train, val)
     config["workers"] = trainer.setup.workers  # what "auto" became on this machine
+    config["optimizer"] = type(trainer.optimizer).__name__ + (" (fused)" if fused else "")
     config["device"] = str(device)
     return trainer.model, config, meter
 

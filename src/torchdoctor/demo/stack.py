@@ -36,6 +36,7 @@ class Step:
     source: str  # where the technique comes from
     config: dict[str, Any] = field(default_factory=dict)  # TrainerConfig changes it adds
     dataset: Dataset | None = None  # switch to this data set form from this row on
+    fused_optimizer: bool = False  # from this row on, the optimizer's multi-tensor step
     changes_semantics: str | None = None  # why this row is not the same optimisation
     cuda_only: bool = False
     conv_only: bool = False  # only meaningful for models with convolutions
@@ -69,6 +70,13 @@ STACK: tuple[Step, ...] = (
         label="+ float32 tensors built once (from_numpy, vectorised)",
         source="seed 002 §8",
         dataset="vectorised",
+    ),
+    Step(
+        key="fused_optimizer",
+        name="+ fused optimizer step",
+        label="+ fused (multi-tensor) optimizer step: fused=True (foreach=True on CPU, torch < 2.4)",
+        source="torchdoctor diagnose D210",
+        fused_optimizer=True,
     ),
     Step(
         key="pinned",
@@ -132,6 +140,10 @@ def cumulative_config(steps: list[Step], upto: int) -> dict[str, Any]:
     for step in steps[1 : upto + 1]:
         config.update(step.config)
     return config
+
+
+def uses_fused_optimizer(steps: list[Step], upto: int) -> bool:
+    return any(step.fused_optimizer for step in steps[: upto + 1])
 
 
 def dataset_form(steps: list[Step], upto: int) -> Dataset:

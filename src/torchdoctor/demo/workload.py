@@ -65,10 +65,12 @@ class Workload:
         torch.manual_seed(self.seed)
         return naive_loop.build_model(self.recipe, self.naive_data, self.size.width)
 
-    def optimizer_factory(self) -> Callable:
-        if self.recipe == "shapes":
-            return lambda params: torch.optim.AdamW(params, lr=naive_loop.SHAPES_LR)
-        return lambda params: torch.optim.Adam(params, lr=1e-3)
+    def optimizer_factory(self, fused: bool = False, device_type: str = "cpu") -> Callable:
+        """The naive script's optimizer; `fused`: the same update with the multi-tensor step."""
+        kind = torch.optim.AdamW if self.recipe == "shapes" else torch.optim.Adam
+        lr = naive_loop.SHAPES_LR if self.recipe == "shapes" else 1e-3
+        extra = fused_kwargs(device_type) if fused else {}
+        return lambda params: kind(params, lr=lr, **extra)
 
     def naive_script_args(self, epochs: int = 1) -> list[str]:
         """Arguments for `python -m torchdoctor.demo.naive_loop` on this same data."""
@@ -77,6 +79,14 @@ class Workload:
             return args + ["--data", str(self.data_dir)]
         return args + ["--n-train", str(self.size.n_train), "--n-val", str(self.size.n_val),
                        "--width", str(self.size.width)]
+
+
+def fused_kwargs(device_type: str) -> dict:
+    """fused=True: CUDA always; CPU from torch 2.4 on (before that, foreach is the fast path)."""
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    if device_type == "cuda" or (major, minor) >= (2, 4):
+        return {"fused": True}
+    return {"foreach": True}
 
 
 def prepare(recipe: str, quick: bool, seed: int = 0, cache_dir=None) -> Workload:

@@ -112,4 +112,11 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
         )
     if not run.loaders and all_steps:
         notes.append("no DataLoader seen: batches came from elsewhere, data wait is not separated")
+    if not run.models and all_steps:
+        notes.append("no nn.Module with parameters was called: model time is counted as other")
+    if run.evaluation.forwards:
+        notes.append(
+            f"{run.evaluation.forwards} evaluation forward(s) (outputs never got a gradient) and "
+            f"the time around them ({run.evaluation.seconds:.2f} s) were left out of the steps"
+        )
     return notes

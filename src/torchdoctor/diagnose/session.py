@@ -41,15 +41,13 @@ class Session:
         self.patcher = Patcher()
         self.first_measured = max(self.config.warmup, 2)
         self.sampled_index = self.first_measured - 1
-        self.optimizers_created = 0  # constructed while we watched, or found at install
+        self.optimizers_created = 0  # torch.optim optimizers constructed while we watched
         self.optimizer_stepped = False
         self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
-        self.step_pending = False
         self.stopped = False
         self.model_in_train_mode = True  # of the last root model called (loader role votes)
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
-        self.notes: list[str] = []
         self.installed = False
         self.probes = make_probes(self)
         self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
@@ -88,14 +86,11 @@ class Session:
             # time: the steps we closed at backward() were mis-delimited; start counting again.
             self.tracker.steps.clear()
         self.optimizer_stepped = True
-        if self.scaler_depth:
-            self.step_pending = True
-        else:
+        if not self.scaler_depth:  # inside GradScaler.step, the step ends when that returns
             self.tracker.end_step()
 
     def scaler_step_done(self) -> None:
         """GradScaler.step returned: the step ends even when it skipped optimizer.step (inf)."""
-        self.step_pending = False
         self.tracker.end_step()
 
     def backward_done(self) -> None:

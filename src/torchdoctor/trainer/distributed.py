@@ -85,12 +85,17 @@ def rank_device(env: DistEnv, device: torch.device | str) -> torch.device:
     return device
 
 
+def backend_for(device: torch.device) -> str:
+    """nccl for CUDA tensors (GPU-direct, fastest), gloo for everything on the CPU."""
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
 def setup(env: DistEnv, device: torch.device | str, timeout_s: float = 300.0) -> DistEnv:
     """Join the process group (gloo on CPU, nccl on CUDA); returns `env` with its backend set."""
     if not env.is_distributed:
         return env
     device = rank_device(env, device)
-    backend = "nccl" if device.type == "cuda" else "gloo"
+    backend = backend_for(device)
     if device.type == "cuda":
         if env.local_rank >= torch.cuda.device_count():
             raise UsageError(

@@ -13,6 +13,15 @@ import torch
 from torchdoctor.diagnose.probes.base import Probe
 
 
+def phase_times(marks: list) -> dict[str, float]:
+    """Seconds per phase from [(phase starting here, event), ...]: each gap between consecutive
+    events belongs to the phase that started at the earlier one."""
+    phases: dict[str, float] = {}
+    for (phase, start), (_, end) in zip(marks, marks[1:]):
+        phases[phase] = phases.get(phase, 0.0) + start.elapsed_time(end) / 1000.0
+    return phases
+
+
 class CudaPhaseProbe(Probe):
     def install(self, patcher) -> None:
         self.enabled = torch.cuda.is_available()
@@ -52,7 +61,4 @@ class CudaPhaseProbe(Probe):
             step = by_index.get(index)
             if step is None:
                 continue
-            phases: dict[str, float] = {}
-            for (phase, start), (_, end) in zip(marks, marks[1:]):
-                phases[phase] = phases.get(phase, 0.0) + start.elapsed_time(end) / 1000.0
-            step.device_phases = phases
+            step.device_phases = phase_times(marks)

@@ -28,7 +28,7 @@ class IOProbe(Probe):
         probe = self
 
         def formatted(tensor, *args):
-            if probe.session.formatting_tensor:  # __format__ calling __repr__: time the outer call only
+            if probe.session.formatting_tensor:  # __format__ calling __repr__: time the outer one
                 return original(tensor, *args)
             probe.session.formatting_tensor = True
             started = time.perf_counter()

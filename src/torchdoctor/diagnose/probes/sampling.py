@@ -26,9 +26,11 @@ _LOW_PRECISION = {torch.float16, torch.bfloat16}
 
 
 class OpCounter(TorchDispatchMode):
-    def __init__(self) -> None:
+    def __init__(self, phases: list[str] | None = None) -> None:
         super().__init__()
+        self.phases = phases if phases is not None else []  # the tracker's phase stack
         self.ops = 0
+        self.data_ops = 0  # dispatched while the DataLoader built a batch in this process
         self.float64 = 0
         self.float32 = 0
         self.low_precision = 0
@@ -39,6 +41,8 @@ class OpCounter(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         self.ops += 1
+        if self.phases and self.phases[-1] == "data":
+            self.data_ops += 1
         packet = func.overloadpacket
         formula = flop_registry.get(packet)
         if formula is not None:
@@ -86,7 +90,7 @@ class SamplingProbe(Probe):
 
     def _start(self) -> None:
         _skip_dynamo_import()
-        self.counter = OpCounter()
+        self.counter = OpCounter(self.tracker.stack)
         self.counter.__enter__()
 
     def _finish(self) -> None:
@@ -109,4 +113,5 @@ class SamplingProbe(Probe):
         run.precision.float32_ops = self.counter.float32
         run.precision.low_precision_ops = self.counter.low_precision
         run.compute.ops_per_step = float(self.counter.ops)
+        run.compute.data_ops_per_step = float(self.counter.data_ops)
         run.compute.flops_per_step = float(self.counter.flops)

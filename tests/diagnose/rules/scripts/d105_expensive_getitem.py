@@ -18,6 +18,8 @@ class Dataset(torch.utils.data.Dataset):
     def __getitem__(self, ix):
         img = self.imgs[ix]
         img = (img / 255.) ** 0.8  # gamma, in float64 like the rest of the NumPy pipeline
+        lo, hi = np.percentile(img, (2, 98))  # auto-contrast
+        img = np.clip((img - lo) / (hi - lo + 1e-6), 0, 1)
         img = (img - img.mean()) / (img.std() + 1e-6)  # per-image standardise
         return torch.from_numpy(img).permute(2, 0, 1).float(), torch.tensor(self.labels[ix]).long()
 
