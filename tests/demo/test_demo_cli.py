@@ -64,3 +64,13 @@ def test_bad_device_is_one_line_exit_2(tmp_path):
     result = run_demo(tmp_path, "--device", "tpu0", timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["torchdoctor: error: unknown device 'tpu0'"]
+
+
+def test_json_into_missing_directory_fails_before_running(tmp_path):
+    result = run_demo(tmp_path, "--quick", "--json", str(tmp_path / "no" / "demo.json"),
+                      timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"torchdoctor: error: --json {tmp_path / 'no' / 'demo.json'}: directory "
+        f"{tmp_path / 'no'} does not exist"]
+    assert "[1/3]" not in result.stdout  # nothing ran

@@ -79,3 +79,12 @@ def _restore_torch_threads():
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def _strict_rules(monkeypatch):
+    """A rule that raises must fail its test (and CI), not hide in a report note: in user runs a
+    failing rule only costs its findings. Subprocess diagnoses inherit this variable."""
+    from torchdoctor.diagnose.rules_runner import STRICT_ENV
+
+    monkeypatch.setenv(STRICT_ENV, "1")

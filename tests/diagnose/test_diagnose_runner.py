@@ -49,8 +49,13 @@ def test_module_mode_runs_as_main_with_its_argv(tmp_path):
     (package / "train.py").write_text(
         "import sys\nprint('module', __name__, sys.argv[0].endswith('train.py'), sys.argv[1:])\n"
     )
+    # Launched like the console script (sys.path[0] is its own folder, not the current
+    # directory): `python -m torchdoctor` would put the cwd on sys.path and hide a lookup bug.
+    launcher = tmp_path / "bin" / "torchdoctor_launcher.py"
+    launcher.parent.mkdir()
+    launcher.write_text("import sys\nfrom torchdoctor.cli import main\nsys.exit(main())\n")
     result = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "diagnose", "-q", "-m", "mypkg.train", "x", "-v"],
+        [sys.executable, str(launcher), "diagnose", "-q", "-m", "mypkg.train", "x", "-v"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -72,12 +72,14 @@ def test_evaluation_forwards_are_cut_out_of_training_steps(diagnose_here):
         warmup=2,
     ).run
     evaluation = run.evaluation
-    # three validation forwards after each of the 5 optimizer steps before the stop at the 6th
-    assert evaluation.forwards == 3 * 5
-    assert evaluation.under_no_grad == 5
-    assert evaluation.under_inference_mode == 5
-    assert evaluation.with_grad == 5
-    assert evaluation.in_train_mode == 15
+    # three validation forwards after each of the 6 optimizer steps before the stop at the 7th:
+    # the last measured step (the 6th) held a forward with autograd on, so one more unmeasured
+    # step ran to see that its output never gets a gradient
+    assert evaluation.forwards == 3 * 6
+    assert evaluation.under_no_grad == 6
+    assert evaluation.under_inference_mode == 6
+    assert evaluation.with_grad == 6
+    assert evaluation.in_train_mode == 18
     assert evaluation.train_mode_sensitive  # Dropout
     assert evaluation.seconds > 5 * 0.05
     assert len(run.steps) == 4

@@ -56,16 +56,90 @@ def test_evaluation_span_is_excluded_from_the_step():
     clock.advance(2)
     tracker.pop()
     tracker.backward_finished(None)
-    clock.advance(5)  # e.g. the validation loader, part of the evaluation span
+    clock.advance(5)  # e.g. a checkpoint: stays in the step (the span starts at the forward)
     _forward(tracker, clock, 3, got_grad=False, grad=False)
+    clock.advance(0.5)  # the next validation batch, between two evaluation forwards: cut out
     _forward(tracker, clock, 3, got_grad=False, grad=False)
     clock.advance(1)  # after the last evaluation forward: back in the training step
     record = tracker.end_step()
-    assert record.eval_seconds == 11
-    assert record.wall == 4
-    assert record.phases == {"forward": 1, "backward": 2, "other": 1}
+    assert record.eval_seconds == 6.5
+    assert record.wall == 9
+    assert record.phases == {"forward": 1, "backward": 2, "other": 6}
     assert record.batch_size == 4
     assert len(tracker.eval_forwards) == 2
+
+
+def _awaiting_forward(tracker, clock, seconds, batch=4):
+    """A forward with autograd on whose output has a grad_fn: its gradient may come later."""
+    tracker.push("forward")
+    record = ForwardRecord(clock.now, True, False, True, "t.py:1", batch_size=batch)
+    record.awaits_grad = True
+    tracker.forward_started(record)
+    clock.advance(seconds)
+    record.t1 = clock.now
+    tracker.pop()
+    return record
+
+
+def _backward(tracker, clock, seconds):
+    tracker.push("backward")
+    clock.advance(seconds)
+    tracker.pop()
+    tracker.backward_finished(None)
+
+
+def test_gradient_arriving_after_the_step_closed_is_training_not_evaluation():
+    """A GAN: G's output gets its gradient in the step after the one G ran in (D's step)."""
+    clock = Clock()
+    tracker = StepTracker(clock)
+    generator = _awaiting_forward(tracker, clock, 1)
+    _forward(tracker, clock, 1, got_grad=True)  # D(real)
+    _forward(tracker, clock, 1, got_grad=True)  # D(fake.detach())
+    _backward(tracker, clock, 2)
+    d_step = tracker.end_step()  # optD.step(): G's output has no gradient yet
+    assert tracker.unsettled is d_step
+    _forward(tracker, clock, 1, got_grad=True)  # D(fake)
+    _backward(tracker, clock, 2)
+    generator.got_grad = True  # lossG.backward() reached G's output
+    g_step = tracker.end_step()
+    assert tracker.unsettled is None
+    assert tracker.eval_forwards == [] and tracker.eval_seconds == 0
+    assert d_step.wall == 5 and d_step.eval_seconds == 0
+    assert generator in d_step.training_forwards
+    assert d_step.batch_size == 4  # G, D(real), D(fake) feed one backward: 4 samples, not 12
+    assert g_step.batch_size == 4
+
+
+def test_forward_with_autograd_that_never_gets_a_gradient_is_evaluation_one_step_later():
+    clock = Clock()
+    tracker = StepTracker(clock)
+    _forward(tracker, clock, 1, got_grad=True)
+    _backward(tracker, clock, 1)
+    clock.advance(2)  # e.g. a checkpoint: stays in the step
+    _awaiting_forward(tracker, clock, 3)  # validation without no_grad
+    first = tracker.end_step()
+    assert first.wall == 7 and first.eval_seconds == 0  # undecided yet
+    _forward(tracker, clock, 1, got_grad=True)
+    _backward(tracker, clock, 1)
+    second = tracker.end_step()
+    assert first.eval_seconds == 3 and first.wall == 4  # settled: cut out afterwards
+    assert first.phases == {"forward": 1, "backward": 1, "other": 2}
+    assert second.wall == 2
+    assert tracker.eval_seconds == 3 and len(tracker.eval_forwards) == 1
+    _awaiting_forward(tracker, clock, 2)  # the run ends: no gradient came
+    tracker.close()
+    assert tracker.eval_seconds == 5 and len(tracker.eval_forwards) == 2
+
+
+def test_accumulated_micro_batches_sum_their_sizes():
+    clock = Clock()
+    tracker = StepTracker(clock)
+    for size in (4, 4, 2):
+        record = _awaiting_forward(tracker, clock, 1, batch=size)
+        record.got_grad = True
+        _backward(tracker, clock, 1)
+    step = tracker.end_step()
+    assert step.batch_size == 10 and step.micro_batches == 3
 
 
 def test_unfinished_step_forwards_become_evaluation_on_close():

@@ -35,3 +35,20 @@ def test_files_without_pytorch_are_only_syntax_checked():
     assert lint_text(plain).violations == []
     broken = lint_text("def f(:\n    pass\n")
     assert [(v.code, v.line, v.column) for v in broken.violations] == [("TD000", 1, 7)]
+
+
+def test_a_crashing_rule_becomes_a_note_and_other_rules_still_report():
+    from torchdoctor.lint.engine import lint_source
+    from torchdoctor.lint.rule import Rule
+    from torchdoctor.lint.rules import all_rules
+
+    class Broken(Rule):
+        code, name = "TD199", "broken"
+
+        def check(self, ctx):
+            raise RuntimeError("boom")
+
+    rules = [Broken(), *[r for r in all_rules() if r.code == "TD110"]]
+    result = lint_source("import torch\nx = torch.load(p)\n", "t.py", rules)
+    assert [v.code for v in result.violations] == ["TD110"]
+    assert result.notes == ["t.py: internal error in TD199, skipped: RuntimeError: boom"]

@@ -11,6 +11,7 @@ from PIL import Image
 from torchdoctor.data import shapes as shapes_module
 from torchdoctor.data.cache import MANIFEST, cache_root
 from torchdoctor.data.shapes import CLASSES, shapes_dataset
+from torchdoctor.errors import TorchdoctorError
 
 
 def _digest(root: Path) -> str:
@@ -89,6 +90,13 @@ def test_cache_root_precedence(tmp_path, monkeypatch):
     assert cache_root(tmp_path / "opt") == tmp_path / "opt"
     monkeypatch.delenv("TORCHDOCTOR_CACHE")
     assert cache_root() == Path.home() / ".cache" / "torchdoctor"
+
+
+def test_unwritable_cache_is_one_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    with pytest.raises(TorchdoctorError, match="cannot write generated data under"):
+        shapes_dataset(n_train=1, n_val=1, image_size=32, cache_dir=blocker)
 
 
 def test_bad_sizes_are_rejected(tmp_path):

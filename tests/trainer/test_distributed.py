@@ -110,6 +110,15 @@ def test_two_ranks_resumed_mid_epoch_end_bit_identical(two_ranks, tmp_path):
     assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in ddp["history"]]
 
 
+def test_resuming_a_two_rank_checkpoint_in_one_process_is_refused(two_ranks, tmp_path):
+    (tmp_path / "ckpt-000000009.pt").write_bytes((two_ranks / "ckpt-000000009.pt").read_bytes())
+    config = TrainerConfig(device="cpu", epochs=2, batch_size=8, workers=0, quiet=True,
+                           checkpoint_dir=str(tmp_path), resume=True)
+    trainer = Trainer.from_recipe(load_recipe(str(RECIPE), dropout="0", noise="0", count="128"), config)
+    with pytest.raises(UsageError, match="written by 2 rank\\(s\\), this run has 1; resume with the same number"):
+        trainer.fit()
+
+
 def test_ranks_with_different_settings_fail_on_every_rank_without_hanging(two_rank_checks):
     _, results = two_rank_checks  # launch() would have killed a hang after its timeout
     for result in results:

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from torchdoctor.errors import TorchdoctorError
+
 MANIFEST = "manifest.json"
 
 
@@ -41,6 +43,17 @@ def build_once(final: Path, build: Callable[[Path], None], manifest: dict[str, A
     """
     if (final / MANIFEST).is_file():
         return final
+    try:
+        return _build(final, build, manifest)
+    except OSError as exc:  # read-only or full disk: one line, nothing half-written left
+        reason = exc.strerror or str(exc)
+        raise TorchdoctorError(
+            f"cannot write generated data under {final.parent}: {reason} "
+            "(set TORCHDOCTOR_CACHE or --cache-dir to a writable directory)"
+        ) from exc
+
+
+def _build(final: Path, build: Callable[[Path], None], manifest: dict[str, Any]) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
     try:

@@ -42,25 +42,35 @@ def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
         reason = f"{type(exc).__name__}: {exc}"
         console.print(f"diagnosis unavailable: {reason}", markup=False)
         return unavailable(reason)
-    _render(report, console)
-    return {
-        "available": True,
-        "error": None,
-        "verdict": report.verdict,
-        "findings": [
-            {"id": f.id, "title": f.title, "severity": f.severity, "saving": f.saving}
-            for f in report.findings
-        ],
-    }
+    try:
+        summary = {
+            "available": True,
+            "error": None,
+            "verdict": report.verdict,
+            "findings": [
+                {"id": f.id, "title": f.title, "severity": f.severity, "saving": f.saving}
+                for f in report.findings
+            ],
+        }
+    except Exception as exc:  # noqa: BLE001 - a report we cannot read is reported, not fatal
+        reason = f"{type(exc).__name__}: {exc}"
+        console.print(f"diagnosis unavailable: {reason}", markup=False)
+        return unavailable(reason)
+    _render(report, summary, console)
+    return summary
 
 
-def _render(report, console) -> None:
+def _render(report, summary: dict[str, Any], console) -> None:
+    """The diagnose terminal report; if that renderer fails, the findings as plain lines."""
     try:
         from torchdoctor.diagnose.report.terminal import render_terminal
-    except ImportError:
-        for finding in report.findings[:5]:
-            console.print(f"{finding.id} {finding.title} (saves ~{100 * finding.saving:.0f}%)",
-                          markup=False)
-        console.print(f"verdict: {report.verdict}", markup=False)
+
+        render_terminal(report, console)
         return
-    render_terminal(report, console)
+    except Exception as exc:  # noqa: BLE001 - fall back to what we already read
+        console.print(f"(diagnose report renderer failed: {type(exc).__name__}: {exc})",
+                      markup=False)
+    for finding in summary["findings"][:5]:
+        console.print(f"{finding['id']} {finding['title']} "
+                      f"(saves ~{100 * finding['saving']:.0f}% of step time)", markup=False)
+    console.print(f"verdict: {summary['verdict']}", markup=False)

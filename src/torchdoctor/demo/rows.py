@@ -110,6 +110,9 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, epochs: int,
     from torchdoctor.trainer import Trainer, TrainerConfig
 
     config = cumulative_config(steps, index)
+    if config["precision"] == "auto" and device.type == "cuda":
+        # The AMP row must use autocast: "auto" would fall back to fp32 on GPUs without bf16.
+        config["precision"] = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     trainer_config = TrainerConfig(**config, epochs=epochs, device=str(device), quiet=True,
                                    seed=workload.seed)
     train, val = workload.datasets(dataset_form(steps, index))

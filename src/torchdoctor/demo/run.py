@@ -13,7 +13,8 @@ from torchdoctor.demo.diagnosis import diagnose_naive, unavailable
 from torchdoctor.demo.meters import memory_kind
 from torchdoctor.demo.rows import RowResult, run_row, warm_up
 from torchdoctor.demo.stack import plan
-from torchdoctor.demo.table import add_speedups, footnotes, render_table, write_json
+from torchdoctor.demo.table import (add_speedups, check_writable, footnotes, render_table,
+                                    write_json)
 from torchdoctor.demo.workload import prepare
 from torchdoctor.errors import UsageError
 
@@ -42,6 +43,8 @@ def run_demo(
     cache_dir: str | None = None,
 ) -> list[RowResult]:
     dev = resolve_device(device)
+    if json_path:
+        check_writable(json_path)
     log = make_console(quiet)
     log.print(f"torchdoctor demo: recipe {recipe} on {dev}"
               f" ({'quick' if quick else 'full'} size), torch {torch.__version__}", markup=False)

@@ -1,7 +1,9 @@
 """The performance stack `torchdoctor demo` applies, one technique per row, in the seeds' order.
 
 Each step is cumulative: row k runs with every change of rows 1..k. Steps that only act on a GPU
-appear only when the demo runs on CUDA. Pure data, no torch: the plan for any device can be
+appear only when the demo runs on CUDA. The batch-size step comes last although seed 001 takes
+it before the GPU tuning: it is the one step that changes the optimisation, so every row above
+it compares like with like. Pure data, no torch: the plan for any device can be
 tested (and printed) on any machine.
 """
 

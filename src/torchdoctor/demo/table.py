@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from torchdoctor.demo.rows import RowResult
+from torchdoctor.errors import TorchdoctorError, UsageError
 
 SCHEMA_VERSION = 1
 
@@ -97,8 +99,21 @@ def write_json(path: str | Path, header: dict[str, Any], rows: list[RowResult]) 
     text = json.dumps(_finite(document), indent=2) + "\n"
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(target)  # a reader never sees half a file
+    try:
+        tmp.write_text(text)
+        tmp.replace(target)  # a reader never sees half a file
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise TorchdoctorError(f"cannot write {target}: {exc.strerror or exc}") from exc
+
+
+def check_writable(path: str | Path) -> None:
+    """Fail before a long run, not after it, when the JSON could not be written."""
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"--json {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--json {path}: directory {parent} is not writable")
 
 
 def _finite(value):

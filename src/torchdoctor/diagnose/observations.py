@@ -245,6 +245,9 @@ class RunObservation:
     compute: ComputeObservation = field(default_factory=ComputeObservation)
     distributed: DistributedObservation | None = None
     notes: list[str] = field(default_factory=list)  # what was and was not seen, in words
+    # the run ended within warm-up: `steps` holds warm-up steps (start-up costs included), and no
+    # breakdown or verdict is drawn from them
+    warmup_only: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)

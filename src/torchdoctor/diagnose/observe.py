@@ -58,6 +58,7 @@ def build_run(
         warmup_steps=0 if warm_only else min(session.first_measured, len(all_steps)),
         steps=[_step(r) for r in measured],
         manual_updates=manual,
+        warmup_only=warm_only,
     )
     for probe in session.probes:
         probe.contribute(run, measured)

@@ -2,7 +2,8 @@
 
 Step layout for `--warmup W --steps N`: steps 0..W-1 are warm-up (the last of them is the sampled
 step where ops and FLOPs are counted, which slows it down), steps W..W+N-1 are measured, then the
-script is stopped by raising `StopDiagnosis` from the hook that closed the last step. At least two
+script is stopped by raising `StopDiagnosis` from the hook that closed the last step (one step
+later when the last step's forwards still wait for a gradient, see steps.py). At least two
 steps stay out of the measurement whatever W is: the sampling modes are entered at the end of a
 step, so the sampled step cannot be the first one.
 """
@@ -72,7 +73,9 @@ class Session:
 
     @property
     def measuring(self) -> bool:
-        return self.tracker.index >= self.first_measured and not self.stopped
+        index = self.tracker.index
+        beyond = self.config.steps and index >= self.first_measured + self.config.steps
+        return index >= self.first_measured and not self.stopped and not beyond
 
     def measured_steps(self) -> list[StepRecord]:
         steps = self.tracker.steps[self.first_measured :]
@@ -107,6 +110,14 @@ class Session:
             callback(record)
         if self.config.stop and self.config.steps and self.stopped:
             raise StopDiagnosis  # the script caught our first stop; ask again
-        if self.config.stop and self.config.steps and self.measured_count() >= self.config.steps:
+        if self.config.stop and self.config.steps and self._enough_steps():
             self.stopped = True
             raise StopDiagnosis
+
+    def _enough_steps(self) -> bool:
+        """All measured steps closed, and the last one's forwards judged: while some may still
+        get their gradient (a GAN's generator output), one more unmeasured step runs to decide."""
+        count = self.measured_count()
+        if count == self.config.steps:
+            return self.tracker.unsettled is None
+        return count > self.config.steps

@@ -7,9 +7,17 @@ sums to the wall time. A step ends where the session says (an optimizer step, or
 the run has no optimizer).
 
 Evaluation is cut out of the step it happened in: a root forward whose output never received a
-gradient is an evaluation forward, and the span from the last training event before it (the step
-start, a training forward, a backward) to its end is excluded from the step's wall and phases and
-booked as evaluation time instead.
+gradient is an evaluation forward, and the span from its own start to its end (from the first to
+the last forward of a run of consecutive evaluation forwards) is excluded from the step's wall
+and phases and booked as evaluation time instead.
+
+When is "never" decided? A forward run without autograd (no_grad, inference_mode, or an output
+without grad_fn) is evaluation at once, when its step closes. A forward whose output could still
+get a gradient may belong to a later step's backward (a GAN: G's output gets its gradient after
+the discriminator's optimizer step closed the step G ran in), so its step stays *unsettled* and
+is decided when the next step closes (or when the run ends): by then a training forward has got
+its gradient, and one that still has none was evaluation with autograd on. Settling edits the
+earlier StepRecord in place (listeners of `on_step_end` saw it before).
 """
 
 from __future__ import annotations
@@ -35,6 +43,11 @@ class ForwardRecord:
     device_type: str = "cpu"  # of the first input tensor
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
     got_grad: bool = False  # a gradient flowed into its output: a training forward
+    awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
+
+    def settled_as_evaluation(self, final: bool) -> bool:
+        """Evaluation for sure: no gradient and (final, or none could ever come)."""
+        return self.t1 is not None and not self.got_grad and (final or not self.awaits_grad)
 
 
 @dataclass
@@ -50,6 +63,7 @@ class StepRecord:
     loss: Any = None  # the detached loss tensor, read after the run (no sync during it)
     eval_seconds: float = 0.0
     training_forwards: list[ForwardRecord] = field(default_factory=list)
+    eval_forwards: list[ForwardRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +90,7 @@ class StepTracker:
         self.marker: Callable[[str], None] | None = None
         self._t_last = self.origin
         self._state = _StepState(self.origin)
+        self._unsettled: tuple[StepRecord, _StepState] | None = None
 
     # -- events from the probes ---------------------------------------------------------------
     @property
@@ -111,19 +126,30 @@ class StepTracker:
     def end_step(self) -> StepRecord:
         now = self.clock()
         self._close(now)
+        self._settle()
         state = self._state
-        record = self._build(state, now)
+        record = StepRecord(len(self.steps), state.start - self.origin, now - self.origin,
+                            0.0, {}, None, 1, {})  # fmt: skip
+        self._fill(record, state, final=False)
         self.steps.append(record)
+        if any(f.t1 is not None and not f.got_grad and f.awaits_grad for f in state.forwards):
+            self._unsettled = (record, state)
         self._state = _StepState(now)
         for listener in list(self.on_step_end):
             listener(record)
         return record
 
+    @property
+    def unsettled(self) -> StepRecord | None:
+        """The last step, while some of its forwards may still get a gradient."""
+        return self._unsettled[0] if self._unsettled else None
+
     def close(self) -> None:
-        """The run is over: forwards of the unfinished step that got no gradient were evaluation."""
+        """The run is over: forwards that got no gradient were evaluation."""
         now = self.clock()
         self._close(now)
-        for span_start, span_end, forwards in self._eval_groups(self._state):
+        self._settle()
+        for span_start, span_end, forwards in self._eval_groups(self._state, final=True):
             self.eval_seconds += span_end - span_start
             self.eval_forwards.extend(forwards)
         self._state = _StepState(now)
@@ -135,34 +161,40 @@ class StepTracker:
             self._state.intervals.append((phase, self._t_last, now))
         self._t_last = now
 
-    def _eval_groups(self, state: _StepState):
-        """(start, end, forwards) for each run of consecutive evaluation forwards in the step."""
-        if all(f.got_grad for f in state.forwards):
+    def _settle(self) -> None:
+        """Decide the unsettled step's waiting forwards: the step after it has closed."""
+        if self._unsettled is None:
             return
-        anchors = [state.start, *state.backward_ends]
-        anchors += [f.t1 for f in state.forwards if f.got_grad and f.t1 is not None]
-        anchors.sort()
+        record, state = self._unsettled
+        self._unsettled = None
+        self._fill(record, state, final=True)
+
+    @staticmethod
+    def _eval_groups(state: _StepState, final: bool):
+        """(start, end, forwards) for each run of consecutive evaluation forwards in the step."""
         groups: list[list[ForwardRecord]] = []
         previous_was_eval = False
         for forward in state.forwards:
-            is_eval = not forward.got_grad and forward.t1 is not None
+            is_eval = forward.settled_as_evaluation(final)
             if is_eval and previous_was_eval:
                 groups[-1].append(forward)
             elif is_eval:
                 groups.append([forward])
             previous_was_eval = is_eval
         for group in groups:
-            start = max(a for a in anchors if a <= group[0].t0)
-            yield start, group[-1].t1, group
+            yield group[0].t0, group[-1].t1, group
 
-    def _build(self, state: _StepState, now: float) -> StepRecord:
+    def _fill(self, record: StepRecord, state: _StepState, final: bool) -> None:
+        """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
         spans = []
         eval_seconds = 0.0
-        for span_start, span_end, forwards in self._eval_groups(state):
+        judged = {id(f) for f in record.eval_forwards}
+        for span_start, span_end, forwards in self._eval_groups(state, final):
             spans.append((span_start, span_end))
             eval_seconds += span_end - span_start
-            self.eval_forwards.extend(forwards)
-        self.eval_seconds += eval_seconds
+            self.eval_forwards.extend(f for f in forwards if id(f) not in judged)
+            record.eval_forwards.extend(f for f in forwards if id(f) not in judged)
+        self.eval_seconds += eval_seconds - record.eval_seconds
         phases: dict[str, float] = defaultdict(float)
         for phase, t0, t1 in state.intervals:
             kept = t1 - t0
@@ -171,18 +203,31 @@ class StepTracker:
             if kept > 0:
                 phases[phase] += kept
         training = [f for f in state.forwards if f.got_grad]
-        sizes = [f.batch_size for f in training]
-        batch = sum(sizes) if sizes and None not in sizes else None
-        return StepRecord(
-            index=len(self.steps),
-            start=state.start - self.origin,
-            end=now - self.origin,
-            wall=sum(phases.values()),
-            phases=dict(phases),
-            batch_size=batch,
-            micro_batches=max(1, len(state.backward_ends)),
-            counters=dict(state.counters),
-            loss=state.loss,
-            eval_seconds=eval_seconds,
-            training_forwards=training,
-        )
+        record.wall = sum(phases.values())
+        record.phases = dict(phases)
+        record.batch_size = _batch_size(training, state.backward_ends)
+        record.micro_batches = max(1, len(state.backward_ends))
+        record.counters = dict(state.counters)
+        record.loss = state.loss
+        record.eval_seconds = eval_seconds
+        record.training_forwards = training
+
+
+def _batch_size(training: list[ForwardRecord], backward_ends: list[float]) -> int | None:
+    """Samples in the step: per backward, the largest training forward before it, summed.
+
+    Gradient accumulation (forward, backward, k times) sums its micro-batches; several forwards
+    feeding one backward (a GAN's discriminator on real and fake, a siamese pair) count once.
+    """
+    if not training or any(f.batch_size is None for f in training):
+        return None
+    per_backward = []
+    remaining = sorted(training, key=lambda f: f.t0)
+    for end in backward_ends:
+        before = [f for f in remaining if f.t0 < end]
+        remaining = remaining[len(before):]
+        if before:
+            per_backward.append(max(f.batch_size for f in before))
+    if not per_backward:  # no backward() seen (torch.autograd.grad): the largest forward
+        return max(f.batch_size for f in training)
+    return sum(per_backward)

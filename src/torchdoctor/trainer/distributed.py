@@ -102,19 +102,20 @@ def setup(env: DistEnv, device: torch.device | str, timeout_s: float = 300.0) ->
                 f"LOCAL_RANK={env.local_rank} but this machine has {torch.cuda.device_count()} GPU(s)"
             )
         torch.cuda.set_device(device)
-    if not dist.is_initialized():
-        try:
-            dist.init_process_group(
-                backend, rank=env.rank, world_size=env.world_size, timeout=timedelta(seconds=timeout_s)
-            )
-        except Exception as error:  # DistStoreError, RuntimeError, TimeoutError depending on version
-            where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
-            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise TorchdoctorError(
-                f"rank {env.rank} could not join the {backend} process group at {where} "
-                f"within {timeout_s:g}s ({first[:160]})"
-            ) from error
-        atexit.register(teardown, env)  # leave the group cleanly even if the caller never does
+    if dist.is_initialized():  # the user's script joined already: use its group as it is
+        return dataclasses.replace(env, backend=dist.get_backend())
+    try:
+        dist.init_process_group(
+            backend, rank=env.rank, world_size=env.world_size, timeout=timedelta(seconds=timeout_s)
+        )
+    except Exception as error:  # DistStoreError, RuntimeError, TimeoutError depending on version
+        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise TorchdoctorError(
+            f"rank {env.rank} could not join the {backend} process group at {where} "
+            f"within {timeout_s:g}s ({first[:160]})"
+        ) from error
+    atexit.register(teardown, env)  # leave the group cleanly even if the caller never does
     return dataclasses.replace(env, backend=backend)
 
 
@@ -124,8 +125,8 @@ def prepare_model(model: nn.Module, env: DistEnv, device: torch.device | str) ->
     Call after the model is on `device` and before creating the optimizer from its parameters
     (conversion keeps the same Parameter objects, so an existing optimizer also stays valid).
     """
-    if not env.is_distributed:
-        return model
+    if not env.is_distributed or isinstance(model, nn.parallel.DistributedDataParallel):
+        return model  # (a model the user wrapped already is used as it is)
     device = rank_device(env, device)
     if has_batchnorm(model):
         model = convert_sync_batchnorm(model, device)

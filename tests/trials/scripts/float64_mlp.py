@@ -5,6 +5,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+# One intra-op thread: on a CI machine shared by many jobs, two OpenMP threads spin-wait for each
+# other and the step time measures the neighbours, not float64 vs float32.
+torch.set_num_threads(1)
+
 features = np.random.randn(2048, 512)  # float64, as NumPy makes it
 labels = np.random.randint(0, 10, size=2048)
 dataset = TensorDataset(torch.tensor(features), torch.tensor(labels))

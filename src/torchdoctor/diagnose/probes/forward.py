@@ -146,6 +146,7 @@ class ForwardProbe(Probe):
         tensor = first_tensor(output)
         if tensor is not None and tensor.grad_fn is not None:
             tensor.grad_fn.register_prehook(partial(_mark_training, record))
+            record.awaits_grad = True  # judged when the step after this one closes
 
     def contribute(self, run, measured) -> None:
         for module_id, (_, observation) in self.models.items():

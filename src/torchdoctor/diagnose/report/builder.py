@@ -6,17 +6,44 @@ from __future__ import annotations
 import statistics
 
 from torchdoctor.diagnose.findings import Finding
-from torchdoctor.diagnose.observations import PHASES, RunObservation
+from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.report.model import Report
 
 COMPUTE = ("forward", "backward", "optimizer")
 
 
-def _breakdown(run: RunObservation) -> dict[str, float]:
-    total = sum(step.wall_s for step in run.steps)
+# A step slower than this many median steps is an outlier (a preemption on a loaded machine, a
+# one-off checkpoint or allocation); outliers are left out of the breakdown while they are rare
+# (at most this share of the steps): otherwise they are how the loop behaves, and count.
+OUTLIER_FACTOR = 4.0
+RARE_SHARE = 0.25
+
+
+def _typical_steps(steps: list[StepObservation]) -> tuple[list[StepObservation], list[str]]:
+    """(the steps the breakdown is drawn from, notes on step-time spread)."""
+    median = statistics.median(s.wall_s for s in steps)
+    outliers = [s for s in steps if s.wall_s > OUTLIER_FACTOR * median]
+    if not outliers or median <= 0:
+        return steps, []
+    worst = max(s.wall_s for s in outliers)
+    spread = (
+        f"{len(outliers)} of {len(steps)} steps took over {OUTLIER_FACTOR:.0f}x the median step "
+        f"(slowest {1000 * worst:.1f} ms, {worst / median:.0f}x the median {1000 * median:.1f} ms)"
+    )
+    if len(outliers) <= RARE_SHARE * len(steps):
+        kept = [s for s in steps if s.wall_s <= OUTLIER_FACTOR * median]
+        return kept, [
+            f"{spread}: left out of the breakdown (a preemption, or a periodic cost such as a "
+            "checkpoint? measure more --steps to tell)"
+        ]
+    return steps, [f"step times vary widely: {spread}; the breakdown averages all steps"]
+
+
+def _breakdown(steps: list[StepObservation]) -> dict[str, float]:
+    total = sum(step.wall_s for step in steps)
     if total <= 0:
         return {}
-    return {p: sum(step.phases.get(p, 0.0) for step in run.steps) / total for p in PHASES}
+    return {p: sum(step.phases.get(p, 0.0) for step in steps) / total for p in PHASES}
 
 
 def _pct(share: float) -> str:
@@ -49,6 +76,13 @@ def _bound(breakdown: dict[str, float]) -> tuple[str, str]:
 
 
 def _no_steps_verdict(run: RunObservation) -> str:
+    if run.warmup_only:
+        why = "use a longer run or a smaller --warmup"
+        if run.status == "crashed":
+            why = f"the script crashed: {run.error}"
+        elif run.status == "interrupted":
+            why = "interrupted"
+        return f"too few steps to measure: {len(run.steps)} ran, all warm-up ({why})"
     if run.status == "crashed":
         return f"no training step measured: the script crashed first ({run.error})"
     if run.status == "interrupted":
@@ -70,15 +104,15 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
 
 
 def build_report(run: RunObservation, findings: list[Finding]) -> Report:
-    breakdown = _breakdown(run)
-    step_time = statistics.median(s.wall_s for s in run.steps) if run.steps else None
+    if not run.steps or run.warmup_only:  # warm-up steps include start-up: nothing to attribute
+        return Report(run=run, breakdown={}, findings=list(findings), verdict=_verdict(run, {}, []))
+    typical, step_notes = _typical_steps(run.steps)
+    breakdown = _breakdown(typical)
+    step_time = statistics.median(s.wall_s for s in run.steps)
     batches = [s.batch_size for s in run.steps if s.batch_size]
     samples = statistics.median(batches) / step_time if batches and step_time else None
-    phase_seconds = {}
-    if run.steps:
-        phase_seconds = {
-            p: sum(s.phases.get(p, 0.0) for s in run.steps) / len(run.steps) for p in PHASES
-        }
+    # the median step split by the shares: the phases add up to the step time shown beside them
+    phase_seconds = {p: breakdown.get(p, 0.0) * step_time for p in PHASES} if breakdown else {}
     return Report(
         run=run,
         breakdown=breakdown,
@@ -88,4 +122,5 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         samples_per_s=samples,
         dominant_phase=_bound(breakdown)[0] if breakdown else None,
         phase_seconds=phase_seconds,
+        step_notes=step_notes,
     )

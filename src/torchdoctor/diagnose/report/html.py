@@ -103,7 +103,7 @@ def _rows(pairs) -> str:
 def render_html(report: Report) -> str:
     run, memory, env = report.run, report.run.memory, report.run.environment
     summary = [
-        ("status", run.status), ("exit code", run.exit_code), ("measured steps", len(run.steps)),
+        ("status", run.status), ("exit code", run.exit_code), ("measured steps", 0 if run.warmup_only else len(run.steps)),
         ("warm-up steps", run.warmup_steps), ("median step", _ms(report.step_time_s)),
         ("samples/s", "-" if report.samples_per_s is None else f"{report.samples_per_s:.0f}"),
         ("device", f"{env.device_type} {env.device_name}"), ("torch", env.torch_version),
@@ -114,7 +114,7 @@ def render_html(report: Report) -> str:
         ("optimizer state", _mib(memory.optimizer_state_bytes)),
         ("activations (estimate)", _mib(memory.activations_bytes)),
     ]  # fmt: skip
-    notes = "".join(f"<li>{escape(n)}</li>" for n in run.notes)
+    notes = "".join(f"<li>{escape(n)}</li>" for n in [*report.step_notes, *run.notes])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>torchdoctor diagnose {escape(run.target)}</title>
 <style>{CSS}</style></head><body>

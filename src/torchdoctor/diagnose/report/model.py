@@ -20,7 +20,9 @@ class Report:
     samples_per_s: float | None = None
     dominant_phase: str | None = None
     schema_version: str = SCHEMA_VERSION
-    phase_seconds: dict[str, float] = field(default_factory=dict)  # mean seconds per step, by phase
+    # seconds of the median step, by phase: breakdown share x step_time_s (they sum to it)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    step_notes: list[str] = field(default_factory=list)  # step-time spread, outliers left out
 
     def to_dict(self) -> dict:
         return {
@@ -28,12 +30,13 @@ class Report:
             "verdict": self.verdict,
             "status": self.run.status,
             "exit_code": self.run.exit_code,
-            "steps": len(self.run.steps),
+            "steps": 0 if self.run.warmup_only else len(self.run.steps),  # measured ones
             "step_time_s": self.step_time_s,
             "samples_per_s": self.samples_per_s,
             "dominant_phase": self.dominant_phase,
             "breakdown": dict(self.breakdown),
             "phase_seconds": dict(self.phase_seconds),
+            "step_notes": list(self.step_notes),
             "findings": [finding.to_dict() for finding in self.findings],
             "run": self.run.to_dict(),
         }

@@ -45,7 +45,9 @@ def breakdown_bar(report: Report, colour: bool) -> Text:
 def _header(report: Report) -> str:
     run = report.run
     line = f"torchdoctor diagnose {run.target}: {run.status}"
-    if run.steps:
+    if run.warmup_only:
+        line += f", {len(run.steps)} warm-up steps only"
+    elif run.steps:
         line += f", {len(run.steps)} measured steps"
     if report.step_time_s is not None:
         line += f", step {_ms(report.step_time_s)} (median)"
@@ -66,6 +68,8 @@ def render_terminal(report: Report, console=None) -> None:
             for phase in PHASES
         )
         console.print(legend, markup=False)
+    for note in report.step_notes:
+        console.print(f"note: {note}", markup=False)
     for number, finding in enumerate(report.findings[:TOP_FINDINGS], start=1):
         console.print()
         console.print(

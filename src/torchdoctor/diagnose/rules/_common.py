@@ -122,7 +122,7 @@ def suggested_workers(cpus: int) -> int:
 # A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
 # tensors): worker processes cost more to hand a batch over than they save; fetching whole
 # batches at once is the fix (rule D105), not workers (rule D101).
-TRIVIAL_ITEM_RATIO = 20.0
+TRIVIAL_ITEM_RATIO = 10.0
 
 
 def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
