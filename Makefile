@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint-self bench docs clean
+.PHONY: demo test lint-self docs clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ demo: $(VENV)/.installed
 # oversubscribed OpenMP threads make tiny-model tests 10-25x slower on a busy machine.
 test: $(VENV)/.installed
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+lint-self: $(VENV)/.installed
+	$(BIN)/torchdoctor lint src bench
 
 docs: $(VENV)/.installed
 	$(BIN)/python -m torchdoctor.docsgen

@@ -139,3 +139,25 @@ def test_bad_option_is_one_line_exit_2(tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("torchdoctor: error:"), lines
         assert "never runs" not in result.stdout
+
+
+def test_relative_report_paths_survive_a_script_that_changes_directory(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere" / "out").mkdir(parents=True)  # where a late relative write would go
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, torch\nfrom torch import nn\n"
+        + TRAIN_STEPS
+        + "os.chdir('elsewhere')\nfor _ in range(4):\n    train_step()\n"
+    )
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", "-q", "--steps", "0"]
+    result = subprocess.run(
+        [*command, "--json", "out/r.json", "--html", "r.html", "train.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "r.json").is_file() and (tmp_path / "r.html").is_file()
+    assert not list((tmp_path / "elsewhere").rglob("r.*"))

@@ -35,6 +35,12 @@ def outputs_ok(paths) -> None:
             raise UsageError(f"cannot write {path}: no such directory")
 
 
+def _absolute(path: str | None) -> str | None:
+    import os
+
+    return os.path.abspath(path) if path else path
+
+
 @click.command(
     cls=_OneLineUsage,
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
@@ -70,7 +76,7 @@ def outputs_ok(paths) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
 # [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
 @click.option("--try", "try_spec", metavar="FIX[,FIX...]|all",
-              help="Apply these fixes at run time, measure speedup and check results (docs/try.md).")
+              help="Apply these fixes at run time, measure the speedup, check results.")
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
               help="With --try: runs per configuration (interleaved).")
 @click.argument("script")
@@ -87,6 +93,10 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, r
 
     resolve_target(script, module)  # before importing torch: a typo fails in a blink
     outputs_ok((json_path, html_path, trace_path))
+    # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
+    json_path, html_path, trace_path, rank_dir = (
+        _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
+    )
     from torchdoctor.diagnose.api import diagnose_script
     from torchdoctor.diagnose.report.html import write_html
     from torchdoctor.diagnose.report.json import write_json

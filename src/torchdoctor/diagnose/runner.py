@@ -2,11 +2,11 @@
 would, while a diagnosis Session watches it.
 
 `__main__` semantics come from runpy; sys.argv is the program's argv and sys.path[0] its directory
-(the current directory for -m), the working directory is left alone, and everything is put back
-afterwards. The program's own output goes straight to our stdout/stderr. Its end is classified:
-finished, stopped by us after the measured steps, crashed (its traceback is printed with only its
-own frames, never ours), interrupted, or exited via sys.exit (the code is kept).
-"""
+(the current directory for -m), the working directory is left alone while it runs, and everything
+(the working directory included) is put back afterwards. The program's own output goes straight
+to our stdout/stderr. Its end is classified: finished, stopped by us after the measured steps,
+crashed (its traceback is printed with only its own frames, never ours), interrupted, or exited
+via sys.exit (the code is kept)."""
 
 from __future__ import annotations
 
@@ -52,9 +52,16 @@ def _error_line(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
 
 
+def _return_to(directory: str) -> None:
+    try:
+        os.chdir(directory)
+    except OSError:  # the program removed it: stay where it left us
+        pass
+
+
 def run_program(session: Session, target: str, args: list[str], module: bool = False) -> ProgramEnd:
     """Run the program with the session's probes installed; never raises for the program's sake."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
     if module:
         first = os.getcwd()
@@ -87,6 +94,7 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         session.uninstall()
         sys.argv = saved_argv
         sys.path[:] = saved_path
+        _return_to(saved_cwd)  # the program may have chdir'd: our relative paths are ours again
     if session.stopped and end.status != "crashed":
         end = ProgramEnd("stopped", 0)
     return end
