@@ -112,3 +112,31 @@ def test_grad_scaler_steps_clipping_before_unscale_and_the_unscaled_loss(diagnos
     assert optimizer.grad_scaler and optimizer.clip_before_unscale == 6
     assert run.precision.autocast_forwards == 4 and run.precision.autocast_dtype == "bfloat16"
     assert all(1.0 <= step.loss < 100 for step in run.steps)  # the loss, not loss * 1024
+
+
+def test_a_bare_except_around_the_step_does_not_keep_the_program_running(diagnose_here, capsys):
+    import sys
+
+    tracer = sys.gettrace()
+    report = diagnose_here(
+        """
+        model = nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        swallowed = 0
+        for step in range(3000):
+            try:
+                loss = model(torch.randn(4, 8)).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            except:  # "skip bad batches": also catches StopDiagnosis
+                swallowed += 1
+                continue
+        print("ran to the end, swallowed", swallowed)
+        """,
+        steps=4,
+        warmup=2,
+    )
+    assert "ran to the end" not in capsys.readouterr().out
+    assert report.run.status == "stopped" and len(report.run.steps) == 4
+    assert sys.gettrace() is tracer  # a debugger's or coverage's tracer is given back

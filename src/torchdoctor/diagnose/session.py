@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from torchdoctor.diagnose.extensions import Extensions
+from torchdoctor.diagnose.insist import StopInsister
 from torchdoctor.diagnose.patching import Patcher
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
 
@@ -50,6 +51,7 @@ class Session:
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
         self.installed = False
+        self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
         self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
         self.tracker.on_step_end.append(self._after_step)
@@ -61,6 +63,7 @@ class Session:
         self.installed = True
 
     def uninstall(self) -> None:
+        self.insister.release()
         if self.installed:
             self.tracker.close()
             for probe in self.probes:
@@ -109,7 +112,8 @@ class Session:
         for callback in self.extensions.on_step:
             callback(record)
         if self.config.stop and self.config.steps and self.stopped:
-            raise StopDiagnosis  # the script caught our first stop; ask again
+            self.insister.insist()  # the script caught our first stop: make the next one stick
+            raise StopDiagnosis
         if self.config.stop and self.config.steps and self._enough_steps():
             self.stopped = True
             raise StopDiagnosis

@@ -10,13 +10,14 @@ from torchdoctor.errors import TorchdoctorError
 
 
 def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
+    """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20)."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
     from torchdoctor.trials.render import render_terminal
 
     console = make_console(quiet)
     try:
-        trials = run_trials(script, args, try_spec, steps=max(steps, 1), repeats=repeats,
+        trials = run_trials(script, args, try_spec, steps=steps or 20, repeats=repeats,
                             module=module, diagnosis=report)
     except NothingToTry as exc:
         console.print(f"--try: {exc}", markup=False)

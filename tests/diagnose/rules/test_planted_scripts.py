@@ -57,6 +57,7 @@ def test_clean_loop_gets_no_warning():
     [
         ("d103_workers_respawned", "D103"),
         ("d107_next_iter_every_step", "D107"),
+        ("d108_tensordataset_fetch", "D108"),
         ("d106_tensor_from_list", "D106"),
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchdoctor.lint.patterns import DATALOADER, argument, has_star_args, int_value
 from torchdoctor.lint.rule import Rule
+
+
+TENSOR_DATASET = "torch.utils.data.TensorDataset"
 
 
 class DataLoaderNoWorkers(Rule):
     """
     ## What it does
-    Flags `DataLoader(...)` without `num_workers`, or with `num_workers=0`.
+    Flags `DataLoader(...)` without `num_workers`, or with `num_workers=0`. A loader over a
+    `TensorDataset` (tensors already in memory, built in the same file) is left alone: indexing
+    it is cheaper than sending batches between processes.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -37,7 +44,7 @@ class DataLoaderNoWorkers(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to(DATALOADER):
-            if has_star_args(call):
+            if has_star_args(call) or _over_in_memory_tensors(ctx, argument(call, "dataset", 0)):
                 continue
             workers = argument(call, "num_workers", 5)
             if workers is None:
@@ -46,3 +53,12 @@ class DataLoaderNoWorkers(Rule):
             elif int_value(workers) == 0:
                 yield ctx.violation(self, workers, "`num_workers=0` loads every batch in the "
                                     "training process; use worker processes")
+
+
+def _over_in_memory_tensors(ctx, dataset) -> bool:
+    """True when the dataset is a `TensorDataset(...)`, directly or through one assignment."""
+    if dataset is None:
+        return False
+    if not isinstance(dataset, cst.Call):
+        dataset = ctx.single_value(dataset)
+    return isinstance(dataset, cst.Call) and ctx.call_name(dataset) == TENSOR_DATASET
