@@ -49,6 +49,30 @@ def test_without_optimizer_each_backward_is_a_step(diagnose_here):
     assert any("no torch.optim optimizer" in note for note in run.notes)
 
 
+def test_without_optimizer_each_autograd_grad_is_a_step(diagnose_here):
+    run = diagnose_here(
+        """
+        net = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
+        params = list(net.parameters())
+        for i in range(50):
+            x = torch.randn(16, 8)
+            loss = (net(x) - x.sum(1, keepdim=True)).pow(2).mean()
+            grads = torch.autograd.grad(outputs=loss, inputs=params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p.add_(g, alpha=-0.01)
+        print("ran to the end")
+        """,
+        steps=5,
+        warmup=2,
+    ).run
+    assert run.manual_updates
+    assert run.status == "stopped" and len(run.steps) == 5
+    assert all(s.batch_size == 16 and s.phases["backward"] > 0 for s in run.steps)
+    assert all(s.loss is not None for s in run.steps)
+    assert run.evaluation.forwards == 0
+
+
 def test_evaluation_forwards_are_cut_out_of_training_steps(diagnose_here):
     run = diagnose_here(
         """

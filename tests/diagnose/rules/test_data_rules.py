@@ -174,7 +174,7 @@ def indexing_run(data_s: float):
 
 def test_d108_suggests_batched_fetching_for_indexing_only_datasets():
     finding = only(d108.check(indexing_run(0.004)), "D108")
-    assert finding.saving == pytest.approx(0.9 * 0.004 / 0.0048)
+    assert finding.saving == pytest.approx(0.8 * 0.004 / 0.0048)
     assert "BatchSampler" in finding.fix and "batch_size=None" in finding.fix
     text = evidence_text(finding)
     assert "TensorDataset" in text and "40.0 µs" in text and "8 trivial ops" in text

@@ -1,8 +1,8 @@
 """Backward probe: times backward() and records each micro-batch's loss.
 
-Both `Tensor.backward` and `torch.autograd.backward` are patched (the first calls the second, a
-depth counter keeps one phase). The loss is kept as a detached tensor and read after the run, so
-diagnosing never adds a host-device sync. With a GradScaler the scaled loss is mapped back to the
+`Tensor.backward`, `torch.autograd.backward` and `torch.autograd.grad` are patched (the first
+calls the second, a depth counter keeps one phase). The loss is kept as a detached tensor and
+read after the run, so diagnosing never adds a host-device sync. With a GradScaler the scaled loss is mapped back to the
 loss the user passed to `scaler.scale()`.
 """
 
@@ -18,6 +18,7 @@ class BackwardProbe(Probe):
         self.depth = 0
         patcher.replace(torch.Tensor, "backward", self._wrap)
         patcher.replace(torch.autograd, "backward", self._wrap)
+        patcher.replace(torch.autograd, "grad", self._wrap_grad)
 
     def _loss_of(self, tensors):
         tensor = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
@@ -28,25 +29,43 @@ class BackwardProbe(Probe):
             tensor = scaled[1]
         return tensor.detach()
 
+    def _timed(self, original, loss, args, kwargs, counts: bool):
+        """Run one backward as the "backward" phase; `counts`: it is a micro-batch's backward."""
+        self.depth += 1
+        if self.depth > 1:  # nested (Tensor.backward calls torch.autograd.backward)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.depth -= 1
+        self.tracker.push("backward")
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            self.tracker.pop()
+            self.depth -= 1
+        if counts:
+            self.tracker.backward_finished(self._loss_of(loss))
+            self.session.backward_done()
+        return result
+
     def _wrap(self, original):
         probe = self
-        tracker = self.tracker
 
         def backward(tensors, *args, **kwargs):
-            probe.depth += 1
-            if probe.depth > 1:
-                try:
-                    return original(tensors, *args, **kwargs)
-                finally:
-                    probe.depth -= 1
-            tracker.push("backward")
-            try:
-                result = original(tensors, *args, **kwargs)
-            finally:
-                tracker.pop()
-                probe.depth -= 1
-            tracker.backward_finished(probe._loss_of(tensors))
-            probe.session.backward_done()
-            return result
+            return probe._timed(original, tensors, (tensors, *args), kwargs, counts=True)
 
         return backward
+
+    def _wrap_grad(self, original):
+        """`torch.autograd.grad` is a backward too. It counts as a micro-batch's backward (and
+        ends the step) only in runs that update the parameters by hand: with an optimizer it is
+        a part of the step, e.g. a gradient penalty before `loss.backward()`."""
+        probe = self
+        session = self.session
+
+        def grad(*args, **kwargs):
+            counts = not (session.optimizers_created or session.optimizer_stepped)
+            outputs = args[0] if args else kwargs.get("outputs")
+            return probe._timed(original, outputs, args, kwargs, counts=counts)
+
+        return grad

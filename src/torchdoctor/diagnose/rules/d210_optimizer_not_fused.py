@@ -9,10 +9,11 @@ PyTorch's default, on a CUDA device only when `foreach=False` was passed.
 The per-tensor implementation updates each parameter with a chain of separate ops (Adam: about
 ten), each a full pass over the tensor and its optimizer state, and each paying dispatch overhead.
 `fused=True` does the whole update in one pass per tensor; `foreach=True` batches each op over all
-tensors. Measured on a 2-core CPU with one thread (AdamW, 0.8M parameters in 4 tensors): 15.8 ms
-per step in the default loop, 1.0 ms with `foreach=True`, 0.3 ms with `fused=True`.
+tensors. `bench/rule_fix_speedups.py` (2-core CPU, one thread, AdamW) measured 7.0 ms per step in
+the default loop, 5.8 ms with `foreach=True` and 0.5 ms with `fused=True` for 0.8M parameters in
+4 tensors; 0.72, 0.62 and 0.23 ms for a 7-layer, 256-wide MLP.
 
-Estimated saving: half of the measured optimizer time (a conservative 2x, well under the
+Estimated saving: half of the measured optimizer time (a conservative 2x, under the fused
 speed-ups measured above). It is a warning when that is a quarter of the step or more.
 
 ## Example
