@@ -23,8 +23,10 @@ test: $(VENV)/.installed
 lint-self: $(VENV)/.installed
 	$(BIN)/torchdoctor lint src bench
 
+# The rule catalogues are generated from the rule docstrings; tests fail when they are stale.
 docs: $(VENV)/.installed
-	$(BIN)/python -m torchdoctor.docsgen
+	$(BIN)/python -m torchdoctor.diagnose.catalogue > docs/diagnose-rules.md
+	$(BIN)/python -m torchdoctor.lint.catalogue > docs/lint-rules.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -37,6 +37,8 @@ for step, (x, y) in enumerate(DataLoader(Rows(), batch_size=4)):
         print("diverged")
     torch.save(model.state_dict(), "ckpt.pt")                # checkpoint every step
     line = f"step {step} loss {loss:.4f}"                    # formats a tensor
+    if step % 2:
+        val_loss = model(x).sum().item()                     # a validation metric's read
 """
 
 
@@ -69,6 +71,10 @@ def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypat
     assert read.location.endswith(f"train.py:{lines['a host read every step']}")
     assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync
     assert all(step.syncs == 0 and step.host_reads >= 1 for step in run.steps)
+    # the validation forward is evaluation: its metric's read is not a per-step read
+    assert run.evaluation.forwards >= 2
+    val_line = "train.py:%d" % lines["a validation metric's read"]
+    assert not [s for s in run.sync_sites if s.location.endswith(val_line)], run.sync_sites
 
     model = run.models[0]
     assert model.class_name == "Net" and model.conv_layers == 1 and model.dropout_layers == 1

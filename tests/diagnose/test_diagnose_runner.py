@@ -5,6 +5,8 @@ import subprocess
 import sys
 from textwrap import dedent
 
+import pytest
+
 # Updates by hand: creating a torch.optim optimizer imports torch._dynamo (seconds per process).
 TRAIN_STEPS = """
 model = nn.Linear(4, 2)
@@ -92,24 +94,27 @@ def test_crash_prints_user_traceback_report_and_exits_1(diagnose):
     assert "crashed" in d.stdout
 
 
-def test_ctrl_c_gives_report_and_exit_130(diagnose):
+@pytest.mark.parametrize("signal_name, exit_code, how", [("SIGINT", 130, "Ctrl-C"),
+                                                         ("SIGTERM", 143, "SIGTERM")])
+def test_ctrl_c_or_sigterm_gives_report_and_exit_128_plus_signal(diagnose, signal_name,
+                                                                exit_code, how):
     d = diagnose(
         TRAIN_STEPS
         + dedent(
-            """
+            f"""
         import os, signal
         for step in range(100):
             train_step()
             if step == 4:
-                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.{signal_name})
         """
         ),
         "--warmup", "2",
     )  # fmt: skip
-    assert d.returncode == 130, d.stderr
+    assert d.returncode == exit_code, d.stderr
     assert d.report["status"] == "interrupted"
     assert d.report["steps"] == 3
-    assert any("interrupted" in note for note in d.run["notes"])
+    assert f"interrupted ({how}): the report covers the steps before it" in d.run["notes"]
 
 
 def test_missing_script_is_one_line_exit_2(tmp_path):
@@ -161,3 +166,15 @@ def test_relative_report_paths_survive_a_script_that_changes_directory(tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "r.json").is_file() and (tmp_path / "r.html").is_file()
     assert not list((tmp_path / "elsewhere").rglob("r.*"))
+
+
+def test_report_reaches_the_terminal_when_the_script_redirects_stdout(diagnose, tmp_path):
+    d = diagnose(
+        'sys.stdout = open("training.log", "w")\n'
+        + TRAIN_STEPS
+        + "for _ in range(8):\n    train_step()\nprint('epoch done')\n",
+        "--steps", "3", "--warmup", "2",
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr
+    assert d.stdout.strip().splitlines()[-1].startswith("verdict: ")
+    assert "verdict" not in (tmp_path / "training.log").read_text()

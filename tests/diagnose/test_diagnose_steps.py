@@ -164,3 +164,26 @@ def test_a_bare_except_around_the_step_does_not_keep_the_program_running(diagnos
     assert "ran to the end" not in capsys.readouterr().out
     assert report.run.status == "stopped" and len(report.run.steps) == 4
     assert sys.gettrace() is tracer  # a debugger's or coverage's tracer is given back
+
+
+def test_a_run_to_its_end_keeps_a_bounded_number_of_steps(tmp_path):
+    """--steps 0 on a long run: only the latest steps stay in memory (and in the report)."""
+    from torchdoctor.diagnose.observe import build_run
+    from torchdoctor.diagnose.runner import run_program
+    from torchdoctor.diagnose.session import DiagnoseConfig, Session
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "w = torch.zeros(4, requires_grad=True)\n"
+        "for i in range(2600):\n"
+        "    (w * float(i)).sum().backward()\n"
+        "    w.grad = None\n"
+    )
+    session = Session(DiagnoseConfig(steps=0, warmup=2, max_kept_steps=100))
+    end = run_program(session, str(script), [])
+    assert end.status == "completed"
+    assert len(session.tracker.steps) < 100 + 1000  # trimmed while it ran
+    run = build_run(session, str(script), [], end.status, end.exit_code, end.error)
+    assert [s.index for s in run.steps] == list(range(2500, 2600))
+    assert "2598 steps were measured; the report keeps the last 100 (bounded memory)" in run.notes

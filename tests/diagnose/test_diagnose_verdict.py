@@ -63,3 +63,27 @@ def test_a_run_that_ends_within_warmup_gets_no_bound_verdict(diagnose_here):
     finished = diagnose_here(exits, steps=8)
     assert finished.run.status == "completed" and finished.run.exit_code == 3
     assert finished.verdict.startswith("too few steps to measure: 3 ran, all warm-up (use a")
+
+
+def test_host_overhead_verdict_says_when_no_model_call_was_seen(diagnose_here):
+    """Raw tensor math as the model: its forward cannot be told apart from other host work, so
+    the verdict must not blame logging or checkpoints alone."""
+    report = diagnose_here(
+        """
+        w = torch.randn(64, 1, requires_grad=True)
+        x = torch.randn(256, 64)
+        for step in range(20):
+            loss = torch.tanh(x @ w).pow(2).mean()
+            time.sleep(0.02)  # host work the run really spends: "other" dominates
+            loss.backward()
+            with torch.no_grad():
+                w -= 0.01 * w.grad
+                w.grad = None
+        """,
+        steps=5,
+        warmup=2,
+    )
+    assert report.run.models == []
+    assert report.verdict.startswith("host-overhead bound"), report.verdict
+    assert "no nn.Module call was seen" in report.verdict
+    assert "logging" not in report.verdict

@@ -81,10 +81,10 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
                 f"no training step completed: backward() ran {seen} time(s) but no optimizer step"
             )
         else:
-            forwards = len(session.tracker.eval_forwards)
+            forwards = session.tracker.forwards_seen
             what = "no model call"
             if forwards:
-                what = f"{forwards} forward pass(es) without backward()"
+                what = f"{forwards} model forward pass(es) but no backward()"
             notes.append(f"no training loop seen: no backward() or optimizer step ({what})")
     elif warm_only:
         notes.append(
@@ -100,12 +100,19 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
         )
         if requested and len(run.steps) < requested and run.status != "stopped":
             notes.append(f"the run ended after {len(run.steps)} of {requested} requested steps")
+        if session.tracker.dropped:
+            ran = max(0, session.tracker.index - session.first_measured)
+            notes.append(
+                f"{ran} steps were measured; the report keeps the last {len(run.steps)} "
+                "(bounded memory)"
+            )
     if run.manual_updates:
         notes.append("no torch.optim optimizer stepped: a step ends at each backward()")
     if run.status == "crashed":
         notes.append(f"the script crashed: {run.error}; the report covers the steps before it")
     if run.status == "interrupted":
-        notes.append("interrupted (Ctrl-C): the report covers the steps before it")
+        how = "Ctrl-C" if run.error == "KeyboardInterrupt" else run.error
+        notes.append(f"interrupted ({how}): the report covers the steps before it")
     if any(loader.num_workers for loader in run.loaders):
         notes.append(
             "DataLoader worker processes are not probed: dataset, collate and torch.tensor() "
@@ -118,6 +125,7 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
     if run.evaluation.forwards:
         notes.append(
             f"{run.evaluation.forwards} evaluation forward(s) (outputs never got a gradient) and "
-            f"the time around them ({run.evaluation.seconds:.2f} s) were left out of the steps"
+            f"their time ({run.evaluation.seconds:.2f} s, from the first to the last forward of "
+            "each run of them) were left out of the steps"
         )
     return notes

@@ -3,16 +3,19 @@ would, while a diagnosis Session watches it.
 
 `__main__` semantics come from runpy; sys.argv is the program's argv and sys.path[0] its directory
 (the current directory for -m), the working directory is left alone while it runs, and everything
-(the working directory included) is put back afterwards. The program's own output goes straight
-to our stdout/stderr. Its end is classified: finished, stopped by us after the measured steps,
-crashed (its traceback is printed with only its own frames, never ours), interrupted, or exited
+(the working directory, sys.stdout and sys.stderr included) is put back afterwards. The
+program's own output goes straight to our stdout/stderr. Its end is classified: finished,
+stopped by us after the measured steps, crashed (its traceback is printed with only its own
+frames, never ours), interrupted (Ctrl-C, or SIGTERM: exit code 143 with the report), or exited
 via sys.exit (the code is kept)."""
 
 from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
+import threading
 import traceback
 from dataclasses import dataclass
 
@@ -52,6 +55,31 @@ def _error_line(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
 
 
+class _Terminated(BaseException):
+    """SIGTERM (a scheduler's or `timeout`'s stop) arrived: unwind like Ctrl-C, keep the report."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
+
+
+def _catch_sigterm():
+    """Our SIGTERM handler while the program runs; returns the one to put back (None: none set).
+    Only over the default handler, and only in the main thread (where signals are delivered)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # closed or odd stream: it was the program's
+        pass
+
+
 def _return_to(directory: str) -> None:
     try:
         os.chdir(directory)
@@ -62,6 +90,7 @@ def _return_to(directory: str) -> None:
 def run_program(session: Session, target: str, args: list[str], module: bool = False) -> ProgramEnd:
     """Run the program with the session's probes installed; never raises for the program's sake."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
     sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
     if module:
         first = os.getcwd()
@@ -73,6 +102,7 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         sys.path[0] = first  # as `python script.py` / `python -m` set it
     else:
         sys.path.append(first)
+    previous_sigterm = _catch_sigterm()
     session.install()
     try:
         if module:
@@ -86,12 +116,18 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         end = ProgramEnd("completed", _exit_code(exc.code))
     except KeyboardInterrupt:
         end = ProgramEnd("interrupted", 130, "KeyboardInterrupt")
+    except _Terminated:
+        end = ProgramEnd("interrupted", 128 + signal.SIGTERM, "SIGTERM")
     except BaseException as exc:  # the program's own crash: show its traceback, keep going
         sys.stdout.flush()
         print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
         end = ProgramEnd("crashed", 1, _error_line(exc))
     finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
         session.uninstall()
+        _flush(sys.stdout)
+        sys.stdout, sys.stderr = saved_streams
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _return_to(saved_cwd)  # the program may have chdir'd: our relative paths are ours again

@@ -31,6 +31,7 @@ class DiagnoseConfig:
     warmup: int = 3
     profile: bool = False  # run a torch.profiler window over the first measured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
+    max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
 
 
 class Session:
@@ -39,7 +40,7 @@ class Session:
 
         self.config = config or DiagnoseConfig()
         self.extensions = extensions or Extensions()
-        self.tracker = StepTracker()
+        self.tracker = StepTracker(max_kept=self.config.max_kept_steps)
         self.patcher = Patcher()
         self.first_measured = max(self.config.warmup, 2)
         self.sampled_index = self.first_measured - 1
@@ -81,16 +82,16 @@ class Session:
         return index >= self.first_measured and not self.stopped and not beyond
 
     def measured_steps(self) -> list[StepRecord]:
-        steps = self.tracker.steps[self.first_measured :]
+        steps = self.tracker.steps[max(0, self.first_measured - self.tracker.dropped) :]
         if self.config.steps:
             steps = steps[: self.config.steps]
-        return steps
+        return steps[-self.config.max_kept_steps :]
 
     def optimizer_step_done(self) -> None:
         if not self.optimizer_stepped and self.tracker.steps and not self.optimizers_created:
             # An optimizer built before we were installed (watch()) just stepped for the first
             # time: the steps we closed at backward() were mis-delimited; start counting again.
-            self.tracker.steps.clear()
+            self.tracker.forget_steps()
         self.optimizer_stepped = True
         if not self.scaler_depth:  # inside GradScaler.step, the step ends when that returns
             self.tracker.end_step()

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 OTHER = "other"
+TRIM_BATCH = 1000  # steps dropped at once beyond the cap (amortised list trimming)
 
 
 @dataclass
@@ -64,6 +65,9 @@ class StepRecord:
     eval_seconds: float = 0.0
     training_forwards: list[ForwardRecord] = field(default_factory=list)
     eval_forwards: list[ForwardRecord] = field(default_factory=list)
+    # clock times from each evaluation run's first forward to the next forward after it (or the
+    # step end): host reads there belong to evaluation (a validation metric's .item())
+    eval_windows: list[tuple[float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -77,14 +81,20 @@ class _StepState:
 
 
 class StepTracker:
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, max_kept: int | None = None
+    ) -> None:
         self.clock = clock
         self.origin = clock()
         self.stack: list[str] = []
-        self.steps: list[StepRecord] = []
+        self.steps: list[StepRecord] = []  # the latest ones: at most max_kept + TRIM_BATCH
+        self.max_kept = max_kept  # None: keep every step
+        self.dropped = 0  # oldest steps forgotten to bound memory (long runs with --steps 0)
         self.eval_forwards: list[ForwardRecord] = []
         self.eval_seconds = 0.0
+        self.tail_eval_windows: list[tuple[float, float]] = []  # after the last step (close())
         self.backwards = 0
+        self.forwards_seen = 0  # root model forwards, training and evaluation
         self.on_step_end: list[Callable[[StepRecord], None]] = []
         # optional: called with the phase that starts at each transition (CUDA event timing)
         self.marker: Callable[[str], None] | None = None
@@ -96,7 +106,7 @@ class StepTracker:
     @property
     def index(self) -> int:
         """Index of the step in progress."""
-        return len(self.steps)
+        return self.dropped + len(self.steps)
 
     @property
     def counters(self) -> dict:
@@ -116,6 +126,7 @@ class StepTracker:
             self.marker(self.stack[-1] if self.stack else OTHER)
 
     def forward_started(self, record: ForwardRecord) -> None:
+        self.forwards_seen += 1
         self._state.forwards.append(record)
 
     def backward_finished(self, loss: Any) -> None:
@@ -128,16 +139,27 @@ class StepTracker:
         self._close(now)
         self._settle()
         state = self._state
-        record = StepRecord(len(self.steps), state.start - self.origin, now - self.origin,
+        record = StepRecord(self.index, state.start - self.origin, now - self.origin,
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
         self.steps.append(record)
+        if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
+            del self.steps[:TRIM_BATCH]
+            self.dropped += TRIM_BATCH
         if any(f.t1 is not None and not f.got_grad and f.awaits_grad for f in state.forwards):
             self._unsettled = (record, state)
         self._state = _StepState(now)
         for listener in list(self.on_step_end):
             listener(record)
         return record
+
+    def evaluation_windows(self) -> list[tuple[float, float]]:
+        """Every evaluation window so far (of the steps still kept), in clock time."""
+        return [w for r in self.steps for w in r.eval_windows] + self.tail_eval_windows
+
+    def forget_steps(self) -> None:
+        self.steps.clear()
+        self.dropped = 0
 
     @property
     def unsettled(self) -> StepRecord | None:
@@ -152,6 +174,7 @@ class StepTracker:
         for span_start, span_end, forwards in self._eval_groups(self._state, final=True):
             self.eval_seconds += span_end - span_start
             self.eval_forwards.extend(forwards)
+            self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
         self._state = _StepState(now)
 
     # -- internals ----------------------------------------------------------------------------
@@ -210,7 +233,14 @@ class StepTracker:
         record.counters = dict(state.counters)
         record.loss = state.loss
         record.eval_seconds = eval_seconds
+        step_end = record.end + self.origin
+        record.eval_windows = [(a, _next_forward(state, b, step_end)) for a, b in spans]
         record.training_forwards = training
+
+
+def _next_forward(state: _StepState, after: float, default: float) -> float:
+    """Start of the first forward of the step that starts after `after` (else `default`)."""
+    return min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
 
 
 def _batch_size(training: list[ForwardRecord], backward_ends: list[float]) -> int | None:

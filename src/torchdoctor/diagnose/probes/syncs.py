@@ -9,7 +9,9 @@ torch's internal reads of CPU scalars (optimizer step counts, ...) stay out of t
 
 from __future__ import annotations
 
+import bisect
 import sys
+import time
 
 import torch
 
@@ -36,9 +38,13 @@ def _called_from_user(depth: int) -> bool:
     return not library
 
 
+MAX_TIMED_READS = 200_000  # measured reads kept with their time (to cut evaluation out)
+
+
 class SyncProbe(Probe):
     def install(self, patcher) -> None:
         self.sites: dict[tuple[str, str, str], list[int]] = {}  # key -> [all, measured]
+        self.timed_reads: list[tuple[float, list[int]]] = []  # (time, counts) of measured reads
         for method, kind in _METHODS.items():
             patcher.replace(torch.Tensor, method, partial_wrap(self, kind))
         if torch.cuda.is_available():
@@ -52,6 +58,8 @@ class SyncProbe(Probe):
         counts[0] += 1
         if self.session.measuring:
             counts[1] += 1
+            if len(self.timed_reads) < MAX_TIMED_READS:
+                self.timed_reads.append((time.perf_counter(), counts))
         counters = self.tracker.counters
         counters["host_reads"] = counters.get("host_reads", 0) + 1
         if device != "cpu":
@@ -66,9 +74,20 @@ class SyncProbe(Probe):
 
         return synchronize
 
+    def _leave_out_evaluation(self) -> None:
+        """Reads made in evaluation windows (validation metrics) are not per-step syncs."""
+        spans = sorted(self.tracker.evaluation_windows())
+        starts = [start for start, _ in spans]
+        for at, counts in self.timed_reads:
+            i = bisect.bisect_right(starts, at) - 1
+            if i >= 0 and at <= spans[i][1]:
+                counts[1] -= 1
+        self.timed_reads = []
+
     def contribute(self, run, measured) -> None:
-        steps = len(measured) or 1
         use_measured = any(counts[1] for counts in self.sites.values())
+        self._leave_out_evaluation()
+        steps = len(measured) or 1
         for (kind, location, device), (total, in_measured) in self.sites.items():
             count = in_measured if use_measured else total
             if count:

@@ -50,7 +50,7 @@ def _pct(share: float) -> str:
     return f"{100 * share:.0f}%"
 
 
-def _bound(breakdown: dict[str, float]) -> tuple[str, str]:
+def _bound(breakdown: dict[str, float], model_seen: bool = True) -> tuple[str, str]:
     """(dominant phase, words) for the largest of data, h2d, compute and other."""
     compute = sum(breakdown.get(p, 0.0) for p in COMPUTE)
     candidates = {
@@ -65,10 +65,16 @@ def _bound(breakdown: dict[str, float]) -> tuple[str, str]:
         return "data", f"data-loading bound: {_pct(share)} of step time waiting for batches"
     if kind == "h2d":
         return "h2d", f"transfer bound: {_pct(share)} of step time copying batches to the device"
+    if kind == "other" and not model_seen:
+        return "other", (
+            f"host-overhead bound: {_pct(share)} of step time outside data loading, backward and "
+            "optimizer; no nn.Module call was seen (model.forward() called directly, or raw "
+            "tensor math), so the model's own forward time is counted here too"
+        )
     if kind == "other":
         return "other", (
             f"host-overhead bound: {_pct(share)} of step time outside data, model and optimizer "
-            "(logging, metrics, checkpoints)"
+            "(batch preparation, logging, metrics, checkpoints)"
         )
     parts = ", ".join(f"{p} {_pct(breakdown.get(p, 0.0))}" for p in COMPUTE)
     dominant = max(COMPUTE, key=lambda p: breakdown.get(p, 0.0))
@@ -94,7 +100,7 @@ def _no_steps_verdict(run: RunObservation) -> str:
 def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Finding]) -> str:
     if not breakdown:
         return _no_steps_verdict(run)
-    _, words = _bound(breakdown)
+    _, words = _bound(breakdown, model_seen=bool(run.models))
     if findings and findings[0].saving > 0:
         top = findings[0]
         words += f"; top fix: {top.title} (~{_pct(top.saving)} of step time)"

@@ -11,7 +11,7 @@ Python call and a few ops each) and then `torch.stack`s the samples back togethe
 op with the whole batch's indices does the same work at once. Worker processes do not help here:
 handing a batch over from a worker costs more than building it (rule D101 stays silent).
 
-Estimated saving: four fifths of the steady data time per step (`bench/rule_fix_speedups.py`
+Estimated saving: four fifths of the data time per step (`bench/rule_fix_speedups.py`
 measured a batched fetch 6.1x faster over an epoch, i.e. 84% saved).
 
 ## Example
@@ -38,13 +38,12 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    median_phase_s,
     pct,
     secs,
     severity_for,
+    step_profile,
     training_loaders,
     trivial_items,
-    typical_step_s,
 )
 
 CODE = "D108"
@@ -54,21 +53,22 @@ BATCHED_FETCH_COST = 0.2
 
 
 def check(run: RunObservation) -> list[Finding]:
-    step_s = typical_step_s(run)
+    profile = step_profile(run)
     loaders = [
         ld for ld in training_loaders(run) if ld.num_workers == 0 and trivial_items(run, ld)
     ]
-    if step_s <= 0 or not loaders:
+    if profile is None or not loaders:
         return []
-    data_s = median_phase_s(run, "data")
-    share = clamp(data_s / step_s)
+    step_s = profile.step_s
+    data_s = profile.seconds("data")
+    share = profile.share("data")
     if share < MIN_DATA_SHARE:
         return []
     loader = loaders[0]
     saving = clamp(share * (1 - BATCHED_FETCH_COST))
     batch = loader.batch_size or "batch_size"
     evidence = [
-        f"Fetching and collating batches took {pct(share)} of a typical step "
+        f"Fetching and collating batches took {pct(share)} of each step "
         f"({secs(data_s)} of {secs(step_s)}).",
         f"{loader.dataset_type or 'The dataset'} at {loader.location} is indexed one sample at a "
         f"time: {secs(loader.item_s)} per sample, about "
