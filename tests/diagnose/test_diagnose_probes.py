@@ -164,3 +164,66 @@ def test_rank_dir_merges_every_ranks_observation_into_rank_0(diagnose_here, tmp_
     assert distributed.world_size == 2
     assert distributed.per_rank_batch == [4, 6]
     assert len(distributed.per_rank_step_s) == 2
+
+
+def test_anomaly_detection_left_on_is_observed(diagnose_here):
+    body = """
+    model = nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.autograd.detect_anomaly():  # debugging mode left on: slow every op
+        for step in range(10):
+            loss = model(torch.randn(4, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that anomaly detection is on
+        report = diagnose_here(body, steps=3, warmup=2)
+    assert report.run.environment.anomaly_detection is True
+    plain = diagnose_here(body.replace("torch.autograd.detect_anomaly()", "torch.enable_grad()"),
+                          steps=3, warmup=2)
+    assert plain.run.environment.anomaly_detection is False
+
+
+def test_recomputed_blocks_and_optimizer_subclasses_keep_their_user_sites(diagnose_here):
+    """Activation checkpointing re-runs blocks inside backward(): they are not new models (their
+    parameters counted twice). A user's Optimizer subclass is located where it was built, not
+    at its `super().__init__` line."""
+    report = diagnose_here(
+        """
+        from torch.utils.checkpoint import checkpoint
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList(nn.Linear(16, 16) for _ in range(3))
+            def forward(self, x):
+                for block in self.blocks:
+                    x = checkpoint(block, x, use_reentrant=False)
+                return x
+        class PlainSGD(torch.optim.Optimizer):
+            def __init__(self, params, lr):
+                super().__init__(params, {"lr": lr})
+            @torch.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.add_(p.grad, alpha=-group["lr"])
+        model = Net()
+        opt = PlainSGD(model.parameters(), lr=0.01)  # built here
+        for step in range(8):
+            loss = model(torch.randn(4, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=3,
+        warmup=2,
+    )
+    run = report.run
+    assert [m.class_name for m in run.models] == ["Net"]
+    assert run.models[0].activation_checkpointing
+    assert run.memory.parameter_bytes == 3 * (16 * 16 + 16) * 4
+    assert [o.location.rsplit(":", 1)[1] for o in run.optimizers] == ["26"]  # "built here"

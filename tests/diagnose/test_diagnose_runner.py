@@ -178,3 +178,23 @@ def test_report_reaches_the_terminal_when_the_script_redirects_stdout(diagnose, 
     assert d.returncode == 0, d.stderr
     assert d.stdout.strip().splitlines()[-1].startswith("verdict: ")
     assert "verdict" not in (tmp_path / "training.log").read_text()
+
+
+def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
+    report = diagnose_here(
+        """
+        import torch.multiprocessing as mp
+        def worker(rank):
+            model = nn.Linear(4, 2)
+            model(torch.randn(2, 4)).sum().backward()
+        if __name__ == "__main__":
+            mp.start_processes(worker, nprocs=1, start_method="fork")
+        """,
+        steps=3,
+    )
+    assert report.run.status == "no_training_loop"
+    assert any(
+        note.startswith("the program started child processes (torch.multiprocessing.")
+        and "torchrun with --rank-dir" in note
+        for note in report.run.notes
+    ), report.run.notes

@@ -187,3 +187,39 @@ def test_a_run_to_its_end_keeps_a_bounded_number_of_steps(tmp_path):
     run = build_run(session, str(script), [], end.status, end.exit_code, end.error)
     assert [s.index for s in run.steps] == list(range(2500, 2600))
     assert "2598 steps were measured; the report keeps the last 100 (bounded memory)" in run.notes
+
+
+def test_no_grad_forwards_feeding_the_training_step_are_not_evaluation(diagnose_here):
+    """Distillation (a no-grad teacher on the student's batch) and a frozen backbone feeding a
+    trained head run inside every training step: their time is the step's, not evaluation's.
+    The validation forward at the end of each step still is evaluation."""
+    run = diagnose_here(
+        """
+        teacher = nn.Sequential(nn.Linear(32, 512), nn.ReLU(), nn.Linear(512, 4)).eval()
+        student = nn.Linear(32, 4)
+        backbone = nn.Sequential(nn.Linear(32, 512), nn.ReLU()).requires_grad_(False)
+        head = nn.Linear(512, 4)
+        opt = torch.optim.SGD([*student.parameters(), *head.parameters()], lr=0.1)
+        val = torch.randn(16, 32)
+        for step in range(12):
+            x = torch.randn(64, 32)
+            with torch.no_grad():
+                soft = teacher(x).softmax(1)
+            loss = (student(x).log_softmax(1) * soft).sum(1).mean()
+            loss = loss + head(backbone(x).flatten(1)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                student(val)  # validation: evaluation
+        """,
+        steps=4,
+        warmup=2,
+    ).run
+    evaluation = run.evaluation
+    # one validation forward after each of the 5 optimizer steps before the stop at the 6th
+    assert evaluation.forwards == 5 and evaluation.locations == [evaluation.locations[0]]
+    assert evaluation.locations[0].endswith("train.py:24")
+    assert all(s.batch_size == 64 and s.evaluation_s > 0 for s in run.steps)
+    # teacher and backbone were not cut out: the only evaluation site is line 24 (above), and
+    # their batch of 64 is the step's (not double-counted)

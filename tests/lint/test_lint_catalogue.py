@@ -50,3 +50,13 @@ def test_lint_does_not_import_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "False 1", out.stdout + out.stderr
+
+
+def test_relative_links_in_lint_docs_resolve():
+    import re
+
+    for doc in ("lint.md", "lint-rules.md", "benchmarks/lint.md"):
+        path = REPO / "docs" / doc
+        for target in re.findall(r"\]\(([^)#\s]+)", path.read_text()):
+            if not target.startswith(("http://", "https://")):
+                assert (path.parent / target).exists(), f"{doc} links {target}, which does not exist"

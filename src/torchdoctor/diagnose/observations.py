@@ -197,6 +197,9 @@ class EnvironmentObservation:
     input_shapes_fixed: bool | None = None  # all training batches had the same shapes
     world_size: int = 1
     rank: int = 0
+    # torch.autograd anomaly detection was on during measured steps (a traceback recorded per
+    # op, every backward output checked for NaN): a debugging mode left on; None: no step seen
+    anomaly_detection: bool | None = None
 
 
 @dataclass

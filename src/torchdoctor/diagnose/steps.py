@@ -45,10 +45,21 @@ class ForwardRecord:
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
+    # forwards of the same step that shared data with this one (same input, or one's output is
+    # the other's input): a teacher beside its student, a frozen backbone feeding a trained head
+    linked: list = field(default_factory=list, repr=False, compare=False)
+    input_ref: Any = field(default=None, repr=False, compare=False)  # weak references: links
+    output_ref: Any = field(default=None, repr=False, compare=False)
+
+    def feeds_training(self) -> bool:
+        return any(other.got_grad for other in self.linked)
 
     def settled_as_evaluation(self, final: bool) -> bool:
-        """Evaluation for sure: no gradient and (final, or none could ever come)."""
-        return self.t1 is not None and not self.got_grad and (final or not self.awaits_grad)
+        """Evaluation for sure: no gradient and (final, or none could ever come), and no data
+        shared with a training forward of its step (then it is part of training)."""
+        if self.t1 is None or self.got_grad or not (final or not self.awaits_grad):
+            return False
+        return not self.feeds_training()
 
 
 @dataclass
@@ -124,6 +135,10 @@ class StepTracker:
             self.stack.pop()
         if self.marker is not None:
             self.marker(self.stack[-1] if self.stack else OTHER)
+
+    def recent_forwards(self, count: int) -> list[ForwardRecord]:
+        """The last `count` root forwards of the step in progress."""
+        return self._state.forwards[-count:]
 
     def forward_started(self, record: ForwardRecord) -> None:
         self.forwards_seen += 1

@@ -17,6 +17,7 @@ class NodeIndex(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         self.loops: list[cst.For | cst.While] = []
         self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef] = []
         self.withs: list[cst.With] = []
         self.binary_ops: list[cst.BinaryOperation] = []
         # id(Name target) -> the value assigned to it (plain `name = value` only)
@@ -49,6 +50,8 @@ class NodeIndex(cst.CSTVisitor):
             self.loops.append(node)
         elif kind is cst.FunctionDef:
             self.functions.append(node)
+        elif kind is cst.ClassDef:
+            self.classes.append(node)
         elif kind is cst.With:
             self.withs.append(node)
         elif kind is cst.Import:

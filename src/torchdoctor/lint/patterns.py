@@ -16,7 +16,11 @@ DATALOADER = "torch.utils.data.DataLoader"
 GRAD_OFF_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"}
 # iterator wrappers whose loop yields the wrapped loader's batches
 _ITER_WRAPPERS = {"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
+# calls that store their arguments rather than run them
+_RECORD_BUILDERS = {"dict", "list", "tuple", "set", "append", "extend", "insert", "add", "update", "setdefault"}
 _MODEL_NAME_RE = re.compile(r"(model|net|network|encoder|decoder|classifier|backbone)$", re.IGNORECASE)
+# `get_model()`, `build_net()`: functions that return a model, not models
+_FACTORY_RE = re.compile(r"(get|build|make|create|load|init|setup|new)_", re.IGNORECASE)
 
 
 # --- call arguments ------------------------------------------------------------------------
@@ -203,23 +207,28 @@ def _grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None
 def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """A name or attribute that holds a model: named like one, or built from an nn.Module."""
     name = terminal_name(expr)
-    if name and _MODEL_NAME_RE.search(name):
+    if name and _MODEL_NAME_RE.search(name) and not _FACTORY_RE.match(name):
         return True
     value = ctx.single_value(expr)
-    if isinstance(value, cst.Call):
+    if isinstance(value, cst.Call) and not isinstance(value.func, cst.Call):  # `nn.MSELoss()(a, b)` is a tensor
         qualified = ctx.call_name(value) or ""
         return qualified.startswith("torch.nn.") and qualified[9:10].isupper()
     return False
 
 
-def calls_model(ctx: FileContext, body: cst.CSTNode) -> bool:
-    """`body` calls a model (`model(x)`) or passes one to a helper (`step(model, batch)`)."""
+def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bool:
+    """`body` calls a model (`model(x)`) or, unless `direct`, passes one positionally to a
+    helper (`step(model, batch)`); putting one in a record (`dict(model=m)`, `.append(m)`) is
+    neither."""
     for node in walk(ctx, body):
-        if isinstance(node, cst.Call):
-            if is_model_like(ctx, node.func):
-                return True
-            if any(is_model_like(ctx, a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute))):
-                return True
+        if not isinstance(node, cst.Call):
+            continue
+        if is_model_like(ctx, node.func):
+            return True
+        if direct or terminal_name(node.func) in _RECORD_BUILDERS:
+            continue
+        if any(is_model_like(ctx, a.value) for a in positional(node) if isinstance(a.value, (cst.Name, cst.Attribute))):
+            return True
     return False
 
 

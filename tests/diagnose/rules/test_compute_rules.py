@@ -73,6 +73,32 @@ def test_d202_fires_when_ops_are_trivial_and_the_op_count_is_normal():
     text = evidence_text(finding)
     assert "1000 ops" in text and "8.0 µs" in text and "10.0 µs" in text and "Batch size: 4" in text
     assert "batch_size=16" in finding.fix
+    # the script's own optimizer (AdamW), scaled by the sqrt rule, not an SGD it does not use
+    assert "torch.optim.AdamW(" in finding.fix and "lr=2 * lr" in finding.fix
+    assert "SGD" not in finding.fix
+
+
+def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():
+    run = overhead_run(ops=1000, tensors=40)
+    for step in run.steps:  # 4 micro-batches of 8 samples per optimizer step
+        step.batch_size, step.micro_batches = 32, 4
+    run.optimizers[0].class_name = "SGD"
+    finding = only(d202.check(run), "D202")
+    assert "32 samples per optimizer step (8 per micro-batch x 4 micro-batches)" in (
+        evidence_text(finding))
+    assert "batch_size=32" in finding.fix and "128 per optimizer step" in finding.fix
+    assert "accumulate 1 micro-batch(es) of 32 instead of 4" in finding.fix
+    assert "torch.optim.SGD(model.parameters(), lr=4 * lr)" in finding.fix
+
+
+def test_d202_fix_without_a_dataloader_names_the_sampled_batch():
+    run = overhead_run(ops=1000, tensors=40)
+    run.loaders = []
+    run.optimizers = []  # parameters updated by hand
+    finding = only(d202.check(run), "D202")
+    assert "DataLoader" not in finding.fix and "optimizer" not in finding.fix
+    assert "batch_size = 16  # the batch you slice or sample" in finding.fix
+    assert "lr = 4 * lr" in finding.fix
 
 
 def test_d202_silent_when_utilization_is_fine_or_ops_do_real_work():

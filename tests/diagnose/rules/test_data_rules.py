@@ -23,10 +23,14 @@ from torchdoctor.diagnose.rules import (
     d106_tensor_from_ndarray as d106,
     d107_iterator_per_batch as d107,
     d108_per_sample_fetch as d108,
+    d109_workers_over_in_memory_tensors as d109,
+    d110_workers_at_core_count as d110,
 )
 
 
 def data_bound_run(**loader_changes):
+    """A loader doing real per-sample work (not a TensorDataset) in the training process."""
+    loader_changes.setdefault("dataset_type", "ImageFiles")
     return good_cpu_run(
         steps=make_steps(data=0.030, forward=0.004, backward=0.005, optimizer=0.001),
         loaders=[good_loader(num_workers=0, persistent_workers=False, **loader_changes)],
@@ -62,7 +66,7 @@ def test_d101_silent_with_workers_or_little_data_time():
 def test_d102_fires_when_few_workers_starve_the_step():
     run = good_cpu_run(
         steps=make_steps(data=0.020, forward=0.004, backward=0.005, optimizer=0.001),
-        loaders=[good_loader(num_workers=1)],
+        loaders=[good_loader(num_workers=1, dataset_type="ImageFiles")],
     )
     finding = only(d102.check(run), "D102")
     # 1 worker, step 30 ms: a batch takes 30 ms to build; 7 workers: 30/7 - 10 < 0 -> no wait
@@ -77,9 +81,10 @@ def test_d102_ignores_epoch_start_spikes_and_full_worker_counts():
     run.loaders[0].num_workers = 1
     assert d102.check(run) == []
     starving_at_max = good_cpu_run(
-        steps=make_steps(data=0.020, forward=0.01), loaders=[good_loader(num_workers=7)]
+        steps=make_steps(data=0.020, forward=0.01),
+        loaders=[good_loader(num_workers=7, dataset_type="ImageFiles")],
     )
-    assert d102.check(starving_at_max) == []
+    assert d102.check(starving_at_max) == []  # D110's case: no core left for a worker
 
 
 def respawning_run(startup_s: float):
@@ -186,6 +191,7 @@ def test_d108_silent_when_fetching_is_a_small_share_or_items_do_work():
     assert d108.check(indexing_run(0.0002)) == []
     heavy = indexing_run(0.004)
     heavy.loaders[0].item_s = 0.0004  # 80 trivial ops' worth: D105/D101 territory
+    heavy.loaders[0].dataset_type = "ImageFiles"
     assert d108.check(heavy) == []
     assert d108.check(good_cpu_run()) == []
 
@@ -227,3 +233,66 @@ def test_d107_silent_for_one_iterator_per_epoch_or_without_workers():
     assert d107.check(iterator_per_batch_run(num_workers=0)) == []
     assert d107.check(respawning_run(0.2)) == []  # 4 batches per iterator: an epoch each
     assert d107.check(good_cpu_run()) == []
+
+
+def test_tensordataset_gets_d108_not_d101_however_slow_indexing_measured():
+    # a busy machine slowed indexing to 80 trivial ops' worth: still in-memory tensors
+    run = indexing_run(0.004)
+    run.loaders[0].item_s = 0.0004
+    assert only(d108.check(run), "D108").saving == pytest.approx(0.8 * 0.004 / 0.0048)
+    assert d101.check(run) == [] and d105.check(run) == []
+
+
+def workers_run(dataset_type: str, num_workers: int, data_s: float = 0.020):
+    return good_cpu_run(
+        steps=make_steps(data=data_s, forward=0.004, backward=0.005, optimizer=0.001),
+        loaders=[good_loader(num_workers=num_workers, dataset_type=dataset_type)],
+    )
+
+
+def test_d109_suggests_dropping_workers_for_in_memory_tensors():
+    run = workers_run("TensorDataset", num_workers=2)
+    finding = only(d109.check(run), "D109")
+    assert finding.saving == pytest.approx(0.8 * 0.020 / 0.030)
+    assert finding.severity == "warning"
+    assert "num_workers=2" in evidence_text(finding) and "67%" in evidence_text(finding)
+    assert "num_workers=0" in finding.fix and "BatchSampler" in finding.fix
+    assert d102.check(run) == []  # more workers would only add hand-over cost
+
+
+def test_d109_silent_for_small_data_share_or_real_per_sample_work():
+    assert d109.check(good_cpu_run()) == []  # TensorDataset with workers, data 4%
+    assert d109.check(workers_run("ImageFiles", num_workers=2)) == []
+    assert d109.check(data_bound_run()) == []  # no workers: D101/D108's case
+
+
+def test_d110_says_more_workers_cannot_help_when_every_core_loads():
+    run = workers_run("ImageFiles", num_workers=7)  # 8 cores: 7 workers is D102's maximum
+    finding = only(d110.check(run), "D110")
+    # a batch costs a worker 7 x 30 ms = 210 ms; a tenth of it over 7 workers (3 ms) hides
+    # behind 10 ms of compute: the whole 20 ms wait is saved
+    assert finding.saving == pytest.approx(0.020 / 0.030)
+    text = evidence_text(finding)
+    assert "num_workers=7 on 8 CPU core(s)" in text and "cannot help" in text
+    assert "augment_batch" in finding.fix and "once" in finding.fix
+    assert d102.check(run) == []
+
+
+def test_d110_silent_with_spare_cores_in_memory_data_or_a_small_wait():
+    assert d110.check(workers_run("ImageFiles", num_workers=2)) == []  # D102 applies
+    assert d102.check(workers_run("ImageFiles", num_workers=2)) != []
+    assert d110.check(workers_run("TensorDataset", num_workers=7)) == []  # D109 applies
+    assert d110.check(workers_run("ImageFiles", num_workers=7, data_s=0.005)) == []
+
+
+def test_d105_fix_is_generic_not_an_image_conversion():
+    finding = only(d105.check(data_bound_run(item_s=0.0004)), "D105")
+    assert "permute" not in finding.fix and "255" not in finding.fix
+    assert "augment_batch" in finding.fix and "num_workers=7" in finding.fix
+    assert "400.0 µs per sample" in evidence_text(finding)
+
+
+@pytest.mark.parametrize("rule", [d107, d108, d109, d110])
+def test_more_data_rules_silent_without_steps(rule):
+    run = dataclasses.replace(workers_run("TensorDataset", num_workers=2), steps=[])
+    assert rule.check(run) == []

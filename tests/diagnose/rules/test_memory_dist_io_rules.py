@@ -133,6 +133,41 @@ def test_d702_flags_costly_prints_only():
     assert d702.check(cheap) == []
 
 
+def throttled_print_run(prints_per_step: float, print_s: float):
+    run = good_cpu_run()
+    run.io.prints_per_step = prints_per_step
+    run.io.print_s_per_step = print_s
+    return run
+
+
+def test_d702_silent_for_logging_already_throttled():
+    # `if i % 8 == 0: print(...)`: 2.5% of the step, but every 10th step would save only a fifth
+    assert d702.check(throttled_print_run(0.125, 0.025 * 0.0137)) == []
+    assert d702.check(throttled_print_run(0.1, 0.05 * 0.0137)) == []  # already every 10th
+
+
+def test_d702_fires_for_throttled_logging_that_still_costs_a_lot():
+    # one print every 5th step that takes 20% of the step: every 10th step halves it
+    finding = only(d702.check(throttled_print_run(0.2, 0.2 * 0.0137)), "D702")
+    assert finding.saving == pytest.approx(0.2 * 0.5)
+    assert "0.2 print call(s) per step" in evidence_text(finding)
+
+
+def test_d211_warns_when_anomaly_detection_is_on():
+    from torchdoctor.diagnose.rules import d211_anomaly_detection_on as d211
+
+    run = good_cpu_run()
+    assert d211.check(run) == []  # not observed
+    run.environment.anomaly_detection = False
+    assert d211.check(run) == []
+    run.environment.anomaly_detection = True
+    finding = only(d211.check(run), "D211")
+    # forward + backward are 12 of 13.7 ms; at least 1.2x slower -> a sixth of that is saved
+    assert finding.saving == pytest.approx(0.012 / 0.0137 * (1 - 1 / 1.2))
+    assert finding.severity == "warning" and "set_detect_anomaly(False)" in finding.fix
+    assert "88%" in evidence_text(finding)
+
+
 @pytest.mark.parametrize("rule", [d501, d502, d601, d602, d603, d701, d702])
 def test_rules_silent_on_good_runs(rule):
     assert rule.check(good_cpu_run()) == []

@@ -31,11 +31,23 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+# A verdict that names data loading as the dominant phase above this share must come with a
+# finding that addresses it (a D1xx data-loading rule), never with only unrelated advice.
+DOMINANT_SHARE = 0.5
+
+
 def diagnose(name: str):
     report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=8, warmup=3)
     assert report.run.status == "stopped", (report.run.status, report.run.error)
     assert len(report.run.steps) == 8
+    assert_dominant_data_phase_is_addressed(report)
     return report
+
+
+def assert_dominant_data_phase_is_addressed(report) -> None:
+    if report.dominant_phase == "data" and report.breakdown["data"] > DOMINANT_SHARE:
+        found = [(f.id, f.saving) for f in report.findings]
+        assert any(f.id.startswith("D1") for f in report.findings), (report.verdict, found)
 
 
 def codes(report) -> list[str]:
@@ -58,6 +70,8 @@ def test_clean_loop_gets_no_warning():
         ("d103_workers_respawned", "D103"),
         ("d107_next_iter_every_step", "D107"),
         ("d108_tensordataset_fetch", "D108"),
+        ("d109_tensordataset_workers", "D109"),
+        ("d110_workers_at_cores", "D110"),
         ("d106_tensor_from_list", "D106"),
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),
@@ -122,3 +136,12 @@ def test_cli_reports_main_process_loading_first_in_json(tmp_path):
     assert top["id"] == "D101", [(f["id"], f["saving"]) for f in report["findings"]]
     assert f"{script.name}:" in " ".join(top["evidence"]) and "num_workers=" in top["fix"]
     assert "D101" in done.stdout
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_detection_left_on_is_a_warning():
+    report = diagnose("d211_anomaly_detection")
+    finding = next((f for f in report.findings if f.id == "D211"), None)
+    assert finding is not None, [(f.id, f.saving) for f in report.findings]
+    assert finding.severity == "warning" and "D211" in serious(report)
+    assert "set_detect_anomaly(False)" in finding.fix and finding.saving > 0.01

@@ -68,6 +68,7 @@ def test_good_loops_get_nothing_above_info():
 def test_findings_are_well_formed_and_ranked_by_saving():
     run = good_cpu_run()
     run.loaders[0].num_workers = 0
+    run.loaders[0].dataset_type = "ImageFiles"  # per-sample work: workers help (D101)
     for step in run.steps:
         step.phases["data"] += 0.02
         step.wall_s += 0.02

@@ -2,8 +2,8 @@
 
 `Tensor.backward`, `torch.autograd.backward` and `torch.autograd.grad` are patched (the first
 calls the second, a depth counter keeps one phase). The loss is kept as a detached tensor and
-read after the run, so diagnosing never adds a host-device sync. With a GradScaler the scaled loss is mapped back to the
-loss the user passed to `scaler.scale()`.
+read after the run, so diagnosing never adds a host-device sync. With a GradScaler the scaled
+loss is mapped back to the loss the user passed to `scaler.scale()`.
 """
 
 from __future__ import annotations

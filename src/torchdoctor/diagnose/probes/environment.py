@@ -20,8 +20,42 @@ def _run_device(run) -> str:
 
 
 class EnvironmentProbe(Probe):
+    def install(self, patcher) -> None:
+        # anomaly mode seen at a step end: in any step / in a measured one (None: no such step)
+        self.anomaly_any: bool | None = None
+        self.anomaly_measured: bool | None = None
+        self.spawned_by: str | None = None  # training in child processes: they are not probed
+        for name in ("spawn", "start_processes"):
+            if hasattr(torch.multiprocessing, name):
+                patcher.replace(torch.multiprocessing, name, self._wrap_spawn(name))
+
+    def _wrap_spawn(self, name: str):
+        probe = self
+
+        def wrap(original):
+            def spawn(*args, **kwargs):
+                probe.spawned_by = probe.spawned_by or f"torch.multiprocessing.{name}"
+                return original(*args, **kwargs)
+
+            return spawn
+
+        return wrap
+
+    def on_step_end(self, record) -> None:
+        on = torch.is_anomaly_enabled()
+        self.anomaly_any = bool(self.anomaly_any) or on
+        if self.session.measuring:
+            self.anomaly_measured = bool(self.anomaly_measured) or on
+
     def contribute(self, run, measured) -> None:
         env = run.environment
+        if self.spawned_by and not run.steps:
+            run.notes.append(
+                f"the program started child processes ({self.spawned_by}); they are not "
+                "probed: run one process per rank under torchrun with --rank-dir instead"
+            )
+        measured_flag = self.anomaly_measured
+        env.anomaly_detection = self.anomaly_any if measured_flag is None else measured_flag
         device = _run_device(run)
         env.device_type = device.split(":")[0]
         env.torch_version = torch.__version__

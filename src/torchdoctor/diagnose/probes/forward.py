@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from functools import partial
 
 import torch
@@ -52,6 +53,31 @@ def _mark_training(record: ForwardRecord, grad_outputs) -> None:
     record.got_grad = True
 
 
+LINK_LOOKBACK = 8  # earlier forwards of the step compared with a new one (bounded per forward)
+
+
+def _same_data(tensor, other) -> bool:
+    return other is not None and (tensor is other or getattr(tensor, "_base", None) is other)
+
+
+def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> None:
+    """Link `record` to earlier forwards of its step that had the same input `x`, or whose output
+    `x` is (or is a view of): a no-grad forward linked to a training one is part of training.
+    Weak references: identity, never a data pointer a freed tensor's memory could reuse."""
+    for earlier in recent:
+        refs = (earlier.input_ref, earlier.output_ref)
+        if any(ref is not None and _same_data(x, ref()) for ref in refs):
+            earlier.linked.append(record)
+            record.linked.append(earlier)
+
+
+def _weak(tensor):
+    try:
+        return weakref.ref(tensor)
+    except TypeError:
+        return None
+
+
 class ForwardProbe(Probe):
     def install(self, patcher) -> None:
         self.in_root = False
@@ -76,7 +102,8 @@ class ForwardProbe(Probe):
         tracker = self.tracker
 
         def __call__(module, *args, **kwargs):
-            if probe.in_root:
+            if probe.in_root or (tracker.stack and tracker.stack[-1] == "backward"):
+                # nested, or recomputed inside backward() (activation checkpointing): not a root
                 return original(module, *args, **kwargs)
             probe.in_root = True
             tracker.push("forward")
@@ -126,6 +153,8 @@ class ForwardProbe(Probe):
             record.shape = tuple(x.shape)
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
+            record.input_ref = _weak(x)
+            _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         self.tracker.forward_started(record)
         return record
 
@@ -144,6 +173,8 @@ class ForwardProbe(Probe):
     def _root_exit(self, record: ForwardRecord, output) -> None:
         record.t1 = time.perf_counter()
         tensor = first_tensor(output)
+        if tensor is not None:
+            record.output_ref = _weak(tensor)
         if tensor is not None and tensor.grad_fn is not None:
             tensor.grad_fn.register_prehook(partial(_mark_training, record))
             record.awaits_grad = True  # judged when the step after this one closes

@@ -10,6 +10,7 @@ the step still ends when it returns. Clipping is watched to catch clipping of st
 from __future__ import annotations
 
 import inspect
+import sys
 
 import torch
 from torch.optim.optimizer import (
@@ -17,7 +18,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
-from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
 from torchdoctor.diagnose.probes.base import Probe
 
@@ -75,7 +76,7 @@ class OptimizerProbe(Probe):
         def __init__(optimizer, *args, **kwargs):
             original(optimizer, *args, **kwargs)
             if id(optimizer) not in probe.optimizers:
-                probe._observe(optimizer, user_location())
+                probe._observe(optimizer, _construction_site(optimizer))
                 probe.session.optimizers_created += 1
 
         return __init__
@@ -169,3 +170,14 @@ class OptimizerProbe(Probe):
     def contribute(self, run, measured) -> None:
         run.optimizers = [observation for _, observation in self.optimizers.values()]
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
+
+
+def _construction_site(optimizer) -> str:
+    """The user's line that built the optimizer, past the `__init__` of a user subclass (a Lion
+    whose `super().__init__` line is not where the optimizer was made)."""
+    depth, frame = 2, sys._getframe(2)  # 0: here, 1: the __init__ wrapper, 2: its caller
+    while frame is not None and (
+        is_library_file(frame.f_code.co_filename) or frame.f_locals.get("self") is optimizer
+    ):
+        frame, depth = frame.f_back, depth + 1
+    return user_location(depth + 1) if frame is not None else user_location(3)

@@ -132,6 +132,30 @@ def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
     )
 
 
+# Datasets whose samples are slices of tensors already in memory, whatever the timings say.
+IN_MEMORY_DATASETS = ("TensorDataset",)
+
+
+def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
+    """The loader's samples are only indexed from memory: a map-style TensorDataset, or
+    __getitem__ measured at no more than a few trivial ops. One test for D101, D105, D108, D109
+    and D110, so a loader gets one piece of advice (batched fetching, not workers) however noisy
+    the machine is. An IterableDataset is never indexed: a batched sampler cannot apply to it."""
+    if loader.iterable_dataset:
+        return False
+    return loader.dataset_type in IN_MEMORY_DATASETS or trivial_items(run, loader)
+
+
+def wait_share(run: RunObservation, loader: LoaderObservation) -> float:
+    """This loader's share of the training loaders' data wait (1 for the only loader), so that a
+    rule about one of two zipped loaders claims that loader's part of the data time only."""
+    loaders = training_loaders(run)
+    total = sum(ld.wait_s for ld in loaders)
+    if len(loaders) <= 1 or total <= 0:
+        return 1.0
+    return clamp(loader.wait_s / total)
+
+
 def loader_wait_with_workers(batch_s: float, compute_s: float, workers: int) -> float:
     """Seconds per step the training process would still wait for data with `workers` workers.
 

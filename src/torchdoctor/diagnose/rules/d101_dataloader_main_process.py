@@ -3,8 +3,8 @@
 ## What it does
 Flags a training `DataLoader` with `num_workers=0` when waiting for its batches takes a measurable
 share (10% or more) of each training step. It stays silent when each sample is only indexed from
-memory (`__getitem__` costs no more than ten trivial ops, as with `TensorDataset`): handing batches
-over from worker processes then costs more than it saves, and fetching whole batches (D105) is
+memory (a `TensorDataset`, or `__getitem__` measured at ten trivial ops or less): handing batches
+over from worker processes then costs more than it saves, and fetching whole batches (D108) is
 the fix.
 
 ## Why is this bad
@@ -46,6 +46,7 @@ from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
     loader_wait_with_workers,
+    in_memory,
     on_cuda,
     pct,
     secs,
@@ -53,7 +54,7 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     suggested_workers,
     training_loaders,
-    trivial_items,
+    wait_share,
 )
 
 CODE = "D101"
@@ -66,19 +67,21 @@ def check(run: RunObservation) -> list[Finding]:
     loaders = [
         ld
         for ld in training_loaders(run)
-        if ld.num_workers == 0 and not trivial_items(run, ld)
+        if ld.num_workers == 0 and not in_memory(run, ld)
     ]
-    if profile is None or not loaders or profile.share("data") < MIN_DATA_SHARE:
+    if profile is None or not loaders:
         return []
     loader = max(loaders, key=lambda ld: ld.wait_s)
-    data_s = profile.seconds("data")
+    data_s = profile.seconds("data") * wait_share(run, loader)  # this loader's part
+    if data_s / profile.step_s < MIN_DATA_SHARE:
+        return []
     rest_s = profile.step_s - data_s
     cpus = cpu_count(run, loader)
     workers = suggested_workers(cpus)
     left_s = loader_wait_with_workers(data_s, rest_s, workers)
     saving = clamp((data_s - left_s) / profile.step_s)
     evidence = [
-        f"Waiting for data took {pct(profile.share('data'))} of each step "
+        f"Waiting for data took {pct(data_s / profile.step_s)} of each step "
         f"({secs(data_s)} of {secs(profile.step_s)}).",
         f"The DataLoader at {loader.location} has num_workers=0, so the training process builds "
         "every batch itself.",

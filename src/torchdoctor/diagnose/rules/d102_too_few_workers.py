@@ -3,7 +3,8 @@
 ## What it does
 Flags a training `DataLoader` that already uses worker processes but still makes each step wait
 for data (10% or more of the steady-state step), when the machine has spare cores for more
-workers.
+workers. Loaders over in-memory tensors are left to rule D109 (workers cost more than they save
+there), and loaders already at one worker per spare core to rule D110.
 
 ## Why is this bad
 Each worker builds whole batches. When a batch takes longer to build than `num_workers` steps take
@@ -37,6 +38,7 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
+    in_memory,
     loader_wait_with_workers,
     median,
     median_phase_s,
@@ -45,6 +47,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     suggested_workers,
     training_loaders,
+    wait_share,
 )
 
 CODE = "D102"
@@ -54,13 +57,14 @@ MIN_DATA_SHARE = 0.10
 
 def check(run: RunObservation) -> list[Finding]:
     step_s = median([s.wall_s for s in run.steps if s.wall_s > 0])
-    loaders = [ld for ld in training_loaders(run) if ld.num_workers > 0]
+    # in-memory tensors: more workers add hand-over cost, not speed (rule D109)
+    loaders = [ld for ld in training_loaders(run) if ld.num_workers > 0 and not in_memory(run, ld)]
     if step_s <= 0 or not loaders:
         return []
-    data_s = median_phase_s(run, "data")
+    loader = max(loaders, key=lambda ld: ld.wait_s)
+    data_s = median_phase_s(run, "data") * wait_share(run, loader)  # this loader's part
     if data_s / step_s < MIN_DATA_SHARE:
         return []
-    loader = max(loaders, key=lambda ld: ld.wait_s)
     cpus = cpu_count(run, loader)
     workers = suggested_workers(cpus)
     if loader.num_workers >= workers:

@@ -7,8 +7,8 @@ It is measured where the loader runs in the training process (`num_workers=0`), 
 datasets whose samples are only indexed from memory (rule D108).
 
 ## Why is this bad
-Per-sample Python work (decoding, converting with NumPy in float64, normalising one image at a
-time) repeats for every sample in every epoch. When it costs more than the model's own compute,
+Per-sample Python work (decoding, converting with NumPy in float64, normalising or augmenting
+one sample at a time) repeats for every sample in every epoch. When it costs more than the model's own compute,
 extra workers only spread the waste over more cores; doing deterministic work once, or on whole
 batches, removes it. (When `__getitem__` only indexes in-memory tensors, D108 applies instead.)
 
@@ -19,20 +19,25 @@ data time per step (the tenth left covers indexing a cached sample).
 ```python
 class Images(Dataset):
     def __getitem__(self, i):
-        img = self.imgs[i]  # uint8 HWC ndarray
-        return torch.from_numpy(img / 255.).permute(2, 0, 1).float(), self.labels[i]
+        img = (self.imgs[i] / 255.) ** 0.8  # fixed work, redone every epoch, in float64
+        img = random_flip(img)  # random augmentation, one sample at a time
+        return torch.from_numpy(img).permute(2, 0, 1).float(), self.labels[i]
 ```
 
 ## Use instead
 ```python
 class Images(Dataset):
     def __init__(self, imgs, labels):
-        # convert once: one vectorised operation instead of one per sample per epoch
-        self.imgs = torch.from_numpy(imgs).permute(0, 3, 1, 2).float().div_(255)
+        # fixed pre-processing once: one vectorised pass over the whole array
+        x = torch.from_numpy(imgs).permute(0, 3, 1, 2).float().div_(255)
+        self.imgs = x.pow_(0.8)
         self.labels = torch.as_tensor(labels)
 
     def __getitem__(self, i):
         return self.imgs[i], self.labels[i]
+
+for x, y in loader:
+    x = torch.where(torch.rand(len(x), 1, 1, 1) < 0.5, x.flip(-1), x)  # per batch
 ```
 
 ## Fix safety
@@ -48,27 +53,23 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     clamp,
+    cpu_count,
+    in_memory,
     mean_batch_size,
+    median_phase_s,
     pct,
     secs,
     severity_for,
     step_profile,
-    median_phase_s,
+    suggested_workers,
     training_loaders,
-    trivial_items,
 )
+from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
 
 CODE = "D105"
 TITLE = "Expensive per-sample work in Dataset.__getitem__"
 MIN_DATA_SHARE = 0.5
 MIN_ITEM_TO_COMPUTE = 2.0
-CACHED_ITEM_COST = 0.1
-CONVERT_ONCE_FIX = (
-    "# in Dataset.__init__: convert the whole array once\n"
-    "self.x = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255)\n"
-    "# in __getitem__: index only\n"
-    "return self.x[i], self.y[i]"
-)
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -76,7 +77,7 @@ def check(run: RunObservation) -> list[Finding]:
     measured = [
         ld
         for ld in training_loaders(run)
-        if ld.num_workers == 0 and ld.item_s is not None and not trivial_items(run, ld)
+        if ld.num_workers == 0 and ld.item_s is not None and not in_memory(run, ld)
     ]
     if profile is None or not measured or profile.share("data") < MIN_DATA_SHARE:
         return []
@@ -104,11 +105,11 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "
                 "step.",
             ],
-            fix=CONVERT_ONCE_FIX,
+            fix=cheaper_items_fix(suggested_workers(cpu_count(run, loader))),
             source="seed 001 (Dataset.__getitem__ converting each image); "
             "seed 003 (batch your operations)",
-            explanation="Each sample is converted again every epoch, one at a time; converting "
-            "once, or per batch, removes that work.",
+            explanation="Each sample is prepared again every epoch, one at a time; fixed work "
+            "done once, and random augmentation done per batch, remove most of that cost.",
             details={
                 "item_s": loader.item_s,
                 "item_batch_s": item_batch_s,

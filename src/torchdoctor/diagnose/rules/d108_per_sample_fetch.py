@@ -1,9 +1,10 @@
 """D108: in-memory tensors are fetched one sample at a time and collated back into a batch.
 
 ## What it does
-Flags a training `DataLoader` in the training process (`num_workers=0`) over a dataset whose
-`__getitem__` only indexes tensors held in memory (each sample costs ten trivial ops or less, as
-with `TensorDataset`), when fetching and collating takes 25% or more of the step.
+Flags a training `DataLoader` in the training process (`num_workers=0`) over a map-style dataset
+whose `__getitem__` only indexes tensors held in memory (a `TensorDataset`, or each sample
+measured at ten trivial ops or less), when waiting for that loader takes 25% or more of the step
+(with several loaders, its own share of the data wait).
 
 ## Why is this bad
 The data is already a batch-shaped tensor, but the default loader indexes it once per sample (a
@@ -42,37 +43,45 @@ from torchdoctor.diagnose.rules._common import (
     secs,
     severity_for,
     step_profile,
+    in_memory,
     training_loaders,
-    trivial_items,
+    wait_share,
 )
+from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
 
 CODE = "D108"
 TITLE = "In-memory tensors fetched one sample at a time (per-sample __getitem__ + collate)"
 MIN_DATA_SHARE = 0.25
-BATCHED_FETCH_COST = 0.2
+
+
+def _item_cost(run: RunObservation, item_s: float | None) -> str:
+    if item_s is None:
+        return ""
+    floor = run.compute.dispatch_overhead_s
+    ops = f", about {item_s / floor:.0f} trivial ops' worth" if floor else ""
+    return f": {secs(item_s)} per sample{ops}"
 
 
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     loaders = [
-        ld for ld in training_loaders(run) if ld.num_workers == 0 and trivial_items(run, ld)
+        ld for ld in training_loaders(run) if ld.num_workers == 0 and in_memory(run, ld)
     ]
     if profile is None or not loaders:
         return []
+    loader = max(loaders, key=lambda ld: ld.wait_s)
     step_s = profile.step_s
-    data_s = profile.seconds("data")
-    share = profile.share("data")
+    # with two loaders zipped, only this loader's part of the data time
+    data_s = profile.seconds("data") * wait_share(run, loader)
+    share = clamp(data_s / step_s)
     if share < MIN_DATA_SHARE:
         return []
-    loader = loaders[0]
     saving = clamp(share * (1 - BATCHED_FETCH_COST))
-    batch = loader.batch_size or "batch_size"
     evidence = [
         f"Fetching and collating batches took {pct(share)} of each step "
         f"({secs(data_s)} of {secs(step_s)}).",
         f"{loader.dataset_type or 'The dataset'} at {loader.location} is indexed one sample at a "
-        f"time: {secs(loader.item_s)} per sample, about "
-        f"{loader.item_s / run.compute.dispatch_overhead_s:.0f} trivial ops' worth.",
+        "time" + _item_cost(run, loader.item_s) + ".",
     ]
     if loader.collate_s is not None:
         evidence.append(f"Collating a batch took {secs(loader.collate_s)}.")
@@ -83,12 +92,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=(
-                "from torch.utils.data import BatchSampler, RandomSampler\n"
-                f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch}, "
-                "drop_last=False)\n"
-                "loader = DataLoader(dataset, sampler=sampler, batch_size=None)"
-            ),
+            fix=batched_fetch_fix(loader.batch_size),
             source="seed 003 (batch your operations: one op instead of many small ones); "
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Each sample is indexed separately and stacked back into a batch; one "

@@ -25,7 +25,8 @@ loader = DataLoader(dataset, batch_size=4)
 
 ## Use instead
 ```python
-# 4x the batch; scale the learning rate with it (linear scaling rule) and re-check convergence
+# 4x the batch; scale the learning rate with it (linear rule for SGD, about sqrt(4)x for
+# Adam-type optimizers) and re-check convergence
 loader = DataLoader(dataset, batch_size=16)
 optimizer = torch.optim.SGD(model.parameters(), lr=4 * base_lr)
 ```
@@ -61,6 +62,51 @@ BATCH_FACTOR = 4
 MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 
 
+# Adaptive optimizers (per-parameter step sizes) tolerate a larger batch with about sqrt(k) times
+# the learning rate; plain SGD follows the linear rule (Goyal et al. 2017; Malladi et al. 2022).
+LINEAR_LR_OPTIMIZERS = ("SGD",)
+
+
+def _micro_batches(run: RunObservation) -> int:
+    counts = sorted(s.micro_batches for s in run.steps if s.micro_batches > 0)
+    return counts[len(counts) // 2] if counts else 1
+
+
+def _lr_line(run: RunObservation) -> str:
+    if not run.optimizers:
+        return f"lr = {BATCH_FACTOR} * lr  # the learning rate of your update, scaled with the batch"
+    name = run.optimizers[0].class_name
+    if name in LINEAR_LR_OPTIMIZERS:
+        return (f"optimizer = torch.optim.{name}(model.parameters(), lr={BATCH_FACTOR} * lr)"
+                "  # linear rule")
+    root = BATCH_FACTOR ** 0.5
+    return (f"optimizer = torch.optim.{name}(model.parameters(), lr={root:g} * lr)"
+            f"  # sqrt rule for {name}")
+
+
+def _fix(run: RunObservation, batch: float | None, micro: int) -> str:
+    """The batch change where the batch is made: the loader, or the slice the script samples."""
+    loader = next((ld for ld in run.loaders if ld.role != "eval" and ld.batch_size), None)
+    # the batch the steps consumed; the loader's setting when the steps did not say
+    per_micro = batch / micro if batch else (loader.batch_size if loader else None)
+    new = f"{BATCH_FACTOR * per_micro:.0f}" if per_micro else f"{BATCH_FACTOR} * batch_size"
+    if run.loaders:
+        line = f"loader = DataLoader(dataset, batch_size={new}, ...)"
+    else:
+        line = f"batch_size = {new}  # the batch you slice or sample from your tensors"
+    if micro > 1 and per_micro:
+        line += (f"  # x {micro} micro-batches = {BATCH_FACTOR * per_micro * micro:.0f} per "
+                 "optimizer step")
+    if micro >= BATCH_FACTOR and micro % BATCH_FACTOR == 0:
+        line += (f"\n# or keep the effective batch (same lr): accumulate {micro // BATCH_FACTOR} "
+                 f"micro-batch(es) of {new} instead of {micro}")
+    return (
+        f"{line}\n"
+        "# scale the learning rate with the batch and re-check convergence\n"
+        f"{_lr_line(run)}"
+    )
+
+
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     if profile is None:
@@ -78,6 +124,7 @@ def check(run: RunObservation) -> list[Finding]:
     if saving < MIN_SAVING:
         return []
     batch = mean_batch_size(run)
+    micro = _micro_batches(run)
     evidence = [
         f"{overhead.ops_per_step:.0f} ops per step took {secs(overhead.mean_op_s)} each on "
         f"average; one trivial op costs {secs(overhead.dispatch_s)} on this machine, so the ops "
@@ -90,9 +137,11 @@ def check(run: RunObservation) -> list[Finding]:
             f"FLOP utilisation was {100 * utilization:.2f}% of the peak "
             f"({run.compute.peak_source})."
         )
-    if batch:
+    if batch and micro > 1:
+        evidence.append(f"Batch size: {batch:.0f} samples per optimizer step "
+                        f"({batch / micro:.0f} per micro-batch x {micro} micro-batches).")
+    elif batch:
         evidence.append(f"Batch size: {batch:.0f}.")
-    new_batch = f"{BATCH_FACTOR * batch:.0f}" if batch else f"{BATCH_FACTOR} * batch_size"
     return [
         Finding(
             id=CODE,
@@ -101,11 +150,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity="info",
             saving=saving,
             evidence=evidence,
-            fix=(
-                f"loader = DataLoader(dataset, batch_size={new_batch}, ...)\n"
-                f"# scale the learning rate with the batch (linear rule) and re-check convergence\n"
-                f"optimizer = torch.optim.SGD(model.parameters(), lr={BATCH_FACTOR} * lr)"
-            ),
+            fix=_fix(run, batch, micro),
             source="seed 001 (Mejora 3: aumentar el batch size); seed 003 (many small ops are "
             "inefficient)",
             explanation="Each op's fixed cost exceeds its arithmetic; a larger batch does more "
@@ -113,6 +158,7 @@ def check(run: RunObservation) -> list[Finding]:
             changes_semantics=True,
             details={"ops_per_step": overhead.ops_per_step, "mean_op_s": overhead.mean_op_s,
                      "dispatch_s": overhead.dispatch_s,
-                     "utilization": utilization, "batch_size": batch},
+                     "utilization": utilization, "batch_size": batch,
+                     "micro_batches": micro},
         )
     ]

@@ -59,9 +59,11 @@ def check(run: RunObservation) -> list[Finding]:
     if step_s <= 0:
         return []
     # CUDA defaults to foreach already; there only an explicit foreach=False is the loop
+    # optimizers that stepped in the run (one built but unused in this mode is not the loop)
+    stepped = [o for o in run.optimizers if o.steps > 0] or run.optimizers
     looping = [
         o
-        for o in run.optimizers
+        for o in stepped
         if o.class_name in FUSABLE
         and (o.foreach_or_fused is False or (o.foreach_or_fused is None and not on_cuda(run)))
     ]

@@ -3,15 +3,16 @@
 ## What it does
 Flags `print` calls during measured training steps when printing, plus turning tensors into text
 for it (`Tensor.__repr__`/`__format__`, which an f-string runs before `print` is called), takes 2%
-or more of the mean step time.
+or more of the mean step time. Logging already throttled to fewer than one print every two steps
+is flagged only when printing every 10th step would still save 2% of the step.
 
 ## Why is this bad
 Formatting values and writing them to a terminal or a notebook is slow compared to a short
 training step, and printing a CUDA tensor also forces a host-device sync (rule D401). A log line
 every N steps carries the same information.
 
-Estimated saving: nine tenths of the measured print time, i.e. printing every 10th step instead
-of every step.
+Estimated saving: the measured print time minus what printing every 10th step would cost, i.e.
+nine tenths of it for one print per step, nothing for logging already that sparse.
 
 ## Example
 ```python
@@ -39,9 +40,13 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
 
 CODE = "D702"
-TITLE = "Printing/logging inside every training step"
+TITLE = "Printing/logging inside the training loop takes a share of every step"
 MIN_SHARE = 0.02
 LOG_EVERY = 10
+# Below this many prints per step the logging is already throttled (`if step % N == 0`); it is
+# reported only when printing every LOG_EVERY-th step would still save MIN_SAVING_THROTTLED.
+THROTTLED_PRINTS_PER_STEP = 0.5
+MIN_SAVING_THROTTLED = 0.02
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -53,7 +58,11 @@ def check(run: RunObservation) -> list[Finding]:
     share = clamp(print_s / profile.step_s)
     if share < MIN_SHARE:
         return []
-    saving = clamp(share * (1 - 1 / LOG_EVERY))
+    # printing once every LOG_EVERY steps keeps 1 / (LOG_EVERY * prints per step) of the cost
+    kept = min(1.0, 1 / (LOG_EVERY * io.prints_per_step))
+    saving = clamp(share * (1 - kept))
+    if io.prints_per_step < THROTTLED_PRINTS_PER_STEP and saving < MIN_SAVING_THROTTLED:
+        return []
     evidence = [
         f"{io.prints_per_step:g} print call(s) per step took {secs(print_s)} with the "
         f"formatting of tensors ({secs(io.tensor_format_s_per_step)}): "

@@ -24,7 +24,8 @@ class EvalLoopWithGrad(Rule):
     """
     ## What it does
     Flags a loop over validation/test data (a loader named like `val_loader`, `test_dl`,
-    `loaders["eval"]`) that calls a model, never calls `backward()`, and runs neither under
+    `loaders["eval"]`) that calls a model (`model(x)`, `self.net(x)`; passing a model to a
+    helper or storing it does not count), never calls `backward()`, and runs neither under
     `torch.no_grad()` / `torch.inference_mode()`, nor in a function decorated with them, nor in
     a function that this file only ever calls under them.
 
@@ -59,7 +60,7 @@ class EvalLoopWithGrad(Rule):
         for loop in ctx.index.loops:
             if not isinstance(loop, cst.For) or not iterates_eval_data(ctx, loop):
                 continue
-            if not calls_model(ctx, loop.body) or calls_backward(ctx, loop.body):
+            if not calls_model(ctx, loop.body, direct=True) or calls_backward(ctx, loop.body):
                 continue
             if grad_disabled_around(ctx, loop) or self._disables_inside(ctx, loop):
                 continue

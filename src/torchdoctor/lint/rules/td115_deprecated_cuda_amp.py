@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchdoctor.lint.edits import add_keyword
 from torchdoctor.lint.rule import Rule
 
 # old positional order of torch.cuda.amp.autocast; the new API takes device_type first
 _OLD_AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
 DEPRECATED = {"torch.cuda.amp.autocast": "autocast", "torch.cuda.amp.GradScaler": "GradScaler"}
+# decorators for custom autograd functions: the new ones take the device as a keyword
+DECORATORS = {"torch.cuda.amp.custom_fwd": "custom_fwd", "torch.cuda.amp.custom_bwd": "custom_bwd"}
 
 
 class DeprecatedCudaAmp(Rule):
     """
     ## What it does
-    Flags calls of `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`
-    (however they are imported).
+    Flags calls of `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`, and
+    the decorators `@torch.cuda.amp.custom_fwd` / `@torch.cuda.amp.custom_bwd` of custom
+    autograd functions (however they are imported).
 
     ## Why is this bad
-    Both are deprecated since torch 2.4 and emit a `FutureWarning` on every call; the
-    device-generic `torch.amp.autocast("cuda", ...)` and `torch.amp.GradScaler("cuda", ...)`
+    All of them are deprecated since torch 2.4 and emit a `FutureWarning` when used; the
+    device-generic `torch.amp.autocast("cuda", ...)`, `torch.amp.GradScaler("cuda", ...)` and
+    `torch.amp.custom_fwd(device_type="cuda")` / `torch.amp.custom_bwd(device_type="cuda")`
     are the supported spelling and work the same way for other devices.
 
     ## Example
@@ -27,6 +32,11 @@ class DeprecatedCudaAmp(Rule):
     scaler = torch.cuda.amp.GradScaler()
     with torch.cuda.amp.autocast(dtype=torch.float16):
         loss = model(x)
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+        def forward(ctx, x): ...
     ```
 
     ## Use instead
@@ -34,12 +44,19 @@ class DeprecatedCudaAmp(Rule):
     scaler = torch.amp.GradScaler("cuda")
     with torch.amp.autocast("cuda", dtype=torch.float16):
         loss = model(x)
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+        def forward(ctx, x): ...
     ```
 
     ## Fix safety
     Safe: the new call is the one the deprecated wrapper forwards to; positional arguments
-    of the old `autocast` become keywords because the new signature starts with the device.
-    Needs `import torch` in the file.
+    of the old `autocast` become keywords because the new signature starts with the device,
+    and the decorators get `device_type="cuda"`, which is what the old ones pass on. Needs
+    `import torch` in the file (and torch >= 2.4 for `torch.amp.custom_fwd`, the release
+    that deprecated the old decorators).
     """
 
     code = "TD115"
@@ -51,6 +68,24 @@ class DeprecatedCudaAmp(Rule):
             kind = DEPRECATED[ctx.call_name(call)]
             yield ctx.violation(self, call, f"`torch.cuda.amp.{kind}` is deprecated; use "
                                 f"`torch.amp.{kind}(\"cuda\", ...)`", self._fix(ctx, call, kind))
+        for decorator in (d.decorator for f in ctx.index.functions for d in f.decorators):
+            target = decorator.func if isinstance(decorator, cst.Call) else decorator
+            kind = DECORATORS.get(ctx.qualified_name(target) or "")
+            if kind is not None:
+                fix = self._decorator_fix(ctx, decorator, kind)
+                yield ctx.violation(self, decorator, f"`torch.cuda.amp.{kind}` is deprecated; use "
+                                    f"`torch.amp.{kind}(device_type=\"cuda\")`", fix)
+
+    def _decorator_fix(self, ctx, decorator: cst.BaseExpression, kind: str):
+        """`@custom_fwd` -> `@torch.amp.custom_fwd(device_type="cuda")`; arguments are kept."""
+        if not ctx.index.torch_aliases:
+            return None
+        func = cst.parse_expression(f"{ctx.index.torch_aliases[0]}.amp.{kind}")
+        call = decorator if isinstance(decorator, cst.Call) else cst.Call(func=func)
+        if any(a.star for a in call.args):
+            return None
+        new = add_keyword(call.with_changes(func=func), "device_type", '"cuda"')
+        return ctx.make_fix(self.fix_safety, f"Use `torch.amp.{kind}(device_type=\"cuda\")`", {decorator: new})
 
     def _fix(self, ctx, call: cst.Call, kind: str):
         if not ctx.index.torch_aliases or any(a.star for a in call.args):

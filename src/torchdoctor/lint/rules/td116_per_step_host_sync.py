@@ -6,8 +6,9 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import is_model_like, method_call, terminal_name, value_method, walk
+from torchdoctor.lint.patterns import method_call, terminal_name, value_method, walk
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.tensors import is_tensor
 
 SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 _OPTIMIZER_RE = re.compile(r"opt|scaler", re.IGNORECASE)
@@ -22,12 +23,22 @@ def is_training_loop(ctx, loop: cst.CSTNode) -> bool:
     return False
 
 
+def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`loss` for `scaler.scale(loss)` (the AMP spelling of `loss.backward()`)."""
+    if method_call(expr, "scale") and expr.args:
+        return expr.args[0].value
+    return expr
+
+
 class PerStepHostSync(Rule):
     """
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(loss)` that run on every
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`), i.e.
-    not under an `if` such as `if step % log_every == 0:`.
+    not under an `if` such as `if step % log_every == 0:`. Only values the code shows to be
+    tensors count: the loss, a model's or a loss module's output (`nn.CrossEntropyLoss()(out, y)`
+    included), results of `torch` functions and of arithmetic, comparisons and tensor methods
+    on them, `param.grad`. `.cpu()` on a model, or on a value of unknown type, is not flagged.
 
     ## Why is this bad
     Each of them copies a value to the host, which waits for every queued GPU kernel to finish:
@@ -65,7 +76,7 @@ class PerStepHostSync(Rule):
         for loop in ctx.index.loops:
             if not is_training_loop(ctx, loop):
                 continue
-            losses = {terminal_name(n.func.value) for n in walk(ctx, loop.body, skip_loops=True)
+            losses = {terminal_name(_unscaled(n.func.value)) for n in walk(ctx, loop.body, skip_loops=True)
                       if method_call(n, "backward")} - {None}
             syncs = [n for n in walk(ctx, loop.body, skip_loops=True)
                      if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)]
@@ -79,7 +90,7 @@ class PerStepHostSync(Rule):
     @staticmethod
     def _is_sync(ctx, node, losses: set[str]) -> bool:
         if value_method(ctx, node, *SYNC_METHODS):
-            return not is_model_like(ctx, node.func.value)
+            return is_tensor(ctx, node.func.value, losses)
         if isinstance(node, cst.Call) and ctx.call_name(node) == "builtins.print":
             # `print(loss)` formats the tensor on the host; `print(loss.item())` is reported above
             return any(isinstance(n, cst.Name) and n.value in losses and not isinstance(ctx.parent(n), cst.Attribute)

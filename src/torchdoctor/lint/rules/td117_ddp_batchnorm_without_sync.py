@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from torchdoctor.lint.modules import LayerFinder
+from torchdoctor.lint.patterns import argument
 from torchdoctor.lint.rule import Rule
 
 DDP = "torch.nn.parallel.DistributedDataParallel"
@@ -13,17 +15,28 @@ _BN_MODELS_RE = re.compile(r"^torchvision\.models\.(resnet|resnext|wide_resnet|d
                            r"|regnet|inception|googlenet|shufflenet|mnasnet|convnext_|vgg\d+_bn)")
 
 
+def is_batchnorm(name: str) -> bool:
+    return bool(_BATCHNORM_RE.match(name) or _BN_MODELS_RE.match(name))
+
+
 class DdpBatchNormWithoutSync(Rule):
     """
     ## What it does
-    Flags `DistributedDataParallel(...)` in a file that builds BatchNorm layers
-    (`nn.BatchNorm1d/2d/3d`, or a torchvision model that has them) and never calls
-    `nn.SyncBatchNorm.convert_sync_batchnorm`.
+    Flags `DistributedDataParallel(model, ...)` when `model` is known to contain BatchNorm
+    layers and the file never calls `nn.SyncBatchNorm.convert_sync_batchnorm`. Known means:
+    the wrapped expression is (through assignments, `.to(...)`/`.cuda()`) an instance of a
+    class defined in the same file whose body builds `nn.BatchNorm1d/2d/3d` (directly or
+    through other classes and functions of the file), an `nn.Sequential(...)` holding one, or a
+    torchvision model that has them. A model whose layers are not visible in the file (a
+    parameter, an imported factory) is left alone.
 
     ## Why is this bad
     Under DDP each process normalizes with the statistics of its own slice of the batch: with
-    small per-GPU batches the statistics are noisy, the running averages differ between ranks,
-    and accuracy drops compared to single-GPU training with the same global batch.
+    small per-GPU batches (a few samples, as in detection and segmentation) the statistics are
+    noisy, the running averages differ between ranks, and accuracy drops compared to
+    single-GPU training with the same global batch. With large per-GPU batches (32 or more)
+    local statistics are usually fine and many recipes skip SyncBatchNorm on purpose, because
+    it adds a collective per BatchNorm layer: that is why this is a warning, not an error.
 
     ## Example
     ```python
@@ -44,17 +57,13 @@ class DdpBatchNormWithoutSync(Rule):
 
     code = "TD117"
     name = "ddp-batchnorm-without-sync"
-    level = "error"
 
     def check(self, ctx):
         ddp_calls = list(ctx.calls_to(DDP))
-        if not ddp_calls:
+        if not ddp_calls or "SyncBatchNorm" in ctx.source:
             return
-        names = [ctx.qualified_name(c.func) or "" for c in ctx.index.calls]
-        if any("SyncBatchNorm" in n for n in names) or "SyncBatchNorm" in ctx.source:
-            return
-        if not any(_BATCHNORM_RE.match(n) or _BN_MODELS_RE.match(n) for n in names):
-            return
+        finder = LayerFinder(ctx, is_batchnorm)
         for call in ddp_calls:
-            yield ctx.violation(self, call, "model with BatchNorm wrapped in DistributedDataParallel "
-                                "without `nn.SyncBatchNorm.convert_sync_batchnorm`")
+            if finder.find(argument(call, "module", 0)) is not None:
+                yield ctx.violation(self, call, "model with BatchNorm wrapped in DistributedDataParallel "
+                                    "without `nn.SyncBatchNorm.convert_sync_batchnorm`")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from torchdoctor.lint.patterns import file_moves_to_cuda, method_call
+import libcst as cst
+
+from torchdoctor.lint.modules import LayerFinder
+from torchdoctor.lint.patterns import is_cuda_move, method_call, walk
 from torchdoctor.lint.rule import Rule
 
 CONVOLUTIONS = tuple(f"torch.nn.Conv{n}d" for n in (1, 2, 3)) + tuple(f"torch.nn.ConvTranspose{n}d" for n in (1, 2, 3))
@@ -12,9 +15,13 @@ _CUDNN_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic")
 class CudnnBenchmarkUnset(Rule):
     """
     ## What it does
-    Flags the first convolution layer of a file that trains (`backward()`), moves data to CUDA
-    and never assigns `torch.backends.cudnn.benchmark` (nor `cudnn.deterministic`, nor calls
-    `torch.use_deterministic_algorithms`).
+    Flags the first convolution layer of a model that is moved to CUDA (`.cuda()`,
+    `.to("cuda")`, `.to(device)` with a CUDA `device`) and trained, in a file that calls
+    `backward()` and never assigns `torch.backends.cudnn.benchmark` (nor
+    `cudnn.deterministic`, nor calls `torch.use_deterministic_algorithms`). The model must be visibly a convolutional one (an
+    `nn.Sequential` holding a convolution, or an instance of a class of the file that builds
+    one) and be called, passed on, or have its parameters handed to an optimizer next to the
+    move; a convolution in a test table or a model that is only moved is not enough.
 
     ## Why is this bad
     With `benchmark = True` cuDNN times the available convolution algorithms for each new input
@@ -45,13 +52,18 @@ class CudnnBenchmarkUnset(Rule):
     name = "cudnn-benchmark-unset"
 
     def check(self, ctx):
-        convs = list(ctx.calls_to(*CONVOLUTIONS))
-        if not convs or not any(method_call(c, "backward") for c in ctx.index.calls):
+        if not any(method_call(c, "backward") for c in ctx.index.calls) or self._configures_cudnn(ctx):
             return
-        if self._configures_cudnn(ctx) or not file_moves_to_cuda(ctx):
-            return
-        yield ctx.violation(self, convs[0], "CUDA convolution training without "
-                            "`torch.backends.cudnn.benchmark = True`")
+        finder = LayerFinder(ctx, CONVOLUTIONS.__contains__)
+        for call in ctx.index.calls:
+            if not is_cuda_move(ctx, call):
+                continue
+            conv = finder.find(call.func.value)
+            holder = _holder(ctx, call)
+            if conv is not None and holder is not None and _is_used(ctx, holder, call):
+                yield ctx.violation(self, conv, "CUDA convolution training without "
+                                    "`torch.backends.cudnn.benchmark = True`")
+                return
 
     @staticmethod
     def _configures_cudnn(ctx) -> bool:
@@ -60,3 +72,34 @@ class CudnnBenchmarkUnset(Rule):
             if name.endswith(_CUDNN_SETTINGS):
                 return True
         return any(True for _ in ctx.calls_to("torch.use_deterministic_algorithms"))
+
+
+def _holder(ctx, move: cst.Call) -> str | None:
+    """The name the model moved by `move` is kept under: `model` for `model.cuda()` and for
+    `model = Net().cuda()`, `self.net` for `self.net = Net().to("cuda")`."""
+    if isinstance(move.func.value, (cst.Name, cst.Attribute)):
+        return ctx.code(move.func.value)
+    parent = ctx.parent(move)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return ctx.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+    return None
+
+
+def _is_used(ctx, holder: str, move: cst.Call) -> bool:
+    """Near the move (its class for `self.x`, else its function, else the module), the model
+    is called, passed to a call, or has its `.parameters()` passed to one (an optimizer)."""
+    kinds = cst.ClassDef if holder.startswith("self.") else cst.FunctionDef
+    scope = ctx.enclosing(move, kinds) or ctx.module
+    for node in walk(ctx, scope, skip_functions=False):
+        if not isinstance(node, cst.Call) or node is move:
+            continue
+        if ctx.code(node.func) == holder:
+            return True
+        for arg in node.args:
+            value = arg.value
+            if method_call(value, "parameters"):
+                value = value.func.value
+            if isinstance(value, (cst.Name, cst.Attribute)) and ctx.code(value) == holder:
+                return True
+    return False

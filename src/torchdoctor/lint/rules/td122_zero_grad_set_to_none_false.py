@@ -28,14 +28,18 @@ class ZeroGradSetToNoneFalse(Rule):
     ```
 
     ## Fix safety
-    Safe: the fix drops the argument. Code that reads `param.grad` between `zero_grad()` and
-    the next `backward()` sees `None` instead of zeros; optimizers skip parameters whose
-    gradient is `None`, which is the same update as a zero gradient for plain SGD and Adam.
+    Unsafe: the fix drops the argument, which changes what the program computes whenever a
+    parameter gets no gradient in a step (GANs, multi-task heads, frozen or conditional
+    branches). With zeros, the optimizer still updates that parameter: Adam/AdamW keep moving it
+    with their moment estimates, SGD with momentum or weight decay keeps changing it. With
+    `None`, the optimizer skips it. Code that reads or updates `param.grad` between
+    `zero_grad()` and the next `backward()` (`p.grad += ...`, gradient logging) gets `None` and
+    can crash. Check for both before accepting the fix.
     """
 
     code = "TD122"
     name = "zero-grad-set-to-none-false"
-    fix_safety = "safe"
+    fix_safety = "unsafe"
 
     def check(self, ctx):
         for call in ctx.index.calls:

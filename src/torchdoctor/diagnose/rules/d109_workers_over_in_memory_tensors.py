@@ -1,0 +1,91 @@
+"""D109: worker processes hand over batches of tensors that are already in memory.
+
+## What it does
+Flags a training `DataLoader` with `num_workers > 0` over a map-style dataset whose samples are
+only indexed from memory (a `TensorDataset`, or `__getitem__` measured at ten trivial ops or less)
+when waiting for its batches takes 25% or more of a typical step.
+
+## Why is this bad
+Building such a batch costs a few indexing ops, but a worker must pickle it, send it through a
+queue to the training process and unpickle it there; with a small model that hand-over costs
+more than the batch itself, and the model waits for it. The training process can index a whole
+batch at once faster than any worker can deliver one.
+
+Estimated saving: four fifths of the steady data time per step, as for a batched fetch in the
+training process (rule D108; `bench/rule_fix_speedups.py` measured 84% saved).
+
+## Example
+```python
+loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True, num_workers=2)
+```
+
+## Use instead
+```python
+from torch.utils.data import BatchSampler, RandomSampler
+dataset = TensorDataset(x, y)  # indexing it with a list of indices returns a whole batch
+sampler = BatchSampler(RandomSampler(dataset), batch_size=32, drop_last=False)
+loader = DataLoader(dataset, sampler=sampler, batch_size=None, num_workers=0)
+```
+
+## Fix safety
+Safe: the same batches in the same random order, built in the training process. A custom dataset
+must accept a list of indices in `__getitem__` (or define `__getitems__`); `collate_fn` is no
+longer applied per sample.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    in_memory,
+    median_phase_s,
+    pct,
+    secs,
+    severity_for,
+    training_loaders,
+    typical_step_s,
+    wait_share,
+)
+from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
+
+CODE = "D109"
+TITLE = "DataLoader workers hand over in-memory tensors: the hand-over costs more than the batch"
+MIN_DATA_SHARE = 0.25
+
+
+def check(run: RunObservation) -> list[Finding]:
+    loaders = [ld for ld in training_loaders(run) if ld.num_workers > 0 and in_memory(run, ld)]
+    step_s = typical_step_s(run)
+    if not loaders or step_s <= 0:
+        return []
+    # medians: an epoch's worker start-up (rule D103) is not the steady hand-over cost
+    loader = max(loaders, key=lambda ld: ld.wait_s)
+    data_s = median_phase_s(run, "data") * wait_share(run, loader)
+    share = clamp(data_s / step_s)
+    if share < MIN_DATA_SHARE:
+        return []
+    saving = clamp(share * (1 - BATCHED_FETCH_COST))
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=[
+                f"Waiting for data took {pct(share)} of a typical step "
+                f"({secs(data_s)} of {secs(step_s)}).",
+                f"The DataLoader at {loader.location} has num_workers={loader.num_workers} over "
+                f"{loader.dataset_type or 'a dataset indexed from memory'}: each batch is a few "
+                "indexing ops, but every one is pickled and passed between processes.",
+            ],
+            fix=batched_fetch_fix(loader.batch_size, drop_workers=True),
+            source="seed 003 (batch your operations: one op instead of many small ones); "
+            "PyTorch DataLoader docs (automatic batching, batch_size=None)",
+            explanation="Worker processes pay a hand-over per batch that costs more than indexing "
+            "in-memory tensors; one indexing op per batch in the training process is faster.",
+            details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
+                     "dataset_type": loader.dataset_type, "location": loader.location},
+        )
+    ]

@@ -1,0 +1,114 @@
+"""D110: every core already loads data and the steps still wait for it.
+
+## What it does
+Flags a training `DataLoader` that does real work per sample (not only indexing in-memory
+tensors) and already runs one worker per spare core (rule D102's suggestion), when waiting for
+its batches still takes half or more of a typical step.
+
+## Why is this bad
+The workers build batches more slowly than the model consumes them, and this machine has no core
+left for another worker: more workers would only compete with each other and with the training
+process. The per-sample work itself must get cheaper: fixed pre-processing done once instead of
+every epoch, random augmentation on whole batches instead of one sample at a time.
+
+Estimated saving: in steady state the loader delivers one batch per step, so each of its `w`
+workers needs about `t_batch = w * t_step` per batch. If nine tenths of that is work that can be
+done once (rule D105's estimate), the wait becomes `max(0, t_batch / 10 / w - t_compute)`; the
+saving is the measured wait minus that. An upper bound: augmentation that must stay per sample
+is not removed.
+
+## Example
+```python
+class Images(Dataset):
+    def __getitem__(self, i):
+        return decode_and_normalise(self.paths[i]), self.labels[i]  # every epoch
+
+loader = DataLoader(Images(paths), batch_size=64, num_workers=7)  # on 8 cores
+```
+
+## Use instead
+```python
+class Images(Dataset):
+    def __init__(self, paths, labels):
+        self.x = torch.stack([decode_and_normalise(p) for p in paths])  # once
+        self.labels = torch.as_tensor(labels)
+
+    def __getitem__(self, i):
+        return self.x[i], self.labels[i]
+```
+
+## Fix safety
+Needs review: only deterministic work can be done once, and a cache costs memory or disk; random
+augmentation must stay random (apply it per batch, vectorised).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    cpu_count,
+    in_memory,
+    loader_wait_with_workers,
+    median_phase_s,
+    pct,
+    secs,
+    severity_for,
+    suggested_workers,
+    training_loaders,
+    typical_step_s,
+    wait_share,
+)
+from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
+
+CODE = "D110"
+TITLE = "Steps wait for data with a DataLoader worker on every spare core"
+MIN_DATA_SHARE = 0.5
+
+
+def check(run: RunObservation) -> list[Finding]:
+    step_s = typical_step_s(run)
+    saturated = [
+        ld
+        for ld in training_loaders(run)
+        if ld.num_workers > 0
+        and not in_memory(run, ld)
+        and ld.num_workers >= suggested_workers(cpu_count(run, ld))
+    ]
+    if not saturated or step_s <= 0:
+        return []
+    loader = max(saturated, key=lambda ld: ld.wait_s)
+    data_s = median_phase_s(run, "data") * wait_share(run, loader)
+    share = clamp(data_s / step_s)
+    if share < MIN_DATA_SHARE:
+        return []
+    cpus = cpu_count(run, loader)
+    batch_s = loader.num_workers * step_s  # what one worker spends per batch, in steady state
+    left_s = loader_wait_with_workers(batch_s * CACHED_ITEM_COST, step_s - data_s,
+                                      loader.num_workers)
+    saving = clamp((data_s - left_s) / step_s)
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=[
+                f"Waiting for data took {pct(share)} of a typical step "
+                f"({secs(data_s)} of {secs(step_s)}).",
+                f"The DataLoader at {loader.location} has num_workers={loader.num_workers} on "
+                f"{cpus} CPU core(s): more workers cannot help on this machine.",
+                f"Each batch takes a worker about {secs(batch_s)} to build; the per-sample work "
+                "itself must get cheaper.",
+            ],
+            fix=cheaper_items_fix(),
+            source="seed 001 (Dataset.__getitem__ converting each image); seed 003 (batch your "
+            "operations); PyTorch performance tuning guide",
+            explanation="The workers already use every spare core and still fall behind the "
+            "model; only cheaper per-sample work (pre-processing once, batched augmentation) helps.",
+            details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
+                     "cpu_count": cpus, "batch_build_s": batch_s, "wait_after_fix_s": left_s,
+                     "location": loader.location},
+        )
+    ]

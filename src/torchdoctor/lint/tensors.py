@@ -1,0 +1,79 @@
+"""Expressions the code shows to be tensors (not modules, not numbers, not unknown objects).
+
+Evidence, followed through assignments: the result of calling a model or a loss module
+(`model(x)`, `criterion(out, y)`, `nn.CrossEntropyLoss()(out, y)`), of a `torch` /
+`torch.nn.functional` function, arithmetic, comparisons, indexing and method chains on a
+tensor (`(out.argmax(1) == y).float().mean()`), `param.grad`, and names that the loop calls
+`backward()` on. A model-like name (`model.cpu()`) is never a tensor. Unknown answers "no".
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import is_model_like, terminal_name
+
+# torch namespaces whose lower-case functions return tensors
+_TENSOR_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+_NOT_TENSOR_FUNCTIONS = {
+    "device", "load", "save", "compile", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled",
+    "manual_seed", "get_default_dtype", "is_tensor", "is_grad_enabled", "numel", "get_rng_state", "typename",
+}
+_LOSS_CALLEE_RE = re.compile(r"(^|_)(loss|criterion)(_|fn|$)", re.IGNORECASE)
+# attributes of a tensor that are tensors again
+_TENSOR_ATTRIBUTES = {"data", "T", "mT", "real", "imag"}
+_MAX_DEPTH = 8
+
+
+def _is_tensor_function(name: str) -> bool:
+    for namespace in _TENSOR_NAMESPACES:
+        rest = name[len(namespace):] if name.startswith(namespace) else ""
+        if rest and "." not in rest and rest[:1].islower() and rest not in _NOT_TENSOR_FUNCTIONS:
+            return True
+    return False
+
+
+def is_tensor(ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(), depth: int = 0) -> bool:
+    """`expr` evaluates to a tensor; `known`: names already known to hold tensors (losses)."""
+    if expr is None or depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, cst.Name):
+        if expr.value in known:
+            return True
+        if is_model_like(ctx, expr):
+            return False
+        values = ctx.assigned_values(expr)
+        return bool(values) and any(is_tensor(ctx, v, known, depth + 1) for v in values)
+    if isinstance(expr, cst.Call):
+        return _call_gives_tensor(ctx, expr, known, depth)
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value == "grad":
+            return True
+        return expr.attr.value in _TENSOR_ATTRIBUTES and is_tensor(ctx, expr.value, known, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return is_tensor(ctx, expr.value, known, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return is_tensor(ctx, expr.expression, known, depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        return is_tensor(ctx, expr.left, known, depth + 1) or is_tensor(ctx, expr.right, known, depth + 1)
+    if isinstance(expr, cst.Comparison):
+        operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+        return any(is_tensor(ctx, o, known, depth + 1) for o in operands)
+    return False
+
+
+def _call_gives_tensor(ctx, call: cst.Call, known, depth: int) -> bool:
+    func = call.func
+    if isinstance(func, cst.Call):  # `nn.CrossEntropyLoss()(out, y)`: calling a module instance
+        name = ctx.call_name(func) or ""
+        return name.startswith("torch.nn.") and name[9:10].isupper()
+    name = ctx.call_name(call)
+    if name is not None and ctx.is_imported(func):
+        return _is_tensor_function(name)
+    if is_model_like(ctx, func) or _LOSS_CALLEE_RE.search(terminal_name(func) or ""):
+        return True
+    if isinstance(func, cst.Attribute):  # a method of a tensor (`out.argmax(1)`)
+        return is_tensor(ctx, func.value, known, depth + 1)
+    return False

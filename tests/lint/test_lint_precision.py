@@ -1,0 +1,69 @@
+"""Findings from running lint on other people's code (QA, torch's own sources): fixes that
+must not be applied by plain `--fix`, and rules that must follow the model they talk about
+rather than anything else in the file."""
+
+from __future__ import annotations
+
+from lint_helpers import lint_text, run_cli
+
+ZERO_GRAD_THEN_ADD = """import torch
+
+
+def grads_after_zero(model, opt):
+    opt.zero_grad(set_to_none=False)
+    for p in model.parameters():
+        p.grad += 0.01 * p.data  # relies on zero tensors, not None
+"""
+
+
+def test_plain_fix_keeps_zero_grad_set_to_none_false(project):
+    target = project / "train.py"
+    target.write_text(ZERO_GRAD_THEN_ADD)
+    out = run_cli("--fix", target)
+    assert out.returncode == 1 and target.read_text() == ZERO_GRAD_THEN_ADD
+    assert "1 more fixable with `--fix --unsafe-fixes`" in out.stdout
+    run_cli("--fix", "--unsafe-fixes", target)
+    assert "opt.zero_grad()\n" in target.read_text()
+
+
+CONV_CLASS_ON_CUDA = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+
+def main(loader):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    {model_line}
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        net(x.to(device)).sum().backward()
+        optimizer.step()
+"""
+
+
+def test_cudnn_rule_follows_the_trained_model_into_its_classes():
+    found = lint_text(CONV_CLASS_ON_CUDA.format(model_line="net = Net().to(device)"), select="TD121")
+    assert [(v.line, v.code) for v in found.violations] == [(14, "TD121")]  # the conv inside Head
+    on_cpu = lint_text(CONV_CLASS_ON_CUDA.format(model_line="net = Net()"), select="TD121")
+    assert on_cpu.violations == []
+
+
+def test_ddp_batchnorm_is_a_warning_and_follows_reassignment():
+    from torchdoctor.lint.rules.td117_ddp_batchnorm_without_sync import DdpBatchNormWithoutSync
+
+    assert DdpBatchNormWithoutSync.level == "warning"
+    source = ("import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\nmodel = model.to(rank)\n"
+              "model = DDP(model)\n")
+    assert [v.line for v in lint_text(source, select="TD117").violations] == [5]
