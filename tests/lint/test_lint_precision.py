@@ -67,3 +67,21 @@ def test_ddp_batchnorm_is_a_warning_and_follows_reassignment():
               "model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\nmodel = model.to(rank)\n"
               "model = DDP(model)\n")
     assert [v.line for v in lint_text(source, select="TD117").violations] == [5]
+
+
+def test_pep263_source_is_read_and_fixed_in_its_own_encoding(project):
+    target = project / "legacy.py"
+    original = '# -*- coding: latin-1 -*-\nimport torch\nname = "caf\xe9"\nscaler = torch.cuda.amp.GradScaler()\n'
+    target.write_bytes(original.encode("latin-1"))
+    out = run_cli("--fix", target)
+    assert out.returncode == 0, out.stdout
+    assert target.read_bytes().decode("latin-1") == original.replace(
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+    bom = project / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbfimport torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    run_cli("--fix", bom)
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbfimport torch\n")  # the BOM is kept
+    broken = project / "broken.py"
+    broken.write_bytes(b"import torch\nname = '\xe9'\n")
+    out = run_cli(broken)
+    assert out.returncode == 1 and "TD000 not UTF-8: invalid continuation byte" in out.stdout

@@ -73,6 +73,26 @@ def _catch_sigterm():
     return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
+def _torch_modes():
+    """Process-wide autograd modes a stopped program may leave switched (its own cleanup after
+    our stop never runs): put back for the caller of diagnose_script."""
+    import torch
+
+    grad = torch.is_grad_enabled()
+    anomaly = torch.is_anomaly_enabled()
+    check_nan = getattr(torch, "is_anomaly_check_nan_enabled", lambda: True)()
+
+    def restore() -> None:
+        torch.set_grad_enabled(grad)
+        if torch.is_anomaly_enabled() != anomaly:
+            try:
+                torch.autograd.set_detect_anomaly(anomaly, check_nan=check_nan)
+            except TypeError:  # older torch: no check_nan
+                torch.autograd.set_detect_anomaly(anomaly)
+
+    return restore
+
+
 def _flush(stream) -> None:
     try:
         stream.flush()
@@ -103,6 +123,7 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
     else:
         sys.path.append(first)
     previous_sigterm = _catch_sigterm()
+    restore_torch_modes = _torch_modes()
     session.install()
     try:
         if module:
@@ -126,6 +147,7 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
         session.uninstall()
+        restore_torch_modes()
         _flush(sys.stdout)
         sys.stdout, sys.stderr = saved_streams
         sys.argv = saved_argv

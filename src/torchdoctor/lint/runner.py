@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import io
 import os
+import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,15 +51,25 @@ class RunResult:
         return "".join(chunks)
 
 
+def source_encoding(raw: bytes) -> str:
+    """The encoding Python itself would read the file with (BOM or PEP 263 `coding:` line)."""
+    return tokenize.detect_encoding(io.BytesIO(raw).readline)[0]
+
+
 def _read(path: Path) -> tuple[str | None, str | None]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
     try:
-        return raw.decode("utf-8-sig"), None
+        encoding = source_encoding(raw)
+    except SyntaxError as exc:  # an unknown codec in the coding line, or a BOM that contradicts it
+        return None, f"bad encoding declaration: {exc.msg}"
+    try:
+        return raw.decode(encoding), None
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8: {exc.reason} at byte {exc.start}"
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding
+        return None, f"not {name}: {exc.reason} at byte {exc.start}"
 
 
 def _lint_file(args) -> FileResult:
@@ -100,6 +112,7 @@ def run_lint(paths: list[str], options: LintOptions, config: LintConfig | None =
     if options.fix and not options.diff:
         for result in results:
             if result.changed:
-                Path(result.path).write_text(result.fixed_source, encoding="utf-8", newline="")
+                path = Path(result.path)  # written back in the encoding it was read with
+                path.write_text(result.fixed_source, encoding=source_encoding(path.read_bytes()), newline="")
     notes = list(config.notes) + [note for r in results for note in dict.fromkeys(r.notes)]
     return RunResult(results, notes)

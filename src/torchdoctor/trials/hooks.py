@@ -32,6 +32,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
+from torchdoctor.diagnose.patching import Patcher
+
 
 @dataclass
 class TrialHooks:
@@ -51,7 +53,7 @@ class TrialHooks:
     used: set[str] = field(default_factory=set)  # fixes that actually changed something
     attributes: list[tuple[Any, str, Any]] = field(default_factory=list)  # (owner, name, value)
     optimizers: list = field(default_factory=list)
-    _saved: dict = field(default_factory=dict)
+    _patcher: Patcher | None = None
     _local: threading.local = field(default_factory=threading.local)
 
     def mark_used(self, fix_name: str) -> None:
@@ -63,35 +65,23 @@ class TrialHooks:
 
     # -- installation ------------------------------------------------------------------------
     def install(self) -> None:
-        if self._saved:
+        # The same reversible patcher diagnose's probes use: one mechanism puts torch back.
+        if self._patcher is not None:
             return
-        self._saved = {
-            "loader_init": DataLoader.__init__,
-            "module_call": nn.Module.__call__,
-            "tensor_to": torch.Tensor.to,
-            "backward": torch.Tensor.backward,
-            "optimizer_init": torch.optim.Optimizer.__init__,
-        }
-        DataLoader.__init__ = self._patched_loader_init(self._saved["loader_init"])
-        nn.Module.__call__ = self._patched_module_call(self._saved["module_call"])
-        torch.Tensor.to = self._patched_to(self._saved["tensor_to"])
-        torch.Tensor.backward = self._patched_backward(self._saved["backward"])
-        torch.optim.Optimizer.__init__ = self._patched_optimizer_init(self._saved["optimizer_init"])
-        self._saved["attributes"] = [(o, n, getattr(o, n)) for o, n, _ in self.attributes]
+        self._patcher = patcher = Patcher()
+        patcher.replace(DataLoader, "__init__", self._patched_loader_init)
+        patcher.replace(nn.Module, "__call__", self._patched_module_call)
+        patcher.replace(torch.Tensor, "to", self._patched_to)
+        patcher.replace(torch.Tensor, "backward", self._patched_backward)
+        patcher.replace(torch.optim.Optimizer, "__init__", self._patched_optimizer_init)
         for owner, name, value in self.attributes:
-            setattr(owner, name, value)
+            patcher.replace(owner, name, lambda _original, value=value: value)
 
     def uninstall(self) -> None:
-        if not self._saved:
+        if self._patcher is None:
             return
-        DataLoader.__init__ = self._saved["loader_init"]
-        nn.Module.__call__ = self._saved["module_call"]
-        torch.Tensor.to = self._saved["tensor_to"]
-        torch.Tensor.backward = self._saved["backward"]
-        torch.optim.Optimizer.__init__ = self._saved["optimizer_init"]
-        for owner, name, value in reversed(self._saved["attributes"]):
-            setattr(owner, name, value)
-        self._saved = {}
+        self._patcher.restore()
+        self._patcher = None
 
     # -- patches -----------------------------------------------------------------------------
     def _patched_loader_init(self, original):

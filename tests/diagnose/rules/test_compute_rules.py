@@ -91,6 +91,14 @@ def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():
     assert "torch.optim.SGD(model.parameters(), lr=4 * lr)" in finding.fix
 
 
+def test_d202_fix_names_a_custom_optimizer_that_stepped_without_torch_optim():
+    run = overhead_run(ops=1000, tensors=40)
+    run.optimizers = [OptimizerObservation(class_name="SGD", steps=0),
+                      OptimizerObservation(class_name="Lion", steps=8)]
+    fix = only(d202.check(run), "D202").fix
+    assert "optimizer = Lion(model.parameters(), lr=2 * lr)" in fix and "torch.optim" not in fix
+
+
 def test_d202_fix_without_a_dataloader_names_the_sampled_batch():
     run = overhead_run(ops=1000, tensors=40)
     run.loaders = []
@@ -260,3 +268,15 @@ def test_d210_silent_when_fused_unfusable_small_or_cuda_default():
     assert d210.check(cuda) == []  # CUDA picks foreach by default
     cuda.optimizers[0].foreach_or_fused = False
     assert only(d210.check(cuda), "D210")
+
+
+def test_d210_names_the_optimizer_that_stepped():
+    run = good_cpu_run(steps=make_steps(forward=0.002, backward=0.003, optimizer=0.004))
+    unused = OptimizerObservation(class_name="SGD", location="train.py:33", steps=0)
+    custom = OptimizerObservation(class_name="Lion", location="train.py:31", steps=8)
+    run.optimizers = [unused, custom]
+    assert d210.check(run) == []  # Lion has no fused/foreach; SGD never stepped
+    run.optimizers = [unused, OptimizerObservation(class_name="AdamW", location="train.py:35",
+                                                   steps=8)]
+    finding = only(d210.check(run), "D210")
+    assert "AdamW at train.py:35" in evidence_text(finding) and "AdamW(" in finding.fix

@@ -276,6 +276,11 @@ def test_d110_says_more_workers_cannot_help_when_every_core_loads():
     assert "num_workers=7 on 8 CPU core(s)" in text and "cannot help" in text
     assert "augment_batch" in finding.fix and "once" in finding.fix
     assert d102.check(run) == []
+    # __getitem__ ran only in the workers (untimed): it may be plain indexing, so say so
+    assert "only indexes tensors already in memory" in finding.fix
+    assert "num_workers=0" in finding.fix
+    run.loaders[0].item_s = 0.002  # measured real work: the indexing hint does not apply
+    assert "BatchSampler" not in only(d110.check(run), "D110").fix
 
 
 def test_d110_silent_with_spare_cores_in_memory_data_or_a_small_wait():
@@ -296,3 +301,37 @@ def test_d105_fix_is_generic_not_an_image_conversion():
 def test_more_data_rules_silent_without_steps(rule):
     run = dataclasses.replace(workers_run("TensorDataset", num_workers=2), steps=[])
     assert rule.check(run) == []
+
+
+def zipped_streams_run():
+    """Two loaders zipped (QA F18): a worker-fed IterableDataset that waits 6x longer than an
+    in-process one. Data is 80% of the step."""
+    fed = good_loader(location="train.py:13", dataset_type="Stream", iterable_dataset=True,
+                      num_workers=2, wait_s=0.060, item_s=None)
+    local = good_loader(location="train.py:14", dataset_type="Stream", iterable_dataset=True,
+                        num_workers=0, wait_s=0.010, item_s=0.00001)
+    run = good_cpu_run(steps=make_steps(data=0.008, forward=0.001, backward=0.001),
+                       loaders=[fed, local])
+    run.compute.dispatch_overhead_s = 5e-6
+    return run
+
+
+def test_iterable_datasets_never_get_the_batched_sampler_fix():
+    run = zipped_streams_run()
+    assert d108.check(run) == [] and d109.check(run) == []  # a sampler cannot apply to them
+
+
+def test_a_rule_about_one_of_two_loaders_claims_only_its_part_of_the_wait():
+    run = zipped_streams_run()
+    finding = only(d101.check(run), "D101")  # the in-process stream: 1/7 of 8 ms
+    assert "train.py:14" in evidence_text(finding)
+    assert finding.details["data_s"] == pytest.approx(0.008 / 7)
+    assert finding.saving <= 0.008 / 7 / 0.010 + 1e-9
+    map_style = indexing_run(0.004)
+    map_style.loaders.append(good_loader(location="train.py:40", num_workers=0,
+                                         dataset_type="ImageFiles", wait_s=0.001))
+    map_style.loaders[0].wait_s = 0.003
+    d108_finding = only(d108.check(map_style), "D108")
+    assert d108_finding.details["data_s"] == pytest.approx(0.004 * 3 / 4)
+    map_style.loaders[0].wait_s, map_style.loaders[1].wait_s = 0.001, 0.003
+    assert d108.check(map_style) == []  # its own part, 1 of 4.8 ms, is under 25%

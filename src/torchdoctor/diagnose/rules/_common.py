@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torchdoctor.diagnose.findings import Severity
-from torchdoctor.diagnose.observations import PHASES, LoaderObservation, RunObservation
+from torchdoctor.diagnose.observations import (
+    PHASES,
+    LoaderObservation,
+    OptimizerObservation,
+    RunObservation,
+)
 
 # A finding whose fix would save at least this share of step time is a warning; below it, info.
 # Relative to the measured step, so it means the same on a laptop CPU and on an H100.
@@ -248,6 +253,21 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     if ops <= 0:
         return None
     return OpOverhead(ops_per_step=ops, mean_op_s=compute_s / ops, dispatch_s=dispatch_s)
+
+
+def waiting_loader(
+    run: RunObservation, loaders: list[LoaderObservation]
+) -> tuple[LoaderObservation, float]:
+    """The loader the steps waited on longest, and its part of the steady (median) data seconds
+    per step: an epoch's worker start-up (rule D103) is not a steady cost."""
+    loader = max(loaders, key=lambda ld: ld.wait_s)
+    return loader, median_phase_s(run, "data") * wait_share(run, loader)
+
+
+def stepped_optimizers(run: RunObservation) -> list[OptimizerObservation]:
+    """Optimizers that stepped in the run; all of them when no step was counted. One built but
+    unused in the mode the script ran in is not the one to advise about."""
+    return [o for o in run.optimizers if o.steps > 0] or list(run.optimizers)
 
 
 def parameter_tensors(run: RunObservation) -> int:

@@ -45,8 +45,8 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
-    loader_wait_with_workers,
     in_memory,
+    loader_wait_with_workers,
     on_cuda,
     pct,
     secs,

@@ -41,13 +41,12 @@ from torchdoctor.diagnose.rules._common import (
     in_memory,
     loader_wait_with_workers,
     median,
-    median_phase_s,
     pct,
     secs,
     severity_for,
     suggested_workers,
     training_loaders,
-    wait_share,
+    waiting_loader,
 )
 
 CODE = "D102"
@@ -61,8 +60,7 @@ def check(run: RunObservation) -> list[Finding]:
     loaders = [ld for ld in training_loaders(run) if ld.num_workers > 0 and not in_memory(run, ld)]
     if step_s <= 0 or not loaders:
         return []
-    loader = max(loaders, key=lambda ld: ld.wait_s)
-    data_s = median_phase_s(run, "data") * wait_share(run, loader)  # this loader's part
+    loader, data_s = waiting_loader(run, loaders)
     if data_s / step_s < MIN_DATA_SHARE:
         return []
     cpus = cpu_count(run, loader)

@@ -8,9 +8,9 @@ datasets whose samples are only indexed from memory (rule D108).
 
 ## Why is this bad
 Per-sample Python work (decoding, converting with NumPy in float64, normalising or augmenting
-one sample at a time) repeats for every sample in every epoch. When it costs more than the model's own compute,
-extra workers only spread the waste over more cores; doing deterministic work once, or on whole
-batches, removes it. (When `__getitem__` only indexes in-memory tensors, D108 applies instead.)
+one sample at a time) repeats for every sample in every epoch. When it costs more than the
+model's own compute, extra workers only spread the waste over more cores; doing deterministic
+work once, or random work on whole batches, removes it. (When `__getitem__` only indexes in-memory tensors, D108 applies instead.)
 
 Estimated saving: nine tenths of the measured `__getitem__` time per batch, capped by the steady
 data time per step (the tenth left covers indexing a cached sample).
@@ -99,7 +99,8 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=[
-                f"__getitem__ of {loader.dataset_type or 'the dataset'} took {secs(loader.item_s)} "
+                f"__getitem__ of {loader.dataset_type or 'the dataset'} took "
+                f"{secs(loader.item_s)} "
                 f"per sample: {secs(item_batch_s)} per batch of {batch:.0f}, "
                 f"{pct(item_share)} of the step.",
                 f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "

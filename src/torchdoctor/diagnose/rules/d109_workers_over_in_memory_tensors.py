@@ -40,13 +40,12 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     in_memory,
-    median_phase_s,
     pct,
     secs,
     severity_for,
     training_loaders,
     typical_step_s,
-    wait_share,
+    waiting_loader,
 )
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
 
@@ -60,9 +59,7 @@ def check(run: RunObservation) -> list[Finding]:
     step_s = typical_step_s(run)
     if not loaders or step_s <= 0:
         return []
-    # medians: an epoch's worker start-up (rule D103) is not the steady hand-over cost
-    loader = max(loaders, key=lambda ld: ld.wait_s)
-    data_s = median_phase_s(run, "data") * wait_share(run, loader)
+    loader, data_s = waiting_loader(run, loaders)
     share = clamp(data_s / step_s)
     if share < MIN_DATA_SHARE:
         return []

@@ -45,26 +45,41 @@ augmentation must stay random (apply it per batch, vectorised).
 from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
-from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
     in_memory,
     loader_wait_with_workers,
-    median_phase_s,
     pct,
     secs,
     severity_for,
     suggested_workers,
     training_loaders,
     typical_step_s,
-    wait_share,
+    waiting_loader,
 )
-from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
+from torchdoctor.diagnose.rules._data_fixes import (
+    CACHED_ITEM_COST,
+    batched_fetch_fix,
+    cheaper_items_fix,
+)
 
 CODE = "D110"
 TITLE = "Steps wait for data with a DataLoader worker on every spare core"
 MIN_DATA_SHARE = 0.5
+
+
+def _fix(loader: LoaderObservation) -> str:
+    if loader.iterable_dataset or loader.item_s is not None:
+        return cheaper_items_fix()
+    # __getitem__ ran only in workers, untimed: it may be plain indexing of in-memory tensors
+    return (
+        "# 0. if __getitem__ only indexes tensors already in memory, the workers cost more than\n"
+        "#    they save: fetch whole batches in this process instead (rule D109)\n"
+        f"{batched_fetch_fix(loader.batch_size, drop_workers=True)}\n"
+        f"{cheaper_items_fix()}"
+    )
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -78,8 +93,7 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     if not saturated or step_s <= 0:
         return []
-    loader = max(saturated, key=lambda ld: ld.wait_s)
-    data_s = median_phase_s(run, "data") * wait_share(run, loader)
+    loader, data_s = waiting_loader(run, saturated)
     share = clamp(data_s / step_s)
     if share < MIN_DATA_SHARE:
         return []
@@ -102,11 +116,12 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Each batch takes a worker about {secs(batch_s)} to build; the per-sample work "
                 "itself must get cheaper.",
             ],
-            fix=cheaper_items_fix(),
+            fix=_fix(loader),
             source="seed 001 (Dataset.__getitem__ converting each image); seed 003 (batch your "
             "operations); PyTorch performance tuning guide",
             explanation="The workers already use every spare core and still fall behind the "
-            "model; only cheaper per-sample work (pre-processing once, batched augmentation) helps.",
+            "model; only cheaper per-sample work (pre-processing once, batched augmentation) "
+            "helps.",
             details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
                      "cpu_count": cpus, "batch_build_s": batch_s, "wait_after_fix_s": left_s,
                      "location": loader.location},

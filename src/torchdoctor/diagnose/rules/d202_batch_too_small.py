@@ -51,6 +51,7 @@ from torchdoctor.diagnose.rules._common import (
     secs,
     model_time_s,
     step_profile,
+    stepped_optimizers,
     typical_step_s,
 )
 
@@ -65,6 +66,8 @@ MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 # Adaptive optimizers (per-parameter step sizes) tolerate a larger batch with about sqrt(k) times
 # the learning rate; plain SGD follows the linear rule (Goyal et al. 2017; Malladi et al. 2022).
 LINEAR_LR_OPTIMIZERS = ("SGD",)
+TORCH_OPTIMIZERS = ("SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "ASGD", "LBFGS",
+                    "NAdam", "RAdam", "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon")
 
 
 def _micro_batches(run: RunObservation) -> int:
@@ -73,15 +76,16 @@ def _micro_batches(run: RunObservation) -> int:
 
 
 def _lr_line(run: RunObservation) -> str:
-    if not run.optimizers:
-        return f"lr = {BATCH_FACTOR} * lr  # the learning rate of your update, scaled with the batch"
-    name = run.optimizers[0].class_name
+    optimizers = stepped_optimizers(run)
+    if not optimizers:
+        return f"lr = {BATCH_FACTOR} * lr  # your update's learning rate, scaled with the batch"
+    name = optimizers[0].class_name
+    # a user's own optimizer class is not in torch.optim
+    built = f"torch.optim.{name}" if name in TORCH_OPTIMIZERS else name
     if name in LINEAR_LR_OPTIMIZERS:
-        return (f"optimizer = torch.optim.{name}(model.parameters(), lr={BATCH_FACTOR} * lr)"
-                "  # linear rule")
+        return f"optimizer = {built}(model.parameters(), lr={BATCH_FACTOR} * lr)  # linear rule"
     root = BATCH_FACTOR ** 0.5
-    return (f"optimizer = torch.optim.{name}(model.parameters(), lr={root:g} * lr)"
-            f"  # sqrt rule for {name}")
+    return f"optimizer = {built}(model.parameters(), lr={root:g} * lr)  # sqrt rule for {name}"
 
 
 def _fix(run: RunObservation, batch: float | None, micro: int) -> str:

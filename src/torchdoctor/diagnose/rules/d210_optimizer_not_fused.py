@@ -42,6 +42,7 @@ from torchdoctor.diagnose.rules._common import (
     on_cuda,
     pct,
     secs,
+    stepped_optimizers,
     typical_step_s,
 )
 
@@ -59,11 +60,9 @@ def check(run: RunObservation) -> list[Finding]:
     if step_s <= 0:
         return []
     # CUDA defaults to foreach already; there only an explicit foreach=False is the loop
-    # optimizers that stepped in the run (one built but unused in this mode is not the loop)
-    stepped = [o for o in run.optimizers if o.steps > 0] or run.optimizers
     looping = [
         o
-        for o in stepped
+        for o in stepped_optimizers(run)
         if o.class_name in FUSABLE
         and (o.foreach_or_fused is False or (o.foreach_or_fused is None and not on_cuda(run)))
     ]

@@ -17,8 +17,10 @@ class ReductionOverBroadcast(Rule):
     ## What it does
     Flags `sum`/`mean`/`max`/`min`/`prod`/`std`/`var`/`squeeze` without a `dim` applied to an
     elementwise operation whose operands have shapes (stated in the code) that broadcast to a
-    shape larger than either of them, e.g. a `[2, 1]` tensor plus a `[2]` tensor (a `[5, 3]`
-    tensor plus a `[3]` bias is not flagged).
+    shape larger than either of them because one operand lacks a dimension, e.g. a `[2, 1]`
+    tensor plus a `[2]` tensor. Not flagged: a `[5, 3]` tensor plus a `[3]` bias (the result
+    has the first operand's shape), and operands of equal rank such as `[5, 1] * [1, 3]` (a
+    deliberate outer product).
 
     ## Why is this bad
     Broadcasting silently tiles the smaller operand: `torch.sum(a + b)` with shapes `[2, 1]`
@@ -57,7 +59,9 @@ class ReductionOverBroadcast(Rule):
             if not isinstance(operand, cst.BinaryOperation) or not isinstance(operand.operator, _ELEMENTWISE):
                 continue
             left, right = known_shape(ctx, operand.left), known_shape(ctx, operand.right)
-            if left is not None and right is not None and broadcast_expands(left, right):
+            # operands of the same rank with complementary singleton dimensions ([n, 1] * [1, m])
+            # are a deliberate outer product; the accident is an operand missing a dimension
+            if left is not None and right is not None and len(left) != len(right) and broadcast_expands(left, right):
                 yield ctx.violation(self, call, f"reduction without `dim` over a broadcast of shapes "
                                     f"{list(left)} and {list(right)}; name the dimension")
 

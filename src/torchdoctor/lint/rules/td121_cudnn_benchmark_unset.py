@@ -10,6 +10,7 @@ from torchdoctor.lint.rule import Rule
 
 CONVOLUTIONS = tuple(f"torch.nn.Conv{n}d" for n in (1, 2, 3)) + tuple(f"torch.nn.ConvTranspose{n}d" for n in (1, 2, 3))
 _CUDNN_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic")
+_WRAPPERS = {"torch.compile", "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel"}
 
 
 class CudnnBenchmarkUnset(Rule):
@@ -88,7 +89,8 @@ def _holder(ctx, move: cst.Call) -> str | None:
 
 def _is_used(ctx, holder: str, move: cst.Call) -> bool:
     """Near the move (its class for `self.x`, else its function, else the module), the model
-    is called, passed to a call, or has its `.parameters()` passed to one (an optimizer)."""
+    is called, passed to a helper of this project (`train(model, ...)`) or a wrapper (DDP,
+    `torch.compile`), or has its `.parameters()` handed to a `torch.optim` optimizer."""
     kinds = cst.ClassDef if holder.startswith("self.") else cst.FunctionDef
     scope = ctx.enclosing(move, kinds) or ctx.module
     for node in walk(ctx, scope, skip_functions=False):
@@ -96,10 +98,14 @@ def _is_used(ctx, holder: str, move: cst.Call) -> bool:
             continue
         if ctx.code(node.func) == holder:
             return True
+        callee = ctx.call_name(node) or ""
+        takes_model = callee in _WRAPPERS or not ctx.is_imported(node.func)
         for arg in node.args:
             value = arg.value
-            if method_call(value, "parameters"):
+            if callee.startswith("torch.optim.") and method_call(value, "parameters"):
                 value = value.func.value
+            elif not takes_model:
+                continue
             if isinstance(value, (cst.Name, cst.Attribute)) and ctx.code(value) == holder:
                 return True
     return False
