@@ -17,7 +17,8 @@ class Rows(Dataset):
     def __len__(self):
         return 64
     def __getitem__(self, i):
-        return torch.tensor(self.rows[i]), i % 2            # copy of an ndarray, float64
+        label = torch.tensor([i % 2]).tolist()[0]            # a read in the data pipeline
+        return torch.tensor(self.rows[i]), label            # copy of an ndarray, float64
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -71,6 +72,8 @@ def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypat
     assert read.location.endswith(f"train.py:{lines['a host read every step']}")
     assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync
     assert all(step.syncs == 0 and step.host_reads >= 1 for step in run.steps)
+    pipeline_line = "train.py:%d" % lines["a read in the data pipeline"]
+    assert not [s for s in run.sync_sites if s.location.endswith(pipeline_line)]
     # the validation forward is evaluation: its metric's read is not a per-step read
     assert run.evaluation.forwards >= 2
     val_line = "train.py:%d" % lines["a validation metric's read"]
@@ -166,26 +169,34 @@ def test_rank_dir_merges_every_ranks_observation_into_rank_0(diagnose_here, tmp_
     assert len(distributed.per_rank_step_s) == 2
 
 
-def test_anomaly_detection_left_on_is_observed(diagnose_here):
+def test_anomaly_mode_and_default_dtype_are_observed_and_put_back(diagnose_here):
+    import warnings
+
+    import torch
+
     body = """
     model = nn.Linear(8, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with torch.autograd.detect_anomaly():  # debugging mode left on: slow every op
-        for step in range(10):
-            loss = model(torch.randn(4, 8)).pow(2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    torch.autograd.set_detect_anomaly(True)  # a NaN hunt never switched off: slows every op
+    for step in range(10):
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    torch.autograd.set_detect_anomaly(False)  # never reached: the run is stopped before
     """
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns that anomaly detection is on
         report = diagnose_here(body, steps=3, warmup=2)
     assert report.run.environment.anomaly_detection is True
-    plain = diagnose_here(body.replace("torch.autograd.detect_anomaly()", "torch.enable_grad()"),
-                          steps=3, warmup=2)
-    assert plain.run.environment.anomaly_detection is False
+    assert report.run.environment.default_dtype == "float32"
+    assert not torch.is_anomaly_enabled()  # the stopped program's mode does not leak to us
+    plain = body.replace("set_detect_anomaly(True)", "set_detect_anomaly(False)")
+    float64 = "torch.set_default_dtype(torch.float64)\n" + textwrap.dedent(plain)
+    report = diagnose_here(float64, steps=3, warmup=2)
+    assert report.run.environment.anomaly_detection is False
+    assert report.run.environment.default_dtype == "float64"
+    assert torch.get_default_dtype() == torch.float32  # put back after the run
 
 
 def test_recomputed_blocks_and_optimizer_subclasses_keep_their_user_sites(diagnose_here):

@@ -1,6 +1,7 @@
 """Running the program: argv, __main__, sys.path, output and exit codes pass through; crashes,
 Ctrl-C and scripts without a training loop still give a report; bad input is one line, exit 2."""
 
+import os
 import subprocess
 import sys
 from textwrap import dedent
@@ -198,3 +199,21 @@ def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
         and "torchrun with --rank-dir" in note
         for note in report.run.notes
     ), report.run.notes
+
+
+def test_non_zero_rank_with_rank_dir_prints_one_line_and_writes_no_report(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nfrom torch import nn\n" + TRAIN_STEPS
+                      + "for _ in range(6):\n    train_step()\n")
+    env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2"}
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "2", "--rank-dir",
+               "ranks", "--json", "report.json", "train.py"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines() == [
+        f"torchdoctor diagnose: rank 1: observation written to {tmp_path / 'ranks'}; "
+        "rank 0 prints the report"
+    ]
+    assert not (tmp_path / "report.json").exists()  # rank 0's file, not overwritten by rank 1
+    assert list((tmp_path / "ranks").iterdir())

@@ -87,3 +87,30 @@ def test_host_overhead_verdict_says_when_no_model_call_was_seen(diagnose_here):
     assert report.verdict.startswith("host-overhead bound"), report.verdict
     assert "no nn.Module call was seen" in report.verdict
     assert "logging" not in report.verdict
+
+
+def test_loop_dominated_by_no_grad_acting_forwards_says_so_first(diagnose_here):
+    """An RL-style loop: a no-grad policy forward per environment step (its output is an action,
+    never a loss), one gradient update every 4 environment steps."""
+    report = diagnose_here(
+        """
+        policy = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 2))
+        opt = torch.optim.SGD(policy.parameters(), lr=0.01)
+        state = torch.randn(1, 8)
+        for t in range(200):
+            with torch.no_grad():
+                action = policy(state).argmax(1)
+            time.sleep(0.002)  # the environment's step
+            state = torch.randn(1, 8)
+            if t % 4 == 3:
+                loss = policy(torch.randn(32, 8)).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """,
+        steps=5,
+        warmup=2,
+    )
+    assert report.run.evaluation.under_no_grad >= 15
+    assert report.verdict.startswith("evaluation-heavy: "), report.verdict
+    assert "within the steps, " in report.verdict

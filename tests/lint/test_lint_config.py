@@ -63,6 +63,7 @@ def test_per_file_ignores_and_exclude(project):
     ('select = ["TD999"]\n', "unknown rule code"),
     ('select = "TD1"\nignore = [1]\n', "list of strings"),
     ("select = [\n", "cannot read"),
+    ('ignor = ["TD102"]\n', "unknown key 'ignor'"),
 ])
 def test_bad_config_is_a_usage_error(project, body, message):
     (project / "train.py").write_text(SOURCE)

@@ -85,3 +85,6 @@ def test_pep263_source_is_read_and_fixed_in_its_own_encoding(project):
     broken.write_bytes(b"import torch\nname = '\xe9'\n")
     out = run_cli(broken)
     assert out.returncode == 1 and "TD000 not UTF-8: invalid continuation byte" in out.stdout
+    unknown = project / "unknown.py"
+    unknown.write_text("# coding: no-such-codec\nimport torch\n")
+    assert "TD000 unknown encoding: no-such-codec" in run_cli(unknown).stdout

@@ -108,6 +108,11 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, r
         rank_dir=rank_dir,
     )
     sys.stdout.flush()
+    env = report.run.environment
+    if rank_dir and env.world_size > 1 and env.rank != 0:  # rank 0 reports for every rank
+        print(f"torchdoctor diagnose: rank {env.rank}: observation written to {rank_dir}; "
+              "rank 0 prints the report")
+        sys.exit(report.run.exit_code)
     if quiet:
         render_verdict(report)
     else:

@@ -18,7 +18,7 @@ from torchdoctor.lint.formats import FORMATS
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the unified diff of the fixes; change nothing. Exit 1 if there would be changes.")
-@click.option("--select", default=None, metavar="CODES", help="Comma-separated codes or prefixes to enable (e.g. TD1,TD205).")
+@click.option("--select", default=None, metavar="CODES", help="Comma-separated codes or prefixes to enable (e.g. TD1,TD115).")
 @click.option("--ignore", default=None, metavar="CODES", help="Comma-separated codes or prefixes to disable.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Output format.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0,

@@ -200,6 +200,8 @@ class EnvironmentObservation:
     # torch.autograd anomaly detection was on during measured steps (a traceback recorded per
     # op, every backward output checked for NaN): a debugging mode left on; None: no step seen
     anomaly_detection: bool | None = None
+    # torch.get_default_dtype() at the last step end, e.g. "float64" after set_default_dtype
+    default_dtype: str | None = None
 
 
 @dataclass

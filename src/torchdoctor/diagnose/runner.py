@@ -74,16 +74,18 @@ def _catch_sigterm():
 
 
 def _torch_modes():
-    """Process-wide autograd modes a stopped program may leave switched (its own cleanup after
-    our stop never runs): put back for the caller of diagnose_script."""
+    """Process-wide torch modes a stopped program may leave switched (its own cleanup after our
+    stop never runs): grad and anomaly modes, the default dtype. Put back for the caller."""
     import torch
 
     grad = torch.is_grad_enabled()
+    default_dtype = torch.get_default_dtype()
     anomaly = torch.is_anomaly_enabled()
     check_nan = getattr(torch, "is_anomaly_check_nan_enabled", lambda: True)()
 
     def restore() -> None:
         torch.set_grad_enabled(grad)
+        torch.set_default_dtype(default_dtype)
         if torch.is_anomaly_enabled() != anomaly:
             try:
                 torch.autograd.set_detect_anomaly(anomaly, check_nan=check_nan)

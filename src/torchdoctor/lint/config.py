@@ -64,6 +64,9 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "per_file_ignores"}
+
+
 def _string_list(table: dict, key: str, where: Path) -> list[str]:
     value = table.get(key, [])
     if isinstance(value, str):
@@ -86,6 +89,10 @@ def load_config(start: Path) -> LintConfig:
     table = data.get("tool", {}).get("torchdoctor", {}).get("lint", {})
     if not isinstance(table, dict):
         raise UsageError(f"{pyproject}: [tool.torchdoctor.lint] must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:  # a misspelled key would otherwise be ignored without a word
+        raise UsageError(f"{pyproject}: [tool.torchdoctor.lint]: unknown key {unknown[0]!r} "
+                         f"(known: {', '.join(sorted(_KEYS - {'per_file_ignores'}))})")
     per_file = table.get("per-file-ignores", table.get("per_file_ignores", {}))
     if not isinstance(per_file, dict):
         raise UsageError(f"{pyproject}: per-file-ignores must be a table of glob = [codes]")

@@ -227,7 +227,8 @@ def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bo
             return True
         if direct or terminal_name(node.func) in _RECORD_BUILDERS:
             continue
-        if any(is_model_like(ctx, a.value) for a in positional(node) if isinstance(a.value, (cst.Name, cst.Attribute))):
+        passed = [a.value for a in positional(node) if isinstance(a.value, (cst.Name, cst.Attribute))]
+        if any(is_model_like(ctx, value) for value in passed):
             return True
     return False
 

@@ -63,8 +63,10 @@ def _read(path: Path) -> tuple[str | None, str | None]:
         return None, f"cannot read: {exc.strerror or exc}"
     try:
         encoding = source_encoding(raw)
-    except SyntaxError as exc:  # an unknown codec in the coding line, or a BOM that contradicts it
-        return None, f"bad encoding declaration: {exc.msg}"
+    except SyntaxError as exc:
+        if "unknown encoding" in exc.msg:  # a coding line naming no codec
+            return None, exc.msg
+        encoding = "utf-8"  # no declaration and not UTF-8: say so below
     try:
         return raw.decode(encoding), None
     except UnicodeDecodeError as exc:

@@ -44,8 +44,8 @@ def is_tensor(ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(
             return True
         if is_model_like(ctx, expr):
             return False
-        values = ctx.assigned_values(expr)
-        return bool(values) and any(is_tensor(ctx, v, known, depth + 1) for v in values)
+        values = ctx.assigned_values(expr) or _unpacked_from(ctx, expr)
+        return any(is_tensor(ctx, v, known, depth + 1) for v in values)
     if isinstance(expr, cst.Call):
         return _call_gives_tensor(ctx, expr, known, depth)
     if isinstance(expr, cst.Attribute):
@@ -77,3 +77,18 @@ def _call_gives_tensor(ctx, call: cst.Call, known, depth: int) -> bool:
     if isinstance(func, cst.Attribute):  # a method of a tensor (`out.argmax(1)`)
         return is_tensor(ctx, func.value, known, depth + 1)
     return False
+
+
+def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
+    """For `_, predicted = torch.max(out, 1)`: the values `name` is unpacked from (a tuple of
+    tensors when the value is a tensor-returning call)."""
+    scope = ctx.scope(name)
+    values = []
+    for assignment in scope[name.value] if scope is not None else ():
+        node = getattr(assignment, "node", None)
+        element = ctx.parent(node) if node is not None else None
+        target = ctx.parent(element) if isinstance(element, cst.Element) else None
+        statement = ctx.parent(ctx.parent(target)) if isinstance(target, cst.Tuple) else None
+        if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call):
+            values.append(statement.value)
+    return values

@@ -25,6 +25,7 @@ from torchdoctor.diagnose.rules import (
     d108_per_sample_fetch as d108,
     d109_workers_over_in_memory_tensors as d109,
     d110_workers_at_core_count as d110,
+    d111_slow_collate as d111,
 )
 
 
@@ -335,3 +336,44 @@ def test_a_rule_about_one_of_two_loaders_claims_only_its_part_of_the_wait():
     assert d108_finding.details["data_s"] == pytest.approx(0.004 * 3 / 4)
     map_style.loaders[0].wait_s, map_style.loaders[1].wait_s = 0.001, 0.003
     assert d108.check(map_style) == []  # its own part, 1 of 4.8 ms, is under 25%
+
+
+def slow_collate_run(collate_s: float):
+    """A list-backed dataset of token tensors (trivial __getitem__) and a Python padding loop."""
+    run = indexing_run(0.006)
+    run.loaders[0].dataset_type = "Sequences"
+    run.loaders[0].item_s = 0.000001
+    run.loaders[0].collate_s = collate_s
+    return run
+
+
+def test_d111_names_a_slow_collate_fn_instead_of_d108():
+    run = slow_collate_run(0.005)  # 5 ms for 64 samples: 78 µs each
+    run.compute.dispatch_overhead_s = 1e-6  # 78 trivial ops per sample: a collate of its own
+    finding = only(d111.check(run), "D111")
+    step_s = 0.0068
+    assert finding.saving == pytest.approx((0.005 - 3 * 1e-6 * 64) / step_s)
+    assert "pad_sequence" in finding.fix and "num_workers=7" in finding.fix
+    assert "78 trivial ops' worth" in evidence_text(finding)
+    assert d108.check(run) == []  # the batched sampler would drop the padding collate
+
+
+def test_d111_silent_for_the_default_collate_or_a_small_share():
+    run = slow_collate_run(0.0003)  # 4.7 µs per sample: default-collate territory
+    run.compute.dispatch_overhead_s = 1e-6
+    assert d111.check(run) == []
+    assert d108.check(run) != []
+    small = slow_collate_run(0.005)
+    small.compute.dispatch_overhead_s = 1e-6
+    for step in small.steps:  # data is 10% of a long step
+        step.phases["data"], step.wall_s = 0.005, 0.05
+        step.phases["forward"] = 0.045 - 0.0004 - 0.0001
+    assert d111.check(small) == []
+    assert d111.check(good_cpu_run()) == []
+
+
+def test_d108_fix_asks_a_custom_dataset_for_getitems():
+    run = indexing_run(0.004)
+    run.loaders[0].dataset_type = "Features"
+    assert "def __getitems__(self, indices)" in only(d108.check(run), "D108").fix
+    assert "__getitems__" not in only(d108.check(indexing_run(0.004)), "D108").fix

@@ -72,6 +72,7 @@ def test_clean_loop_gets_no_warning():
         ("d108_tensordataset_fetch", "D108"),
         ("d109_tensordataset_workers", "D109"),
         ("d110_workers_at_cores", "D110"),
+        ("d111_slow_collate", "D111"),
         ("d106_tensor_from_list", "D106"),
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),

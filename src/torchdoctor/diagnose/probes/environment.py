@@ -25,6 +25,7 @@ class EnvironmentProbe(Probe):
         self.anomaly_any: bool | None = None
         self.anomaly_measured: bool | None = None
         self.spawned_by: str | None = None  # training in child processes: they are not probed
+        self.default_dtype = None  # at the last step end (the run may reset it afterwards)
         for name in ("spawn", "start_processes"):
             if hasattr(torch.multiprocessing, name):
                 patcher.replace(torch.multiprocessing, name, self._wrap_spawn(name))
@@ -42,6 +43,7 @@ class EnvironmentProbe(Probe):
         return wrap
 
     def on_step_end(self, record) -> None:
+        self.default_dtype = torch.get_default_dtype()
         on = torch.is_anomaly_enabled()
         self.anomaly_any = bool(self.anomaly_any) or on
         if self.session.measuring:
@@ -54,6 +56,8 @@ class EnvironmentProbe(Probe):
                 f"the program started child processes ({self.spawned_by}); they are not "
                 "probed: run one process per rank under torchrun with --rank-dir instead"
             )
+        if self.default_dtype is not None:
+            env.default_dtype = str(self.default_dtype).replace("torch.", "")
         measured_flag = self.anomaly_measured
         env.anomaly_detection = self.anomaly_any if measured_flag is None else measured_flag
         device = _run_device(run)

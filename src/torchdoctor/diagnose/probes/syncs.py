@@ -3,8 +3,9 @@
 `.item()`, `.tolist()`, `.numpy()`, `.cpu()`, `bool()`, `float()`, `int()` of a CUDA tensor and
 `torch.cuda.synchronize()` stall the host until the device catches up. The same reads of CPU
 tensors cost nothing of that kind; they are kept apart (device "cpu") and only recorded when the
-user's own code made them (directly, or by formatting a tensor in an f-string or print), so
-torch's internal reads of CPU scalars (optimizer step counts, ...) stay out of the report.
+user's own code made them (directly, or by formatting a tensor in an f-string or print) outside
+the DataLoader's next() (a dataset's or collate_fn's reads are data-pipeline work), so torch's
+internal reads of CPU scalars (optimizer step counts, ...) stay out of the report.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class SyncProbe(Probe):
             patcher.replace(torch.Tensor, method, partial_wrap(self, kind))
         if torch.cuda.is_available():
             patcher.replace(torch.cuda, "synchronize", self._wrap_synchronize)
+
+    def in_data_pipeline(self) -> bool:
+        """Inside the DataLoader's next() (a dataset's or collate_fn's own reads of CPU tensors:
+        data-pipeline work, timed as data, not a step's host reads)."""
+        stack = self.tracker.stack
+        return bool(stack) and stack[-1] == "data"
 
     def record(self, kind: str, device: str) -> None:
         key = (kind, user_location(3), device)
@@ -100,7 +107,9 @@ def partial_wrap(probe: SyncProbe, kind: str):
         def read(tensor, *args, **kwargs):
             device = tensor.device.type
             if device != "cpu" or (
-                kind != "cpu" and (_called_from_user(2) or probe.session.formatting_tensor)
+                kind != "cpu"
+                and not probe.in_data_pipeline()
+                and (_called_from_user(2) or probe.session.formatting_tensor)
             ):
                 probe.record(kind, device)
             return original(tensor, *args, **kwargs)

@@ -17,6 +17,9 @@ COMPUTE = ("forward", "backward", "optimizer")
 # (at most this share of the steps): otherwise they are how the loop behaves, and count.
 OUTLIER_FACTOR = 4.0
 RARE_SHARE = 0.25
+# Above this share of the measured time in evaluation spans (cut out of the steps), the verdict
+# says so first: acting forwards of an RL loop, inference inside the loop, heavy validation.
+EVALUATION_HEAVY = 0.5
 
 
 def _typical_steps(steps: list[StepObservation]) -> tuple[list[StepObservation], list[str]]:
@@ -97,10 +100,23 @@ def _no_steps_verdict(run: RunObservation) -> str:
     return first if first.startswith("no training") else "no training loop seen: " + first
 
 
+def _evaluation_share(steps: list[StepObservation]) -> float:
+    evaluation = sum(s.evaluation_s for s in steps)
+    total = evaluation + sum(s.wall_s for s in steps)
+    return evaluation / total if total > 0 else 0.0
+
+
 def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Finding]) -> str:
     if not breakdown:
         return _no_steps_verdict(run)
     _, words = _bound(breakdown, model_seen=bool(run.models))
+    evaluation = _evaluation_share(run.steps)
+    if evaluation > EVALUATION_HEAVY:
+        words = (
+            f"evaluation-heavy: {_pct(evaluation)} of the measured time ran forwards whose outputs "
+            "never got a gradient (validation, or acting/inference inside the loop) and is left "
+            f"out of the steps; within the steps, {words}"
+        )
     if findings and findings[0].saving > 0:
         top = findings[0]
         words += f"; top fix: {top.title} (~{_pct(top.saving)} of step time)"

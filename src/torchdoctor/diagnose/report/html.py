@@ -105,7 +105,8 @@ def render_html(report: Report) -> str:
     summary = [
         ("status", run.status), ("exit code", run.exit_code),
         ("measured steps", 0 if run.warmup_only else len(run.steps)),
-        ("warm-up steps", len(run.steps) if run.warmup_only else run.warmup_steps), ("median step", _ms(report.step_time_s)),
+        ("warm-up steps", len(run.steps) if run.warmup_only else run.warmup_steps),
+        ("median step", _ms(report.step_time_s)),
         ("samples/s", "-" if report.samples_per_s is None else f"{report.samples_per_s:.0f}"),
         ("device", f"{env.device_type} {env.device_name}"), ("torch", env.torch_version),
     ]  # fmt: skip

@@ -151,6 +151,19 @@ def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
     return loader.dataset_type in IN_MEMORY_DATASETS or trivial_items(run, loader)
 
 
+# The default collate stacks a sample in one to three trivial ops' time (measured: 0.1-2.6x the
+# dispatch floor per sample for 64 to 3x32x32 floats); a collate_fn well above that does work of
+# its own (padding in Python, per-token loops): rule D111, and not D108's per-sample indexing.
+HEAVY_COLLATE_RATIO = 50.0
+
+
+def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
+    floor = run.compute.dispatch_overhead_s
+    if loader.collate_s is None or not floor or not loader.batch_size:
+        return False
+    return loader.collate_s > HEAVY_COLLATE_RATIO * floor * loader.batch_size
+
+
 def wait_share(run: RunObservation, loader: LoaderObservation) -> float:
     """This loader's share of the training loaders' data wait (1 for the only loader), so that a
     rule about one of two zipped loaders claims that loader's part of the data time only."""

@@ -13,12 +13,21 @@ BATCHED_FETCH_COST = 0.2
 CACHED_ITEM_COST = 0.1
 
 
-def batched_fetch_fix(batch_size: int | None, *, drop_workers: bool = False) -> str:
+def batched_fetch_fix(
+    batch_size: int | None, *, drop_workers: bool = False, dataset_type: str = "TensorDataset"
+) -> str:
     """Fetch whole batches from an indexable in-memory dataset in the training process."""
     batch = batch_size or "batch_size"
     workers = ", num_workers=0" if drop_workers else ""
+    # a TensorDataset returns a whole batch for a list of indices; another class must learn to
+    custom = (
+        f"# {dataset_type or 'your Dataset'} must return a whole batch for a list of indices:\n"
+        "#     def __getitems__(self, indices): return self.x[indices], self.y[indices]\n"
+        if dataset_type != "TensorDataset"
+        else ""
+    )
     return (
-        "from torch.utils.data import BatchSampler, RandomSampler\n"
+        custom + "from torch.utils.data import BatchSampler, RandomSampler\n"
         f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch}, drop_last=False)\n"
         f"loader = DataLoader(dataset, sampler=sampler, batch_size=None{workers})"
     )

@@ -4,7 +4,8 @@
 Flags a training `DataLoader` in the training process (`num_workers=0`) over a map-style dataset
 whose `__getitem__` only indexes tensors held in memory (a `TensorDataset`, or each sample
 measured at ten trivial ops or less), when waiting for that loader takes 25% or more of the step
-(with several loaders, its own share of the data wait).
+(with several loaders, its own share of the data wait). A `collate_fn` that does work of its own
+(50 trivial ops per sample or more) is rule D111's case instead.
 
 ## Why is this bad
 The data is already a batch-shaped tensor, but the default loader indexes it once per sample (a
@@ -39,11 +40,12 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    heavy_collate,
+    in_memory,
     pct,
     secs,
     severity_for,
     step_profile,
-    in_memory,
     training_loaders,
     wait_share,
 )
@@ -65,7 +67,9 @@ def _item_cost(run: RunObservation, item_s: float | None) -> str:
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     loaders = [
-        ld for ld in training_loaders(run) if ld.num_workers == 0 and in_memory(run, ld)
+        ld
+        for ld in training_loaders(run)
+        if ld.num_workers == 0 and in_memory(run, ld) and not heavy_collate(run, ld)
     ]
     if profile is None or not loaders:
         return []
@@ -92,7 +96,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=batched_fetch_fix(loader.batch_size),
+            fix=batched_fetch_fix(loader.batch_size, dataset_type=loader.dataset_type),
             source="seed 003 (batch your operations: one op instead of many small ones); "
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Each sample is indexed separately and stacked back into a batch; one "

@@ -3,7 +3,8 @@
 ## What it does
 Flags a training `DataLoader` with `num_workers > 0` over a map-style dataset whose samples are
 only indexed from memory (a `TensorDataset`, or `__getitem__` measured at ten trivial ops or less)
-when waiting for its batches takes 25% or more of a typical step.
+when waiting for its batches takes 25% or more of a typical step, or when its workers are started
+again every epoch (`persistent_workers=False`) at a cost of 2% or more of the epoch.
 
 ## Why is this bad
 Building such a batch costs a few indexing ops, but a worker must pickle it, send it through a
@@ -12,7 +13,8 @@ more than the batch itself, and the model waits for it. The training process can
 batch at once faster than any worker can deliver one.
 
 Estimated saving: four fifths of the steady data time per step, as for a batched fetch in the
-training process (rule D108; `bench/rule_fix_speedups.py` measured 84% saved).
+training process (rule D108; `bench/rule_fix_speedups.py` measured 84% saved), plus the worker
+start-up share of each epoch measured as in rule D103 (no workers, no start-up).
 
 ## Example
 ```python
@@ -48,10 +50,12 @@ from torchdoctor.diagnose.rules._common import (
     waiting_loader,
 )
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
+from torchdoctor.diagnose.rules._respawn import respawn_cost
 
 CODE = "D109"
 TITLE = "DataLoader workers hand over in-memory tensors: the hand-over costs more than the batch"
 MIN_DATA_SHARE = 0.25
+MIN_RESPAWN_SHARE = 0.02  # as rule D103
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -61,28 +65,38 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     loader, data_s = waiting_loader(run, loaders)
     share = clamp(data_s / step_s)
-    if share < MIN_DATA_SHARE:
+    # start-up paid again every epoch (rule D103 leaves this loader to us): gone with the workers
+    respawn = respawn_cost(run, lambda ld: ld is loader)
+    respawn_share = respawn.share if respawn else 0.0
+    if share < MIN_DATA_SHARE and respawn_share < MIN_RESPAWN_SHARE:
         return []
-    saving = clamp(share * (1 - BATCHED_FETCH_COST))
+    saving = clamp(share * (1 - BATCHED_FETCH_COST) + respawn_share)
+    evidence = [
+        f"Waiting for data took {pct(share)} of a typical step "
+        f"({secs(data_s)} of {secs(step_s)}).",
+        f"The DataLoader at {loader.location} has num_workers={loader.num_workers} over "
+        f"{loader.dataset_type or 'a dataset indexed from memory'}: each batch is a few "
+        "indexing ops, but every one is pickled and passed between processes.",
+    ]
+    if respawn:
+        evidence += respawn.evidence
+        evidence.append(f"Starting the workers again every epoch costs {pct(respawn_share)} of "
+                        "the epoch.")
     return [
         Finding(
             id=CODE,
             title=TITLE,
             severity=severity_for(saving),
             saving=saving,
-            evidence=[
-                f"Waiting for data took {pct(share)} of a typical step "
-                f"({secs(data_s)} of {secs(step_s)}).",
-                f"The DataLoader at {loader.location} has num_workers={loader.num_workers} over "
-                f"{loader.dataset_type or 'a dataset indexed from memory'}: each batch is a few "
-                "indexing ops, but every one is pickled and passed between processes.",
-            ],
-            fix=batched_fetch_fix(loader.batch_size, drop_workers=True),
+            evidence=evidence,
+            fix=batched_fetch_fix(loader.batch_size, drop_workers=True,
+                                  dataset_type=loader.dataset_type),
             source="seed 003 (batch your operations: one op instead of many small ones); "
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Worker processes pay a hand-over per batch that costs more than indexing "
             "in-memory tensors; one indexing op per batch in the training process is faster.",
             details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
+                     "respawn_share": respawn_share,
                      "dataset_type": loader.dataset_type, "location": loader.location},
         )
     ]

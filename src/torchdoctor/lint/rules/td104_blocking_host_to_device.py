@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
-from torchdoctor.lint.patterns import argument, batch_names, is_cuda_move, is_false, keyword, loader_call, positional, walk
+from torchdoctor.lint.patterns import (
+    argument, batch_names, is_cuda_move, is_false, keyword, loader_call, names_in, positional, walk,
+)
 from torchdoctor.lint.rule import Rule
 
 
@@ -13,7 +15,8 @@ class BlockingHostToDevice(Rule):
     """
     ## What it does
     Flags `.to(<cuda device>)` / `.cuda()` on the batches of a `DataLoader` created with
-    `pin_memory` when the call lacks `non_blocking=True`.
+    `pin_memory` when the call lacks `non_blocking=True`. A batch name that the loop has
+    already rebound (`x = x.cuda()`) holds a GPU tensor after that line and is left alone.
 
     ## Why is this bad
     Pinned memory exists so that host-to-device copies can run asynchronously; a blocking copy
@@ -52,8 +55,14 @@ class BlockingHostToDevice(Rule):
             if pinned is None or is_false(pinned):
                 continue
             names = batch_names(ctx, loop)
+            rebinds: list[tuple[cst.Assign, set[str]]] = []  # `x = x.cuda()`: x is on the GPU after it
             for node in walk(ctx, loop.body):
-                if isinstance(node, cst.Call) and self._blocking_batch_copy(ctx, node, names):
+                if isinstance(node, cst.Assign) and not isinstance(node.value, cst.Name):
+                    rebinds.append((node, {n for t in node.targets for n in names_in(t.target)}))
+                if not isinstance(node, cst.Call):
+                    continue
+                host = names - {n for assign, bound in rebinds if not ctx.is_inside(node, assign) for n in bound}
+                if self._blocking_batch_copy(ctx, node, host):
                     fix = ctx.make_fix(self.fix_safety, "Add `non_blocking=True`",
                                        {node: add_keyword(node, "non_blocking", "True")})
                     yield ctx.violation(self, node, "copy of a pinned batch to CUDA without "

@@ -19,10 +19,11 @@ class CudnnBenchmarkUnset(Rule):
     Flags the first convolution layer of a model that is moved to CUDA (`.cuda()`,
     `.to("cuda")`, `.to(device)` with a CUDA `device`) and trained, in a file that calls
     `backward()` and never assigns `torch.backends.cudnn.benchmark` (nor
-    `cudnn.deterministic`, nor calls `torch.use_deterministic_algorithms`). The model must be visibly a convolutional one (an
-    `nn.Sequential` holding a convolution, or an instance of a class of the file that builds
-    one) and be called, passed on, or have its parameters handed to an optimizer next to the
-    move; a convolution in a test table or a model that is only moved is not enough.
+    `cudnn.deterministic`, nor calls `torch.use_deterministic_algorithms`). The model must
+    visibly be a convolutional one (an `nn.Sequential` holding a convolution, or an instance
+    of a class of the file that builds one) and be called, passed to a helper, or have its
+    parameters handed to an optimizer next to the move; a convolution in a test table, or a
+    model that is only moved, is not enough.
 
     ## Why is this bad
     With `benchmark = True` cuDNN times the available convolution algorithms for each new input

@@ -1,0 +1,114 @@
+"""D111: the DataLoader's `collate_fn` does slow per-sample work of its own.
+
+## What it does
+Flags a training `DataLoader` in the training process (`num_workers=0`) whose `collate_fn` takes
+50 or more trivial ops' time per sample (the default collate stacks a sample in one to three),
+when collating takes 25% or more of the step.
+
+## Why is this bad
+A collate function that pads, tokenises or converts in a Python loop over samples (or tokens)
+repeats that work for every batch in the training process, while the model waits. Built from a
+few whole-batch ops (`pad_sequence`, one `torch.stack`, one `torch.as_tensor`), the same batch
+costs about what the default collate costs; in worker processes it would at least overlap with
+the step.
+
+Estimated saving: the measured collate time per batch minus what the default collate would take
+(three trivial ops per sample), capped by the loader's part of the data time per step.
+
+## Example
+```python
+def pad_collate(samples):
+    longest = max(len(s) for s, _ in samples)
+    batch = torch.zeros(len(samples), longest, dtype=torch.long)
+    for i, (tokens, _) in enumerate(samples):
+        for j, t in enumerate(tokens.tolist()):  # one Python step per token
+            batch[i, j] = t
+    return batch, torch.tensor([y for _, y in samples])
+```
+
+## Use instead
+```python
+from torch.nn.utils.rnn import pad_sequence
+
+def pad_collate(samples):
+    tokens, labels = zip(*samples)
+    return pad_sequence(tokens, batch_first=True), torch.as_tensor(labels)
+```
+
+## Fix safety
+Needs review: the batches must stay equal (padding value, dtype, order). Moving the collate to
+worker processes instead is safe if the function is picklable (defined at module level).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    cpu_count,
+    heavy_collate,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    suggested_workers,
+    training_loaders,
+    wait_share,
+)
+
+CODE = "D111"
+TITLE = "Slow collate_fn: batches are assembled sample by sample in Python"
+MIN_COLLATE_SHARE = 0.25
+DEFAULT_COLLATE_OPS = 3  # trivial ops' time per sample the default collate takes (at most)
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    loaders = [
+        ld for ld in training_loaders(run) if ld.num_workers == 0 and heavy_collate(run, ld)
+    ]
+    if profile is None or not loaders:
+        return []
+    loader = max(loaders, key=lambda ld: ld.collate_s)
+    data_s = profile.seconds("data") * wait_share(run, loader)
+    collate_s = min(loader.collate_s, data_s)  # one collate per batch, one batch per step
+    share = clamp(collate_s / profile.step_s)
+    if share < MIN_COLLATE_SHARE:
+        return []
+    default_s = DEFAULT_COLLATE_OPS * run.compute.dispatch_overhead_s * loader.batch_size
+    saving = clamp(max(0.0, collate_s - default_s) / profile.step_s)
+    per_sample = collate_s / loader.batch_size
+    workers = suggested_workers(cpu_count(run, loader))
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=[
+                f"Collating a batch of {loader.batch_size} took {secs(collate_s)} per step, "
+                f"{pct(share)} of the {secs(profile.step_s)} step: {secs(per_sample)} per "
+                f"sample, about {per_sample / run.compute.dispatch_overhead_s:.0f} trivial ops' "
+                "worth (the default collate takes one to three).",
+                f"The DataLoader at {loader.location} runs its collate_fn in the training "
+                "process (num_workers=0).",
+            ],
+            fix=(
+                "# build the batch with a few whole-batch ops, e.g. for variable-length samples:\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def collate(samples):\n"
+                "    xs, ys = zip(*samples)\n"
+                "    return pad_sequence(xs, batch_first=True), torch.as_tensor(ys)\n"
+                "# or at least overlap it with the step in worker processes:\n"
+                f"DataLoader(dataset, ..., collate_fn=collate, num_workers={workers}, "
+                "persistent_workers=True)"
+            ),
+            source="seed 003 (batch your operations: one op instead of many small ones); "
+            "PyTorch DataLoader docs (collate_fn, torch.nn.utils.rnn.pad_sequence)",
+            explanation="The collate function assembles each batch one sample (or token) at a "
+            "time in Python while the model waits; whole-batch ops do it at once.",
+            details={"collate_s": loader.collate_s, "step_s": profile.step_s,
+                     "default_collate_s": default_s, "location": loader.location},
+        )
+    ]
