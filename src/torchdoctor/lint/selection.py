@@ -1,4 +1,4 @@
-"""Choosing rules by code or prefix (`--select TD1,TD205`, `--ignore TD110`)."""
+"""Choosing rules by code or prefix (`--select TD1,TD115`, `--ignore TD110`)."""
 
 from __future__ import annotations
 
