@@ -7,7 +7,7 @@ import json
 import pytest
 
 from torchdoctor.demo.rows import RowResult
-from torchdoctor.demo.table import add_speedups, footnotes, render_table, write_json
+from torchdoctor.demo.table import add_speedups, caveats, footnotes, render_table, write_json
 
 
 def row(key, wall_s, semantics=None):
@@ -37,3 +37,16 @@ def test_json_has_no_nan_and_is_replaced_whole(tmp_path):
     assert document["rows"][0]["final_accuracy"] is None
     assert document["rows"][0]["speedup_vs_naive"] == 1.0
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_a_slowdown_is_never_shown_without_its_reason():
+    rows = [row("naive", 8.0), row("workers", 10.0), row("compile", 5.0)]
+    add_speedups(rows)
+    (slower,) = caveats(rows, quick=False)
+    assert "costs more than it saves" in slower and "workers (0.80x)" in slower
+    assert "compile" not in slower
+    (quick,) = caveats(rows, quick=True)
+    assert quick.startswith("note: quick runs are too short to measure") and "100 samples" in quick
+    faster = [row("naive", 8.0), row("a", 4.0)]
+    add_speedups(faster)
+    assert caveats(faster, quick=False) == []

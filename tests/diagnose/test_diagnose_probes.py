@@ -2,6 +2,7 @@
 ndarrays, torch.save and print inside steps, float64 compute, host reads by call site, model
 facts, FLOPs, memory; plus the --profile window. In-process for speed."""
 
+import json
 import textwrap
 
 from torchdoctor.diagnose.api import diagnose_script
@@ -100,9 +101,17 @@ def test_profile_window_names_the_top_ops(tmp_path):
             """
         )
     )
+    # the profiled steps (and the one absorbing the profiler's teardown) are never measured:
+    # after the measured steps when the program is stopped, before them when it runs to its end
     run = diagnose_script(str(script), steps=4, warmup=2, profile=True).run
     note = next(n for n in run.notes if n.startswith("--profile"))
-    assert "aten::" in note
+    assert "aten::" in note and "steps 6-8, outside the measured steps" in note
+    assert [s.index for s in run.steps] == [2, 3, 4, 5]
+    assert run.status == "stopped"
+    run = diagnose_script(str(script), steps=0, warmup=2, profile=True).run
+    note = next(n for n in run.notes if n.startswith("--profile"))
+    assert "steps 2-4, outside the measured steps" in note
+    assert [s.index for s in run.steps] == list(range(6, 12))
 
 
 def test_gpu_peak_table_names_its_source_and_never_guesses():
@@ -238,3 +247,37 @@ def test_recomputed_blocks_and_optimizer_subclasses_keep_their_user_sites(diagno
     assert run.models[0].activation_checkpointing
     assert run.memory.parameter_bytes == 3 * (16 * 16 + 16) * 4
     assert [o.location.rsplit(":", 1)[1] for o in run.optimizers] == ["26"]  # "built here"
+
+
+def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monkeypatch):
+    # a peak cached from a run on a busy machine is a lower bound: a new measurement replaces it
+    import torch
+
+    from torchdoctor.diagnose.probes import peak_flops
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    key = (f"{peak_flops._cpu_name()}|threads={torch.get_num_threads()}"
+           f"|torch={torch.__version__}")
+    cache = tmp_path / "cache" / "torchdoctor" / "cpu_peak.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps({key: 1e6}))  # 1 MFLOP/s: far below any real CPU
+    value, source = peak_flops.cpu_peak()
+    assert value > 1e8 and "best of all runs" in source
+    assert json.loads(cache.read_text())[key] == value
+    # when the matmul cannot run, the stale value is all there is: the run's own FLOP/s
+    # then bound the peak from below
+    cache.write_text(json.dumps({key: 1e6}))
+
+    def cannot_measure():
+        raise RuntimeError("no BLAS")
+
+    monkeypatch.setattr(peak_flops, "_measure_cpu_matmul", cannot_measure)
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent("""
+        model = nn.Linear(256, 256)
+        for _ in range(10):
+            model(torch.randn(64, 256)).sum().backward()
+        """))
+    compute = diagnose_script(str(script), steps=4, warmup=2).run.compute
+    assert compute.utilization == 1.0
+    assert compute.peak_source.endswith("raised to this run's achieved FLOP/s")

@@ -217,3 +217,52 @@ def test_non_zero_rank_with_rank_dir_prints_one_line_and_writes_no_report(tmp_pa
     ]
     assert not (tmp_path / "report.json").exists()  # rank 0's file, not overwritten by rank 1
     assert list((tmp_path / "ranks").iterdir())
+
+
+def test_os_exit_at_the_end_still_writes_the_report_and_exits_with_its_code(diagnose):
+    # the DataLoader's forked worker also ends with os._exit: it must just exit, no second report
+    d = diagnose(
+        TRAIN_STEPS
+        + dedent(
+            """
+        import os
+        loader = DataLoader(TensorDataset(torch.zeros(5, 1)), batch_size=1, num_workers=1)
+        for _ in loader:
+            train_step()
+        del loader
+        print("done, hard exit", flush=True)
+        os._exit(3)
+        print("not reached")
+        """
+        ),
+        "--steps", "0", "--warmup", "2",
+    )  # fmt: skip
+    assert d.returncode == 3, d.stderr
+    assert "done, hard exit" in d.stdout and "not reached" not in d.stdout
+    assert d.report is not None, "os._exit ended the run without a report"
+    assert d.report["status"] == "completed" and d.report["exit_code"] == 3
+    assert d.report["steps"] == 3
+    assert d.stdout.count(d.report["verdict"]) == 1, d.stdout
+
+
+def test_a_bug_in_a_probe_hook_is_not_blamed_on_the_program(diagnose_here, monkeypatch, capsys):
+    # the state QA2 saw during a concurrent edit: the session calls a tracker method that is gone
+    from torchdoctor.diagnose.steps import StepTracker
+
+    monkeypatch.delattr(StepTracker, "parameters_updated")
+    report = diagnose_here(
+        """
+        model = nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(10):
+            model(torch.randn(8, 4)).sum().backward()
+            opt.step()
+        """
+    )
+    run = report.run
+    assert run.status == "crashed" and run.exit_code == 1
+    assert run.error.startswith("torchdoctor internal error at diagnose/session.py:"), run.error
+    assert "AttributeError" in run.error
+    err = capsys.readouterr().err
+    assert "a torchdoctor bug, not your program's" in err
+    assert "session.py" in err  # our frames are shown: they are where the bug is

@@ -223,3 +223,41 @@ def test_no_grad_forwards_feeding_the_training_step_are_not_evaluation(diagnose_
     assert all(s.batch_size == 64 and s.evaluation_s > 0 for s in run.steps)
     # teacher and backbone were not cut out: the only evaluation site is line 24 (above), and
     # their batch of 64 is the step's (not double-counted)
+
+
+def test_validation_loader_waits_are_evaluation_not_training_data(diagnose_here):
+    # periodic validation through its own loader (a worker started per epoch, slow items): its
+    # first wait comes before the first evaluation forward, and must not become training data
+    report = diagnose_here(
+        """
+        class Slow(Dataset):
+            def __len__(self):
+                return 2
+            def __getitem__(self, i):
+                time.sleep(0.03)
+                return torch.randn(8), 0
+        model = nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        train = DataLoader(TensorDataset(torch.randn(512, 8)), batch_size=16)
+        val = DataLoader(Slow(), batch_size=1, num_workers=1)
+        for i, (x,) in enumerate(train):
+            model(x).pow(2).mean().backward()
+            opt.step()
+            opt.zero_grad()
+            if i % 3 == 2:
+                model.eval()
+                with torch.inference_mode():
+                    for xv, _ in val:
+                        model(xv)
+                model.train()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    run = report.run
+    validated = [s for s in run.steps if s.evaluation_s > 0]
+    assert len(validated) >= 2
+    for step in validated:  # each validation waited >= 60 ms for its two slow items
+        assert step.phases.get("data", 0.0) < 0.25 * step.evaluation_s, step
+    assert {ld.role for ld in run.loaders} == {"train", "eval"}
+    assert report.breakdown.get("data", 0.0) < 0.5

@@ -30,7 +30,9 @@ def test_one_outlier_step_does_not_flip_the_verdict(diagnose_here):
     # the phases shown add up to the median step shown beside them
     assert sum(report.phase_seconds.values()) == pytest.approx(report.step_time_s)
     spread = [n for n in report.step_notes if "left out of the breakdown" in n]
-    assert len(spread) == 1 and spread[0].startswith("1 of 8 steps took over 4x"), spread
+    # the planted stall, plus at most one preemption on a loaded machine (a 10-100 ms stall)
+    assert len(spread) == 1 and spread[0][1:].startswith(" of 8 steps took over 4x"), spread
+    assert spread[0][0] in "12", spread
 
 
 CRASH_IN_WARMUP = """

@@ -2,8 +2,11 @@
 
 import pytest
 
+from torchdoctor.trials.analysis import check_combination, verdict
+from torchdoctor.trials.report import ConfigResult, Semantics, Spread, VariantResult
 from torchdoctor.trials.semantics import judge
-from torchdoctor.trials.stats import loss_deviation, paired_speedups
+from torchdoctor.trials.stats import (loss_deviation, mean_step_s, measured_steps,
+                                      paired_speedups, run_to_run_spread)
 
 
 def run(losses, step_s=0.1):
@@ -38,3 +41,74 @@ def test_paired_speedups_skip_warmup_and_pair_rounds():
 def test_loss_deviation_uses_the_trajectory_scale_near_zero():
     worst, _ = loss_deviation([1.0, 1e-9], [1.0, 2e-9])
     assert worst < 1e-8  # a 1e-9 absolute change is not a 100% change
+
+
+def test_random_draws_differ_needs_a_reproducible_baseline_that_drew_in_the_loader():
+    def drew(r):
+        return {**r, "loader_draws_random": True}
+
+    base = [drew(run([2.0, 1.5])), drew(run([2.0, 1.5]))]
+    moved = judge(base, [run([2.0, 1.51])], 1e-6, "exact", moves_data_randomness=True)
+    assert moved.verdict == "random draws differ"
+    # the same difference from a fix that does not move batch building stays "changed"
+    assert judge(base, [run([2.0, 1.51])], 1e-6, "exact").verdict == "changed"
+    # a baseline whose batches drew nothing: the difference is real
+    plain = [run([2.0, 1.5]), run([2.0, 1.5])]
+    assert judge(plain, [run([2.0, 1.51])], 1e-6, "x", moves_data_randomness=True).verdict == \
+        "changed"
+
+
+def test_prefetched_steps_are_discarded_after_warm_up():
+    record = run([1.0] * 6, 0.1)
+    record["steps"][1]["wall_s"] = record["steps"][2]["wall_s"] = 0.0  # drained from the queue
+    record["prefetch_steps"] = 2
+    assert mean_step_s(record, warmup=1) == pytest.approx(0.1)
+    assert len(measured_steps(record, warmup=1)) == 3
+
+
+def test_baseline_spread_is_the_largest_ratio_between_consecutive_runs():
+    base = [run([1, 1], 0.1), run([1, 1], 0.125), run([1, 1], 0.1)]
+    assert run_to_run_spread(base, warmup=0) == pytest.approx(0.25)
+    assert run_to_run_spread(base[:1], warmup=0) is None
+
+
+def _spread(*values):
+    return Spread(sorted(values)[len(values) // 2], min(values), max(values), len(values))
+
+
+def test_faster_needs_two_rounds_above_one_and_a_median_beyond_the_baseline_spread():
+    assert verdict("ok", _spread(1.3), "kept") == "no clear gain"  # one noisy run
+    assert verdict("ok", _spread(1.2, 1.3, 1.4), "kept", 0.05) == "faster"
+    assert verdict("ok", _spread(1.2, 1.3, 1.4), "kept", 0.40) == "no clear gain"
+    assert verdict("ok", _spread(0.9, 1.3, 1.4), "kept") == "no clear gain"  # overlaps 1
+    assert verdict("ok", _spread(0.7, 0.75, 0.8), "kept", 0.1) == "slower"
+    assert verdict("ok", _spread(1.2, 1.3, 1.4), "random draws differ") == "faster"
+    assert verdict("ok", _spread(1.2, 1.3, 1.4), "changed") == "changes results"
+
+
+def _variant(name, fixes, speedup, semantics_verdict="kept"):
+    config = ConfigResult(name, fixes, 3, _spread(0.1), _spread(1.0), _spread(0.1), None,
+                          "process_rss", [], 1.0)
+    semantics = Semantics(semantics_verdict, 1e-3, "", 0.0, None, 3, 0.0)
+    return VariantResult(config, speedup, None, None, semantics,
+                         verdict("ok", speedup, semantics_verdict))
+
+
+def test_a_combination_far_beyond_the_product_of_its_parts_is_suspicious():
+    parts = [_variant("workers", ["workers"], _spread(0.8, 0.81, 0.85)),
+             _variant("compile", ["compile"], _spread(0.9, 0.95, 1.0))]
+    combined = _variant("all", ["workers", "compile"], _spread(4.0, 4.3, 4.6))
+    check_combination([*parts, combined])
+    assert combined.verdict == "suspicious"
+    plausible = _variant("all", ["workers", "compile"], _spread(0.9, 1.0, 1.1))
+    check_combination([*parts, plausible])
+    assert plausible.verdict == "no clear gain"
+
+
+def test_a_combination_keeps_a_part_s_changed_semantics():
+    parts = [_variant("workers", ["workers"], _spread(2.0, 2.1, 2.2), "random draws differ"),
+             _variant("inference_mode", ["inference_mode"], _spread(1.0, 1.0, 1.1), "changed")]
+    combined = _variant("all", ["workers", "inference_mode"], _spread(2.0, 2.1, 2.2),
+                        "random draws differ")
+    check_combination([*parts, combined])
+    assert combined.semantics.verdict == "changed" and combined.verdict == "changes results"

@@ -24,10 +24,15 @@ RECIPES = ("shapes", "cifar-resnet")
 @click.option("--cache-dir", type=click.Path(file_okay=False),
               help="Where generated data is kept (default $TORCHDOCTOR_CACHE or "
                    "~/.cache/torchdoctor).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="Intra-op CPU threads for every row (default on CPU: 1, or "
+                   "$OMP_NUM_THREADS when set).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the table only.")
-def demo(recipe, quick, json_path, device, no_diagnose, diagnose_steps, seed, cache_dir, quiet):
+def demo(recipe, quick, json_path, device, no_diagnose, diagnose_steps, seed, cache_dir, threads,
+         quiet):
     """Show where a naive training loop's time goes and what each fix gains."""
     from torchdoctor.demo.run import run_demo
 
     run_demo(recipe, quick=quick, json_path=json_path, quiet=quiet, diagnose=not no_diagnose,
-             diagnose_steps=diagnose_steps, device=device, seed=seed, cache_dir=cache_dir)
+             diagnose_steps=diagnose_steps, device=device, seed=seed, cache_dir=cache_dir,
+             threads=threads)

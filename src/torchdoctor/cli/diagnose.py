@@ -98,27 +98,40 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, r
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
     )
     from torchdoctor.diagnose.api import diagnose_script
+
+    outputs = (json_path, html_path, trace_path)
+    report = diagnose_script(
+        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile,
+        rank_dir=rank_dir,
+        on_hard_exit=lambda hard: _publish(hard, quiet, rank_dir, outputs),  # os._exit
+    )
+    if not _publish(report, quiet, rank_dir, outputs):
+        sys.exit(report.run.exit_code)
+    if try_spec and report.run.status in ("completed", "stopped"):  # [D]
+        from torchdoctor.trials.cli_hook import run_try
+
+        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+    sys.exit(report.run.exit_code)
+
+
+def _publish(report, quiet: bool, rank_dir, outputs) -> bool:
+    """Print the report and write its files; False on a non-zero rank (rank 0 reports)."""
     from torchdoctor.diagnose.report.html import write_html
     from torchdoctor.diagnose.report.json import write_json
     from torchdoctor.diagnose.report.terminal import render_terminal, render_verdict
     from torchdoctor.diagnose.report.trace import write_trace
 
-    report = diagnose_script(
-        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile,
-        rank_dir=rank_dir,
-    )
     sys.stdout.flush()
     env = report.run.environment
     if rank_dir and env.world_size > 1 and env.rank != 0:  # rank 0 reports for every rank
         print(f"torchdoctor diagnose: rank {env.rank}: observation written to {rank_dir}; "
               "rank 0 prints the report")
-        sys.exit(report.run.exit_code)
+        return False
     if quiet:
         render_verdict(report)
     else:
         render_terminal(report)  # first: an unwritable file below must not cost the report
-    outputs = ((json_path, write_json), (html_path, write_html), (trace_path, write_trace))
-    for path, write in outputs:
+    for path, write in zip(outputs, (write_json, write_html, write_trace)):
         if path:
             try:
                 write(report, path)
@@ -126,8 +139,4 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, r
                 from torchdoctor.errors import TorchdoctorError
 
                 raise TorchdoctorError(f"cannot write {path}: {exc.strerror}") from None
-    if try_spec and report.run.status in ("completed", "stopped"):  # [D]
-        from torchdoctor.trials.cli_hook import run_try
-
-        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
-    sys.exit(report.run.exit_code)
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from typing import Any
 
@@ -11,9 +12,9 @@ import torchdoctor
 from torchdoctor.console import make_console, progress_enabled
 from torchdoctor.demo.diagnosis import diagnose_naive, unavailable
 from torchdoctor.demo.meters import memory_kind
-from torchdoctor.demo.rows import RowResult, run_row, warm_up
+from torchdoctor.demo.rows import RowResult, run_rows, warm_up
 from torchdoctor.demo.stack import plan
-from torchdoctor.demo.table import (add_speedups, check_writable, footnotes, render_table,
+from torchdoctor.demo.table import (add_speedups, caveats, check_writable, footnotes, render_table,
                                     write_json)
 from torchdoctor.demo.workload import prepare
 from torchdoctor.errors import UsageError
@@ -30,6 +31,24 @@ def resolve_device(name: str) -> torch.device:
         raise UsageError(f"unknown device {name!r}") from exc
 
 
+def demo_threads(threads: int | None, device: torch.device) -> int | None:
+    """Intra-op threads for the whole demo; None: leave PyTorch's choice.
+
+    On CPU the default is one thread unless OMP_NUM_THREADS says otherwise: the rows compare
+    techniques, not thread counts, and on a small shared machine two intra-op threads wait on
+    each other's scheduling (measured on 2 loaded cores: naive epochs 9-30 s with 2 threads,
+    0.6-1.3 s with 1), which would drown every row's difference. It also leaves a core to the
+    DataLoader workers of the workers row.
+    """
+    if threads is not None:
+        if threads < 1:
+            raise UsageError(f"--threads {threads}: needs at least 1")
+        return threads
+    if device.type == "cpu" and not os.environ.get("OMP_NUM_THREADS"):
+        return 1
+    return None
+
+
 def run_demo(
     recipe: str = "shapes",
     *,
@@ -41,13 +60,18 @@ def run_demo(
     device: str = "auto",
     seed: int = 0,
     cache_dir: str | None = None,
+    threads: int | None = None,
 ) -> list[RowResult]:
     dev = resolve_device(device)
+    threads = demo_threads(threads, dev)
+    if threads is not None:
+        torch.set_num_threads(threads)  # every row, the diagnosis and the warm-up alike
     if json_path:
         check_writable(json_path)
     log = make_console(quiet)
     log.print(f"torchdoctor demo: recipe {recipe} on {dev}"
-              f" ({'quick' if quick else 'full'} size), torch {torch.__version__}", markup=False)
+              f" ({'quick' if quick else 'full'} size), torch {torch.__version__}, "
+              f"{torch.get_num_threads()} intra-op thread(s)", markup=False)
 
     log.print("\n[1/3] the naive loop (seed 001 as written): python -m "
               "torchdoctor.demo.naive_loop", markup=False)
@@ -62,7 +86,7 @@ def run_demo(
     from torchdoctor.trainer.setup import has_conv
 
     steps = plan(dev.type, has_conv(workload.new_model()))
-    log.print(f"\n[3/3] the treated loop (torchdoctor.Trainer), one technique at a time "
+    log.print(f"\n[3/3] the fixes in the diagnosis' order, one technique per row "
               f"({len(steps)} rows)", markup=False)
     warm_up(workload, dev)
     rows = _run_rows(workload, steps, dev, quiet, log)
@@ -72,7 +96,9 @@ def run_demo(
     out.print()
     out.print(render_table(rows, f"torchdoctor demo: {recipe} on {dev}, "
                                  f"{workload.size.epochs} epoch(s) of {workload.n_train} samples"))
-    for note in footnotes(rows):
+    from torchdoctor.trainer.setup import available_cores
+
+    for note in footnotes(rows) + caveats(rows, quick, available_cores()):
         out.print(note, markup=False)
     if json_path:
         write_json(json_path, _header(recipe, dev, workload, diagnosis), rows)
@@ -81,23 +107,26 @@ def run_demo(
 
 
 def _run_rows(workload, steps, device, quiet: bool, log) -> list[RowResult]:
-    rows: list[RowResult] = []
+    """All rows, interleaved epoch by epoch; progress per epoch of each row."""
+    epochs = workload.size.epochs
     if not progress_enabled(quiet):
-        for index, step in enumerate(steps):
-            row = run_row(workload, steps, index, device)
-            rows.append(row)
-            log.print(f"      row {index}/{len(steps) - 1} {step.key}: {row.epoch_s:.2f} s/epoch",
-                      markup=False)
-        return rows
+        latest: dict[int, float] = {}
+
+        def report(index, baton):
+            if baton.times:
+                latest[index] = baton.times[-1]
+            if index == len(steps) - 1:
+                log.print(f"      epoch {len(baton.times)}/{epochs}, s per row: " + " ".join(
+                    f"{latest[i]:.2f}" for i in sorted(latest)), markup=False)
+
+        return run_rows(workload, steps, device, on_turn=report)
     from rich.progress import Progress
 
     with Progress(console=make_console(quiet, stderr=True), transient=True) as progress:
-        task = progress.add_task("rows", total=len(steps))
-        for index, step in enumerate(steps):
-            progress.update(task, description=step.label[:60])
-            rows.append(run_row(workload, steps, index, device))
-            progress.advance(task)
-    return rows
+        task = progress.add_task(f"{len(steps)} rows x {epochs} epochs, interleaved",
+                                 total=len(steps) * epochs)
+        return run_rows(workload, steps, device,
+                        on_turn=lambda index, baton: progress.advance(task))
 
 
 def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dict[str, Any]:

@@ -1,10 +1,14 @@
-"""The performance stack `torchdoctor demo` applies, one technique per row, in the seeds' order.
+"""The performance stack `torchdoctor demo` applies, one technique per row.
 
-Each step is cumulative: row k runs with every change of rows 1..k. Steps that only act on a GPU
-appear only when the demo runs on CUDA. The batch-size step comes last although seed 001 takes
-it before the GPU tuning: it is the one step that changes the optimisation, so every row above
-it compares like with like. Pure data, no torch: the plan for any device can be
-tested (and printed) on any machine.
+Each step is cumulative: row k runs with every change of rows 1..k. The order follows what
+`torchdoctor diagnose` ranks for seed 001's loop: the optimizer step first (D210, the largest
+phase), then the data-side cost removed at its source (float32 built once), then the loop
+itself (inference_mode, no per-step `.item()`: the Trainer replaces the script's loop from that
+row on), then DataLoader workers (overlap what loading is left), then the GPU-only steps.
+Rows before the loop change run seed 001's own loop with the fix applied to it, as a user
+would. The batch-size step comes last although seed 001 takes it before the GPU tuning: it is
+the one step that changes the optimisation, so every row above it compares like with like.
+Pure data, no torch: the plan for any device can be tested (and printed) on any machine.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ BASELINE_CONFIG: dict[str, Any] = {
     "cudnn_benchmark": False,
     "tf32": False,
 }
+NAIVE_BATCH = 32
 LARGE_BATCH = 256
+LR_SCALE = LARGE_BATCH / NAIVE_BATCH  # linear scaling rule: lr x batch / 32
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,8 @@ class Step:
     config: dict[str, Any] = field(default_factory=dict)  # TrainerConfig changes it adds
     dataset: Dataset | None = None  # switch to this data set form from this row on
     fused_optimizer: bool = False  # from this row on, the optimizer's multi-tensor step
+    trainer_loop: bool = False  # from this row on, torchdoctor.Trainer instead of seed 001's loop
+    lr_scale: float | None = None  # from this row on, the learning rate is multiplied by this
     changes_semantics: str | None = None  # why this row is not the same optimisation
     cuda_only: bool = False
     conv_only: bool = False  # only meaningful for models with convolutions
@@ -54,31 +62,33 @@ NAIVE = Step(
 
 STACK: tuple[Step, ...] = (
     Step(
-        key="trainer_loop",
-        name="+ inference_mode, no .item() sync",
-        label="+ inference_mode eval, no per-step .item() sync, zero_grad(set_to_none)",
-        source="seed 000 §1.4, seed 004 §1, seed 002 §6",
-    ),
-    Step(
-        key="workers",
-        name="+ DataLoader workers",
-        label="+ DataLoader workers (persistent)",
-        source="seed 001 Mejora 2",
-        config={"workers": "auto", "persistent_workers": True},
-    ),
-    Step(
-        key="vectorised",
-        name="+ float32 built once",
-        label="+ float32 tensors built once (from_numpy, vectorised)",
-        source="seed 002 §8",
-        dataset="vectorised",
-    ),
-    Step(
         key="fused_optimizer",
         name="+ fused optimizer step",
         label="+ fused (multi-tensor) optimizer step: fused=True (foreach=True on CPU, torch < 2.4)",
         source="torchdoctor diagnose D210",
         fused_optimizer=True,
+    ),
+    Step(
+        key="vectorised",
+        name="+ float32 built once",
+        label="+ float32 tensors built once (from_numpy, vectorised) instead of per item in float64",
+        source="seed 002 §8",
+        dataset="vectorised",
+    ),
+    Step(
+        key="trainer_loop",
+        name="+ inference_mode, no .item() sync",
+        label="+ torchdoctor.Trainer loop: inference_mode eval, no per-step .item() sync, "
+              "zero_grad(set_to_none)",
+        source="diagnose D303, D401; seed 000 §1.4, seed 004 §1",
+        trainer_loop=True,
+    ),
+    Step(
+        key="workers",
+        name="+ DataLoader workers",
+        label="+ DataLoader workers (persistent)",
+        source="diagnose D101; seed 001 Mejora 2",
+        config={"workers": "auto", "persistent_workers": True},
     ),
     Step(
         key="pinned",
@@ -115,11 +125,15 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="large_batch",
-        name=f"+ batch {LARGE_BATCH}",
-        label=f"+ batch {LARGE_BATCH}",
+        name=f"+ batch {LARGE_BATCH}, lr x{LR_SCALE:g}",
+        label=f"+ batch {LARGE_BATCH} with the learning rate scaled x{LR_SCALE:g} "
+              f"(linear rule: lr x batch/{NAIVE_BATCH})",
         source="seed 001 Mejora 3",
         config={"batch_size": LARGE_BATCH, "eval_batch_size": LARGE_BATCH},
-        changes_semantics="batch size changes the optimisation, lr may need retuning",
+        lr_scale=LR_SCALE,
+        changes_semantics=(f"batch size changes the optimisation: {LR_SCALE:g}x fewer steps per "
+                           f"epoch; lr scaled x{LR_SCALE:g} (linear rule, lr x batch/"
+                           f"{NAIVE_BATCH}), lr may need retuning"),
     ),
 )
 
@@ -146,6 +160,18 @@ def cumulative_config(steps: list[Step], upto: int) -> dict[str, Any]:
 
 def uses_fused_optimizer(steps: list[Step], upto: int) -> bool:
     return any(step.fused_optimizer for step in steps[: upto + 1])
+
+
+def uses_trainer(steps: list[Step], upto: int) -> bool:
+    """False: the row runs seed 001's own loop (with the fixes so far applied to it)."""
+    return any(step.trainer_loop for step in steps[: upto + 1])
+
+
+def lr_scale(steps: list[Step], upto: int) -> float:
+    scale = 1.0
+    for step in steps[: upto + 1]:
+        scale = step.lr_scale or scale
+    return scale
 
 
 def dataset_form(steps: list[Step], upto: int) -> Dataset:

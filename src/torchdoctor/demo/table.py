@@ -1,8 +1,8 @@
 """The demo's before/after table: speedups from the measured rows, a terminal table, the JSON.
 
-JSON schema (version 1), written by `torchdoctor demo --json FILE`:
+JSON schema (version 2), written by `torchdoctor demo --json FILE`:
 
-    {"schema_version": 1, "tool": "torchdoctor demo", "version": str,
+    {"schema_version": 2, "tool": "torchdoctor demo", "version": str,
      "recipe": str, "device": str, "torch": str, "cores": int,
      "epochs": int, "train_samples_per_epoch": int, "val_samples": int,
      "memory_kind": "process_rss" | "cuda_allocated",
@@ -10,11 +10,15 @@ JSON schema (version 1), written by `torchdoctor demo --json FILE`:
                    "findings": [{"id", "title", "severity", "saving"}]},
      "rows": [{"key", "name", "label", "source", "changes_semantics": str | null, "dataset",
                "config": {...TrainerConfig fields...}, "epochs", "train_samples",
-               "wall_s", "epoch_s", "samples_per_s", "peak_memory_bytes": int | null,
+               "wall_s", "epoch_times_s": [float], "first_epoch_s": float | null,
+               "epoch_s", "epoch_spread", "samples_per_s", "peak_memory_bytes": int | null,
                "final_accuracy": float | null, "speedup_vs_naive", "step_speedup"}]}
 
-Times in seconds, memory in bytes; speedup_vs_naive = naive epoch_s / row epoch_s, step_speedup
-= previous row's epoch_s / this row's epoch_s (1.0 for the naive row).
+Times in seconds, memory in bytes. epoch_s is the steady state: the median of epoch_times_s
+after the first (the one epoch with --quick); epoch_spread = (slowest - fastest) / median of
+those epochs; samples_per_s = train_samples / epoch_s. speedup_vs_naive = naive epoch_s / row
+epoch_s, step_speedup = previous row's epoch_s / this row's epoch_s (1.0 for the naive row).
+Version 2 (from 1): epoch_s was wall_s / epochs; epoch_times_s, first_epoch_s, epoch_spread added.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from typing import Any
 
 from rich.table import Table
 
+from torchdoctor.demo.notes import measurement_rule, slowdown_notes
 from torchdoctor.demo.rows import RowResult
 from torchdoctor.errors import TorchdoctorError, UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def add_speedups(rows: list[RowResult]) -> None:
@@ -73,6 +78,19 @@ def footnotes(rows: list[RowResult]) -> list[str]:
     return [f"[*] {row.changes_semantics} (seed 001)" for row in rows if row.changes_semantics]
 
 
+def caveats(rows: list[RowResult], quick: bool, cores: int = 2) -> list[str]:
+    """Lines under the table: how rows are measured, and never a slowdown without its reason."""
+    if not rows:
+        return []
+    if quick:
+        return [measurement_rule(rows[0].epochs),
+                f"note: quick runs are too short to measure: {rows[0].train_samples} samples x "
+                f"{rows[0].epochs} epoch(s) are dominated by fixed start-up costs (worker "
+                "processes, first allocations), so techniques can show as slowdowns; run "
+                "without --quick for real numbers"]
+    return [measurement_rule(rows[0].epochs)] + slowdown_notes(rows, cores)
+
+
 def row_dict(row: RowResult) -> dict[str, Any]:
     return {
         "key": row.key,
@@ -85,7 +103,10 @@ def row_dict(row: RowResult) -> dict[str, Any]:
         "epochs": row.epochs,
         "train_samples": row.train_samples,
         "wall_s": row.wall_s,
+        "epoch_times_s": row.epoch_times_s,
+        "first_epoch_s": row.first_epoch_s,
         "epoch_s": row.epoch_s,
+        "epoch_spread": row.spread,
         "samples_per_s": row.samples_per_s,
         "peak_memory_bytes": row.peak_memory_bytes,
         "final_accuracy": row.final_accuracy,

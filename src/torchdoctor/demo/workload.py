@@ -29,7 +29,7 @@ class Size:
 
 
 SIZES = {
-    ("shapes", False): Size(epochs=2, n_train=300, n_val=50),
+    ("shapes", False): Size(epochs=4, n_train=3000, n_val=100),
     ("shapes", True): Size(epochs=1, n_train=40, n_val=10),
     ("cifar-resnet", False): Size(epochs=1, n_train=800, n_val=200, width=16),
     ("cifar-resnet", True): Size(epochs=1, n_train=160, n_val=64, width=8),
@@ -65,10 +65,12 @@ class Workload:
         torch.manual_seed(self.seed)
         return naive_loop.build_model(self.recipe, self.naive_data, self.size.width)
 
-    def optimizer_factory(self, fused: bool = False, device_type: str = "cpu") -> Callable:
-        """The naive script's optimizer; `fused`: the same update with the multi-tensor step."""
+    def optimizer_factory(self, fused: bool = False, device_type: str = "cpu",
+                          lr_scale: float = 1.0) -> Callable:
+        """The naive script's optimizer; `fused`: the same update with the multi-tensor step;
+        `lr_scale`: its learning rate multiplied (the large-batch row's linear scaling rule)."""
         kind = torch.optim.AdamW if self.recipe == "shapes" else torch.optim.Adam
-        lr = naive_loop.SHAPES_LR if self.recipe == "shapes" else 1e-3
+        lr = (naive_loop.SHAPES_LR if self.recipe == "shapes" else 1e-3) * lr_scale
         extra = fused_kwargs(device_type) if fused else {}
         return lambda params: kind(params, lr=lr, **extra)
 

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.observe import build_run
@@ -42,6 +42,7 @@ def diagnose_script(
     profile: bool = False,
     extensions: Extensions | None = None,
     rank_dir: str | None = None,
+    on_hard_exit: Callable[[Report], None] | None = None,
 ) -> Report:
     """Run a script (or `-m` module) under the probes and return the report.
 
@@ -49,20 +50,31 @@ def diagnose_script(
     prints the terminal report. The script's exit code is `report.run.exit_code`.
     `rank_dir`: under torchrun, every rank writes its observation there and rank 0's report
     merges them (per-rank step times and batch sizes: stragglers show up).
+    `on_hard_exit(report)`: the program called os._exit, which ends this process once the
+    callback returns (the report is printed first unless `quiet`); write report files there.
     """
     _check_counts(steps, warmup)
     resolve_target(target, module)
     session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
-    end = run_program(session, target, list(args), module)
-    run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
-    if rank_dir:
-        run = _merge_ranks(run, rank_dir)
-    report = build_report(run, check_all(run))
-    if not quiet:
-        from torchdoctor.diagnose.report.terminal import render_terminal
 
-        render_terminal(report)
-    return report
+    def report_for(end) -> Report:
+        run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
+        if rank_dir:
+            run = _merge_ranks(run, rank_dir)
+        report = build_report(run, check_all(run))
+        if not quiet:
+            from torchdoctor.diagnose.report.terminal import render_terminal
+
+            render_terminal(report)
+        return report
+
+    def hard_exit(end) -> None:
+        report = report_for(end)
+        if on_hard_exit is not None:
+            on_hard_exit(report)
+
+    end = run_program(session, target, list(args), module, on_hard_exit=hard_exit)
+    return report_for(end)
 
 
 def _merge_ranks(run, rank_dir: str):

@@ -27,7 +27,7 @@ class StepObservation:
     device_phases: dict[str, float] | None = None  # CUDA: device-true seconds per phase
     gpu_idle_s: float | None = None  # CUDA: time the device had no work during the step
     batch_size: int | None = None  # samples consumed by this step (all micro-batches)
-    micro_batches: int = 1  # backward() calls in this step (>1: gradient accumulation)
+    micro_batches: int = 1  # backward() calls per optimizer update (>1: gradient accumulation)
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible

@@ -126,6 +126,6 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
         notes.append(
             f"{run.evaluation.forwards} evaluation forward(s) (outputs never got a gradient) and "
             f"their time ({run.evaluation.seconds:.2f} s, from the first to the last forward of "
-            "each run of them) were left out of the steps"
+            "each run of them, plus waits for evaluation loaders) were left out of the steps"
         )
     return notes

@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchdoctor.diagnose.callsite import is_library_file
@@ -49,6 +50,38 @@ def _user_frames_only(exc: BaseException) -> traceback.TracebackException:
         current.stack = traceback.StackSummary.from_list(kept)
         pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return report
+
+
+_DIAGNOSE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _raised_by_a_probe(exc: BaseException) -> str | None:
+    """`file:line` when the exception was raised in torchdoctor's own diagnose code (a bug in a
+    probe's hook), not by the program or by torch: it must not be shown as the user's crash."""
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename
+    if not filename.startswith(_DIAGNOSE_DIR):
+        return None
+    return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
+
+
+def _report_crash(exc: BaseException) -> ProgramEnd:
+    """The program's own crash: its traceback with its frames only. A probe's bug: the whole
+    traceback, and the report says it was torchdoctor's."""
+    sys.stdout.flush()
+    ours = _raised_by_a_probe(exc)
+    if ours is None:
+        print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+        return ProgramEnd("crashed", 1, _error_line(exc))
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    print(f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
+          "program's): please report it", file=sys.stderr)
+    return ProgramEnd("crashed", 1, f"torchdoctor internal error at diagnose/{ours}: "
+                      f"{_error_line(exc)}")
 
 
 def _error_line(exc: BaseException) -> str:
@@ -109,8 +142,41 @@ def _return_to(directory: str) -> None:
         pass
 
 
-def run_program(session: Session, target: str, args: list[str], module: bool = False) -> ProgramEnd:
-    """Run the program with the session's probes installed; never raises for the program's sake."""
+def _hard_exit_patch(on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callable[[], None]):
+    """os._exit(code) skips every handler, ours included: the program would end without a
+    report (scripts call it to get past hung DataLoader workers or NCCL at their end). While
+    the program runs, os._exit in this process first puts everything back and hands the end to
+    `on_hard_exit` (which writes the report), then exits as asked. Forked children (DataLoader
+    workers end with os._exit) exit at once."""
+    real_exit, owner = os._exit, os.getpid()
+
+    def _exit(code):
+        if os.getpid() != owner:
+            real_exit(code)
+        try:
+            cleanup()
+            on_hard_exit(ProgramEnd("completed", int(code)))
+        except BaseException as exc:  # never keep the program from exiting
+            print(f"torchdoctor: error: no report at os._exit: {_error_line(exc)}",
+                  file=sys.stderr)
+        finally:
+            _flush(sys.stdout)
+            _flush(sys.stderr)
+            real_exit(code)
+
+    os._exit = _exit
+    return real_exit
+
+
+def run_program(
+    session: Session,
+    target: str,
+    args: list[str],
+    module: bool = False,
+    on_hard_exit: Callable[[ProgramEnd], None] | None = None,
+) -> ProgramEnd:
+    """Run the program with the session's probes installed; never raises for the program's sake.
+    `on_hard_exit`: called (everything put back) when the program calls os._exit, before exiting."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
     sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
@@ -126,7 +192,27 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         sys.path.append(first)
     previous_sigterm = _catch_sigterm()
     restore_torch_modes = _torch_modes()
+    real_exit = None
+
+    def cleanup() -> None:
+        if real_exit is not None:
+            os._exit = real_exit
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+        session.uninstall()
+        restore_torch_modes()
+        _flush(sys.stdout)
+        sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        _return_to(saved_cwd)  # the program may have chdir'd: our relative paths are ours again
+
+    def hard_exit(end: ProgramEnd) -> None:
+        on_hard_exit(ProgramEnd("stopped", 0) if session.stopped else end)
+
     session.install()
+    if on_hard_exit is not None:
+        real_exit = _hard_exit_patch(hard_exit, cleanup)
     try:
         if module:
             runpy.run_module(target, run_name="__main__", alter_sys=True)
@@ -141,20 +227,10 @@ def run_program(session: Session, target: str, args: list[str], module: bool = F
         end = ProgramEnd("interrupted", 130, "KeyboardInterrupt")
     except _Terminated:
         end = ProgramEnd("interrupted", 128 + signal.SIGTERM, "SIGTERM")
-    except BaseException as exc:  # the program's own crash: show its traceback, keep going
-        sys.stdout.flush()
-        print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
-        end = ProgramEnd("crashed", 1, _error_line(exc))
+    except BaseException as exc:  # the program's crash (or a probe's bug): say so, keep going
+        end = _report_crash(exc)
     finally:
-        if previous_sigterm is not None:
-            signal.signal(signal.SIGTERM, previous_sigterm)
-        session.uninstall()
-        restore_torch_modes()
-        _flush(sys.stdout)
-        sys.stdout, sys.stderr = saved_streams
-        sys.argv = saved_argv
-        sys.path[:] = saved_path
-        _return_to(saved_cwd)  # the program may have chdir'd: our relative paths are ours again
+        cleanup()
     if session.stopped and end.status != "crashed":
         end = ProgramEnd("stopped", 0)
     return end

@@ -16,7 +16,9 @@ import torch
 
 from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.insist import StopInsister
+from torchdoctor.diagnose.optimizer_cycle import OptimizerCycle
 from torchdoctor.diagnose.patching import Patcher
+from torchdoctor.diagnose.probes.profiler import WINDOW as PROFILE_WINDOW
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
 
 
@@ -29,7 +31,7 @@ class StopDiagnosis(BaseException):
 class DiagnoseConfig:
     steps: int = 20  # measured steps; 0: let the script finish
     warmup: int = 3
-    profile: bool = False  # run a torch.profiler window over the first measured steps
+    profile: bool = False  # run a torch.profiler window over a few unmeasured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
 
@@ -44,11 +46,13 @@ class Session:
         self.patcher = Patcher()
         self.first_measured = max(self.config.warmup, 2)
         self.sampled_index = self.first_measured - 1
+        self.profile_start = self._place_profile_window()
         self.optimizers_created = 0  # torch.optim optimizers constructed while we watched
         self.optimizer_stepped = False
         self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
+        self.optimizer_cycle = OptimizerCycle()  # several optimizers per iteration: one step
         self.stopped = False
-        self.model_in_train_mode = True  # of the last root model called (loader role votes)
+        self.last_model = None  # the last root model called: its train mode votes loader roles
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
         self.installed = False
@@ -56,6 +60,19 @@ class Session:
         self.probes = make_probes(self)
         self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
         self.tracker.on_step_end.append(self._after_step)
+
+    def _place_profile_window(self) -> int | None:
+        """Index of the first `--profile` step. The profiler slows the steps it covers and its
+        teardown lands in the step after them, so neither is measured: the window runs after
+        the measured steps (then the program is stopped), or, when the program runs to its end
+        (--steps 0), right after warm-up, the measurement starting one step after it."""
+        if not self.config.profile:
+            return None
+        if self.config.steps and self.config.stop:
+            return self.first_measured + self.config.steps
+        start = self.first_measured
+        self.first_measured += PROFILE_WINDOW + 1
+        return start
 
     # -- lifecycle ----------------------------------------------------------------------------
     def install(self) -> None:
@@ -87,22 +104,40 @@ class Session:
             steps = steps[: self.config.steps]
         return steps[-self.config.max_kept_steps :]
 
-    def optimizer_step_done(self) -> None:
+    def optimizer_step_done(self, optimizer) -> None:
         if not self.optimizer_stepped and self.tracker.steps and not self.optimizers_created:
             # An optimizer built before we were installed (watch()) just stepped for the first
             # time: the steps we closed at backward() were mis-delimited; start counting again.
             self.tracker.forget_steps()
         self.optimizer_stepped = True
         if not self.scaler_depth:  # inside GradScaler.step, the step ends when that returns
+            self._update_done(optimizer)
+
+    def scaler_step_done(self, optimizer) -> None:
+        """GradScaler.step returned: the step ends even when it skipped optimizer.step (inf)."""
+        self.optimizer_stepped = True  # also when it skipped the update on overflow
+        self._update_done(optimizer)
+
+    def _update_done(self, optimizer) -> None:
+        """The step ends at the last optimizer of the iteration's cycle (optimizer_cycle.py)."""
+        self.tracker.parameters_updated()
+        if self.optimizer_cycle.stepped(id(optimizer)):
             self.tracker.end_step()
 
-    def scaler_step_done(self) -> None:
-        """GradScaler.step returned: the step ends even when it skipped optimizer.step (inf)."""
-        self.tracker.end_step()
+    def data_fetch_started(self) -> None:
+        """A DataLoader `next()` begins: an iteration boundary for the optimizer cycle."""
+        if self.optimizer_stepped and self.optimizer_cycle.iteration_ended():
+            self.tracker.end_step()  # the cycle changed: its optimizer steps closed no step
 
     def backward_done(self) -> None:
         if not self.optimizers_created and not self.optimizer_stepped:
             self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
+
+    def training_context(self) -> bool:
+        """Autograd on and the last root model (if any yet) in train mode: data fetched now is
+        for training."""
+        model = self.last_model
+        return torch.is_grad_enabled() and (model is None or model.training)
 
     def measured_count(self) -> int:
         return max(0, self.tracker.index - self.first_measured)
@@ -123,6 +158,8 @@ class Session:
         """All measured steps closed, and the last one's forwards judged: while some may still
         get their gradient (a GAN's generator output), one more unmeasured step runs to decide."""
         count = self.measured_count()
+        if self.profile_start is not None and self.profile_start > self.first_measured:
+            count -= PROFILE_WINDOW  # the profiled steps after the measured ones ran too
         if count == self.config.steps:
             return self.tracker.unsettled is None
         return count > self.config.steps

@@ -87,6 +87,8 @@ class _StepState:
     intervals: list = field(default_factory=list)  # (phase, t0, t1), contiguous
     forwards: list[ForwardRecord] = field(default_factory=list)
     backward_ends: list[float] = field(default_factory=list)
+    update_ends: list[float] = field(default_factory=list)  # optimizer steps (several: a GAN)
+    eval_data: list = field(default_factory=list)  # (t0, t1) waits for an evaluation loader
     counters: dict = field(default_factory=lambda: defaultdict(float))
     loss: Any = None
 
@@ -149,6 +151,14 @@ class StepTracker:
         self._state.backward_ends.append(self.clock())
         self._state.loss = loss
 
+    def evaluation_data(self, t0: float, t1: float) -> None:
+        """A wait for an evaluation loader's batch (its workers' start-up included): evaluation,
+        cut out of the step like the evaluation forwards it feeds."""
+        self._state.eval_data.append((t0, t1))
+
+    def parameters_updated(self) -> None:
+        self._state.update_ends.append(self.clock())
+
     def end_step(self) -> StepRecord:
         now = self.clock()
         self._close(now)
@@ -186,9 +196,10 @@ class StepTracker:
         now = self.clock()
         self._close(now)
         self._settle()
-        for span_start, span_end, forwards in self._eval_groups(self._state, final=True):
+        spans, forwards = self._eval_spans(self._state, final=True)
+        self.eval_forwards.extend(forwards)
+        for span_start, span_end in spans:
             self.eval_seconds += span_end - span_start
-            self.eval_forwards.extend(forwards)
             self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
         self._state = _StepState(now)
 
@@ -222,16 +233,30 @@ class StepTracker:
         for group in groups:
             yield group[0].t0, group[-1].t1, group
 
+    @classmethod
+    def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
+        """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
+        merged), in time order, and the evaluation forwards."""
+        intervals, forwards = list(state.eval_data), []
+        for span_start, span_end, group in cls._eval_groups(state, final):
+            intervals.append((span_start, span_end))
+            forwards.extend(group)
+        merged: list[tuple[float, float]] = []
+        for a, b in sorted(intervals):
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+            else:
+                merged.append((a, b))
+        return merged, forwards
+
     def _fill(self, record: StepRecord, state: _StepState, final: bool) -> None:
         """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
-        spans = []
-        eval_seconds = 0.0
         judged = {id(f) for f in record.eval_forwards}
-        for span_start, span_end, forwards in self._eval_groups(state, final):
-            spans.append((span_start, span_end))
-            eval_seconds += span_end - span_start
-            self.eval_forwards.extend(f for f in forwards if id(f) not in judged)
-            record.eval_forwards.extend(f for f in forwards if id(f) not in judged)
+        spans, forwards = self._eval_spans(state, final)
+        eval_seconds = sum(b - a for a, b in spans)
+        new = [f for f in forwards if id(f) not in judged]
+        self.eval_forwards.extend(new)
+        record.eval_forwards.extend(new)
         self.eval_seconds += eval_seconds - record.eval_seconds
         phases: dict[str, float] = defaultdict(float)
         for phase, t0, t1 in state.intervals:
@@ -243,8 +268,9 @@ class StepTracker:
         training = [f for f in state.forwards if f.got_grad]
         record.wall = sum(phases.values())
         record.phases = dict(phases)
-        record.batch_size = _batch_size(training, state.backward_ends)
-        record.micro_batches = max(1, len(state.backward_ends))
+        groups = _per_update(state.backward_ends, state.update_ends)
+        record.batch_size = _batch_size(training, groups)
+        record.micro_batches = max([1, *(len(group) for group in groups)])
         record.counters = dict(state.counters)
         record.loss = state.loss
         record.eval_seconds = eval_seconds
@@ -258,21 +284,45 @@ def _next_forward(state: _StepState, after: float, default: float) -> float:
     return min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
 
 
-def _batch_size(training: list[ForwardRecord], backward_ends: list[float]) -> int | None:
-    """Samples in the step: per backward, the largest training forward before it, summed.
+def _per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
+    """The step's backward() end times, grouped by the optimizer update they fed: one group per
+    update (k backwards: gradient accumulation; a GAN's D and G updates: one each)."""
+    groups: list[list[float]] = []
+    updates = iter(sorted(update_ends))
+    update_end = next(updates, float("inf"))
+    current: list[float] = []
+    for end in backward_ends:
+        while end > update_end:  # this backward feeds a later update
+            if current:
+                groups.append(current)
+            current, update_end = [], next(updates, float("inf"))
+        current.append(end)
+    if current:
+        groups.append(current)
+    return groups
 
-    Gradient accumulation (forward, backward, k times) sums its micro-batches; several forwards
-    feeding one backward (a GAN's discriminator on real and fake, a siamese pair) count once.
+
+def _batch_size(training: list[ForwardRecord], groups: list[list[float]]) -> int | None:
+    """Samples in the step: per backward, the largest training forward before it, summed over an
+    update's backwards; the largest of the updates.
+
+    Gradient accumulation (forward, backward, k times, one update) sums its micro-batches;
+    several forwards feeding one backward (a GAN's discriminator on real and fake, a siamese
+    pair) count once; several optimizers updating on the same batch (a GAN's D and G steps of
+    one iteration) see it once each.
     """
     if not training or any(f.batch_size is None for f in training):
         return None
-    per_backward = []
+    per_update = []
     remaining = sorted(training, key=lambda f: f.t0)
-    for end in backward_ends:
-        before = [f for f in remaining if f.t0 < end]
-        remaining = remaining[len(before):]
-        if before:
-            per_backward.append(max(f.batch_size for f in before))
-    if not per_backward:  # no backward() seen (torch.autograd.grad): the largest forward
+    for group in groups:
+        samples = 0
+        for end in group:
+            before = [f for f in remaining if f.t0 < end]
+            remaining = remaining[len(before):]
+            if before:
+                samples += max(f.batch_size for f in before)
+        per_update.append(samples)
+    if not any(per_update):  # no backward() seen (torch.autograd.grad): the largest forward
         return max(f.batch_size for f in training)
-    return sum(per_backward)
+    return max(per_update)

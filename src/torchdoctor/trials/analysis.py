@@ -9,8 +9,13 @@ from torchdoctor.trials.report import ConfigResult, VariantResult
 from torchdoctor.trials.runner import RunOutcome
 from torchdoctor.trials import semantics, stats
 
-# A speedup counts as real when the median clears this and every repeat agrees on the direction.
+# A speedup counts as real when the median clears this (and the baseline's own run-to-run
+# spread) and every paired round agrees on the direction; one round alone is never enough.
 MIN_GAIN = 1.05
+# "all" faster than the product of its parts' speedups by more than this factor is suspicious:
+# a measurement artefact (e.g. warm-up prefetch) is likelier than that much synergy.
+SYNERGY_LIMIT = 1.5
+SUSPICIOUS = "suspicious"
 
 
 def _status(fixes: list[str], outcomes: list[RunOutcome]) -> tuple[str, str | None, str]:
@@ -32,7 +37,7 @@ def _status(fixes: list[str], outcomes: list[RunOutcome]) -> tuple[str, str | No
 def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: int) -> ConfigResult:
     status, error, stderr_tail = _status(fixes, outcomes)
     results = [o.result for o in outcomes if o.result is not None]
-    measured = [r for r in results if len(r["steps"]) > warmup]
+    measured = [r for r in results if stats.measured_steps(r, warmup)]
     memory = [r["peak_memory_bytes"] for r in results]
     return ConfigResult(
         name=name,
@@ -48,6 +53,7 @@ def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: i
         status=status,
         error=error,
         stderr_tail=stderr_tail,
+        prefetch_steps=max((r.get("prefetch_steps", 0) for r in results), default=0),
     )
 
 
@@ -63,6 +69,7 @@ def compare(
     variant: ConfigResult,
     variant_outcomes: list[RunOutcome],
     warmup: int,
+    baseline_spread: float | None = None,
 ) -> VariantResult:
     if variant.status in ("crashed", "failed") or not variant.runs:
         return VariantResult(variant, None, None, None, None, variant.status)
@@ -72,30 +79,59 @@ def compare(
     throughput = _ratio(variant.samples_per_s.median, baseline.samples_per_s.median)
     memory = _ratio(variant.peak_memory_bytes, baseline.peak_memory_bytes)
     tolerance, reason = tolerance_for(variant.fixes)
-    judged = semantics.judge(base_runs, var_runs, tolerance, reason)
+    moves_randomness = any(getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False)
+                           for n in variant.fixes)
+    judged = semantics.judge(base_runs, var_runs, tolerance, reason, moves_randomness)
     return VariantResult(
         variant,
         speedup,
         throughput,
         None if memory is None else memory - 1.0,
         judged,
-        verdict(variant.status, speedup, judged.verdict),
+        verdict(variant.status, speedup, judged.verdict, baseline_spread),
         stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s"),
     )
 
 
-def verdict(status: str, speedup, semantics_verdict: str) -> str:
+def verdict(status: str, speedup, semantics_verdict: str,
+            baseline_spread: float | None = None) -> str:
+    """"faster" needs >= 2 paired rounds, all above 1, and a median above both MIN_GAIN and
+    1 + the baseline's run-to-run spread ("slower" mirrors it); otherwise "no clear gain"."""
     if semantics_verdict == "changed":
         return "changes results"
     if status == "no effect":
         return "no effect"
     if speedup is None or speedup.median is None:
         return "not measured"
-    if speedup.median >= MIN_GAIN and speedup.low > 1.0:
+    if speedup.count < 2:
+        return "no clear gain"  # a single run cannot tell a gain from noise
+    needed = max(MIN_GAIN, 1.0 + (baseline_spread or 0.0))
+    if speedup.median >= needed and speedup.low > 1.0:
         return "faster"
-    if speedup.median <= 1 / MIN_GAIN and speedup.high < 1.0:
+    if speedup.median <= 1 / needed and speedup.high < 1.0:
         return "slower"
     return "no clear gain"
+
+
+def check_combination(variants: list[VariantResult]) -> None:
+    """Judge "all" against its parts (in place): it keeps a part's "changed" semantics, and a
+    speedup far beyond the product of the parts' speedups is flagged, not recommended."""
+    parts = {v.config.name: v for v in variants if v.config.name != "all"}
+    combined = next((v for v in variants if v.config.name == "all"), None)
+    if combined is None or combined.semantics is None:
+        return
+    changed = [v for v in parts.values() if v.semantics and v.semantics.verdict == "changed"]
+    if changed and combined.semantics.verdict in semantics.KEPT_VERDICTS:
+        combined.semantics.verdict = "changed"
+        combined.verdict = "changes results"
+    medians = [v.speedup.median if v.speedup else None for v in parts.values()]
+    if combined.verdict != "faster" or not medians or None in medians:
+        return
+    product = 1.0
+    for median in medians:
+        product *= median
+    if combined.speedup.median > SYNERGY_LIMIT * product:
+        combined.verdict = SUSPICIOUS
 
 
 def _ratio(a, b) -> float | None:

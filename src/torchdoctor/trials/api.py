@@ -16,7 +16,7 @@ from typing import Callable
 import torch
 
 from torchdoctor.errors import TorchdoctorError, UsageError
-from torchdoctor.trials import analysis
+from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
 from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.permanent import permanent_change
@@ -114,6 +114,8 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) 
         raise TorchdoctorError(
             f"the script ran fewer than {warmup + 1} training steps; nothing to measure"
         )
+    base_runs = [o.result for o in outcomes["baseline"] if o.result is not None]
+    spread = stats.run_to_run_spread(base_runs, warmup)
     variants = [
         analysis.compare(
             baseline,
@@ -121,10 +123,12 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) 
             analysis.summarize(name, fixes, outcomes[name], warmup),
             outcomes[name],
             warmup,
+            spread,
         )
         for name, fixes in plan.configs.items()
         if name != "baseline"
     ]
+    analysis.check_combination(variants)
     kept = [v.config.name for v in variants if v.verdict == "faster" and v.config.name != "all"]
     change, kind = permanent_change(plan.target, kept, plan.module)
     return TrialReport(
@@ -142,4 +146,5 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) 
         permanent_change=change,
         permanent_change_kind=kind,
         total_s=runs.total_s,
+        baseline_spread=spread,
     )

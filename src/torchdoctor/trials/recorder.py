@@ -4,6 +4,13 @@ A step ends at each `optimizer.step()` (or, in a script without a torch optimize
 `backward()`). The loss of a step is the value of the tensor(s) `backward()` was called on, so the
 semantics check needs nothing from the script. Reading it costs one sync per backward, paid alike
 by the baseline and every variant.
+
+Warm-up prefetch: DataLoader workers keep up to `num_workers x prefetch_factor` batches in flight.
+While a slow warm-up runs (compilation, worker start-up), they fill that queue, and the first
+steps after warm-up then consume ready batches in ~0 s: a data-bound script would look fast. So
+the recorder runs that many extra steps (the largest queue of any loader the script built) and the
+statistics discard them (`prefetch_steps` in the result): only steps after the queue drained are
+timed. Loaders without workers prefetch nothing.
 """
 
 from __future__ import annotations
@@ -31,19 +38,28 @@ class StepRecord:
 
 @dataclass
 class StepRecorder:
-    max_steps: int
+    max_steps: int  # warm-up + measured steps; prefetch_steps are run on top of these
     steps: list[StepRecord] = field(default_factory=list)
     _started: float = field(default_factory=time.perf_counter)
     _started_cpu: float = field(default_factory=time.process_time)
     _losses: list[float] = field(default_factory=list)
     _samples: int = 0
     _hooks: TrialHooks | None = None
+    prefetch_steps: int = 0  # the largest prefetch queue (batches) of any loader with workers
 
     def attach(self, hooks: TrialHooks) -> None:
         self._hooks = hooks
         hooks.around_forward.insert(0, self._count_samples)
         hooks.on_backward.append(self._record_loss)
         hooks.on_step.append(self._end_step)
+        hooks.loader_kwargs.append(dict)  # unchanged: makes every loader reach on_loader
+        hooks.on_loader.append(self._note_prefetch)
+
+    def _note_prefetch(self, _loader, _given: dict, final: dict) -> None:
+        workers = final.get("num_workers") or 0
+        if workers > 0:
+            queue = workers * (final.get("prefetch_factor") or 2)  # torch's default factor: 2
+            self.prefetch_steps = max(self.prefetch_steps, queue)
 
     def _count_samples(self, module, call, args, kwargs):
         if torch.is_grad_enabled() and module.training:
@@ -67,5 +83,5 @@ class StepRecorder:
             StepRecord(now - self._started, now_cpu - self._started_cpu, self._samples or None, loss)
         )
         self._started, self._started_cpu, self._losses, self._samples = now, now_cpu, [], 0
-        if len(self.steps) >= self.max_steps:
+        if len(self.steps) >= self.max_steps + self.prefetch_steps:
             raise StopTrial()

@@ -7,6 +7,7 @@ import json
 from rich.table import Table
 
 from torchdoctor.trials.report import Spread, TrialReport, VariantResult
+from torchdoctor.trials.semantics import RANDOM_DRAWS_DIFFER
 
 
 def _ms(value: float | None) -> str:
@@ -29,6 +30,10 @@ def _semantics(variant: VariantResult) -> str:
         return "-"
     if s.max_deviation is None:
         return s.verdict
+    if s.verdict == "kept" and s.max_deviation == 0:
+        return "kept (identical)"
+    if s.verdict == RANDOM_DRAWS_DIFFER:
+        return "kept (random draws differ)"
     return f"{s.verdict} (max {s.max_deviation:.1e}, tol {s.tolerance:.0e})"
 
 
@@ -65,9 +70,24 @@ def render_terminal(report: TrialReport, console) -> None:
             console.print(f"{c.name}: the loss differs from step {s.first_changed_step} on by up "
                           f"to {s.max_deviation:.1e} relative (tolerance {s.tolerance:.0e}: "
                           f"{s.tolerance_reason}); not kept", markup=False)
+        if s is not None and s.verdict == RANDOM_DRAWS_DIFFER:
+            console.print(f"{c.name}: kept (random draws differ: augmentation/shuffling now runs "
+                          "in worker processes; the learning is statistically the same): the "
+                          f"loss differs by up to {s.max_deviation:.1e} relative while the "
+                          "baseline reproduces itself exactly", markup=False)
+        if variant.verdict == "suspicious":
+            console.print(f"{c.name}: suspicious: {variant.speedup.median:.2f}x is far more than "
+                          "the product of its parts' speedups; likely a measurement artefact, "
+                          "not recommended", markup=False)
         if s is not None and s.verdict == "unverified":
             console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with the "
                           f"same seed, so results cannot be compared", markup=False)
+    if report.repeats == 1:
+        console.print("1 repeat: a single run cannot tell a gain from noise, so no fix is "
+                      "called faster or slower; use --repeats 3", markup=False)
+    if report.baseline_spread is not None:
+        console.print(f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
+                      "(a speedup must clear it)", markup=False)
     for name, reason in report.not_applicable.items():
         console.print(f"{name}: not tried: {reason}", markup=False)
     for suggestion in report.suggestions:

@@ -13,6 +13,7 @@ class Spread:
     median: float | None
     low: float | None  # smallest per-repeat value
     high: float | None  # largest per-repeat value
+    count: int = 0  # how many values (repeats or paired rounds)
 
 
 @dataclass
@@ -30,13 +31,16 @@ class ConfigResult:
     losses: list[float | None]  # per-step loss of the first repeat
     elapsed_s: float  # median wall time of one worker run (script start to stop)
     status: str = "ok"  # "ok", "crashed", "failed", "no effect"
+    prefetch_steps: int = 0  # steps discarded after warm-up: the loaders' prefetch queue
     error: str | None = None
     stderr_tail: str = ""
 
 
 @dataclass
 class Semantics:
-    verdict: str  # "kept", "changed", "unverified" (baseline not reproducible), "unknown"
+    # "kept", "random draws differ" (kept: augmentation now drawn in loader workers), "changed",
+    # "unverified" (baseline not reproducible), "unknown"
+    verdict: str
     tolerance: float  # relative per-step loss tolerance used
     tolerance_reason: str
     max_deviation: float | None  # largest relative per-step loss difference seen
@@ -52,7 +56,7 @@ class VariantResult:
     throughput_ratio: float | None  # variant samples/s / baseline samples/s (medians)
     memory_change: float | None  # variant peak / baseline peak - 1
     semantics: Semantics | None
-    verdict: str  # "faster", "slower", "no clear gain", "changes results", "crashed", ...
+    verdict: str  # "faster", "slower", "no clear gain", "suspicious", "changes results", ...
     cpu_speedup: Spread | None = None  # the same ratio in training-process CPU time per step
 
 
@@ -78,6 +82,8 @@ class TrialReport:
     permanent_change: str = ""  # unified diff of the script, or the code snippets to apply
     permanent_change_kind: str = "snippets"  # "diff" or "snippets"
     total_s: float = 0.0  # wall time of all trials
+    # largest step-time ratio between consecutive baseline runs, minus 1 (None: one run)
+    baseline_spread: float | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:

@@ -2,7 +2,8 @@
 
 Repeats are interleaved round by round (baseline, variant 1, ..., all together; the next round in
 reverse order) so slow drifts of machine load hit every configuration alike. Every run gets the
-same seed and the same step budget.
+same seed and the same step budget. With one repeat the baseline still runs twice: the
+verdicts need its run-to-run spread and whether it reproduces its own losses.
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ def run_plan(plan: TrialPlan, progress: Callable[[str, int], None] | None = None
                 if progress:
                     progress(name, round_index)
                 runs.outcomes[name].append(run_one(plan, name, workdir))
+        if plan.repeats == 1 and "baseline" in runs.outcomes:
+            # a second baseline run: its run-to-run spread and whether it reproduces itself
+            runs.outcomes["baseline"].append(run_one(plan, "baseline", workdir))
     runs.total_s = time.perf_counter() - started
     return runs
 

@@ -6,12 +6,30 @@ every repeat's loss trajectory stays within the fix's tolerance of the baseline'
 "changed" when some step goes beyond it. When the baseline itself is noisier than the tolerance
 (the script is not reproducible from a seed, e.g. unseeded worker randomness or nondeterministic
 kernels), no claim can be made: "unverified".
+
+One difference is not a change of what is learned: random augmentation. When the baseline's
+batches drew from the global generators in the training process (trials.rng_probe) and the fix
+moves batch building into worker processes (seeded per worker by torch), the draws differ by
+design while the baseline reproduces itself exactly. That verdict is "random draws differ" (kept:
+the same data distribution, the same order, other random numbers), distinct from "kept" (every
+step within tolerance).
 """
 
 from __future__ import annotations
 
 from torchdoctor.trials.report import Semantics
 from torchdoctor.trials.stats import loss_deviation
+
+
+RANDOM_DRAWS_DIFFER = "random draws differ"
+KEPT_VERDICTS = ("kept", RANDOM_DRAWS_DIFFER)
+
+
+def _reproducible_random_loader(baseline_runs: list[dict], noise: float | None) -> bool:
+    """The baseline drew random numbers while building batches, and repeating it with the same
+    seed gave exactly the same losses: any difference comes from where the draws are made."""
+    drew = any(run.get("loader_draws_random") for run in baseline_runs)
+    return drew and noise is not None and noise == 0.0
 
 
 def losses(run: dict) -> list[float | None]:
@@ -28,8 +46,13 @@ def baseline_noise(baseline_runs: list[dict]) -> float | None:
 
 
 def judge(
-    baseline_runs: list[dict], variant_runs: list[dict], tolerance: float, reason: str
+    baseline_runs: list[dict],
+    variant_runs: list[dict],
+    tolerance: float,
+    reason: str,
+    moves_data_randomness: bool = False,
 ) -> Semantics:
+    """`moves_data_randomness`: the variant builds batches in worker processes (workers fix)."""
     reference = losses(baseline_runs[0])
     noise = baseline_noise(baseline_runs)
     worst, first_changed, compared = None, None, 0
@@ -48,4 +71,8 @@ def judge(
         verdict = "unverified"
     else:
         verdict = "changed" if worst > tolerance else "kept"
+    if verdict == "changed" and moves_data_randomness and _reproducible_random_loader(
+        baseline_runs, noise
+    ):
+        verdict = RANDOM_DRAWS_DIFFER
     return Semantics(verdict, tolerance, reason, worst, first_changed, compared, noise)

@@ -11,12 +11,13 @@ def spread(values: list[float]) -> Spread:
     values = [v for v in values if v is not None]
     if not values:
         return Spread(None, None, None)
-    return Spread(statistics.median(values), min(values), max(values))
+    return Spread(statistics.median(values), min(values), max(values), len(values))
 
 
 def measured_steps(run: dict, warmup: int) -> list[dict]:
-    """Steps after warm-up (the first step also pays the script's setup and any compilation)."""
-    return run["steps"][warmup:]
+    """Steps after warm-up (the first step also pays the script's setup and any compilation)
+    and after the batches DataLoader workers prefetched meanwhile (see trials.recorder)."""
+    return run["steps"][warmup + run.get("prefetch_steps", 0):]
 
 
 def mean_step_s(run: dict, warmup: int, clock: str = "wall_s") -> float | None:
@@ -47,6 +48,16 @@ def paired_speedups(
         if b and v:
             ratios.append(b / v)
     return spread(ratios)
+
+
+def run_to_run_spread(baseline_runs: list[dict], warmup: int) -> float | None:
+    """How much the baseline's own repeats disagree: the largest ratio between the mean step
+    times of two consecutive baseline runs, minus 1 (0.1: runs of the same code differ by 10%).
+    A variant's gain must clear it. None: fewer than two measured baseline runs."""
+    times = [mean_step_s(run, warmup) for run in baseline_runs]
+    times = [t for t in times if t]
+    ratios = [max(a / b, b / a) - 1.0 for a, b in zip(times, times[1:])]
+    return max(ratios) if ratios else None
 
 
 def loss_deviation(reference: list, other: list) -> tuple[float | None, list[float]]:

@@ -28,6 +28,7 @@ import torch
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.recorder import StepRecorder, StopTrial
+from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
 
 def seed_everything(seed: int) -> None:
@@ -72,6 +73,8 @@ def run_trial(options: argparse.Namespace) -> dict:
     )
     recorder = StepRecorder(max_steps=options.steps)
     recorder.attach(hooks)
+    rng_probe = LoaderRandomnessProbe()
+    rng_probe.attach(hooks)
     result = {"fixes": options.fixes, "failed_fixes": {}, "status": "completed", "error": None}
     for name in options.fixes:
         try:
@@ -96,6 +99,8 @@ def run_trial(options: argparse.Namespace) -> dict:
         hooks.uninstall()
     result["elapsed_s"] = time.perf_counter() - started
     result["steps"] = [asdict(step) for step in recorder.steps]
+    result["prefetch_steps"] = recorder.prefetch_steps
+    result["loader_draws_random"] = rng_probe.drew
     result["used_fixes"] = sorted(hooks.used)
     result["peak_memory_bytes"], result["memory_source"] = peak_memory()
     result["device_type"] = hooks.device_type

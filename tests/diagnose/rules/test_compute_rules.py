@@ -49,6 +49,15 @@ def test_d201_fires_on_float64_ops_and_parameters():
     assert finding.changes_semantics is False and "model.float()" in finding.fix
 
 
+def test_d201_names_a_float64_default_dtype_as_the_cause():
+    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24))
+    run.environment.default_dtype = "float64"
+    finding = only(d201.check(run), "D201")
+    assert "torch.set_default_dtype(torch.float32)" in finding.fix
+    assert "model.float()" not in finding.fix  # alone it would mismatch every new tensor
+    assert "get_default_dtype() is float64" in evidence_text(finding)
+
+
 def test_d201_silent_on_float32_and_on_rare_float64_ops():
     assert d201.check(good_cpu_run()) == []
     rare = good_cpu_run(precision=PrecisionObservation(forwards=8, float32_ops=95, float64_ops=5))
@@ -76,6 +85,12 @@ def test_d202_fires_when_ops_are_trivial_and_the_op_count_is_normal():
     # the script's own optimizer (AdamW), scaled by the sqrt rule, not an SGD it does not use
     assert "torch.optim.AdamW(" in finding.fix and "lr=2 * lr" in finding.fix
     assert "SGD" not in finding.fix
+
+
+def test_d202_ignores_a_utilization_above_the_peak():
+    # a peak measured on a busy machine can come out below what the model achieves
+    finding = only(d202.check(overhead_run(ops=1000, tensors=40, utilization=1.8)), "D202")
+    assert "FLOP utilisation" not in evidence_text(finding)
 
 
 def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():

@@ -90,7 +90,8 @@ def test_d102_ignores_epoch_start_spikes_and_full_worker_counts():
 
 def respawning_run(startup_s: float):
     loader = good_loader(num_workers=4, persistent_workers=False, dataset_len=256,
-                         epochs_started=3, worker_startup_s=[startup_s] * 3, batches=12)
+                         epochs_started=3, worker_startup_s=[startup_s] * 3, batches=12,
+                         dataset_type="ImageFiles")
     return good_cpu_run(loaders=[loader])
 
 
@@ -377,3 +378,34 @@ def test_d108_fix_asks_a_custom_dataset_for_getitems():
     run.loaders[0].dataset_type = "Features"
     assert "def __getitems__(self, indices)" in only(d108.check(run), "D108").fix
     assert "__getitems__" not in only(d108.check(indexing_run(0.004)), "D108").fix
+
+
+def test_respawning_workers_over_in_memory_tensors_get_one_advice_d109():
+    run = respawning_run(0.2)
+    run.loaders[0].dataset_type = "TensorDataset"
+    assert d103.check(run) == []  # persistent workers would keep a hand-over that costs more
+    finding = only(d109.check(run), "D109")  # steady wait is small: the start-up alone decides
+    epoch_s = 4 * 0.0137
+    overhead = 0.2 - 0.0005
+    steady = 0.8 * 0.0005 / 0.0137  # the batched fetch's saving on the steady wait
+    assert finding.saving == pytest.approx(steady + overhead / (epoch_s + overhead), rel=1e-3)
+    assert "3 times" in evidence_text(finding) and "num_workers=0" in finding.fix
+
+
+def test_respawning_workers_are_fixed_first_not_counted_as_too_few():
+    # a busy machine: workers re-spawned every epoch and a large wait in most steps
+    run = respawning_run(0.2)
+    for step in run.steps:
+        step.phases["data"] += 0.03
+        step.wall_s += 0.03
+    for workers in (2, 7):  # below and at one worker per spare core
+        run.loaders[0].num_workers = workers
+        assert d103.check(run) != []
+        assert d102.check(run) == [] and d110.check(run) == [], workers
+
+
+def test_d108_keeps_a_custom_batch_sampler():
+    run = indexing_run(0.004)
+    run.loaders[0].batch_size = None  # DataLoader(dataset, batch_sampler=Buckets(...))
+    fix = only(d108.check(run), "D108").fix
+    assert "sampler=batch_sampler, batch_size=None" in fix and "RandomSampler" not in fix

@@ -62,6 +62,9 @@ def test_d601_flags_data_parallel():
     finding = only(d601.check(run), "D601")
     assert finding.severity == "warning" and "DistributedDataParallel" in finding.fix
     assert d601.check(good_h100_run()) == []
+    on_cpu = only(d601.check(good_cpu_run(models=[mlp_model(wrapper="DataParallel")])), "D601")
+    assert on_cpu.severity == "info" and on_cpu.saving == 0.0  # DataParallel is a no-op there
+    assert "no CUDA device" in evidence_text(on_cpu)
 
 
 def ddp_run(batch: int, sync_bn: int = 0):

@@ -140,7 +140,7 @@ class ForwardProbe(Probe):
         if self._model_entry(module)[1] is None:
             return None
         session = self.session
-        session.model_in_train_mode = module.training
+        session.last_model = module
         record = ForwardRecord(
             t0=time.perf_counter(),
             grad_enabled=torch.is_grad_enabled(),

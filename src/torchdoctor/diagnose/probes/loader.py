@@ -95,6 +95,7 @@ class LoaderProbe(Probe):
                 iterator = original(loader)
             finally:
                 probe.tracker.pop()
+                probe._book_if_evaluating(stats, started)
             if not hasattr(iterator, EPOCH) and hasattr(iterator, "_dataset_fetcher"):
                 probe._time_fetcher(iterator._dataset_fetcher, stats)
             # on the iterator itself: a WeakKeyDictionary look-up per batch costs ~1 us
@@ -106,18 +107,25 @@ class LoaderProbe(Probe):
     def _wrap_next(self, original):
         probe = self
         tracker = self.tracker
+        session = self.session
 
         def __next__(iterator):
             state = getattr(iterator, EPOCH, None)
+            session.data_fetch_started()  # may close a step (and stop the program): before push
             tracker.push("data")
             started = time.perf_counter()
             try:
                 batch = original(iterator)
-            finally:
-                waited = time.perf_counter() - started
+            except BaseException:  # StopIteration (its workers shut down) or the loader failed
                 tracker.pop()
+                if state is not None:
+                    probe._book_if_evaluating(state.stats, started)
+                raise
+            waited = time.perf_counter() - started
+            tracker.pop()
             if state is not None:
                 probe._count_batch(state, waited)
+                probe._book_if_evaluating(state.stats, started)
             return batch
 
         return __next__
@@ -183,10 +191,21 @@ class LoaderProbe(Probe):
         if state.first:
             observation.worker_startup_s.append(time.perf_counter() - state.started)
             state.first = False
-        if self.session.grad_enabled() and self.session.model_in_train_mode:
+        if self.session.training_context():
             state.stats.train_votes += 1
         else:
             state.stats.eval_votes += 1
+
+    def _book_if_evaluating(self, stats: _LoaderStats, started: float) -> None:
+        """A wait for a loader that feeds evaluation (by its batches' votes; before any, by the
+        current grad and train modes) is evaluation time, not the training step's data time:
+        a validation loader's worker start-up must not point at the training loader."""
+        if stats.train_votes or stats.eval_votes:
+            evaluating = stats.eval_votes > stats.train_votes
+        else:
+            evaluating = not self.session.training_context()
+        if evaluating:
+            self.tracker.evaluation_data(started, time.perf_counter())
 
     def stop(self) -> None:
         self._alive = []

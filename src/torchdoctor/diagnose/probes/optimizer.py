@@ -109,7 +109,7 @@ class OptimizerProbe(Probe):
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
         self.scaled_this_step = False
         self.unscaled_this_step.clear()
-        self.session.optimizer_step_done()
+        self.session.optimizer_step_done(optimizer)
 
     # -- GradScaler ---------------------------------------------------------------------------
     def _wrap_scale(self, original):
@@ -148,7 +148,7 @@ class OptimizerProbe(Probe):
             if not probe.session.scaler_depth:
                 probe.scaled_this_step = False
                 probe.unscaled_this_step.clear()
-                probe.session.scaler_step_done()
+                probe.session.scaler_step_done(optimizer)
             return result
 
         return step

@@ -1,8 +1,10 @@
-"""`--profile`: a short torch.profiler window over the first measured steps.
+"""`--profile`: a short torch.profiler window over a few steps outside the measurement.
 
-On CUDA it measures the time kernels kept the device busy, so each profiled step gets
-`gpu_idle_s` (wall minus busy); on CPU it names the most expensive ops in a note. The profiler
-slows the steps it covers, which the notes say.
+The profiler slows the steps it covers and its teardown lands in the next step, so the window
+runs after the measured steps, or before them when the program runs to its end (the session
+places it). On CUDA it measures the time kernels kept the device busy per step, so every measured
+step gets `gpu_idle_s` (its unperturbed wall minus that busy time); on CPU it names the most
+expensive ops in a note.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class ProfilerProbe(Probe):
         session = self.session
         if not session.config.profile:
             return
-        if record.index == session.first_measured - 1:
+        if record.index == session.profile_start - 1:
             activities = [torch.profiler.ProfilerActivity.CPU]
             if torch.cuda.is_available():
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -58,14 +60,15 @@ class ProfilerProbe(Probe):
         if not self.session.config.profile:
             return
         if not self.profiled:
-            run.notes.append("--profile: no measured step ran, nothing was profiled")
+            run.notes.append("--profile: the program ended before the profiled steps, nothing "
+                             "was profiled")
             return
-        steps = [s for s in run.steps if s.index in self.profiled]
-        if self.busy_s is not None and steps:
-            busy = self.busy_s / len(self.profiled)
-            for step in steps:
+        if self.busy_s is not None:
+            busy = self.busy_s / len(self.profiled)  # device time per step, profiler or not
+            for step in run.steps:
                 step.gpu_idle_s = max(0.0, step.wall_s - busy)
         run.notes.append(
-            f"--profile covered steps {self.profiled[0]}-{self.profiled[-1]} (they run slower); "
-            "top ops by self CPU time: " + ", ".join(self.top_ops)
+            f"--profile covered steps {self.profiled[0]}-{self.profiled[-1]}, outside the "
+            "measured steps (the profiler slows them); top ops by self CPU time: "
+            + ", ".join(self.top_ops)
         )

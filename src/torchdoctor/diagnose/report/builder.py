@@ -114,8 +114,8 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
     if evaluation > EVALUATION_HEAVY:
         words = (
             f"evaluation-heavy: {_pct(evaluation)} of the measured time ran forwards whose outputs "
-            "never got a gradient (validation, or acting/inference inside the loop) and is left "
-            f"out of the steps; within the steps, {words}"
+            "never got a gradient, or waited for their loaders (validation, or acting/inference "
+            f"inside the loop), and is left out of the steps; within the steps, {words}"
         )
     if findings and findings[0].saving > 0:
         top = findings[0]

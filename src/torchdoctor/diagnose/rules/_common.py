@@ -124,56 +124,6 @@ def suggested_workers(cpus: int) -> int:
     return max(1, min(8, cpus - 1))
 
 
-# A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
-# tensors): worker processes cost more to hand a batch over than they save; fetching whole
-# batches at once is the fix (rule D105), not workers (rule D101).
-TRIVIAL_ITEM_RATIO = 10.0
-
-
-def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
-    floor = run.compute.dispatch_overhead_s
-    return loader.item_s is not None and floor is not None and (
-        loader.item_s <= TRIVIAL_ITEM_RATIO * floor
-    )
-
-
-# Datasets whose samples are slices of tensors already in memory, whatever the timings say.
-IN_MEMORY_DATASETS = ("TensorDataset",)
-
-
-def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
-    """The loader's samples are only indexed from memory: a map-style TensorDataset, or
-    __getitem__ measured at no more than a few trivial ops. One test for D101, D105, D108, D109
-    and D110, so a loader gets one piece of advice (batched fetching, not workers) however noisy
-    the machine is. An IterableDataset is never indexed: a batched sampler cannot apply to it."""
-    if loader.iterable_dataset:
-        return False
-    return loader.dataset_type in IN_MEMORY_DATASETS or trivial_items(run, loader)
-
-
-# The default collate stacks a sample in one to three trivial ops' time (measured: 0.1-2.6x the
-# dispatch floor per sample for 64 to 3x32x32 floats); a collate_fn well above that does work of
-# its own (padding in Python, per-token loops): rule D111, and not D108's per-sample indexing.
-HEAVY_COLLATE_RATIO = 50.0
-
-
-def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
-    floor = run.compute.dispatch_overhead_s
-    if loader.collate_s is None or not floor or not loader.batch_size:
-        return False
-    return loader.collate_s > HEAVY_COLLATE_RATIO * floor * loader.batch_size
-
-
-def wait_share(run: RunObservation, loader: LoaderObservation) -> float:
-    """This loader's share of the training loaders' data wait (1 for the only loader), so that a
-    rule about one of two zipped loaders claims that loader's part of the data time only."""
-    loaders = training_loaders(run)
-    total = sum(ld.wait_s for ld in loaders)
-    if len(loaders) <= 1 or total <= 0:
-        return 1.0
-    return clamp(loader.wait_s / total)
-
-
 def loader_wait_with_workers(batch_s: float, compute_s: float, workers: int) -> float:
     """Seconds per step the training process would still wait for data with `workers` workers.
 
@@ -266,15 +216,6 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     if ops <= 0:
         return None
     return OpOverhead(ops_per_step=ops, mean_op_s=compute_s / ops, dispatch_s=dispatch_s)
-
-
-def waiting_loader(
-    run: RunObservation, loaders: list[LoaderObservation]
-) -> tuple[LoaderObservation, float]:
-    """The loader the steps waited on longest, and its part of the steady (median) data seconds
-    per step: an epoch's worker start-up (rule D103) is not a steady cost."""
-    loader = max(loaders, key=lambda ld: ld.wait_s)
-    return loader, median_phase_s(run, "data") * wait_share(run, loader)
 
 
 def stepped_optimizers(run: RunObservation) -> list[OptimizerObservation]:

@@ -16,19 +16,27 @@ CACHED_ITEM_COST = 0.1
 def batched_fetch_fix(
     batch_size: int | None, *, drop_workers: bool = False, dataset_type: str = "TensorDataset"
 ) -> str:
-    """Fetch whole batches from an indexable in-memory dataset in the training process."""
-    batch = batch_size or "batch_size"
+    """Fetch whole batches from an indexable in-memory dataset in the training process.
+
+    `batch_size` None: the loader was built with a batch_sampler, whose batches are kept."""
     workers = ", num_workers=0" if drop_workers else ""
-    # a TensorDataset returns a whole batch for a list of indices; another class must learn to
+    # a TensorDataset returns a whole batch for a list of indices; another class needs to learn it
     custom = (
         f"# {dataset_type or 'your Dataset'} must return a whole batch for a list of indices:\n"
         "#     def __getitems__(self, indices): return self.x[indices], self.y[indices]\n"
         if dataset_type != "TensorDataset"
         else ""
     )
+    if batch_size is None:  # the loader was given a batch_sampler: keep the user's batches
+        return (
+            custom + "# keep your batch_sampler, passed as the sampler: each list of indices it\n"
+            "# yields is then fetched with one indexing op\n"
+            f"loader = DataLoader(dataset, sampler=batch_sampler, batch_size=None{workers})"
+        )
     return (
         custom + "from torch.utils.data import BatchSampler, RandomSampler\n"
-        f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch}, drop_last=False)\n"
+        f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch_size}, "
+        "drop_last=False)\n"
         f"loader = DataLoader(dataset, sampler=sampler, batch_size=None{workers})"
     )
 

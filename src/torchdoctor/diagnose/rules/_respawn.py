@@ -74,3 +74,15 @@ def respawn_cost(
         )
     epoch_s = _batches_per_epoch(train_loader) * profile.step_s
     return RespawnCost(respawning, overhead_per_epoch_s, epoch_s, evidence)
+
+
+# Rule D103's threshold: start-up at or above this share of an epoch is worth a finding.
+MIN_RESPAWN_SHARE = 0.02
+
+
+def respawns_each_epoch(run: RunObservation, loader: LoaderObservation) -> bool:
+    """The loader's workers are started again every epoch at a measurable cost: its data wait
+    is partly start-up, so persistent workers (D103) or no workers (D109) come first, before
+    advice on the worker count (D102, D110)."""
+    cost = respawn_cost(run, lambda ld: ld is loader)
+    return cost is not None and cost.share >= MIN_RESPAWN_SHARE

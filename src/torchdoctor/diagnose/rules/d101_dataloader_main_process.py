@@ -45,7 +45,6 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
-    in_memory,
     loader_wait_with_workers,
     on_cuda,
     pct,
@@ -54,8 +53,8 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     suggested_workers,
     training_loaders,
-    wait_share,
 )
+from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
 
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"

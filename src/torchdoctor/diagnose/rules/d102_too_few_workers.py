@@ -4,7 +4,8 @@
 Flags a training `DataLoader` that already uses worker processes but still makes each step wait
 for data (10% or more of the steady-state step), when the machine has spare cores for more
 workers. Loaders over in-memory tensors are left to rule D109 (workers cost more than they save
-there), and loaders already at one worker per spare core to rule D110.
+there), loaders already at one worker per spare core to rule D110, and loaders re-spawning
+their workers every epoch to rule D103.
 
 ## Why is this bad
 Each worker builds whole batches. When a batch takes longer to build than `num_workers` steps take
@@ -38,7 +39,6 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
-    in_memory,
     loader_wait_with_workers,
     median,
     pct,
@@ -46,8 +46,9 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     suggested_workers,
     training_loaders,
-    waiting_loader,
 )
+from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
+from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
 CODE = "D102"
 TITLE = "Too few DataLoader workers: steps wait for data"
@@ -57,7 +58,12 @@ MIN_DATA_SHARE = 0.10
 def check(run: RunObservation) -> list[Finding]:
     step_s = median([s.wall_s for s in run.steps if s.wall_s > 0])
     # in-memory tensors: more workers add hand-over cost, not speed (rule D109)
-    loaders = [ld for ld in training_loaders(run) if ld.num_workers > 0 and not in_memory(run, ld)]
+    # a loader re-spawning its workers every epoch waits partly on start-up: rule D103 first
+    loaders = [
+        ld
+        for ld in training_loaders(run)
+        if ld.num_workers > 0 and not in_memory(run, ld) and not respawns_each_epoch(run, ld)
+    ]
     if step_s <= 0 or not loaders:
         return []
     loader, data_s = waiting_loader(run, loaders)

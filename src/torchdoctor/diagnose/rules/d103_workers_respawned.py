@@ -39,17 +39,17 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
-    in_memory,
     pct,
     secs,
     severity_for,
     training_loaders,
 )
-from torchdoctor.diagnose.rules._respawn import respawn_cost
+from torchdoctor.diagnose.rules._loaders import in_memory
+from torchdoctor.diagnose.rules._respawn import MIN_RESPAWN_SHARE, respawn_cost
 
 CODE = "D103"
 TITLE = "DataLoader workers are re-spawned every epoch (persistent_workers=False)"
-MIN_SAVING = 0.02
+MIN_SAVING = MIN_RESPAWN_SHARE
 
 
 def check(run: RunObservation) -> list[Finding]:

@@ -10,7 +10,8 @@ datasets whose samples are only indexed from memory (rule D108).
 Per-sample Python work (decoding, converting with NumPy in float64, normalising or augmenting
 one sample at a time) repeats for every sample in every epoch. When it costs more than the
 model's own compute, extra workers only spread the waste over more cores; doing deterministic
-work once, or random work on whole batches, removes it. (When `__getitem__` only indexes in-memory tensors, D108 applies instead.)
+work once, or random work on whole batches, removes it. (When `__getitem__` only indexes
+in-memory tensors, D108 applies instead.)
 
 Estimated saving: nine tenths of the measured `__getitem__` time per batch, capped by the steady
 data time per step (the tenth left covers indexing a cached sample).
@@ -54,7 +55,6 @@ from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     clamp,
     cpu_count,
-    in_memory,
     mean_batch_size,
     median_phase_s,
     pct,
@@ -64,6 +64,7 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loaders import in_memory
 from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
 
 CODE = "D105"

@@ -31,7 +31,8 @@ loader = DataLoader(dataset, sampler=sampler, batch_size=None)
 
 ## Fix safety
 Safe: the same batches in the same random order. A custom dataset must accept a list of indices
-in `__getitem__` (or define `__getitems__`); `collate_fn` is no longer applied per sample.
+in `__getitem__` (or define `__getitems__`); `collate_fn` is no longer applied per sample. A
+loader built with its own `batch_sampler` keeps it: the fix passes it as the `sampler`.
 """
 
 from __future__ import annotations
@@ -40,15 +41,13 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    heavy_collate,
-    in_memory,
     pct,
     secs,
     severity_for,
     step_profile,
     training_loaders,
-    wait_share,
 )
+from torchdoctor.diagnose.rules._loaders import heavy_collate, in_memory, wait_share
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
 
 CODE = "D108"

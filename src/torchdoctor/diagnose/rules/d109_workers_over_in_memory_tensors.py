@@ -41,21 +41,19 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    in_memory,
     pct,
     secs,
     severity_for,
     training_loaders,
     typical_step_s,
-    waiting_loader,
 )
+from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
-from torchdoctor.diagnose.rules._respawn import respawn_cost
+from torchdoctor.diagnose.rules._respawn import MIN_RESPAWN_SHARE, respawn_cost
 
 CODE = "D109"
 TITLE = "DataLoader workers hand over in-memory tensors: the hand-over costs more than the batch"
 MIN_DATA_SHARE = 0.25
-MIN_RESPAWN_SHARE = 0.02  # as rule D103
 
 
 def check(run: RunObservation) -> list[Finding]:

@@ -3,7 +3,8 @@
 ## What it does
 Flags a training `DataLoader` that does real work per sample (not only indexing in-memory
 tensors) and already runs one worker per spare core (rule D102's suggestion), when waiting for
-its batches still takes half or more of a typical step.
+its batches still takes half or more of a typical step. A loader whose workers are started again
+every epoch is left to rule D103 (part of its wait is start-up).
 
 ## Why is this bad
 The workers build batches more slowly than the model consumes them, and this machine has no core
@@ -49,7 +50,6 @@ from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
-    in_memory,
     loader_wait_with_workers,
     pct,
     secs,
@@ -57,13 +57,14 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
     typical_step_s,
-    waiting_loader,
 )
+from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
 from torchdoctor.diagnose.rules._data_fixes import (
     CACHED_ITEM_COST,
     batched_fetch_fix,
     cheaper_items_fix,
 )
+from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
 CODE = "D110"
 TITLE = "Steps wait for data with a DataLoader worker on every spare core"
@@ -91,6 +92,7 @@ def check(run: RunObservation) -> list[Finding]:
         if ld.num_workers > 0
         and not in_memory(run, ld)
         and ld.num_workers >= suggested_workers(cpu_count(run, ld))
+        and not respawns_each_epoch(run, ld)  # the wait is partly start-up: rule D103 first
     ]
     if not saturated or step_s <= 0:
         return []

@@ -47,15 +47,14 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
-    heavy_collate,
     pct,
     secs,
     severity_for,
     step_profile,
     suggested_workers,
     training_loaders,
-    wait_share,
 )
+from torchdoctor.diagnose.rules._loaders import heavy_collate, wait_share
 
 CODE = "D111"
 TITLE = "Slow collate_fn: batches are assembled sample by sample in Python"

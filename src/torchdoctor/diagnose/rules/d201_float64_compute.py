@@ -8,7 +8,8 @@ where the model's parameters are float64, when those ops make up 10% or more of 
 Neural networks train fine in float32 (or lower). Float64 halves the SIMD width on CPUs and the
 memory bandwidth everywhere, and GPUs run it at a fraction of their float32 rate (1/64 on consumer
 cards, no tensor-core TF32/bf16 path). It usually slips in through NumPy, whose default dtype is
-float64: `torch.from_numpy(np.random.rand(...))`, `img / 255.` on an array, or `model.double()`.
+float64: `torch.from_numpy(np.random.rand(...))`, `img / 255.` on an array, or `model.double()`;
+or through `torch.set_default_dtype(torch.float64)`, which the evidence names when it is set.
 
 Estimated saving: float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes),
 so the saving is half the compute share of the step, scaled by the float64 share of compute ops.
@@ -46,6 +47,16 @@ CODE = "D201"
 TITLE = "Compute runs in float64"
 MIN_FLOAT64_SHARE = 0.10
 FLOAT32_SPEEDUP = 2.0
+FLOAT32_FIX = (
+    "model = model.float()\n"
+    "x = torch.from_numpy(array).float()  # NumPy arrays default to float64"
+)
+# with the default dtype left at float64, model.float() alone leaves every new tensor float64
+# (and then mismatches the model): the cause has to go
+DEFAULT_DTYPE_FIX = (
+    "torch.set_default_dtype(torch.float32)  # or remove set_default_dtype(torch.float64)\n"
+    "x = torch.from_numpy(array).float()  # NumPy arrays default to float64"
+)
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -75,6 +86,11 @@ def check(run: RunObservation) -> list[Finding]:
     if f64_params:
         evidence.append(f"{f64_params:,} of {all_params:,} model parameters are float64.")
     evidence.append(f"Forward, backward and optimizer took {pct(compute_share)} of the step.")
+    fix = FLOAT32_FIX
+    if run.environment.default_dtype == "float64":
+        evidence.append("torch.get_default_dtype() is float64: torch.set_default_dtype(torch."
+                        "float64) makes every new tensor and layer float64.")
+        fix = DEFAULT_DTYPE_FIX
     return [
         Finding(
             id=CODE,
@@ -82,15 +98,13 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=(
-                "model = model.float()\n"
-                "x = torch.from_numpy(array).float()  # NumPy arrays default to float64"
-            ),
+            fix=fix,
             source="seed 001 (torch.from_numpy(img / 255.).float()); seed 003 (numerical "
             "precision); PyTorch performance tuning guide",
             explanation="Float64 runs at half the float32 rate or worse and moves twice the "
             "bytes; training does not need it.",
             details={"float64_share": f64_share, "compute_share": compute_share,
-                     "float64_parameters": f64_params},
+                     "float64_parameters": f64_params,
+                     "default_dtype": run.environment.default_dtype},
         )
     ]

@@ -122,6 +122,8 @@ def check(run: RunObservation) -> list[Finding]:
     if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
         return []
     utilization = run.compute.utilization
+    if utilization is not None and utilization > 1.0:
+        utilization = None  # above the peak: the peak was measured too low, so it says nothing
     if utilization is not None and utilization >= MAX_UTILIZATION:
         return []
     saving = clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s)

@@ -11,7 +11,8 @@ DistributedDataParallel runs one process per GPU and overlaps the gradient all-r
 backward pass; PyTorch recommends it even on a single machine.
 
 Estimated saving: 25% of the step, a conservative reading of the commonly reported 1.3x-2x
-speedups from DataParallel to DDP (the single-process run cannot measure it directly).
+speedups from DataParallel to DDP (the single-process run cannot measure it directly). On a run
+without CUDA, DataParallel only calls the module: information, with no saving.
 
 ## Example
 ```python
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import on_cuda
 
 CODE = "D601"
 TITLE = "nn.DataParallel instead of DistributedDataParallel"
@@ -48,17 +50,22 @@ def check(run: RunObservation) -> list[Finding]:
     wrapped = [m for m in run.models if m.wrapper == "DataParallel"]
     if not wrapped:
         return []
+    evidence = [
+        f"{m.class_name} at {m.location or 'an unknown line'} is wrapped in "
+        "nn.DataParallel (single process, GIL-bound, gathers on GPU 0)."
+        for m in wrapped
+    ]
+    gpu = on_cuda(run)
+    if not gpu:  # without CUDA, DataParallel just calls the module: nothing to save here
+        evidence.append("This run had no CUDA device, where DataParallel only calls the module: "
+                        "no effect on this run's speed; it matters on several GPUs.")
     return [
         Finding(
             id=CODE,
             title=TITLE,
-            severity="warning",
-            saving=ASSUMED_SAVING,
-            evidence=[
-                f"{m.class_name} at {m.location or 'an unknown line'} is wrapped in "
-                "nn.DataParallel (single process, GIL-bound, gathers on GPU 0)."
-                for m in wrapped
-            ],
+            severity="warning" if gpu else "info",
+            saving=ASSUMED_SAVING if gpu else 0.0,
+            evidence=evidence,
             fix=(
                 "# torchrun --nproc_per_node=NUM_GPUS train.py\n"
                 'torch.distributed.init_process_group("nccl")\n'

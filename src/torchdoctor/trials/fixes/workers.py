@@ -24,6 +24,9 @@ SUMMARY = "DataLoader(num_workers=<cores>, persistent_workers=True, prefetch_fac
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only where they are built changes"
 FINDING_CODES = ("D101", "D102", "D103")
+# Batches are built in worker processes, which torch seeds per worker: random augmentation in
+# __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
+MOVES_DATA_RANDOMNESS = True
 PERMANENT = (
     "DataLoader(dataset, ..., num_workers=min(8, len(os.sched_getaffinity(0))), "
     "persistent_workers=True, prefetch_factor=2)"

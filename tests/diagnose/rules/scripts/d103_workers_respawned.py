@@ -2,7 +2,20 @@
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset
+
+
+class NoisyFeatures(Dataset):
+    """Features with a little per-sample augmentation (jitter)."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i] + 0.01 * torch.randn(self.x.shape[1]), self.y[i]
 
 
 class LitClassifier(nn.Module):
@@ -37,7 +50,7 @@ def main():
     torch.manual_seed(0)
     x = torch.randn(256, 20)
     y = torch.randint(0, 3, (256,))
-    loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True, num_workers=2)
+    loader = DataLoader(NoisyFeatures(x, y), batch_size=64, shuffle=True, num_workers=2)
     fit(LitClassifier(), loader, max_epochs=10)
 
 
