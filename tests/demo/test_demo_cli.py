@@ -30,7 +30,8 @@ def test_quick_demo_prints_the_table(quick_run):
     assert "[2/3] what torchdoctor diagnose finds" in out
     assert "verdict:" in out  # the diagnosis of the naive script was shown
     for text in ("s/epoch", "speedup", "this step", "naive loop (seed 001)", "+ DataLoader workers",
-                 "+ batch 256 [*]", "lr may need retuning", "quick runs are too short to measure"):
+                 "+ batch 256, lr x8 [*]", "lr may need retuning", "quick runs are too short to measure",
+                 "s/epoch: the row's one epoch"):
         assert text in out
 
 
@@ -38,7 +39,7 @@ def test_quick_demo_json(quick_run):
     result, path = quick_run
     assert result.returncode == 0, result.stderr
     document = json.loads(path.read_text())
-    assert document["schema_version"] == 1 and document["recipe"] == "shapes"
+    assert document["schema_version"] == 2 and document["recipe"] == "shapes"
     assert document["device"] in ("cpu", "cuda")
     assert document["diagnosis"]["available"] is True
     rows = document["rows"]
@@ -46,6 +47,8 @@ def test_quick_demo_json(quick_run):
     naive = rows[0]["epoch_s"]
     for previous, current in zip([None] + rows[:-1], rows):
         assert isinstance(current["epoch_s"], float) and current["epoch_s"] > 0
+        # --quick: one epoch per row, so the one epoch is the figure
+        assert current["epoch_times_s"] == [current["epoch_s"]] == [current["first_epoch_s"]]
         assert current["train_samples"] == document["train_samples_per_epoch"]
         assert current["speedup_vs_naive"] == pytest.approx(naive / current["epoch_s"])
         expected = 1.0 if previous is None else previous["epoch_s"] / current["epoch_s"]

@@ -103,9 +103,13 @@ def _row_program(workload: Workload, steps: list[Step], index: int, device: torc
 def _run_script_loop(workload: Workload, steps: list[Step], index: int, device: torch.device,
                      baton: EpochBaton):
     """Seed 001's own loop (`naive_loop.train`), with the fixes of rows 1..index applied to it
-    the way a user would: a fused optimizer, the float32 data set."""
+    the way a user would: a fused optimizer, the float32 data set, DataLoader workers."""
+    from torchdoctor.trainer.setup import available_cores, resolve_workers
+
     train, val = workload.datasets(dataset_form(steps, index))
     shuffle = torch.Generator().manual_seed(workload.seed)  # the rows share no RNG stream
+    workers = resolve_workers(cumulative_config(steps, index)["workers"], available_cores())
+    loading = {"num_workers": workers, "persistent_workers": workers > 0}
 
     def epoch_start():
         baton.epoch_start()
@@ -113,9 +117,11 @@ def _run_script_loop(workload: Workload, steps: list[Step], index: int, device: 
 
     dl = {  # each pass over the training loader starts one epoch of the script's loop
         "train": TickOnIter(torch.utils.data.DataLoader(train, batch_size=NAIVE_BATCH,
-                                                        shuffle=True, generator=shuffle),
+                                                        shuffle=True, generator=shuffle,
+                                                        **loading),
                             epoch_start),
-        "test": torch.utils.data.DataLoader(val, batch_size=NAIVE_BATCH, shuffle=False),
+        "test": torch.utils.data.DataLoader(val, batch_size=NAIVE_BATCH, shuffle=False,
+                                            **loading),
     }
     model = workload.new_model()
     fused = uses_fused_optimizer(steps, index)
@@ -126,7 +132,7 @@ def _run_script_loop(workload: Workload, steps: list[Step], index: int, device: 
         optimizer = naive_loop.build_optimizer(workload.recipe, model)  # as the script has it
     naive_loop.train(model, dl, optimizer, epochs=workload.size.epochs, device=str(device),
                      log=None)
-    config = {"batch_size": NAIVE_BATCH, "workers": 0, "device": str(device),
+    config = {"batch_size": NAIVE_BATCH, "workers": workers, "device": str(device),
               "optimizer": type(optimizer).__name__ + (" (fused)" if fused else "")}
     return model, config
 

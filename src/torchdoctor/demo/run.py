@@ -85,9 +85,11 @@ def run_demo(
 
     from torchdoctor.trainer.setup import has_conv
 
-    steps = plan(dev.type, has_conv(workload.new_model()))
-    log.print(f"\n[3/3] the fixes in the diagnosis' order, one technique per row "
-              f"({len(steps)} rows)", markup=False)
+    ranking = [finding["id"] for finding in diagnosis["findings"]]
+    steps = plan(dev.type, has_conv(workload.new_model()), ranking)
+    order = "in the order of the findings above" if ranking else "in the default order"
+    log.print(f"\n[3/3] the fixes {order}, one per row ({len(steps)} rows, interleaved epoch by "
+              f"epoch)", markup=False)
     warm_up(workload, dev)
     rows = _run_rows(workload, steps, dev, quiet, log)
     add_speedups(rows)

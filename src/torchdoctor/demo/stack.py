@@ -1,12 +1,12 @@
 """The performance stack `torchdoctor demo` applies, one technique per row.
 
-Each step is cumulative: row k runs with every change of rows 1..k. The order follows what
-`torchdoctor diagnose` ranks for seed 001's loop: the optimizer step first (D210, the largest
-phase), then the data-side cost removed at its source (float32 built once), then the loop
-itself (inference_mode, no per-step `.item()`: the Trainer replaces the script's loop from that
-row on), then DataLoader workers (overlap what loading is left), then the GPU-only steps.
-Rows before the loop change run seed 001's own loop with the fix applied to it, as a user
-would. The batch-size step comes last although seed 001 takes it before the GPU tuning: it is
+Each step is cumulative: row k runs with every change of rows 1..k. The CPU fixes are applied
+in the order `torchdoctor diagnose` ranks their findings for seed 001's loop in this run
+(`plan(..., ranking)`); without a diagnosis, in the default order: the optimizer step (D210),
+the data-side cost removed at its source (float32 built once), the loop itself (inference_mode,
+no per-step `.item()`), DataLoader workers. Rows before the loop change run seed 001's own loop
+with the fixes applied to it, as a user would; from that row on, torchdoctor.Trainer. The
+GPU-only steps follow. The batch-size step comes last although seed 001 takes it before the GPU tuning: it is
 the one step that changes the optimisation, so every row above it compares like with like.
 Pure data, no torch: the plan for any device can be tested (and printed) on any machine.
 """
@@ -14,6 +14,7 @@ Pure data, no torch: the plan for any device can be tested (and printed) on any 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Literal
 
 Dataset = Literal["per_item", "vectorised"]
@@ -47,6 +48,7 @@ class Step:
     fused_optimizer: bool = False  # from this row on, the optimizer's multi-tensor step
     trainer_loop: bool = False  # from this row on, torchdoctor.Trainer instead of seed 001's loop
     lr_scale: float | None = None  # from this row on, the learning rate is multiplied by this
+    findings: tuple[str, ...] = ()  # diagnose finding ids this step fixes: its place in the order
     changes_semantics: str | None = None  # why this row is not the same optimisation
     cuda_only: bool = False
     conv_only: bool = False  # only meaningful for models with convolutions
@@ -67,6 +69,7 @@ STACK: tuple[Step, ...] = (
         label="+ fused (multi-tensor) optimizer step: fused=True (foreach=True on CPU, torch < 2.4)",
         source="torchdoctor diagnose D210",
         fused_optimizer=True,
+        findings=("D210",),
     ),
     Step(
         key="vectorised",
@@ -74,6 +77,7 @@ STACK: tuple[Step, ...] = (
         label="+ float32 tensors built once (from_numpy, vectorised) instead of per item in float64",
         source="seed 002 §8",
         dataset="vectorised",
+        findings=("D105", "D106", "D108", "D111"),
     ),
     Step(
         key="trainer_loop",
@@ -82,6 +86,7 @@ STACK: tuple[Step, ...] = (
               "zero_grad(set_to_none)",
         source="diagnose D303, D401; seed 000 §1.4, seed 004 §1",
         trainer_loop=True,
+        findings=("D303", "D401", "D301"),
     ),
     Step(
         key="workers",
@@ -89,6 +94,7 @@ STACK: tuple[Step, ...] = (
         label="+ DataLoader workers (persistent)",
         source="diagnose D101; seed 001 Mejora 2",
         config={"workers": "auto", "persistent_workers": True},
+        findings=("D101", "D102", "D103"),
     ),
     Step(
         key="pinned",
@@ -138,16 +144,28 @@ STACK: tuple[Step, ...] = (
 )
 
 
-def plan(device_type: str, model_has_conv: bool) -> list[Step]:
-    """The rows to run on this device, naive first."""
+def plan(device_type: str, model_has_conv: bool, ranking: Sequence[str] = ()) -> list[Step]:
+    """The rows to run on this device, naive first. `ranking`: diagnose's finding ids, best
+    first; the CPU fixes are applied in that order (a fix none of whose findings was raised
+    keeps its default place after those that were). The GPU steps and the batch size follow."""
     steps = [NAIVE]
-    for step in STACK:
+    for step in ranked(STACK, ranking):
         if step.cuda_only and device_type != "cuda":
             continue
         if step.conv_only and not model_has_conv:
             continue
         steps.append(step)
     return steps
+
+
+def ranked(stack: Sequence[Step], ranking: Sequence[str]) -> list[Step]:
+    position = {finding: index for index, finding in reversed(list(enumerate(ranking)))}
+    fixes = [step for step in stack if step.findings]
+
+    def rank(step: Step) -> int:
+        return min((position[f] for f in step.findings if f in position), default=len(ranking))
+
+    return sorted(fixes, key=rank) + [step for step in stack if not step.findings]
 
 
 def cumulative_config(steps: list[Step], upto: int) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Under `torchrun ... -m torchdoctor diagnose script.py` each rank observes only i
 straggler (one slow data pipeline, one throttled GPU) shows up only when the ranks are compared:
 every other rank waits for it in each all-reduce, so their own step times look fine. So each rank
 writes `rank-{r}.json` into a shared directory, and rank 0 folds the per-rank medians into its
-own observation's `DistributedObservation` (per_rank_step_s, per_rank_batch), which the rules read.
+own observation's `DistributedObservation` (per_rank_step_s, per_rank_batch,
+per_rank_comm_s), which the rules read.
 
 Files, not a collective: by the time the diagnosis ends, the user's script may have destroyed
 the process group (or a rank may have crashed), and a collective would then hang.
@@ -79,6 +80,9 @@ def merge_rank_observations(main: RunObservation, ranks: list[dict | None]) -> R
         main.distributed.per_rank_step_s = step_s
     if not missing and all(value is not None for value in batches):
         main.distributed.per_rank_batch = batches
+    comm_s = [(run.get("distributed") or {}).get("comm_s_per_step") for run in reported]
+    if not missing and all(value is not None for value in comm_s):
+        main.distributed.per_rank_comm_s = comm_s
     for rank, run in enumerate(ranks):
         if run is not None and rank != 0 and run.get("status") == "crashed" and main.status != "crashed":
             main.status = "crashed"

@@ -213,6 +213,9 @@ class DistributedObservation:
     comm_s_per_step: float | None = None
     allreduce_per_step: float | None = None  # gradient all-reduces per optimizer step
     micro_steps_syncing: int = 0  # accumulation micro-steps that synced gradients (no no_sync)
+    # comm_s_per_step of each rank (merged from --rank-dir): a fast rank's step looks as slow as
+    # the straggler's because it waits in the all-reduce; step minus communication tells them apart
+    per_rank_comm_s: list[float] = field(default_factory=list)
 
 
 RunStatus = Literal[

@@ -22,6 +22,7 @@ earlier StepRecord in place (listeners of `on_step_end` saw it before).
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -88,7 +89,8 @@ class _StepState:
     forwards: list[ForwardRecord] = field(default_factory=list)
     backward_ends: list[float] = field(default_factory=list)
     update_ends: list[float] = field(default_factory=list)  # optimizer steps (several: a GAN)
-    eval_data: list = field(default_factory=list)  # (t0, t1) waits for an evaluation loader
+    # DataLoader waits (t0, t1, ends_epoch): evaluation when they feed an evaluation forward
+    data_waits: list = field(default_factory=list)
     counters: dict = field(default_factory=lambda: defaultdict(float))
     loss: Any = None
 
@@ -151,10 +153,13 @@ class StepTracker:
         self._state.backward_ends.append(self.clock())
         self._state.loss = loss
 
-    def evaluation_data(self, t0: float, t1: float) -> None:
-        """A wait for an evaluation loader's batch (its workers' start-up included): evaluation,
-        cut out of the step like the evaluation forwards it feeds."""
-        self._state.eval_data.append((t0, t1))
+    def data_wait(self, t0: float, t1: float, ends_epoch: bool) -> None:
+        """A DataLoader wait (`__iter__`, with its workers' start-up, or `next()`). It is judged
+        with the forwards at the step's close: a wait whose batch feeds an evaluation forward (the
+        next forward after it; for the wait that ended an epoch, the forward before it) is
+        evaluation, cut out of the step: a validation loader's worker start-up is not training
+        data time."""
+        self._state.data_waits.append((t0, t1, ends_epoch))
 
     def parameters_updated(self) -> None:
         self._state.update_ends.append(self.clock())
@@ -237,10 +242,12 @@ class StepTracker:
     def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
         """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
         merged), in time order, and the evaluation forwards."""
-        intervals, forwards = list(state.eval_data), []
+        intervals, forwards = [], []
         for span_start, span_end, group in cls._eval_groups(state, final):
             intervals.append((span_start, span_end))
             forwards.extend(group)
+        if forwards and state.data_waits:
+            intervals.extend(_evaluation_waits(state, {id(f) for f in forwards}))
         merged: list[tuple[float, float]] = []
         for a, b in sorted(intervals):
             if merged and a <= merged[-1][1]:
@@ -277,6 +284,18 @@ class StepTracker:
         step_end = record.end + self.origin
         record.eval_windows = [(a, _next_forward(state, b, step_end)) for a, b in spans]
         record.training_forwards = training
+
+
+def _evaluation_waits(state: _StepState, evaluation: set[int]):
+    """The step's DataLoader waits that fed an evaluation forward (ids in `evaluation`)."""
+    starts = [f.t0 for f in state.forwards]  # in call order: sorted
+    for t0, t1, ends_epoch in state.data_waits:
+        if ends_epoch:  # StopIteration: the epoch's last batch went to the forward before it
+            index = bisect.bisect_left(starts, t0) - 1
+        else:
+            index = bisect.bisect_left(starts, t1)
+        if 0 <= index < len(starts) and id(state.forwards[index]) in evaluation:
+            yield t0, t1
 
 
 def _next_forward(state: _StepState, after: float, default: float) -> float:

@@ -10,6 +10,7 @@ from torchdoctor.diagnose.probes.backward import BackwardProbe
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.probes.compute import ComputeProbe
 from torchdoctor.diagnose.probes.cuda_timing import CudaPhaseProbe
+from torchdoctor.diagnose.probes.distributed import DistributedProbe
 from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProbe
 from torchdoctor.diagnose.probes.forward import ForwardProbe
 from torchdoctor.diagnose.probes.io import IOProbe
@@ -34,6 +35,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     CudaPhaseProbe,
     ProfilerProbe,
     EnvironmentProbe,
+    DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
     ComputeProbe,
 )

@@ -95,7 +95,7 @@ class LoaderProbe(Probe):
                 iterator = original(loader)
             finally:
                 probe.tracker.pop()
-                probe._book_if_evaluating(stats, started)
+                probe.tracker.data_wait(started, time.perf_counter(), False)
             if not hasattr(iterator, EPOCH) and hasattr(iterator, "_dataset_fetcher"):
                 probe._time_fetcher(iterator._dataset_fetcher, stats)
             # on the iterator itself: a WeakKeyDictionary look-up per batch costs ~1 us
@@ -118,14 +118,13 @@ class LoaderProbe(Probe):
                 batch = original(iterator)
             except BaseException:  # StopIteration (its workers shut down) or the loader failed
                 tracker.pop()
-                if state is not None:
-                    probe._book_if_evaluating(state.stats, started)
+                tracker.data_wait(started, time.perf_counter(), True)
                 raise
-            waited = time.perf_counter() - started
+            ended = time.perf_counter()
             tracker.pop()
+            tracker.data_wait(started, ended, False)
             if state is not None:
-                probe._count_batch(state, waited)
-                probe._book_if_evaluating(state.stats, started)
+                probe._count_batch(state, ended - started)
             return batch
 
         return __next__
@@ -195,17 +194,6 @@ class LoaderProbe(Probe):
             state.stats.train_votes += 1
         else:
             state.stats.eval_votes += 1
-
-    def _book_if_evaluating(self, stats: _LoaderStats, started: float) -> None:
-        """A wait for a loader that feeds evaluation (by its batches' votes; before any, by the
-        current grad and train modes) is evaluation time, not the training step's data time:
-        a validation loader's worker start-up must not point at the training loader."""
-        if stats.train_votes or stats.eval_votes:
-            evaluating = stats.eval_votes > stats.train_votes
-        else:
-            evaluating = not self.session.training_context()
-        if evaluating:
-            self.tracker.evaluation_data(started, time.perf_counter())
 
     def stop(self) -> None:
         self._alive = []

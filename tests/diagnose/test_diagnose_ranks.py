@@ -1,0 +1,94 @@
+"""Diagnosis across ranks: a real 2-process DDP run on gloo (CPU) under torchrun with --rank-dir.
+
+The script accumulates gradients over two micro-batches and can skip `no_sync()` (D603) and make
+rank 1 sleep every step (a straggler, D604; rank 0's step then looks just as long, because it
+waits in the all-reduce) or give rank 1 a smaller batch (D605). Rank 0's merged JSON must show it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = """\
+import contextlib, sys, time
+import torch
+import torch.distributed as dist
+from torch import nn
+
+torch.set_num_threads(1)
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = nn.parallel.DistributedDataParallel(
+    nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10)))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+batch = 16 if "--unequal" in sys.argv and rank == 1 else 32
+x, y = torch.randn(batch, 64), torch.randint(0, 10, (batch,))
+ACCUM = 2
+for step in range(40):
+    if "--slow-rank" in sys.argv and rank == 1:
+        time.sleep(0.03)
+    for micro in range(ACCUM):
+        last = micro == ACCUM - 1
+        skip_sync = "--no-sync" in sys.argv and not last
+        with model.no_sync() if skip_sync else contextlib.nullcontext():
+            (nn.functional.cross_entropy(model(x), y) / ACCUM).backward()
+    optimizer.step()
+    optimizer.zero_grad()
+dist.destroy_process_group()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def diagnose_ranks(tmp_path, *script_args: str) -> dict:
+    script = tmp_path / "ddp_train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    out = tmp_path / "report.json"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+        "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
+        "-m", "torchdoctor", "diagnose", "--rank-dir", str(tmp_path / "ranks"),
+        "--json", str(out), "--steps", "6", str(script), *script_args,
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=150, cwd=tmp_path,
+                            env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(out.read_text())
+
+
+def test_straggler_and_syncing_micro_steps_are_found_across_ranks(tmp_path):
+    report = diagnose_ranks(tmp_path, "--slow-rank")
+    dist = report["run"]["distributed"]
+    assert dist["world_size"] == 2 and dist["backend"] == "gloo"
+    assert len(dist["per_rank_step_s"]) == 2 and len(dist["per_rank_comm_s"]) == 2
+    # one bucket, all-reduced by both backwards of each step (no no_sync)
+    assert dist["allreduce_per_step"] == 2.0
+    assert dist["micro_steps_syncing"] == 6  # one per measured step
+    # rank 0 waits for rank 1's 30 ms sleep inside the all-reduce: most of its step
+    assert dist["comm_s_per_step"] > 0.5 * dist["per_rank_step_s"][0]
+    findings = {f["id"]: f for f in report["findings"]}
+    assert "D603" in findings and "D604" in findings
+    assert findings["D604"]["details"]["rank"] == 1
+    assert "D605" not in findings
+
+
+def test_no_sync_accumulation_and_unequal_batches(tmp_path):
+    report = diagnose_ranks(tmp_path, "--no-sync", "--unequal")
+    dist = report["run"]["distributed"]
+    assert dist["per_rank_batch"] == [64, 32]  # two micro-batches of 32 / 16
+    assert dist["micro_steps_syncing"] == 0
+    assert dist["allreduce_per_step"] == 1.0  # only the last micro-batch all-reduces
+    assert dist["comm_s_per_step"] is not None
+    ids = {f["id"] for f in report["findings"]}
+    assert "D605" in ids and "D603" not in ids
