@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -158,7 +159,8 @@ class TrialHooks:
             hooks.optimizers.append(optimizer)
             real_step = optimizer.step  # bound method of the class
 
-            def step(*step_args, **step_kwargs):
+            # A bound method, not a plain closure: LR schedulers unwrap `optimizer.step.__func__`.
+            def step(_optimizer, *step_args, **step_kwargs):
                 if getattr(hooks._local, "in_step", False):  # re-entry, e.g. from scaler.step
                     return real_step(*step_args, **step_kwargs)
                 hooks._local.in_step = True
@@ -172,7 +174,7 @@ class TrialHooks:
                     listener(optimizer)
                 return result
 
-            optimizer.step = step
+            optimizer.step = types.MethodType(step, optimizer)
 
         return __init__
 
