@@ -29,9 +29,9 @@ def test_quick_demo_prints_the_table(quick_run):
     out = result.stdout
     assert "[2/3] what torchdoctor diagnose finds" in out
     assert "verdict:" in out  # the diagnosis of the naive script was shown
-    for text in ("s/epoch", "speedup", "this step", "naive loop (seed 001)", "+ DataLoader workers",
-                 "+ batch 256, lr x8 [*]", "lr may need retuning", "quick runs are too short to measure",
-                 "s/epoch: the row's one epoch"):
+    for text in ("s/epoch", "speedup", "this step", "naive loop (seed 001)",
+                 "+ DataLoader workers", "+ batch 256, lr x8 [*]", "lr may need retuning",
+                 "quick runs are too short to measure", "s/epoch: the row's one epoch"):
         assert text in out
 
 

@@ -281,3 +281,48 @@ def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monke
     compute = diagnose_script(str(script), steps=4, warmup=2).run.compute
     assert compute.utilization == 1.0
     assert compute.peak_source.endswith("raised to this run's achieved FLOP/s")
+
+
+def test_compiled_model_keeps_running_compiled(diagnose, tmp_path):
+    # the op-counting dispatch mode would make dynamo run the compiled forward eagerly for good:
+    # the forward says which way it ran (a trace-time constant), in a fresh process
+    d = diagnose(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 2)
+            def forward(self, x):
+                y = self.fc(x)
+                return y if torch.compiler.is_compiling() else y + 1000.0
+        model = torch.compile(Net(), backend="eager")
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        log = open(sys.argv[1], "w")
+        for step in range(12):
+            out = model(torch.randn(16, 8))
+            print("compiled" if out.abs().mean().item() < 100 else "eager", file=log, flush=True)
+            out.pow(2).mean().backward()
+            opt.step()
+            opt.zero_grad()
+        """,
+        "--steps", "4", "--warmup", "2",
+        args=(str(tmp_path / "ran.txt"),),
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr
+    assert (tmp_path / "ran.txt").read_text().split() == ["compiled"] * 6
+    assert any("uses torch.compile" in note for note in d.run["notes"])
+    assert d.run["compute"]["ops_per_step"] is None
+
+
+def test_cpu_share_says_when_the_step_thread_was_not_running(tmp_path):
+    # a step that sleeps 20 ms holds the CPU for well under half of its time, whatever the load
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent("""
+        model = nn.Linear(8, 2)
+        for _ in range(8):
+            model(torch.randn(4, 8)).sum().backward()
+            time.sleep(0.02)
+        """))
+    run = diagnose_script(str(script), steps=4, warmup=2).run
+    assert all(s.cpu_share is not None and 0 <= s.cpu_share < 0.5 for s in run.steps)
+    assert run.compute.cpu_share < 0.5

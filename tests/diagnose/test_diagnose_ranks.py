@@ -92,3 +92,54 @@ def test_no_sync_accumulation_and_unequal_batches(tmp_path):
     assert dist["comm_s_per_step"] is not None
     ids = {f["id"] for f in report["findings"]}
     assert "D605" in ids and "D603" not in ids
+
+
+def test_union_of_bucket_intervals():
+    from torchdoctor.diagnose.probes.distributed import union_seconds
+
+    assert union_seconds([]) == 0.0
+    # two overlapping buckets (1..3, 2..4) and a separate one (5..6)
+    assert union_seconds([(2.0, 4.0), (1.0, 3.0), (5.0, 6.0)]) == 3.0 + 1.0
+
+
+HOOK_SCRIPT = """
+import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:{port}", rank=0, world_size=1)
+model = nn.parallel.DistributedDataParallel(nn.Linear(8, 8))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+calls = []
+
+def my_hook(state, bucket):
+    calls.append(1)
+    return default_hooks.allreduce_hook(state, bucket)
+
+for step in range(8):
+    model(torch.randn(4, 8)).sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step == 0:  # after the first forward, when the probe's timed hook is already in place
+        model.register_comm_hook(None, my_hook)
+try:
+    model.register_comm_hook(None, my_hook)
+    second = "accepted"
+except RuntimeError:
+    second = "refused"
+open({out!r}, "w").write(f"{{len(calls)}} {{second}}")
+dist.destroy_process_group()
+"""
+
+
+def test_program_comm_hook_after_first_forward_still_runs(diagnose_here, tmp_path):
+    """A model takes one comm hook only: the program's own, registered after the probe put its
+    timed hook in place, must still run (ours calls it), and a second one fails as in DDP."""
+    import torch
+
+    out = tmp_path / "calls.txt"
+    report = diagnose_here(HOOK_SCRIPT.format(port=free_port(), out=str(out)), steps=0, warmup=2)
+    assert report.run.status == "completed", report.run.error
+    assert out.read_text() == "7 refused"
+    ddp = torch.nn.parallel.DistributedDataParallel
+    assert "forward" in ddp.__dict__ and ddp.forward.__module__ == "torch.nn.parallel.distributed"
+    assert ddp.register_comm_hook.__module__ == "torch.nn.parallel.distributed"

@@ -103,6 +103,12 @@ def test_a_combination_far_beyond_the_product_of_its_parts_is_suspicious():
     plausible = _variant("all", ["workers", "compile"], _spread(0.9, 1.0, 1.1))
     check_combination([*parts, plausible])
     assert plausible.verdict == "no clear gain"
+    # a part slower alone counts as 1x: float32 1.4x with a costly autocast alone, all 1.7x
+    helped = [_variant("float32", ["float32"], _spread(1.1, 1.4, 1.7)),
+              _variant("autocast", ["autocast"], _spread(0.6, 0.7, 0.9))]
+    together = _variant("all", ["float32", "autocast"], _spread(1.5, 1.7, 1.7))
+    check_combination([*helped, together])
+    assert together.verdict == "faster"
 
 
 def test_a_combination_keeps_a_part_s_changed_semantics():

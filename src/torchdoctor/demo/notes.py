@@ -14,9 +14,10 @@ def measurement_rule(epochs: int) -> str:
     if epochs < 2:
         return ("s/epoch: the row's one epoch (training + evaluation), start-up included; "
                 "img/s: training images / s/epoch.")
-    return (f"s/epoch: median of epochs 2-{epochs} of each row (training + evaluation); epoch 1 "
-            f"(DataLoader worker start-up, warm-up) is left out and reported as first_epoch_s "
-            f"in --json; img/s: training images / s/epoch.")
+    steady = f"median of epochs 2-{epochs}" if epochs > 2 else "epoch 2"
+    return (f"s/epoch: {steady} of each row (training + evaluation); epoch 1 "
+            "(DataLoader worker start-up, warm-up) is left out and reported as first_epoch_s "
+            "in --json; img/s: training images / s/epoch.")
 
 
 def _noise(row: RowResult, reference: RowResult) -> float:

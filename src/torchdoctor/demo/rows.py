@@ -1,8 +1,8 @@
 """Run the demo's rows: seed 001's loop with the fixes so far, or torchdoctor.Trainer.
 
-Rows run interleaved epoch by epoch (interleave.py). Every row trains a freshly initialised model (same seed) for the same epochs on the same
-samples; its accuracy is then measured the same way for all rows (fp32, inference_mode, the whole
-validation set), outside the timed region.
+Rows run interleaved epoch by epoch (interleave.py). Every row trains a freshly initialised
+model (same seed) for the same epochs on the same samples; its accuracy is then measured the
+same way for all rows (fp32, inference_mode, the whole validation set), outside the timed region.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ in the order `torchdoctor diagnose` ranks their findings for seed 001's loop in 
 the data-side cost removed at its source (float32 built once), the loop itself (inference_mode,
 no per-step `.item()`), DataLoader workers. Rows before the loop change run seed 001's own loop
 with the fixes applied to it, as a user would; from that row on, torchdoctor.Trainer. The
-GPU-only steps follow. The batch-size step comes last although seed 001 takes it before the GPU tuning: it is
-the one step that changes the optimisation, so every row above it compares like with like.
+GPU-only steps follow. The batch-size step comes last although seed 001 takes it before the
+GPU tuning: it is the one step that changes the optimisation, so every row above it compares
+like with like.
 Pure data, no torch: the plan for any device can be tested (and printed) on any machine.
 """
 
@@ -66,7 +67,8 @@ STACK: tuple[Step, ...] = (
     Step(
         key="fused_optimizer",
         name="+ fused optimizer step",
-        label="+ fused (multi-tensor) optimizer step: fused=True (foreach=True on CPU, torch < 2.4)",
+        label="+ fused (multi-tensor) optimizer step: fused=True "
+              "(foreach=True on CPU, torch < 2.4)",
         source="torchdoctor diagnose D210",
         fused_optimizer=True,
         findings=("D210",),
@@ -74,7 +76,8 @@ STACK: tuple[Step, ...] = (
     Step(
         key="vectorised",
         name="+ float32 built once",
-        label="+ float32 tensors built once (from_numpy, vectorised) instead of per item in float64",
+        label="+ float32 tensors built once (from_numpy, vectorised) "
+              "instead of per item in float64",
         source="seed 002 §8",
         dataset="vectorised",
         findings=("D105", "D106", "D108", "D111"),

@@ -29,7 +29,7 @@ class Size:
 
 
 SIZES = {
-    ("shapes", False): Size(epochs=4, n_train=3000, n_val=100),
+    ("shapes", False): Size(epochs=4, n_train=2000, n_val=100),
     ("shapes", True): Size(epochs=1, n_train=40, n_val=10),
     ("cifar-resnet", False): Size(epochs=3, n_train=800, n_val=200, width=16),
     ("cifar-resnet", True): Size(epochs=1, n_train=160, n_val=64, width=8),

@@ -34,6 +34,9 @@ class StepObservation:
     start_s: float | None = None  # when the step started, seconds since the diagnosis started
     host_reads: int = 0  # item()/tolist()/float()... by the user's code, any device (syncs: CUDA)
     evaluation_s: float = 0.0  # evaluation cut out of this step (not part of wall_s)
+    # main thread's CPU time / elapsed time over the step (evaluation included), at most 1:
+    # below 1 the thread waited (other processes had the CPU, blocking I/O, the GPU)
+    cpu_share: float | None = None
 
 
 @dataclass
@@ -179,6 +182,10 @@ class ComputeObservation:
     # training process); rules D202/D203 leave them out: a bigger batch or vectorising the model
     # does not remove them (D108 does)
     data_ops_per_step: float | None = None
+    # median StepObservation.cpu_share of the measured steps. On a CPU run with one torch thread,
+    # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
+    # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not
+    cpu_share: float | None = None
 
 
 @dataclass

@@ -52,6 +52,7 @@ class Session:
         self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
         self.optimizer_cycle = OptimizerCycle()  # several optimizers per iteration: one step
         self.stopped = False
+        self.compiled_model_seen = False  # a torch.compile'd root model was called
         self.last_model = None  # the last root model called: its train mode votes loader roles
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)

@@ -75,6 +75,7 @@ class StepRecord:
     counters: dict[str, float]
     loss: Any = None  # the detached loss tensor, read after the run (no sync during it)
     eval_seconds: float = 0.0
+    cpu_share: float | None = None  # the thread's CPU time / the step's elapsed time (<= 1)
     training_forwards: list[ForwardRecord] = field(default_factory=list)
     eval_forwards: list[ForwardRecord] = field(default_factory=list)
     # clock times from each evaluation run's first forward to the next forward after it (or the
@@ -85,6 +86,7 @@ class StepRecord:
 @dataclass
 class _StepState:
     start: float
+    cpu_start: float = field(default_factory=time.thread_time)  # this thread's CPU time
     intervals: list = field(default_factory=list)  # (phase, t0, t1), contiguous
     forwards: list[ForwardRecord] = field(default_factory=list)
     backward_ends: list[float] = field(default_factory=list)
@@ -172,6 +174,9 @@ class StepTracker:
         record = StepRecord(self.index, state.start - self.origin, now - self.origin,
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
+        elapsed = now - state.start
+        if elapsed > 0:  # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
+            record.cpu_share = min(1.0, (time.thread_time() - state.cpu_start) / elapsed)
         self.steps.append(record)
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]

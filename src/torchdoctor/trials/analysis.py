@@ -13,7 +13,9 @@ from torchdoctor.trials import semantics, stats
 # spread) and every paired round agrees on the direction; one round alone is never enough.
 MIN_GAIN = 1.05
 # "all" faster than the product of its parts' speedups by more than this factor is suspicious:
-# a measurement artefact (e.g. warm-up prefetch) is likelier than that much synergy.
+# a measurement artefact (e.g. warm-up prefetch) is likelier than that much synergy. Each part
+# counts as at least 1x: a fix that costs alone may stop costing in combination (autocast on a
+# float64 model is slow, on the float32 one the float32 fix makes it is not).
 SYNERGY_LIMIT = 1.5
 SUSPICIOUS = "suspicious"
 
@@ -129,7 +131,7 @@ def check_combination(variants: list[VariantResult]) -> None:
         return
     product = 1.0
     for median in medians:
-        product *= median
+        product *= max(median, 1.0)
     if combined.speedup.median > SYNERGY_LIMIT * product:
         combined.verdict = SUSPICIOUS
 

@@ -35,6 +35,8 @@ class ComputeProbe(Probe):
         compute.dispatch_overhead_s = dispatch_overhead(device)
         if not measured:
             return
+        shares = [r.cpu_share for r in measured if r.cpu_share is not None]
+        compute.cpu_share = statistics.median(shares) if shares else None
         step_s = statistics.median(r.wall for r in measured)
         if compute.flops_per_step and step_s > 0:
             compute.achieved_flops_per_s = compute.flops_per_step / step_s

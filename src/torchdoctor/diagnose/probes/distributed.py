@@ -4,7 +4,8 @@ Each `DistributedDataParallel` model gets a timing communication hook when its f
 (not in `__init__`: a model may register one hook only, and the program's own
 `register_comm_hook` call usually follows the constructor). The hook calls DDP's default
 all-reduce (`default_hooks.allreduce_hook`) and times each bucket from launch until its future
-completes; a hook the program registers itself is wrapped with the same timer instead. Per step,
+completes. A hook the program registers itself runs inside the timed one instead (registered
+before the first forward, or after it: the timed hook then calls the program's). Per step,
 communication time is the union of the buckets' intervals (buckets overlap each other and the
 backward). On CUDA the interval is taken with CUDA events, read after the run (no sync during it).
 
@@ -13,7 +14,8 @@ A backward() that ran a bucket's all-reduce synchronized gradients: with gradien
 could have run under `model.no_sync()` (rule D603).
 
 A registered comm hook cannot be removed: after the diagnosis (the `watch()` API) the hook stays
-on the model but only calls the default all-reduce, recording nothing.
+on the model but only calls the model's hook (the default all-reduce or the program's own),
+recording nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import torch
 from torchdoctor.diagnose.observations import DistributedObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
 
-MAX_CUDA_STEPS = 200  # measured steps whose CUDA events are kept (memory stays bounded)
+MAX_CUDA_STEPS = 200  # latest steps whose CUDA events are kept (memory stays bounded)
 
 
 def union_seconds(intervals: list[tuple[float, float]]) -> float:
@@ -65,12 +67,15 @@ class DistributedProbe(Probe):
     def install(self, patcher) -> None:
         self.active = True
         self.hooked: weakref.WeakSet = weakref.WeakSet()  # models with a (timed or builtin) hook
-        self.models = 0
+        # model -> [state, hook] our timed hook calls (a list, so a later registration swaps it)
+        self.delegates: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.replaced: weakref.WeakSet = weakref.WeakSet()  # the program's hook now delegated to
+        self.models = 0  # DDP models seen
+        self.timed = 0  # ... of which carry our timed hook
         self.facts: tuple[int, str] | None = None
         self.pending: list = []  # this step's bucket timings: (t0, t1) or CUDA event pairs
         self.syncing_backwards: set[int] = set()  # tracker.backwards values that all-reduced
         self.cuda_steps: dict[int, list] = {}  # measured step index -> CUDA event pairs
-        self.micro_steps_syncing = 0
         if not torch.distributed.is_available():
             return
         ddp = torch.nn.parallel.DistributedDataParallel
@@ -92,26 +97,28 @@ class DistributedProbe(Probe):
         return forward
 
     def _attach(self, model, state, hook) -> None:
-        """Register our timed hook once per model; it calls whatever `model._td_comm` names, so
-        a hook the program registers later replaces the call instead of failing ("only once")."""
+        """Register our timed hook once per model; it calls the model's delegate, so a hook the
+        program registers later replaces the call instead of failing ("only once")."""
         self.models += 1
         self.facts = _dist_facts() or self.facts
         if getattr(model, "_comm_hooks", None):  # the program registered one before we patched
             return
-        model._td_comm = [state, hook]
-        self.register(model, state=model._td_comm, hook=self.timed_hook())
+        self.delegates[model] = [state, hook]
+        self.timed += 1
+        self.register(model, state=self.delegates[model], hook=self.timed_hook())
 
     def _wrap_register(self, original):
         probe = self
         self.register = original
 
         def register_comm_hook(model, state, hook):
-            delegate = getattr(model, "_td_comm", None)
+            delegate = probe.delegates.get(model)
             if delegate is None and model not in probe.hooked:  # before its first forward
                 probe.hooked.add(model)
+                probe.replaced.add(model)  # theirs is the one: a second call fails
                 return probe._attach(model, state, hook)
-            if delegate is not None and not getattr(model, "_td_user_hook", False):
-                model._td_user_hook = True  # after its first forward: ours calls theirs now
+            if delegate is not None and model not in probe.replaced:
+                probe.replaced.add(model)  # after its first forward: ours calls theirs now
                 delegate[:] = [state, hook]
                 return None
             return original(model, state, hook)  # a second registration: DDP's own error
@@ -122,12 +129,15 @@ class DistributedProbe(Probe):
         probe = self
 
         def register_builtin(model, comm_hook_type):
-            delegate = getattr(model, "_td_comm", None)
+            delegate = probe.delegates.get(model)
             python_hook = _python_builtin(comm_hook_type)
-            if delegate is not None and python_hook is not None:  # ours is in place: delegate
+            if delegate is not None and python_hook is not None and model not in probe.replaced:
+                probe.replaced.add(model)  # ours is in place: it calls the Python equivalent
                 delegate[:] = [model.process_group, python_hook]
                 return None
-            probe.hooked.add(model)  # a C++ hook: not timed
+            if model not in probe.hooked:
+                probe.hooked.add(model)  # a C++ hook: not timed
+                probe.models += 1
             return original(model, comm_hook_type)
 
         return register_builtin
@@ -164,16 +174,16 @@ class DistributedProbe(Probe):
     def on_step_end(self, record) -> None:
         pending, self.pending = self.pending, []
         syncing, self.syncing_backwards = len(self.syncing_backwards), set()
-        if not self.hooked:
+        if not self.timed:  # no DDP model, or only untimed (C++) hooks
             return
         record.counters["allreduces"] = len(pending)
-        if self.session.measuring:
-            # every syncing backward but the last of the step could have skipped its all-reduce
-            self.micro_steps_syncing += max(0, min(syncing, record.micro_batches) - 1)
+        # every syncing backward but the last of the step could have skipped its all-reduce
+        record.counters["syncing_micro_steps"] = max(0, min(syncing, record.micro_batches) - 1)
         cuda = [pair for pair in pending if not isinstance(pair[0], float)]
-        if cuda:
-            if self.session.measuring and len(self.cuda_steps) < MAX_CUDA_STEPS:
-                self.cuda_steps[record.index] = cuda
+        if cuda:  # read after the run; the latest steps are the measured ones
+            self.cuda_steps[record.index] = cuda
+            if len(self.cuda_steps) > MAX_CUDA_STEPS:
+                del self.cuda_steps[next(iter(self.cuda_steps))]
         else:
             record.counters["comm_s"] = union_seconds(pending)
 
@@ -182,14 +192,18 @@ class DistributedProbe(Probe):
 
     def _resolve_cuda(self, measured) -> None:
         """CUDA event pairs -> seconds per step (after the run: reading them syncs)."""
-        torch.cuda.synchronize()
-        for record in measured:
-            pairs = self.cuda_steps.get(record.index)
-            if pairs:
-                origin = pairs[0][0]
-                record.counters["comm_s"] = union_seconds(
-                    [(origin.elapsed_time(s) / 1e3, origin.elapsed_time(e) / 1e3) for s, e in pairs]
-                )
+        try:
+            torch.cuda.synchronize()
+            for record in measured:
+                pairs = self.cuda_steps.get(record.index)
+                if pairs:
+                    origin = pairs[0][0]
+                    record.counters["comm_s"] = union_seconds(
+                        [(origin.elapsed_time(s) / 1e3, origin.elapsed_time(e) / 1e3)
+                         for s, e in pairs]
+                    )
+        except RuntimeError:  # an event never recorded (a failed all-reduce): leave it unknown
+            return
 
     def contribute(self, run, measured) -> None:
         if not self.models:
@@ -210,4 +224,5 @@ class DistributedProbe(Probe):
         else:
             run.notes.append("DDP gradient communication was not timed (a built-in comm hook, "
                              "or no measured step all-reduced)")
-        dist.micro_steps_syncing = self.micro_steps_syncing
+        dist.micro_steps_syncing = round(sum(r.counters.get("syncing_micro_steps", 0)
+                                             for r in measured))

@@ -131,6 +131,8 @@ class ForwardProbe(Probe):
             has_params = next(module.parameters(), None) is not None
             observation = describe_module(module, user_location()) if has_params else None
             entry = self.models[id(module)] = (module, observation)
+            if observation is not None and observation.wrapper == "compiled":
+                self.session.compiled_model_seen = True
             if observation is not None:
                 layouts = self.conv_layouts[id(module)] = []
                 watch_conv_layouts(module, layouts, self._keep)

@@ -73,16 +73,34 @@ def _skip_dynamo_import() -> None:
         raw.__dynamo_disable = raw
 
 
+def _compiled_frames() -> int:
+    """Frames torch.compile has compiled in this process so far."""
+    dynamo = sys.modules.get("torch._dynamo")  # imported by torch.optim too: look, never import
+    counters = getattr(getattr(dynamo, "utils", None), "counters", None)
+    return int(counters["frames"].get("ok", 0)) if counters else 0
+
+
 class SamplingProbe(Probe):
     def install(self, patcher) -> None:
         self.counter: OpCounter | None = None
         self.done = False
+        self.skipped = False  # the program uses torch.compile: nothing is counted
+        self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
 
     def on_step_end(self, record) -> None:
         if record.index == self.session.sampled_index - 1 and not (self.done or self.active):
+            if self._program_compiles():
+                self.skipped = True
+                return
             self._start()
         elif record.index == self.session.sampled_index and self.active:
             self._finish()
+
+    def _program_compiles(self) -> bool:
+        """torch.compile is in use: then no dispatch mode may be pushed. Dynamo does not trace a
+        frame under an active dispatch mode and from then on runs that code eagerly for good, so
+        every measured step would describe a different, uncompiled program."""
+        return self.session.compiled_model_seen or _compiled_frames() > self.frames_before
 
     @property
     def active(self) -> bool:
@@ -103,6 +121,11 @@ class SamplingProbe(Probe):
             self.counter = None
 
     def contribute(self, run, measured) -> None:
+        if self.skipped:
+            run.notes.append(
+                "op, FLOP and float64 counts skipped: the program uses torch.compile, and the "
+                "op-counting dispatch mode would make compiled code fall back to eager for good"
+            )
         if not self.done or self.counter is None:
             return
         if self.counter.flop_errors:
