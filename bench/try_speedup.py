@@ -37,6 +37,10 @@ def _ratio(spread) -> str:
     return f"{spread.median:.2f}x ({spread.low:.2f}-{spread.high:.2f})"
 
 
+def _discarded(steps: int) -> str:
+    return f" (discarded {steps} prefetched steps)" if steps else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=10)
@@ -53,11 +57,14 @@ def main() -> None:
         print(f"\n== {label}: own run {own:.1f} s; trials {report.total_s:.1f} s "
               f"= {report.total_s / own:.1f}x the script's own run", flush=True)
         base = report.baseline
-        print(f"   baseline: {base.step_s.median * 1000:.1f} ms/step", flush=True)
+        spread = report.baseline_spread
+        print(f"   baseline: {base.step_s.median * 1000:.1f} ms/step, run-to-run spread "
+              f"{'-' if spread is None else f'{spread * 100:.0f}%'}", flush=True)
         for v in report.variants:
             sem = v.semantics.verdict if v.semantics else "-"
             print(f"   {v.config.name:16s} speedup {_ratio(v.speedup):22s} "
-                  f"cpu {_ratio(v.cpu_speedup):22s} semantics {sem:10s} {v.verdict}", flush=True)
+                  f"cpu {_ratio(v.cpu_speedup):22s} semantics {sem:10s} {v.verdict}"
+                  f"{_discarded(v.config.prefetch_steps)}", flush=True)
         for name, reason in report.not_applicable.items():
             print(f"   {name:16s} not tried: {reason}")
 

@@ -41,6 +41,7 @@ def test_quick_demo_json(quick_run):
     document = json.loads(path.read_text())
     assert document["schema_version"] == 2 and document["recipe"] == "shapes"
     assert document["device"] in ("cpu", "cuda")
+    assert document["intra_op_threads"] == 1  # OMP_NUM_THREADS=1 in run_demo above
     assert document["diagnosis"]["available"] is True
     rows = document["rows"]
     assert [r["key"] for r in rows][0] == "naive" and rows[-1]["key"] == "large_batch"

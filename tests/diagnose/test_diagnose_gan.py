@@ -78,7 +78,8 @@ def test_two_optimizers_make_one_step_per_iteration(diagnose_here, tmp_path):
 
 
 def _closes(cycle: OptimizerCycle, events: str) -> str:
-    """events: optimizer names, "|" for a data fetch; returns what closed a step ("!" at a fetch)."""
+    """events: optimizer names, "|" for a data fetch. Returns, per event, the optimizer that
+    closed a step, "." for none, "!" for a fetch that closed one ("" for a fetch that did not)."""
     closed = []
     for event in events:
         if event == "|":

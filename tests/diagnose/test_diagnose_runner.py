@@ -266,3 +266,20 @@ def test_a_bug_in_a_probe_hook_is_not_blamed_on_the_program(diagnose_here, monke
     err = capsys.readouterr().err
     assert "a torchdoctor bug, not your program's" in err
     assert "session.py" in err  # our frames are shown: they are where the bug is
+
+
+def test_report_starts_on_a_new_line_after_a_progress_line(diagnose):
+    # a progress line printed with end="" is open when the program is stopped
+    d = diagnose(
+        TRAIN_STEPS
+        + dedent(
+            """
+        for step in range(50):
+            train_step()
+            print(f"\\r{step}/50", end="", flush=True)
+        """
+        ),
+        "--steps", "3", "--warmup", "2",
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr
+    assert "\ntorchdoctor diagnose " in d.stdout and "/50torchdoctor" not in d.stdout, d.stdout

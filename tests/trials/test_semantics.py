@@ -2,7 +2,9 @@
 
 import pytest
 
-from torchdoctor.trials.analysis import check_combination, verdict
+from torchdoctor.trials import plausibility
+from torchdoctor.trials.analysis import Noise, check_combination, compare, summarize, verdict
+from torchdoctor.trials.runner import RunOutcome
 from torchdoctor.trials.report import ConfigResult, Semantics, Spread, VariantResult
 from torchdoctor.trials.semantics import judge
 from torchdoctor.trials.stats import (loss_deviation, mean_step_s, measured_steps,
@@ -118,3 +120,39 @@ def test_a_combination_keeps_a_part_s_changed_semantics():
                         "random draws differ")
     check_combination([*parts, combined])
     assert combined.semantics.verdict == "changed" and combined.verdict == "changes results"
+
+
+def _outcome(step_s, cpu_s):
+    steps = [{"wall_s": step_s, "cpu_s": cpu_s, "samples": 8, "loss": 1.0}] * 3
+    result = {"failed_fixes": {}, "status": "stopped", "used_fixes": ["autocast"],
+              "steps": steps, "peak_memory_bytes": 1, "memory_source": "process_rss"}
+    return RunOutcome("x", result, 0, "", 1.0)
+
+
+def _compare(fixes, base, var, noise):
+    base_outcomes = [_outcome(*b) for b in base]
+    var_outcomes = [_outcome(*v) for v in var]
+    return compare(summarize("baseline", [], base_outcomes, 1), base_outcomes,
+                   summarize("v", fixes, var_outcomes, 1), var_outcomes, 1, noise)
+
+
+def test_a_compute_fix_on_cpu_needs_its_cpu_time_to_agree():
+    base = [(0.2, 0.1)] * 3
+    noise = Noise(0.0, 0.0, "cpu", None)
+    # wall 2x faster, the process's own CPU time unchanged: other jobs' load, not the fix
+    assert _compare(["autocast"], base, [(0.1, 0.1)] * 3, noise).verdict == "no clear gain"
+    assert _compare(["autocast"], base, [(0.1, 0.05)] * 3, noise).verdict == "faster"
+    # a loader fix is judged on wall time: waiting for data costs no CPU time
+    assert _compare(["workers"], base, [(0.1, 0.1)] * 3, noise).verdict == "faster"
+
+
+def test_a_speedup_beyond_the_phases_the_fix_acts_on_is_suspicious():
+    base = [(0.2, 0.2)] * 3
+    breakdown = {"data": 0.5, "forward": 0.2, "backward": 0.2, "optimizer": 0.0, "other": 0.1}
+    noise = Noise(0.0, 0.0, "cpu", breakdown)
+    assert plausibility.amdahl_bound(["autocast"], breakdown) == pytest.approx(1 / 0.6)
+    # model phases are 40% of the step: at most 1/(1-0.4) = 1.67x; 2x is noise
+    assert _compare(["autocast"], base, [(0.1, 0.1)] * 3, noise).verdict == "suspicious"
+    assert _compare(["autocast"], base, [(0.16, 0.16)] * 3, noise).verdict == "faster"
+    # three rounds are needed: two agreeing runs are still no verdict
+    assert _compare(["autocast"], base[:2], [(0.16, 0.16)] * 2, noise).verdict == "no clear gain"

@@ -53,7 +53,7 @@ def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_se
     assert "kept (identical)" in result.stdout
     # one repeat: the baseline ran twice (spread measured), but a single paired run is no verdict
     assert trials["baseline"]["runs"] == 2 and trials["baseline_spread"] is not None
-    assert workers["verdict"] == "no clear gain" and "1 repeat" in result.stdout
+    assert workers["verdict"] == "no clear gain" and "1 repeat(s): too few runs" in result.stdout
 
 
 def test_diagnose_try_with_an_unknown_fix_is_one_line_and_exit_2_before_running():

@@ -143,6 +143,7 @@ def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dic
         else platform.processor() or platform.machine(),
         "torch": torch.__version__,
         "cores": available_cores(),
+        "intra_op_threads": torch.get_num_threads(),
         "epochs": workload.size.epochs,
         "train_samples_per_epoch": workload.n_train,
         "val_samples": len(workload.naive_data["test"]),

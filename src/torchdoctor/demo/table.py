@@ -3,7 +3,7 @@
 JSON schema (version 2), written by `torchdoctor demo --json FILE`:
 
     {"schema_version": 2, "tool": "torchdoctor demo", "version": str,
-     "recipe": str, "device": str, "torch": str, "cores": int,
+     "recipe": str, "device": str, "torch": str, "cores": int, "intra_op_threads": int,
      "epochs": int, "train_samples_per_epoch": int, "val_samples": int,
      "memory_kind": "process_rss" | "cuda_allocated",
      "diagnosis": {"available": bool, "error": str | null, "verdict": str | null,

@@ -31,7 +31,7 @@ class Size:
 SIZES = {
     ("shapes", False): Size(epochs=4, n_train=2000, n_val=100),
     ("shapes", True): Size(epochs=1, n_train=40, n_val=10),
-    ("cifar-resnet", False): Size(epochs=3, n_train=800, n_val=200, width=16),
+    ("cifar-resnet", False): Size(epochs=3, n_train=3200, n_val=400, width=16),
     ("cifar-resnet", True): Size(epochs=1, n_train=160, n_val=64, width=8),
 }
 

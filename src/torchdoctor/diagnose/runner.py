@@ -203,6 +203,8 @@ def run_program(
         restore_torch_modes()
         _flush(sys.stdout)
         sys.stdout, sys.stderr = saved_streams
+        if session.stdout_mid_line:  # a progress line left open: the report starts on its own
+            print(file=sys.stdout)
         sys.argv = saved_argv
         sys.path[:] = saved_path
         _return_to(saved_cwd)  # the program may have chdir'd: our relative paths are ours again

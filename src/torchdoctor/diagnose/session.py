@@ -52,6 +52,7 @@ class Session:
         self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
         self.optimizer_cycle = OptimizerCycle()  # several optimizers per iteration: one step
         self.stopped = False
+        self.stdout_mid_line = False  # the program's last print() to our stdout left a line open
         self.compiled_model_seen = False  # a torch.compile'd root model was called
         self.last_model = None  # the last root model called: its train mode votes loader roles
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
@@ -91,8 +92,6 @@ class Session:
             self.installed = False
 
     # -- step boundaries (called by the probes) -----------------------------------------------
-    grad_enabled = staticmethod(torch.is_grad_enabled)
-
     @property
     def measuring(self) -> bool:
         index = self.tracker.index

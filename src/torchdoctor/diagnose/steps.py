@@ -28,6 +28,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from torchdoctor.diagnose.step_samples import batch_size, per_update
+
 OTHER = "other"
 TRIM_BATCH = 1000  # steps dropped at once beyond the cap (amortised list trimming)
 
@@ -280,8 +282,8 @@ class StepTracker:
         training = [f for f in state.forwards if f.got_grad]
         record.wall = sum(phases.values())
         record.phases = dict(phases)
-        groups = _per_update(state.backward_ends, state.update_ends)
-        record.batch_size = _batch_size(training, groups)
+        groups = per_update(state.backward_ends, state.update_ends)
+        record.batch_size = batch_size(training, groups)
         record.micro_batches = max([1, *(len(group) for group in groups)])
         record.counters = dict(state.counters)
         record.loss = state.loss
@@ -306,47 +308,3 @@ def _evaluation_waits(state: _StepState, evaluation: set[int]):
 def _next_forward(state: _StepState, after: float, default: float) -> float:
     """Start of the first forward of the step that starts after `after` (else `default`)."""
     return min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
-
-
-def _per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
-    """The step's backward() end times, grouped by the optimizer update they fed: one group per
-    update (k backwards: gradient accumulation; a GAN's D and G updates: one each)."""
-    groups: list[list[float]] = []
-    updates = iter(sorted(update_ends))
-    update_end = next(updates, float("inf"))
-    current: list[float] = []
-    for end in backward_ends:
-        while end > update_end:  # this backward feeds a later update
-            if current:
-                groups.append(current)
-            current, update_end = [], next(updates, float("inf"))
-        current.append(end)
-    if current:
-        groups.append(current)
-    return groups
-
-
-def _batch_size(training: list[ForwardRecord], groups: list[list[float]]) -> int | None:
-    """Samples in the step: per backward, the largest training forward before it, summed over an
-    update's backwards; the largest of the updates.
-
-    Gradient accumulation (forward, backward, k times, one update) sums its micro-batches;
-    several forwards feeding one backward (a GAN's discriminator on real and fake, a siamese
-    pair) count once; several optimizers updating on the same batch (a GAN's D and G steps of
-    one iteration) see it once each.
-    """
-    if not training or any(f.batch_size is None for f in training):
-        return None
-    per_update = []
-    remaining = sorted(training, key=lambda f: f.t0)
-    for group in groups:
-        samples = 0
-        for end in group:
-            before = [f for f in remaining if f.t0 < end]
-            remaining = remaining[len(before):]
-            if before:
-                samples += max(f.batch_size for f in before)
-        per_update.append(samples)
-    if not any(per_update):  # no backward() seen (torch.autograd.grad): the largest forward
-        return max(f.batch_size for f in training)
-    return max(per_update)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.report import ConfigResult, VariantResult
 from torchdoctor.trials.runner import RunOutcome
-from torchdoctor.trials import semantics, stats
+from torchdoctor.trials import plausibility, semantics, stats
 
 # A speedup counts as real when the median clears this (and the baseline's own run-to-run
-# spread) and every paired round agrees on the direction; one round alone is never enough.
+# spread) and every one of at least MIN_ROUNDS paired rounds agrees on the direction.
 MIN_GAIN = 1.05
+MIN_ROUNDS = 3
 # "all" faster than the product of its parts' speedups by more than this factor is suspicious:
 # a measurement artefact (e.g. warm-up prefetch) is likelier than that much synergy. Each part
 # counts as at least 1x: a fix that costs alone may stop costing in combination (autocast on a
@@ -71,7 +73,7 @@ def compare(
     variant: ConfigResult,
     variant_outcomes: list[RunOutcome],
     warmup: int,
-    baseline_spread: float | None = None,
+    noise: Noise | None = None,
 ) -> VariantResult:
     if variant.status in ("crashed", "failed") or not variant.runs:
         return VariantResult(variant, None, None, None, None, variant.status)
@@ -84,20 +86,34 @@ def compare(
     moves_randomness = any(getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False)
                            for n in variant.fixes)
     judged = semantics.judge(base_runs, var_runs, tolerance, reason, moves_randomness)
-    return VariantResult(
-        variant,
-        speedup,
-        throughput,
-        None if memory is None else memory - 1.0,
-        judged,
-        verdict(variant.status, speedup, judged.verdict, baseline_spread),
-        stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s"),
-    )
+    cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s")
+    noise = noise or Noise()
+    label = verdict(variant.status, speedup, judged.verdict, noise.wall)
+    if label in ("faster", "slower") and plausibility.needs_cpu_agreement(variant.fixes,
+                                                                          noise.device_type):
+        if verdict(variant.status, cpu_speedup, judged.verdict, noise.cpu) != label:
+            label = "no clear gain"  # wall time moved, the process's own work did not
+    bound = plausibility.amdahl_bound(variant.fixes, noise.breakdown)
+    if label == "faster" and bound and speedup.median > bound * (1.0 + (noise.wall or 0.0)):
+        label = SUSPICIOUS
+    return VariantResult(variant, speedup, throughput, None if memory is None else memory - 1.0,
+                         judged, label, cpu_speedup)
+
+
+@dataclass
+class Noise:
+    """What a variant's numbers are judged against: the baseline's run-to-run spread (wall and
+    CPU time), the device, and the diagnosis's phase shares (for Amdahl's bound)."""
+
+    wall: float | None = None
+    cpu: float | None = None
+    device_type: str = "cpu"
+    breakdown: dict | None = None
 
 
 def verdict(status: str, speedup, semantics_verdict: str,
             baseline_spread: float | None = None) -> str:
-    """"faster" needs >= 2 paired rounds, all above 1, and a median above both MIN_GAIN and
+    """"faster" needs >= MIN_ROUNDS paired rounds, all above 1, and a median above both MIN_GAIN and
     1 + the baseline's run-to-run spread ("slower" mirrors it); otherwise "no clear gain"."""
     if semantics_verdict == "changed":
         return "changes results"
@@ -105,8 +121,8 @@ def verdict(status: str, speedup, semantics_verdict: str,
         return "no effect"
     if speedup is None or speedup.median is None:
         return "not measured"
-    if speedup.count < 2:
-        return "no clear gain"  # a single run cannot tell a gain from noise
+    if speedup.count < MIN_ROUNDS:
+        return "no clear gain"  # one or two runs cannot tell a gain from noise
     needed = max(MIN_GAIN, 1.0 + (baseline_spread or 0.0))
     if speedup.median >= needed and speedup.low > 1.0:
         return "faster"

@@ -98,10 +98,11 @@ def run_trials(
                          observation_path, timeout_s)
         runs = run_plan(plan, progress) if runnable else None
     return _build_report(plan, runs, warmup, device_type, not_applicable,
-                         _suggestions(suggested, diagnosis))
+                         _suggestions(suggested, diagnosis), diagnosis)
 
 
-def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) -> TrialReport:
+def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions,
+                  diagnosis=None) -> TrialReport:
     if runs is None:
         reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items())
         raise NothingToTry(f"no fix can be tried on this machine ({reasons})" if reasons else
@@ -116,6 +117,8 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) 
         )
     base_runs = [o.result for o in outcomes["baseline"] if o.result is not None]
     spread = stats.run_to_run_spread(base_runs, warmup)
+    noise = analysis.Noise(spread, stats.run_to_run_spread(base_runs, warmup, "cpu_s"),
+                           device_type, getattr(diagnosis, "breakdown", None))
     variants = [
         analysis.compare(
             baseline,
@@ -123,7 +126,7 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions) 
             analysis.summarize(name, fixes, outcomes[name], warmup),
             outcomes[name],
             warmup,
-            spread,
+            noise,
         )
         for name, fixes in plan.configs.items()
         if name != "baseline"

@@ -6,6 +6,7 @@ import json
 
 from rich.table import Table
 
+from torchdoctor.trials.analysis import MIN_ROUNDS
 from torchdoctor.trials.report import Spread, TrialReport, VariantResult
 from torchdoctor.trials.semantics import RANDOM_DRAWS_DIFFER
 
@@ -76,15 +77,17 @@ def render_terminal(report: TrialReport, console) -> None:
                           f"loss differs by up to {s.max_deviation:.1e} relative while the "
                           "baseline reproduces itself exactly", markup=False)
         if variant.verdict == "suspicious":
-            console.print(f"{c.name}: suspicious: {variant.speedup.median:.2f}x is far more than "
-                          "the product of its parts' speedups; likely a measurement artefact, "
-                          "not recommended", markup=False)
+            console.print(f"{c.name}: suspicious: {variant.speedup.median:.2f}x is more than the "
+                          "phases it acts on allow (diagnosis breakdown) or than the product of "
+                          "its parts' speedups; likely noise or a measurement artefact, not "
+                          "recommended", markup=False)
         if s is not None and s.verdict == "unverified":
             console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with the "
                           f"same seed, so results cannot be compared", markup=False)
-    if report.repeats == 1:
-        console.print("1 repeat: a single run cannot tell a gain from noise, so no fix is "
-                      "called faster or slower; use --repeats 3", markup=False)
+    if report.repeats < MIN_ROUNDS:
+        console.print(f"{report.repeats} repeat(s): too few runs to tell a gain from noise, so "
+                      f"no fix is called faster or slower; use --repeats {MIN_ROUNDS}",
+                      markup=False)
     if report.baseline_spread is not None:
         console.print(f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
                       "(a speedup must clear it)", markup=False)

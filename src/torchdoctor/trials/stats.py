@@ -50,11 +50,12 @@ def paired_speedups(
     return spread(ratios)
 
 
-def run_to_run_spread(baseline_runs: list[dict], warmup: int) -> float | None:
+def run_to_run_spread(baseline_runs: list[dict], warmup: int, clock: str = "wall_s"
+                      ) -> float | None:
     """How much the baseline's own repeats disagree: the largest ratio between the mean step
     times of two consecutive baseline runs, minus 1 (0.1: runs of the same code differ by 10%).
     A variant's gain must clear it. None: fewer than two measured baseline runs."""
-    times = [mean_step_s(run, warmup) for run in baseline_runs]
+    times = [mean_step_s(run, warmup, clock) for run in baseline_runs]
     times = [t for t in times if t]
     ratios = [max(a / b, b / a) - 1.0 for a, b in zip(times, times[1:])]
     return max(ratios) if ratios else None

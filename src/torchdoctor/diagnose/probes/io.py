@@ -7,6 +7,7 @@ print() is called) is timed too: that is where most of a logging line's cost hid
 from __future__ import annotations
 
 import builtins
+import sys
 import time
 
 import torch
@@ -19,8 +20,9 @@ from torchdoctor.diagnose.probes.base import Probe, per_step
 class IOProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
-        patcher.replace(builtins, "print", lambda original: self._timed(original, "print"))
+        patcher.replace(builtins, "print", lambda original: self._timed_print(original))
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)
 
@@ -40,6 +42,23 @@ class IOProbe(Probe):
                 counters["format_s"] = counters.get("format_s", 0) + time.perf_counter() - started
 
         return formatted
+
+    def _timed_print(self, original):
+        """print() timed; also remembers whether the program left our stdout mid-line (a
+        progress line printed with end="" or "\r"): the report must start on a new line."""
+        timed = self._timed(original, "print")
+        probe = self
+
+        def print_(*args, **kwargs):
+            try:
+                return timed(*args, **kwargs)
+            finally:
+                end = kwargs.get("end")
+                end = "\n" if end is None else end
+                if (args or end) and (kwargs.get("file") or sys.stdout) is probe.stdout:
+                    probe.session.stdout_mid_line = not end.endswith("\n")
+
+        return print_
 
     def _timed(self, original, kind: str):
         probe = self

@@ -1,0 +1,52 @@
+"""Samples and micro-batches of a training step, from its forwards, backwards and updates.
+
+A step's backward() calls are grouped by the optimizer update they fed: k backwards before one
+update are gradient accumulation (micro-batches add up), while each optimizer of a GAN-style
+iteration updates on the same batch (counted once).
+"""
+
+from __future__ import annotations
+
+
+def per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
+    """The step's backward() end times, grouped by the optimizer update they fed: one group per
+    update (k backwards: gradient accumulation; a GAN's D and G updates: one each)."""
+    groups: list[list[float]] = []
+    updates = iter(sorted(update_ends))
+    update_end = next(updates, float("inf"))
+    current: list[float] = []
+    for end in backward_ends:
+        while end > update_end:  # this backward feeds a later update
+            if current:
+                groups.append(current)
+            current, update_end = [], next(updates, float("inf"))
+        current.append(end)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def batch_size(training: list, groups: list[list[float]]) -> int | None:
+    """Samples in the step: per backward, the largest training forward before it, summed over an
+    update's backwards; the largest of the updates.
+
+    Gradient accumulation (forward, backward, k times, one update) sums its micro-batches;
+    several forwards feeding one backward (a GAN's discriminator on real and fake, a siamese
+    pair) count once; several optimizers updating on the same batch (a GAN's D and G steps of
+    one iteration) see it once each.
+    """
+    if not training or any(f.batch_size is None for f in training):
+        return None
+    samples_per_update = []
+    remaining = sorted(training, key=lambda f: f.t0)
+    for group in groups:
+        samples = 0
+        for end in group:
+            before = [f for f in remaining if f.t0 < end]
+            remaining = remaining[len(before):]
+            if before:
+                samples += max(f.batch_size for f in before)
+        samples_per_update.append(samples)
+    if not any(samples_per_update):  # no backward() (torch.autograd.grad): the largest forward
+        return max(f.batch_size for f in training)
+    return max(samples_per_update)
