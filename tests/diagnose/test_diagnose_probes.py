@@ -283,7 +283,7 @@ def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monke
     assert compute.peak_source.endswith("raised to this run's achieved FLOP/s")
 
 
-def test_compiled_model_keeps_running_compiled(diagnose, tmp_path):
+def test_compiled_model_keeps_running_compiled_and_recompiles_are_named(diagnose, tmp_path):
     # the op-counting dispatch mode would make dynamo run the compiled forward eagerly for good:
     # the forward says which way it ran (a trace-time constant), in a fresh process
     d = diagnose(
@@ -299,7 +299,7 @@ def test_compiled_model_keeps_running_compiled(diagnose, tmp_path):
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         log = open(sys.argv[1], "w")
         for step in range(12):
-            out = model(torch.randn(16, 8))
+            out = model(torch.randn(16 if step != 4 else 12, 8))  # step 4: a new shape
             print("compiled" if out.abs().mean().item() < 100 else "eager", file=log, flush=True)
             out.pow(2).mean().backward()
             opt.step()
@@ -312,6 +312,10 @@ def test_compiled_model_keeps_running_compiled(diagnose, tmp_path):
     assert (tmp_path / "ran.txt").read_text().split() == ["compiled"] * 6
     assert any("uses torch.compile" in note for note in d.run["notes"])
     assert d.run["compute"]["ops_per_step"] is None
+    # the new shape recompiled in step 4, and the slow step's note says so
+    assert [s["compiles"] > 0 for s in d.run["steps"]] == [False, False, True, False]
+    assert any("torch.compile compiled new code during step(s) 4" in n
+               for n in d.report["step_notes"]), d.report["step_notes"]
 
 
 def test_cpu_share_says_when_the_step_thread_was_not_running(tmp_path):

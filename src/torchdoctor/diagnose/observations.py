@@ -37,6 +37,7 @@ class StepObservation:
     # main thread's CPU time / elapsed time over the step (evaluation included), at most 1:
     # below 1 the thread waited (other processes had the CPU, blocking I/O, the GPU)
     cpu_share: float | None = None
+    compiles: int = 0  # frames torch.compile compiled during the step (recompiles), evaluation too
 
 
 @dataclass

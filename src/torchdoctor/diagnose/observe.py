@@ -30,6 +30,7 @@ def _step(record: StepRecord) -> StepObservation:
         host_reads=int(record.counters.get("host_reads", 0)),
         evaluation_s=record.eval_seconds,
         cpu_share=record.cpu_share,
+        compiles=record.compiles,
     )
 
 

@@ -78,6 +78,7 @@ class StepRecord:
     loss: Any = None  # the detached loss tensor, read after the run (no sync during it)
     eval_seconds: float = 0.0
     cpu_share: float | None = None  # the thread's CPU time / the step's elapsed time (<= 1)
+    compiles: int = 0  # frames torch.compile compiled during the step (set by the sampling probe)
     training_forwards: list[ForwardRecord] = field(default_factory=list)
     eval_forwards: list[ForwardRecord] = field(default_factory=list)
     # clock times from each evaluation run's first forward to the next forward after it (or the

@@ -86,8 +86,13 @@ class SamplingProbe(Probe):
         self.done = False
         self.skipped = False  # the program uses torch.compile: nothing is counted
         self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
+        self.frames_seen = self.frames_before
 
     def on_step_end(self, record) -> None:
+        frames = _compiled_frames()  # a few dict look-ups: counts recompiles step by step
+        if frames != self.frames_seen:
+            record.compiles = frames - self.frames_seen
+            self.frames_seen = frames
         if record.index == self.session.sampled_index - 1 and not (self.done or self.active):
             if self._program_compiles():
                 self.skipped = True

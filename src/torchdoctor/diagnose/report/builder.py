@@ -33,12 +33,19 @@ def _typical_steps(steps: list[StepObservation]) -> tuple[list[StepObservation],
         f"{len(outliers)} of {len(steps)} steps took over {OUTLIER_FACTOR:.0f}x the median step "
         f"(slowest {1000 * worst:.1f} ms, {worst / median:.0f}x the median {1000 * median:.1f} ms)"
     )
+    compiled = [s.index for s in outliers if s.compiles]
+    if compiled:  # a known cause: say it instead of guessing
+        spread += (
+            f"; torch.compile compiled new code during step(s) {', '.join(map(str, compiled))} "
+            "(a new input shape such as a smaller last batch: drop_last=True or "
+            "torch.compile(dynamic=True); or a train/eval switch)"
+        )
     if len(outliers) <= RARE_SHARE * len(steps):
         kept = [s for s in steps if s.wall_s <= OUTLIER_FACTOR * median]
-        return kept, [
-            f"{spread}: left out of the breakdown (a preemption, or a periodic cost such as a "
-            "checkpoint? measure more --steps to tell)"
-        ]
+        why = "" if len(compiled) == len(outliers) else (
+            " (a preemption, or a periodic cost such as a checkpoint? measure more --steps to tell)"
+        )
+        return kept, [f"{spread}: left out of the breakdown{why}"]
     return steps, [f"step times vary widely: {spread}; the breakdown averages all steps"]
 
 
