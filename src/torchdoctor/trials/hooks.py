@@ -36,11 +36,18 @@ from torch.utils.data import DataLoader
 from torchdoctor.diagnose.patching import Patcher
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one: Linux)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1  # macOS, Windows
+
+
 @dataclass
 class TrialHooks:
     device_type: str = "cpu"  # "cuda" when the run can use CUDA
     observation: Any = None  # the baseline's RunObservation when a diagnosis ran, else None
-    cpu_count: int = field(default_factory=lambda: len(os.sched_getaffinity(0)))
+    cpu_count: int = field(default_factory=lambda: usable_cores())
     loader_kwargs: list[Callable[[dict], dict]] = field(default_factory=list)
     on_loader: list[Callable[[DataLoader, dict, dict], None]] = field(default_factory=list)
     around_forward: list[Callable] = field(default_factory=list)

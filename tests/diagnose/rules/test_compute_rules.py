@@ -152,6 +152,54 @@ def test_d203_silent_on_normal_op_counts_real_work_or_unmeasured_floor():
     assert d203.check(unmeasured) == []
 
 
+def busy(run, share: float):
+    """The same run on a machine where other processes took CPU: every wall time is stretched
+    by 1/share, the tight-loop dispatch floor is not (QA2-6)."""
+    for step in run.steps:
+        step.wall_s /= share
+        step.phases = {p: t / share for p, t in step.phases.items()}
+        step.cpu_share = share
+    run.compute.cpu_share = share
+    run.compute.mean_op_s /= share
+    return run
+
+
+@pytest.mark.parametrize("rule, code, ops, tensors", [
+    (d202, "D202", 1000, 40), (d203, "D203", 1100, 2)])
+def test_d202_d203_same_finding_on_a_quiet_and_a_busy_machine(rule, code, ops, tensors):
+    quiet = only(rule.check(overhead_run(ops=ops, tensors=tensors)), code)
+    # 6x slower in wall time (QA2-6's char-LSTM: 15.9 ms quiet, 100 ms busy): same finding
+    loaded = only(rule.check(busy(overhead_run(ops=ops, tensors=tensors), 1 / 6)), code)
+    assert loaded.saving == pytest.approx(quiet.saving)
+    assert loaded.details["mean_op_s"] == pytest.approx(quiet.details["mean_op_s"])
+
+
+def test_d202_d203_stay_silent_on_real_work_however_busy_the_machine():
+    # 100 µs per op of CPU time is real work; the share does not shrink it below the floor
+    assert d202.check(busy(overhead_run(ops=100, tensors=40), 0.5)) == []
+    assert d203.check(busy(overhead_run(ops=100, tensors=2), 0.5)) == []
+
+
+def test_d202_d203_treat_uncounted_ops_as_unknown():
+    # torch.compile runs skip op counting: None is unknown, never zero ops or tiny ops
+    for tensors in (40, 2):
+        run = overhead_run(ops=1000, tensors=tensors)
+        run.compute.ops_per_step = None
+        run.compute.mean_op_s = None
+        assert d202.check(run) == [] and d203.check(run) == []
+
+
+def test_cpu_share_is_not_applied_to_gpu_runs():
+    from torchdoctor.diagnose.rules._common import cpu_share
+    run = good_h100_run()
+    run.compute.cpu_share = 0.2  # the thread waited for the GPU: not load
+    assert cpu_share(run) == 1.0
+    cpu_run = good_cpu_run()
+    for step in cpu_run.steps:
+        step.cpu_share = 0.4
+    assert cpu_share(cpu_run) == pytest.approx(0.4)
+
+
 def test_d204_fires_on_fp32_loop_on_h100():
     finding = only(d204.check(fp32_h100_run()), "D204")
     compute_share = 0.009 / 0.010

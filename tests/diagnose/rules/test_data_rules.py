@@ -409,3 +409,27 @@ def test_d108_keeps_a_custom_batch_sampler():
     run.loaders[0].batch_size = None  # DataLoader(dataset, batch_sampler=Buckets(...))
     fix = only(d108.check(run), "D108").fix
     assert "sampler=batch_sampler, batch_size=None" in fix and "RandomSampler" not in fix
+
+
+def test_d111_silent_for_a_default_collate_on_a_busy_machine():
+    # a TensorDataset's default collate stretched 30x in wall time by other processes (the
+    # planted D108 script once got D111 on top): below its own indexing cost, and in CPU time
+    # near the floor
+    run = indexing_run(0.004)  # 40 µs per item
+    run.compute.dispatch_overhead_s = 1e-6
+    run.loaders[0].collate_s = 64 * 3e-6 * 30  # 90 µs per sample in wall time
+    for step in run.steps:
+        step.cpu_share = 1 / 30
+    assert d111.check(run) == []
+    assert only(d108.check(run), "D108")
+    run.loaders[0].item_s = 1e-6  # a collate 90x its item: work of its own, even at 1/30 share
+    run.loaders[0].collate_s = 64 * 60e-6 * 30
+    assert only(d111.check(run), "D111")
+
+
+def test_batched_fetch_fix_does_not_ask_torch_subset_for_getitems():
+    run = indexing_run(0.004)
+    run.loaders[0].dataset_type = "Subset"  # random_split over a TensorDataset (QA2-13)
+    fix = only(d108.check(run), "D108").fix
+    assert "def __getitems__(self, indices): return self.x" not in fix
+    assert "passes a list of indices on to the" in fix and "BatchSampler" in fix

@@ -12,6 +12,7 @@ from torchdoctor.diagnose.rules import (
     d303_eval_no_grad as d303,
     d401_host_syncs as d401,
     d402_blocking_copies as d402,
+    run_rules,
 )
 
 
@@ -119,3 +120,21 @@ def test_d301_measures_evaluation_within_the_measured_steps_when_cut_out():
         step.evaluation_s = 0.0137  # as long as each training step
     finding = only(d301.check(run), "D301")
     assert finding.saving == pytest.approx(0.5 * 0.2)
+
+
+def test_a_run_ending_within_warm_up_gets_no_per_step_findings():
+    """QA2-9: one warm-up step (a --dry-run) with evaluation .item() reads and a per-sample
+    loader: the rules that need measured steps stay silent; the static D303 keeps no saving."""
+    run = good_cpu_run(
+        loaders=[good_loader(num_workers=0, workers_spawned=0, item_s=2e-4, collate_s=5e-3)],
+        steps=make_steps(n=1, batch_size=4, data=0.01, forward=0.001, backward=0.001),
+    )
+    run.sync_sites = [SyncSite(kind="item", location="m.py:53", count=2, per_step=2,
+                               device="cpu")]
+    run.evaluation.under_no_grad, run.evaluation.under_inference_mode = 4, 0
+    measured = {f.id for f in run_rules(run)}
+    assert {"D108", "D401"} <= measured  # the same observation, measured: per-step findings
+    run.warmup_only = True
+    findings = run_rules(run)
+    assert [f.id for f in findings] == ["D303"]
+    assert findings[0].saving == 0.0 and "%" not in " ".join(findings[0].evidence)

@@ -14,6 +14,7 @@ from torchdoctor.diagnose.observations import (
     LoaderObservation,
     OptimizerObservation,
     RunObservation,
+    StepObservation,
 )
 
 # A finding whose fix would save at least this share of step time is a warning; below it, info.
@@ -56,13 +57,21 @@ class StepProfile:
 OUTLIER_FACTOR = 3.0
 
 
+def measured_steps(run: RunObservation) -> list[StepObservation]:
+    """The timed measured steps; none when the run ended within warm-up (QA2-9): warm-up steps
+    carry start-up costs and evaluation-only syncs, so no per-step finding is drawn from them."""
+    if run.warmup_only:
+        return []
+    return [s for s in run.steps if s.wall_s > 0]
+
+
 def step_profile(run: RunObservation) -> StepProfile | None:
     """Mean seconds per phase over the measured steps, leaving out outlier steps.
 
     A mean keeps costs paid every few steps; dropping steps over OUTLIER_FACTOR x the median keeps
     one descheduled step on a busy machine from deciding the diagnosis.
     """
-    timed = [s for s in run.steps if s.wall_s > 0]
+    timed = measured_steps(run)
     if not timed:
         return None
     limit = OUTLIER_FACTOR * median([s.wall_s for s in timed])
@@ -149,20 +158,20 @@ def median(values: list[float]) -> float:
 
 def typical_step_s(run: RunObservation) -> float:
     """Median step time: robust to the odd step another process on the machine slowed down."""
-    return median([s.wall_s for s in run.steps if s.wall_s > 0])
+    return median([s.wall_s for s in measured_steps(run)])
 
 
 def model_time_s(run: RunObservation) -> float:
     """Median seconds per step outside data loading and copies: where the model's ops run."""
     return median(
         [s.wall_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)
-         for s in run.steps if s.wall_s > 0]
+         for s in measured_steps(run)]
     )
 
 
 def median_phase_s(run: RunObservation, *phases: str) -> float:
     """Steady-state seconds per step in the given phases (the median ignores one-off spikes)."""
-    return median([sum(s.phases.get(p, 0.0) for p in phases) for s in run.steps if s.wall_s > 0])
+    return median([sum(s.phases.get(p, 0.0) for p in phases) for s in measured_steps(run)])
 
 
 # Copies from pinned (page-locked) host memory run at roughly twice the bandwidth of copies from
@@ -194,12 +203,34 @@ class OpOverhead:
         return self.mean_op_s <= TRIVIAL_OP_RATIO * self.dispatch_s
 
 
+# Below this CPU share the measurement says little more than "the machine was overloaded".
+MIN_CPU_SHARE = 0.05
+
+
+def cpu_share(run: RunObservation) -> float:
+    """Share of the measured steps' wall time the training thread had a CPU (1 when unknown).
+
+    On a CPU run, ops preempted by other processes take longer in wall time while the dispatch
+    floor (a short tight loop) does not: multiplying wall times by this share compares like with
+    like, so the same script gets the same finding on a quiet and a busy machine. On a GPU run
+    the thread also waits for the device, which is not load: the share is not applied there.
+    """
+    if on_cuda(run):
+        return 1.0
+    share = run.compute.cpu_share
+    if share is None:
+        shares = [s.cpu_share for s in run.steps if s.cpu_share is not None]
+        share = median(shares) if shares else None
+    return clamp(share, MIN_CPU_SHARE, 1.0) if share else 1.0
+
+
 def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     """Per-op costs of the model's part of the step, when ops and the dispatch floor were measured.
 
     Ops dispatched while loading data in the training process (per-sample indexing, collate) are
     left out when counted apart; when they are not, a run loading in the training process is not
-    judged at all (its op count mixes data and model work).
+    judged at all (its op count mixes data and model work). Unknown op counts (a compiled run)
+    mean unknown, never zero. `compute_s` is wall time: it is scaled by `cpu_share`.
     """
     ops = run.compute.ops_per_step
     if ops is None:
@@ -215,7 +246,8 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
         return None
     if ops <= 0:
         return None
-    return OpOverhead(ops_per_step=ops, mean_op_s=compute_s / ops, dispatch_s=dispatch_s)
+    return OpOverhead(ops_per_step=ops, mean_op_s=compute_s * cpu_share(run) / ops,
+                      dispatch_s=dispatch_s)
 
 
 def stepped_optimizers(run: RunObservation) -> list[OptimizerObservation]:
@@ -257,8 +289,11 @@ def evaluation_share(run: RunObservation) -> float:
     Prefers the evaluation cut out of the measured steps (same window as the training time);
     falls back to all evaluation seen in the run.
     """
-    train_s = sum(s.wall_s for s in run.steps)
-    eval_s = sum(s.evaluation_s for s in run.steps) or run.evaluation.seconds
+    steps = measured_steps(run)
+    if not steps:  # no measured training time to compare with
+        return 0.0
+    train_s = sum(s.wall_s for s in steps)
+    eval_s = sum(s.evaluation_s for s in steps) or run.evaluation.seconds
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 

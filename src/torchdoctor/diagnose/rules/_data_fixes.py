@@ -20,13 +20,7 @@ def batched_fetch_fix(
 
     `batch_size` None: the loader was built with a batch_sampler, whose batches are kept."""
     workers = ", num_workers=0" if drop_workers else ""
-    # a TensorDataset returns a whole batch for a list of indices; another class needs to learn it
-    custom = (
-        f"# {dataset_type or 'your Dataset'} must return a whole batch for a list of indices:\n"
-        "#     def __getitems__(self, indices): return self.x[indices], self.y[indices]\n"
-        if dataset_type != "TensorDataset"
-        else ""
-    )
+    custom = _list_indexing_note(dataset_type)
     if batch_size is None:  # the loader was given a batch_sampler: keep the user's batches
         return (
             custom + "# keep your batch_sampler, passed as the sampler: each list of indices it\n"
@@ -38,6 +32,27 @@ def batched_fetch_fix(
         f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch_size}, "
         "drop_last=False)\n"
         f"loader = DataLoader(dataset, sampler=sampler, batch_size=None{workers})"
+    )
+
+
+# torch's own dataset wrappers: they pass a list of indices on to the dataset they wrap, so they
+# must not be told to implement __getitems__ (QA2-13: random_split returns Subsets)
+TORCH_WRAPPERS = ("Subset", "ConcatDataset", "StackDataset", "ChainDataset")
+
+
+def _list_indexing_note(dataset_type: str) -> str:
+    """What the dataset needs so that a list of indices returns a whole batch."""
+    if dataset_type == "TensorDataset":
+        return ""  # indexing it with a list of indices already returns a whole batch
+    if dataset_type in TORCH_WRAPPERS:
+        return (
+            f"# {dataset_type} (e.g. from random_split) passes a list of indices on to the\n"
+            "# dataset it wraps: works as is over a TensorDataset; over your own Dataset, give\n"
+            "# that class __getitems__(self, indices) returning a whole batch\n"
+        )
+    return (
+        f"# {dataset_type or 'your Dataset'} must return a whole batch for a list of indices:\n"
+        "#     def __getitems__(self, indices): return self.x[indices], self.y[indices]\n"
     )
 
 

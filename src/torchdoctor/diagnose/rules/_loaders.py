@@ -4,7 +4,12 @@ datasets, heavy collate functions, several loaders zipped. Pure; no torch."""
 from __future__ import annotations
 
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
-from torchdoctor.diagnose.rules._common import clamp, median_phase_s, training_loaders
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    cpu_share,
+    median_phase_s,
+    training_loaders,
+)
 
 # A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
 # tensors): worker processes cost more to hand a batch over than they save; fetching whole
@@ -37,13 +42,22 @@ def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
 # dispatch floor per sample for 64 to 3x32x32 floats); a collate_fn well above that does work of
 # its own (padding in Python, per-token loops): rule D111, and not D108's per-sample indexing.
 HEAVY_COLLATE_RATIO = 50.0
+# The default collate stacks a sample for less than it costs to fetch it (at least one indexing
+# op per field); a collate above twice the measured __getitem__ per sample does work of its own.
+# Both are timed in the same process over the same steps, so machine load cancels out.
+HEAVY_COLLATE_TO_ITEM = 2.0
 
 
 def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
+    """The collate_fn does work of its own: per sample, far above the dispatch floor in CPU time
+    (wall time x cpu_share, so a busy machine does not inflate it) and above the item cost."""
     floor = run.compute.dispatch_overhead_s
     if loader.collate_s is None or not floor or not loader.batch_size:
         return False
-    return loader.collate_s > HEAVY_COLLATE_RATIO * floor * loader.batch_size
+    per_sample_s = loader.collate_s / loader.batch_size
+    if loader.item_s is not None and per_sample_s <= HEAVY_COLLATE_TO_ITEM * loader.item_s:
+        return False
+    return per_sample_s * cpu_share(run) > HEAVY_COLLATE_RATIO * floor
 
 
 def wait_share(run: RunObservation, loader: LoaderObservation) -> float:

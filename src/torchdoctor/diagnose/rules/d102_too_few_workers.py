@@ -40,6 +40,7 @@ from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
     loader_wait_with_workers,
+    measured_steps,
     median,
     pct,
     secs,
@@ -56,7 +57,7 @@ MIN_DATA_SHARE = 0.10
 
 
 def check(run: RunObservation) -> list[Finding]:
-    step_s = median([s.wall_s for s in run.steps if s.wall_s > 0])
+    step_s = median([s.wall_s for s in measured_steps(run)])
     # in-memory tensors: more workers add hand-over cost, not speed (rule D109)
     # a loader re-spawning its workers every epoch waits partly on start-up: rule D103 first
     loaders = [

@@ -16,7 +16,10 @@ same overhead.
 Estimated saving: per sample. With a batch `k = 4` times larger the fixed cost `O` is paid once
 for four times the samples, so time per sample falls by `O * (1 - 1/k) / t_step`. `O` is taken
 as ops per step times the measured trivial-op cost, a lower bound (autograd adds more per op), and
-`t_step` is the median step. Below a 5% saving the suggestion is not made.
+`t_step` is the median step. Below a 5% saving the suggestion is not made. On a CPU run the
+step and op times are scaled by the share of wall time the training thread had a CPU
+(`cpu_share`), so another process's load does not hide or create the finding; runs whose ops were
+not counted (torch.compile) are not judged.
 
 ## Example
 ```python
@@ -45,6 +48,7 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    cpu_share,
     expected_ops,
     mean_batch_size,
     op_overhead,
@@ -115,7 +119,8 @@ def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     if profile is None:
         return []
-    step_s = typical_step_s(run)
+    # CPU seconds of the step: comparable with the per-op floor on a busy machine too
+    step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
     if overhead is None or not overhead.trivial:
         return []
@@ -136,7 +141,7 @@ def check(run: RunObservation) -> list[Finding]:
         f"average; one trivial op costs {secs(overhead.dispatch_s)} on this machine, so the ops "
         "do almost no arithmetic.",
         f"Dispatching them costs at least {secs(overhead.floor_s)} of the "
-        f"{secs(step_s)} step.",
+        f"{secs(step_s)} step (CPU time of the training thread).",
     ]
     if utilization is not None:
         evidence.append(

@@ -11,7 +11,10 @@ loop over samples, time steps or elements that indexes and updates tensors one s
 time turns one vectorised op into thousands, and the step becomes pure overhead.
 
 Estimated saving: the ops beyond what the model explains, each at the measured mean op time, as
-a share of the median step (batched, they become a handful of ops).
+a share of the median step (batched, they become a handful of ops). On a CPU run the step and
+op times are scaled by the share of wall time the training thread had a CPU (`cpu_share`), so
+another process's load does not hide or create the finding; runs whose ops were not counted
+(torch.compile) are not judged.
 
 ## Example
 ```python
@@ -36,6 +39,7 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    cpu_share,
     expected_ops,
     op_overhead,
     parameter_tensors,
@@ -56,7 +60,8 @@ def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     if profile is None:
         return []
-    step_s = typical_step_s(run)
+    # CPU seconds of the step: comparable with the per-op floor on a busy machine too
+    step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
     expected = expected_ops(run)
     if overhead is None or not overhead.trivial:
@@ -71,7 +76,7 @@ def check(run: RunObservation) -> list[Finding]:
         f"The mean op took {secs(overhead.mean_op_s)}, against {secs(overhead.dispatch_s)} for a "
         "trivial op on this machine: the ops do almost no arithmetic.",
         f"The ops beyond the model's took about {secs(excess_s)}: {pct(saving)} of the "
-        f"{secs(step_s)} step.",
+        f"{secs(step_s)} step (CPU time of the training thread).",
     ]
     return [
         Finding(

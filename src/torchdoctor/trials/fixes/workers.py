@@ -28,7 +28,7 @@ FINDING_CODES = ("D101", "D102", "D103")
 # __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
 MOVES_DATA_RANDOMNESS = True
 PERMANENT = (
-    "DataLoader(dataset, ..., num_workers=min(8, len(os.sched_getaffinity(0))), "
+    "DataLoader(dataset, ..., num_workers=min(8, os.cpu_count() or 1), "
     "persistent_workers=True, prefetch_factor=2)"
 )
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 
 import torch
 
 from torchdoctor.trainer import TrainerConfig
+from torchdoctor.trials.hooks import usable_cores
 from torchdoctor.trials.tuning.ablation import (
     STAGES, Ablation, best_stages, plan_stages, run_ablation, stage_changes,
 )
@@ -49,7 +49,7 @@ class TuneReport:
 
 def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     device = "cuda" if _device(base) == "cuda" else "cpu"
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     prober = RecipeProber(recipe, base, options.warmup + options.steps, options.warmup,
                           options.memory_cap)
     notes = []
