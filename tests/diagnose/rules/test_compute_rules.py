@@ -156,10 +156,11 @@ def busy(run, share: float):
     """The same run on a machine where other processes took CPU: every wall time is stretched
     by 1/share, the tight-loop dispatch floor is not (QA2-6)."""
     for step in run.steps:
+        # waiting for the workers' batches is idle time even on a quiet machine
+        step.cpu_share = share * (step.wall_s - step.phases["data"]) / step.wall_s
         step.wall_s /= share
         step.phases = {p: t / share for p, t in step.phases.items()}
-        step.cpu_share = share
-    run.compute.cpu_share = share
+    run.compute.cpu_share = run.steps[0].cpu_share
     run.compute.mean_op_s /= share
     return run
 
@@ -167,7 +168,9 @@ def busy(run, share: float):
 @pytest.mark.parametrize("rule, code, ops, tensors", [
     (d202, "D202", 1000, 40), (d203, "D203", 1100, 2)])
 def test_d202_d203_same_finding_on_a_quiet_and_a_busy_machine(rule, code, ops, tensors):
-    quiet = only(rule.check(overhead_run(ops=ops, tensors=tensors)), code)
+    quiet = only(rule.check(busy(overhead_run(ops=ops, tensors=tensors), 1.0)), code)
+    assert quiet.saving == pytest.approx(only(rule.check(overhead_run(ops=ops, tensors=tensors)),
+                                              code).saving)  # share unknown: taken as 1
     # 6x slower in wall time (QA2-6's char-LSTM: 15.9 ms quiet, 100 ms busy): same finding
     loaded = only(rule.check(busy(overhead_run(ops=ops, tensors=tensors), 1 / 6)), code)
     assert loaded.saving == pytest.approx(quiet.saving)
@@ -190,13 +193,17 @@ def test_d202_d203_treat_uncounted_ops_as_unknown():
 
 
 def test_cpu_share_is_not_applied_to_gpu_runs():
-    from torchdoctor.diagnose.rules._common import cpu_share
+    from torchdoctor.diagnose.rules._overhead import cpu_share
+
     run = good_h100_run()
     run.compute.cpu_share = 0.2  # the thread waited for the GPU: not load
     assert cpu_share(run) == 1.0
     cpu_run = good_cpu_run()
     for step in cpu_run.steps:
         step.cpu_share = 0.4
+    # the 0.5 ms of a 13.7 ms step spent waiting for the workers is idle, not load
+    assert cpu_share(cpu_run) == pytest.approx(0.4 * 0.0137 / 0.0132)
+    cpu_run.loaders[0].num_workers = 0  # loading in this thread is busy time
     assert cpu_share(cpu_run) == pytest.approx(0.4)
 
 

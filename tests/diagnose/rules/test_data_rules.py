@@ -26,6 +26,7 @@ from torchdoctor.diagnose.rules import (
     d109_workers_over_in_memory_tensors as d109,
     d110_workers_at_core_count as d110,
     d111_slow_collate as d111,
+    d112_small_batches_through_workers as d112,
 )
 
 
@@ -433,3 +434,37 @@ def test_batched_fetch_fix_does_not_ask_torch_subset_for_getitems():
     fix = only(d108.check(run), "D108").fix
     assert "def __getitems__(self, indices): return self.x" not in fix
     assert "passes a list of indices on to the" in fix and "BatchSampler" in fix
+
+
+def cifar_tutorial_run(data_s: float = 0.0009):
+    """The official CIFAR tutorial loop (QA2-10): a custom in-memory Dataset, batch_size=4,
+    num_workers=2 on 2 cores; __getitem__ ran only in the workers (untimed)."""
+    return good_cpu_run(
+        steps=make_steps(batch_size=4, data=data_s, forward=0.0005, backward=0.0007,
+                         optimizer=0.0001),
+        loaders=[good_loader(dataset_type="RandomCIFAR", batch_size=4, num_workers=2,
+                             persistent_workers=False, cpu_count=2, batches=11)],
+    )
+
+
+def test_d112_explains_a_large_data_share_of_tiny_batches_through_workers():
+    run = cifar_tutorial_run()
+    finding = only(d112.check(run), "D112")
+    share = 0.0009 / 0.0022
+    assert finding.saving == pytest.approx(share * 0.75)
+    assert finding.changes_semantics is True and finding.severity == "info"
+    assert "batches of 4 sample(s) from 2 worker process(es)" in evidence_text(finding)
+    assert "batch_size=16, num_workers=2" in finding.fix
+    assert "batch_size=4, num_workers=0" in finding.fix
+    assert d110.check(run) == [] and d102.check(run) == []  # more workers: wrong advice here
+
+
+def test_d112_silent_for_large_batches_small_waits_or_in_memory_tensors():
+    assert d112.check(cifar_tutorial_run(data_s=0.0002)) == []  # 13% of the step
+    big = cifar_tutorial_run()
+    big.loaders[0].batch_size = 64
+    assert d112.check(big) == []
+    tensors = cifar_tutorial_run()
+    tensors.loaders[0].dataset_type = "TensorDataset"
+    assert d112.check(tensors) == [] and only(d109.check(tensors), "D109")
+    assert d112.check(good_cpu_run()) == []

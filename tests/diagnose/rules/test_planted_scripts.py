@@ -73,6 +73,7 @@ def test_clean_loop_gets_no_warning():
         ("d109_tensordataset_workers", "D109"),
         ("d110_workers_at_cores", "D110"),
         ("d111_slow_collate", "D111"),
+        ("d112_tiny_batches_workers", "D112"),
         ("d106_tensor_from_list", "D106"),
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),

@@ -6,10 +6,11 @@ from __future__ import annotations
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    cpu_share,
     median_phase_s,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._overhead import cpu_share
+from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
 # A sample whose __getitem__ costs at most this many trivial ops is only indexed (in-memory
 # tensors): worker processes cost more to hand a batch over than they save; fetching whole
@@ -77,3 +78,21 @@ def waiting_loader(
     per step: an epoch's worker start-up (rule D103) is not a steady cost."""
     loader = max(loaders, key=lambda ld: ld.wait_s)
     return loader, median_phase_s(run, "data") * wait_share(run, loader)
+
+
+# At most this many samples per batch, a worker's per-batch hand-over (pickle, queue, unpickle)
+# can outweigh building the batch: rule D112's case, and not D110's (cheaper items).
+SMALL_WORKER_BATCH = 16
+
+
+def small_batches_through_workers(run: RunObservation, loader: LoaderObservation) -> bool:
+    """Worker processes hand over batches of a few samples from a map-style dataset not known to
+    be in-memory tensors (those are D109's) and not restarting every epoch (D103 first)."""
+    return (
+        loader.num_workers > 0
+        and loader.batch_size is not None
+        and loader.batch_size <= SMALL_WORKER_BATCH
+        and not loader.iterable_dataset
+        and not in_memory(run, loader)
+        and not respawns_each_epoch(run, loader)
+    )

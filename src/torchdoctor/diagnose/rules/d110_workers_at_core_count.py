@@ -4,7 +4,8 @@
 Flags a training `DataLoader` that does real work per sample (not only indexing in-memory
 tensors) and already runs one worker per spare core (rule D102's suggestion), when waiting for
 its batches still takes half or more of a typical step. A loader whose workers are started again
-every epoch is left to rule D103 (part of its wait is start-up).
+every epoch is left to rule D103 (part of its wait is start-up), one with batches of 16 samples or
+fewer to rule D112 (the per-batch hand-over, not the items, is the cost).
 
 ## Why is this bad
 The workers build batches more slowly than the model consumes them, and this machine has no core
@@ -58,7 +59,11 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
     typical_step_s,
 )
-from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
+from torchdoctor.diagnose.rules._loaders import (
+    in_memory,
+    small_batches_through_workers,
+    waiting_loader,
+)
 from torchdoctor.diagnose.rules._data_fixes import (
     CACHED_ITEM_COST,
     batched_fetch_fix,
@@ -93,6 +98,7 @@ def check(run: RunObservation) -> list[Finding]:
         and not in_memory(run, ld)
         and ld.num_workers >= suggested_workers(cpu_count(run, ld))
         and not respawns_each_epoch(run, ld)  # the wait is partly start-up: rule D103 first
+        and not small_batches_through_workers(run, ld)  # the hand-over, not the items: D112
     ]
     if not saturated or step_s <= 0:
         return []

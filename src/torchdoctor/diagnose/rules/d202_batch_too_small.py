@@ -46,12 +46,11 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    cpu_share,
     expected_ops,
     mean_batch_size,
-    op_overhead,
     secs,
     model_time_s,
     step_profile,

@@ -37,11 +37,10 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    cpu_share,
     expected_ops,
-    op_overhead,
     parameter_tensors,
     pct,
     secs,
