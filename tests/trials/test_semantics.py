@@ -156,3 +156,25 @@ def test_a_speedup_beyond_the_phases_the_fix_acts_on_is_suspicious():
     assert _compare(["autocast"], base, [(0.16, 0.16)] * 3, noise).verdict == "faster"
     # three rounds are needed: two agreeing runs are still no verdict
     assert _compare(["autocast"], base[:2], [(0.16, 0.16)] * 2, noise).verdict == "no clear gain"
+
+
+def test_compile_on_a_model_with_active_dropout_is_unverified_not_changed():
+    base = [dict(run([2.0, 1.5, 1.2]), dropout_active=True) for _ in range(2)]
+    other_masks = [run([2.0, 1.55, 1.31])]
+    judged = judge(base, other_masks, 1e-3, "compile", redraws_dropout=True)
+    assert judged.verdict == "unverified" and "Dropout" in judged.tolerance_reason
+    # Without active dropout the same drift is a real change.
+    plain = [run([2.0, 1.5, 1.2]), run([2.0, 1.5, 1.2])]
+    assert judge(plain, other_masks, 1e-3, "compile", redraws_dropout=True).verdict == "changed"
+    # And other fixes on a dropout model are still judged strictly.
+    assert judge(base, other_masks, 1e-3, "precision").verdict == "changed"
+
+
+def test_the_trial_recorder_sees_active_dropout_only_in_training():
+    import torch
+    from torchdoctor.trials.recorder import _has_active_dropout
+
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.1))
+    assert _has_active_dropout(model)
+    assert not _has_active_dropout(model.eval())
+    assert not _has_active_dropout(torch.nn.Sequential(torch.nn.Dropout(0.0)))

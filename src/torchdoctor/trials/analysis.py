@@ -85,7 +85,9 @@ def compare(
     tolerance, reason = tolerance_for(variant.fixes)
     moves_randomness = any(getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False)
                            for n in variant.fixes)
-    judged = semantics.judge(base_runs, var_runs, tolerance, reason, moves_randomness)
+    redraws_dropout = any(getattr(get_fix(n), "REDRAWS_DROPOUT", False) for n in variant.fixes)
+    judged = semantics.judge(base_runs, var_runs, tolerance, reason, moves_randomness,
+                             redraws_dropout)
     cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s")
     noise = noise or Noise()
     label = verdict(variant.status, speedup, judged.verdict, noise.wall)

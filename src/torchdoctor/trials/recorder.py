@@ -46,6 +46,8 @@ class StepRecorder:
     _samples: int = 0
     _hooks: TrialHooks | None = None
     prefetch_steps: int = 0  # the largest prefetch queue (batches) of any loader with workers
+    # A training forward ran a Dropout layer with p > 0: the losses depend on its random masks.
+    dropout_active: bool = False
 
     def attach(self, hooks: TrialHooks) -> None:
         self._hooks = hooks
@@ -63,6 +65,8 @@ class StepRecorder:
 
     def _count_samples(self, module, call, args, kwargs):
         if torch.is_grad_enabled() and module.training:
+            if not self.dropout_active:
+                self.dropout_active = _has_active_dropout(module)
             first = next((a for a in args if isinstance(a, torch.Tensor) and a.dim() > 0), None)
             if first is not None:
                 self._samples += int(first.shape[0])
@@ -85,3 +89,10 @@ class StepRecorder:
         self._started, self._started_cpu, self._losses, self._samples = now, now_cpu, [], 0
         if len(self.steps) >= self.max_steps + self.prefetch_steps:
             raise StopTrial()
+
+
+def _has_active_dropout(module: torch.nn.Module) -> bool:
+    return any(
+        isinstance(layer, torch.nn.modules.dropout._DropoutNd) and layer.training and layer.p > 0
+        for layer in module.modules()
+    )

@@ -82,8 +82,11 @@ def render_terminal(report: TrialReport, console) -> None:
                           "its parts' speedups; likely noise or a measurement artefact, not "
                           "recommended", markup=False)
         if s is not None and s.verdict == "unverified":
-            console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with the "
-                          f"same seed, so results cannot be compared", markup=False)
+            if s.baseline_noise is not None and s.baseline_noise > s.tolerance:
+                console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with "
+                              f"the same seed, so results cannot be compared", markup=False)
+            else:
+                console.print(f"{c.name}: results cannot be compared ({s.tolerance_reason})", markup=False)
     if report.repeats < MIN_ROUNDS:
         console.print(f"{report.repeats} repeat(s): too few runs to tell a gain from noise, so "
                       f"no fix is called faster or slower; use --repeats {MIN_ROUNDS}",

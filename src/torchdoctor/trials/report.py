@@ -39,7 +39,7 @@ class ConfigResult:
 @dataclass
 class Semantics:
     # "kept", "random draws differ" (kept: augmentation now drawn in loader workers), "changed",
-    # "unverified" (baseline not reproducible), "unknown"
+    # "unverified" (baseline not reproducible, or compiled Dropout draws other masks), "unknown"
     verdict: str
     tolerance: float  # relative per-step loss tolerance used
     tolerance_reason: str

@@ -51,8 +51,10 @@ def judge(
     tolerance: float,
     reason: str,
     moves_data_randomness: bool = False,
+    redraws_dropout: bool = False,
 ) -> Semantics:
-    """`moves_data_randomness`: the variant builds batches in worker processes (workers fix)."""
+    """`moves_data_randomness`: the variant builds batches in worker processes (workers fix).
+    `redraws_dropout`: the variant draws Dropout masks from another generator (torch.compile)."""
     reference = losses(baseline_runs[0])
     noise = baseline_noise(baseline_runs)
     worst, first_changed, compared = None, None, 0
@@ -75,4 +77,10 @@ def judge(
         baseline_runs, noise
     ):
         verdict = RANDOM_DRAWS_DIFFER
+    if verdict == "changed" and redraws_dropout and any(
+        run.get("dropout_active") for run in baseline_runs
+    ):
+        # Other dropout masks give other losses whether or not the fix is exact: no claim.
+        verdict = "unverified"
+        reason = f"{reason}; active Dropout draws other random masks when compiled"
     return Semantics(verdict, tolerance, reason, worst, first_changed, compared, noise)

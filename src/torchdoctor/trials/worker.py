@@ -101,6 +101,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     result["steps"] = [asdict(step) for step in recorder.steps]
     result["prefetch_steps"] = recorder.prefetch_steps
     result["loader_draws_random"] = rng_probe.drew
+    result["dropout_active"] = recorder.dropout_active
     result["used_fixes"] = sorted(hooks.used)
     result["peak_memory_bytes"], result["memory_source"] = peak_memory()
     result["device_type"] = hooks.device_type

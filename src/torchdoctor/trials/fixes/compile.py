@@ -17,6 +17,9 @@ SUMMARY = "model.compile() (torch.compile of the root model)"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "fused kernels sum in another order (float32 rounding)"
 FINDING_CODES = ("D203",)
+# Compiled dropout draws its masks from its own generator (Inductor's Philox stream), so with
+# active Dropout the losses differ from eager by design: the comparison cannot tell.
+REDRAWS_DROPOUT = True
 PERMANENT = "model.compile()  # or model = torch.compile(model), after .to(device)"
 
 
