@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import click
 
@@ -63,7 +64,18 @@ def cli() -> None:
     """Find where each PyTorch training step's time goes, fix it, and prove the gain."""
 
 
+def _one_line_warning(message, category, filename, lineno, line=None):
+    """Our own warnings read like our errors: one line, no source excerpt from our code."""
+    if category.__module__.startswith("torchdoctor"):
+        return f"torchdoctor: warning: {message}\n"
+    return _default_formatwarning(message, category, filename, lineno, line)
+
+
+_default_formatwarning = warnings.formatwarning
+
+
 def main(argv: list[str] | None = None) -> None:
+    warnings.formatwarning = _one_line_warning
     try:
         cli.main(args=argv, prog_name="torchdoctor")
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from torchdoctor.errors import UsageError
+from torchdoctor.errors import CheckpointError, UsageError
 
 STATE_FORMAT = "torchdoctor.trainer/1"
 # Settings that change which samples form which step; resuming with different values would not
@@ -55,8 +55,17 @@ def load_latest(directory: str, keep_last: int, device: torch.device) -> tuple[d
     """The newest readable checkpoint in `directory`, loaded onto `device`, or None."""
     from torchdoctor.trainer.checkpoint import CheckpointManager
 
-    state = CheckpointManager(directory, keep_last).load_latest(map_location=device)
+    manager = CheckpointManager(directory, keep_last)
+    state = manager.load_latest(map_location=device)
     if state is None:
+        unreadable = manager.checkpoints()
+        if unreadable:
+            # Starting afresh would silently throw the run away: refuse, and touch nothing.
+            raise CheckpointError(
+                f"cannot resume: none of the {len(unreadable)} checkpoint(s) in {directory} is "
+                f"readable (newest: {unreadable[-1][1].name}); they are left untouched; move "
+                "them away to start a new run"
+            )
         return None
     return state, Path(state.pop("_path"))
 
