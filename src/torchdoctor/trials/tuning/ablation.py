@@ -107,15 +107,15 @@ def run_ablation(prober: RecipeProber, stages: list[Stage]) -> Ablation:
     return ablation
 
 
-def best_stages(ablation: Ablation) -> list[str]:
-    """The full stack minus every stage whose removal made it faster (by leave-one-out)."""
-    full = ablation.cumulative[-1]
-    chosen = list(full.stages)
-    for row in ablation.leave_one_out:
-        dropped = next(name for name in full.stages if name not in row.stages)
-        if (row.speedup or 0) > (full.speedup or 0) * 1.05:
-            chosen.remove(dropped)
-    return chosen
+def best_stages(ablation: Ablation, margin: float = 1.05) -> list[str]:
+    """The stages of the fastest configuration measured (cumulative or leave-one-out), or none
+    when no configuration beats the baseline by `margin`: a stack that is slower than doing
+    nothing is never recommended."""
+    measured = [row for row in ablation.cumulative + ablation.leave_one_out if row.speedup]
+    best = max(measured, key=lambda row: row.speedup, default=None)
+    if best is None or best.speedup < margin:
+        return []
+    return list(best.stages)
 
 
 def stage_changes(stages: list[Stage], names: list[str]) -> dict:
