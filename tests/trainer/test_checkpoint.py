@@ -195,10 +195,12 @@ def test_cli_reports_an_unwritable_checkpoint_directory_in_one_line(tmp_path):
     recipe = Path(__file__).resolve().parent / "crash_recipe.py"
     done = subprocess.run(
         [sys.executable, "-m", "torchdoctor", "train", str(recipe), "--max-steps", "1", "--quiet",
-         "--checkpoint-dir", str(blocker / "run")],
+         "--checkpoint-dir", str(blocker / "run"), "--json", str(tmp_path / "h.json")],
         capture_output=True, text=True, timeout=120,
     )
-    assert done.returncode == 1
+    # a bad setting, found before any training (QA3 F8: it used to surface at the first save)
+    assert done.returncode == 2
+    assert not (tmp_path / "h.json").exists()
     assert done.stderr.strip().splitlines() == [
         f"torchdoctor: error: cannot create checkpoint directory {blocker / 'run'} (Not a directory)"
     ]

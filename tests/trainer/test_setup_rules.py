@@ -10,6 +10,7 @@ from torchdoctor.trainer.setup import (
     has_conv,
     resolve_channels_last,
     resolve_cuda_switch,
+    resolve_device,
     resolve_pin_memory,
     resolve_precision,
     resolve_setup,
@@ -77,3 +78,22 @@ def test_bad_settings_are_usage_errors_naming_the_setting(field, value):
     with pytest.raises(UsageError) as info:
         validate_config(TrainerConfig(**{field: value}))
     assert field.split("_")[0] in str(info.value)
+
+
+
+@pytest.mark.parametrize("name, message", [
+    # QA3 F13: these used to fail inside model.to(device) with a traceback
+    ("meta", "device 'meta' is not supported: use cpu, cuda or cuda:N"),
+    ("xpu", "device 'xpu' is not supported: use cpu, cuda or cuda:N"),
+    ("gpu", "unknown device 'gpu'"),
+])
+def test_devices_the_loop_cannot_use_are_usage_errors(name, message):
+    with pytest.raises(UsageError) as error:
+        resolve_device(name)
+    assert str(error.value) == message
+
+
+@pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has MPS")
+def test_mps_without_mps_is_a_usage_error():
+    with pytest.raises(UsageError, match="^device 'mps' requested but MPS is not available$"):
+        resolve_device("mps")

@@ -93,3 +93,17 @@ def test_tune_bad_stage_is_one_line_and_exit_2():
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("torchdoctor: error: ") and "warp" in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_output_files_in_a_missing_directory_are_refused_before_any_work(tmp_path):
+    # QA3 F18: tune found this only after the whole run (results lost); train likewise
+    missing = tmp_path / "nodir"
+    for command, flag in (("tune", "--json"), ("tune", "--write-config"), ("train", "--json")):
+        done = subprocess.run(
+            [sys.executable, "-m", "torchdoctor", command, "shapes", flag, str(missing / "o.json")],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            f"torchdoctor: error: {flag} {missing / 'o.json'}: directory {missing} does not exist")
+        assert done.stdout == ""

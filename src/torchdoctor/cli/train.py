@@ -7,7 +7,9 @@ torch is imported inside the command, never at module level (keeps `torchdoctor 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
 from pathlib import Path
 
 import click
@@ -97,6 +99,18 @@ def given_flags(ctx: click.Context, flags: dict) -> dict:
     }
 
 
+def seed_recipe_build(settings: dict) -> None:
+    """Seed the RNGs before recipe() runs: a user recipe that builds its model without seeding
+    would otherwise start from different weights every run (same seed, different results).
+    recipe.defaults are not known yet, so this is the file/flag seed or TrainerConfig's 0; a
+    non-integer seed is left for TrainerConfig's one-line error."""
+    from torchdoctor.trainer.checkpoint import seed_everything  # imports torch
+
+    seed = settings.get("seed", 0)
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        seed_everything(seed)
+
+
 def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dict:
     """TrainerConfig fields; later layers win."""
     return {**recipe_defaults, **config_file, **flags}
@@ -137,29 +151,115 @@ def train(recipe, options, config_file, json_path, **flags):
     flags = given_flags(click.get_current_context(), flags)
     file_settings = read_config_file(config_file) if config_file else {}
     recipe_options = parse_options(options)
+    if json_path:
+        from torchdoctor.demo.table import check_writable
 
+        check_writable(json_path)  # before training, not after it
+
+    from torchdoctor.recipes import REGISTRY
     from torchdoctor.recipes.loading import load_recipe  # imports torch
     from torchdoctor.trainer import Trainer, TrainerConfig
 
+    seed_recipe_build({**file_settings, **flags})
     loaded = load_recipe(recipe, **recipe_options)
     config = TrainerConfig.from_dict(merge_settings(loaded.defaults, file_settings, flags))
-    trainer = Trainer.from_recipe(loaded, config)
-    history = trainer.fit()
+    warn_loader_settings(loaded.train_data, {**file_settings, **flags})
+    user_file = None if recipe in REGISTRY else Path(recipe)
+    with user_code_errors(user_file, "building the Trainer for"):
+        trainer = Trainer.from_recipe(loaded, config)
+    try:
+        with user_code_errors(user_file, "training"):
+            history = trainer.fit()
+    except KeyboardInterrupt:
+        click.echo(interrupted_message(trainer), err=True)
+        raise click.exceptions.Exit(130) from None  # 128 + SIGINT, not click's "Aborted!" (1)
 
     if not trainer.dist.is_main:  # under torchrun rank 0 reports for all ranks
         return
+    if config.resume and not config.quiet:
+        click.echo(resume_message(trainer), err=True)
     if json_path:
-        write_history(json_path, loaded.name, config, trainer.setup, history)
+        write_history(json_path, loaded.name, config, trainer.setup, history, loaded.train_data)
     if not config.quiet:
         print_history(history)
 
 
-def write_history(path: str, recipe_name: str, config, setup, history) -> None:
+@contextlib.contextmanager
+def user_code_errors(user_file: Path | None, doing: str):
+    """An error in the user's recipe code (optimizer factory, model forward, loss) is shown like
+    one inside recipe(): their traceback without our frames, then one line (exit 1)."""
+    from torchdoctor.recipes.loading import user_code_failure
+
+    try:
+        yield
+    except Exception as exc:
+        failure = user_code_failure(exc, user_file, doing) if user_file is not None else None
+        if failure is None:
+            raise
+        raise failure from None
+
+
+def resume_message(trainer) -> str:
+    """Whether --resume found something, so a fresh start is never mistaken for a resume, and
+    a resume with nothing left to do does not look like a run."""
+    if trainer.resumed_from is None:
+        return f"torchdoctor: no checkpoint in {trainer.config.checkpoint_dir}: started from scratch"
+    path, _, step = trainer.resumed_from
+    message = f"torchdoctor: resumed from {path} at step {step}"
+    if trainer.global_step == step:
+        message += ": nothing left to train (it already reached --epochs/--max-steps)"
+    return message
+
+
+def interrupted_message(trainer) -> str:
+    """What survived a Ctrl-C, so the user knows whether `--resume` has something to go on."""
+    from torchdoctor.trainer.checkpoint import CheckpointManager
+
+    message = f"torchdoctor: interrupted at step {trainer.global_step}"
+    directory = trainer.config.checkpoint_dir
+    if not directory:
+        return message + " (no --checkpoint-dir: nothing was saved)"
+    latest = CheckpointManager(directory, trainer.config.keep_last).latest()
+    if latest is None:
+        return message + f"; no checkpoint in {directory} yet"
+    return message + f"; newest checkpoint {latest}; rerun with --resume to continue from it"
+
+
+class IgnoredSettingWarning(UserWarning):
+    """A setting was given that the run could not apply."""
+
+
+# TrainerConfig fields that only shape the DataLoader the Trainer builds from a Dataset
+LOADER_FIELDS = ("batch_size", "workers", "pin_memory", "persistent_workers", "prefetch_factor",
+                 "drop_last")
+
+
+def warn_loader_settings(train_data, settings: dict) -> None:
+    """A recipe's ready DataLoader is used as given: say so when loader settings were asked for
+    (from --config or flags) instead of letting the run look as if they applied."""
+    from torch.utils.data import DataLoader
+
+    ignored = [name for name in LOADER_FIELDS if name in settings]
+    if isinstance(train_data, DataLoader) and ignored:
+        warnings.warn(
+            f"the recipe's train_data is a ready DataLoader, used as given: {', '.join(ignored)} "
+            f"{'does' if len(ignored) == 1 else 'do'} not apply to it (return a Dataset to let "
+            "torchdoctor build the loader)",
+            IgnoredSettingWarning, stacklevel=2,
+        )
+
+
+def write_history(path: str, recipe_name: str, config, setup, history, train_data=None) -> None:
+    from torch.utils.data import DataLoader
+
+    resolved = setup.to_dict()
+    if isinstance(train_data, DataLoader):  # what the recipe's own loader really uses
+        resolved.update(workers=train_data.num_workers, pin_memory=train_data.pin_memory)
     payload = {
         "schema": HISTORY_SCHEMA,
         "recipe": recipe_name,
         "config": config.to_dict(),
-        "resolved": setup.to_dict(),
+        "resolved": resolved,
         "epochs": [record.to_dict() for record in history],
     }
     try:

@@ -54,11 +54,18 @@ def tune(recipe, options, config_file, steps, warmup, max_batch, margin, memory_
     from torchdoctor.trials.tuning.tune import TuneOptions
     from torchdoctor.trials.tuning.tune import tune as run_tune
 
-    from torchdoctor.cli.train import parse_options, read_config_file
+    from torchdoctor.cli.train import parse_options, read_config_file, seed_recipe_build
 
     wanted = _parse_stages(stages)
+    from torchdoctor.demo.table import check_writable
+
+    for path, flag in ((json_path, "--json"), (config_out, "--write-config")):
+        if path:
+            check_writable(path, flag)  # before the tuning run, not after it
+    file_settings = read_config_file(config_file) if config_file else {}
+    seed_recipe_build(file_settings)
     loaded = load_recipe(recipe, **parse_options(options))
-    settings = {**loaded.defaults, **(read_config_file(config_file) if config_file else {})}
+    settings = {**loaded.defaults, **file_settings}
     base = TrainerConfig.from_dict(settings)
     report = run_tune(loaded, base, TuneOptions(
         steps=steps, warmup=warmup, max_batch=max_batch, margin=margin, memory_cap=memory_cap,

@@ -162,17 +162,17 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, device: torc
     scale = lr_scale(steps, index)
     optimizer = workload.optimizer_factory(fused=fused, device_type=device.type, lr_scale=scale)
     trainer = Trainer(workload.new_model(), optimizer, nn.CrossEntropyLoss(), trainer_config)
-    train_epoch = trainer._train_epoch
 
-    def timed_epoch(*args, **kwargs):
-        # The Trainer has no per-epoch hook, and its EpochRecord.epoch_s leaves evaluation out;
-        # seed 001's epochs include it, so both are clocked from epoch start to epoch start.
-        baton.epoch_start()
-        apply_backend_flags(trainer.setup)  # global switches: another row may have changed them
-        return train_epoch(*args, **kwargs)
+    # seed 001's epochs include evaluation and EpochRecord.epoch_s leaves it out, so the baton
+    # clocks each epoch from the end of the previous one (after its validation) instead.
+    def next_epoch(record) -> None:
+        if record.epoch < trainer_config.epochs:  # the last epoch's turn ends with the row
+            baton.epoch_start()
+            apply_backend_flags(trainer.setup)  # global switches: another row may have changed them
 
-    trainer._train_epoch = timed_epoch
-    trainer.fit(train, val)
+    baton.epoch_start()
+    apply_backend_flags(trainer.setup)
+    trainer.fit(train, val, on_epoch_end=next_epoch)
     config["workers"] = trainer.setup.workers  # what "auto" became on this machine
     config["optimizer"] = type(trainer.optimizer).__name__ + (" (fused)" if fused else "")
     config["device"] = str(device)

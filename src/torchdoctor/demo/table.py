@@ -128,13 +128,13 @@ def write_json(path: str | Path, header: dict[str, Any], rows: list[RowResult]) 
         raise TorchdoctorError(f"cannot write {target}: {exc.strerror or exc}") from exc
 
 
-def check_writable(path: str | Path) -> None:
+def check_writable(path: str | Path, flag: str = "--json") -> None:
     """Fail before a long run, not after it, when the JSON could not be written."""
     parent = Path(path).resolve().parent
     if not parent.is_dir():
-        raise UsageError(f"--json {path}: directory {parent} does not exist")
+        raise UsageError(f"{flag} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"--json {path}: directory {parent} is not writable")
+        raise UsageError(f"{flag} {path}: directory {parent} is not writable")
 
 
 def _finite(value):

@@ -92,6 +92,16 @@ def _build(label: str, factory: Callable[..., Any], options: dict[str, Any], use
     return recipe
 
 
+def user_code_failure(exc: BaseException, path: Path, doing: str) -> TorchdoctorError | None:
+    """For an error after recipe() returned (the optimizer factory, the model's forward, the
+    loss, the dataset): the user's failure, shown like one inside recipe(), unless it was raised
+    in torchdoctor's own code (None: then it is our bug and keeps its full traceback)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, TorchdoctorError) or not frames or _is_ours(frames[-1].filename):
+        return None
+    return _user_failure(exc, path, doing)
+
+
 def _user_failure(exc: BaseException, path: Path, doing: str) -> TorchdoctorError:
     """Print the user's traceback (without our frames) to stderr; return the one-line error."""
     tb = traceback.TracebackException.from_exception(exc)

@@ -223,13 +223,31 @@ class CheckpointManager:
                 found.append((int(match.group(1)), entry))
         return sorted(found)
 
-    def save(self, state: dict, step: int) -> Path:
+    def _make_directory(self, error_type=CheckpointError) -> None:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise CheckpointError(
+            raise error_type(
                 f"cannot create checkpoint directory {self.directory} ({os.strerror(error.errno or 0)})"
             ) from error
+
+    def check_writable(self) -> None:
+        """Before training: a directory we cannot write to is a bad setting (UsageError), found
+        now rather than at the first save, after an epoch of work."""
+        from torchdoctor.errors import UsageError
+
+        self._make_directory(UsageError)
+        try:
+            handle, probe = tempfile.mkstemp(dir=self.directory, prefix=".write-probe-")
+            os.close(handle)
+            os.unlink(probe)
+        except OSError as error:
+            raise UsageError(
+                f"cannot write checkpoints to {self.directory} ({os.strerror(error.errno or 0)})"
+            ) from None
+
+    def save(self, state: dict, step: int) -> Path:
+        self._make_directory()
         path = save_checkpoint(self.path_for(step), state)
         self._prune(keep=path)
         self._remove_stale_temp_files()

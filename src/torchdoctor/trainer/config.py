@@ -8,6 +8,7 @@ file of these fields that `train --config` reads back.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,6 +59,12 @@ class TrainerConfig:
 
     # output
     quiet: bool = False
+
+    def __post_init__(self):
+        # A pathlib.Path is natural from Python, but the config goes into every checkpoint and
+        # torch.load(weights_only=True) cannot read a Path back: store the plain string.
+        if isinstance(self.checkpoint_dir, os.PathLike):
+            self.checkpoint_dir = os.fspath(self.checkpoint_dir)
 
     def replace(self, **changes) -> "TrainerConfig":
         return dataclasses.replace(self, **changes)

@@ -15,6 +15,7 @@ from typing import Iterator
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from torchdoctor.errors import UsageError
 from torchdoctor.trainer.sampler import ResumableSampler, loader_seed
 from torchdoctor.trainer.setup import ResolvedSetup
 
@@ -63,6 +64,7 @@ def build_loader(
     seed: int,
     rank: int = 0,
     world_size: int = 1,
+    role: str = "training",  # names the data in errors: "training", "validation", ...
 ) -> LoaderHandle:
     """A Dataset becomes a DataLoader with every loading switch set for the device; a ready
     DataLoader is used as given (its owner chose its switches)."""
@@ -70,6 +72,8 @@ def build_loader(
         return LoaderHandle(data, None, data.batch_size, seed)
     if not isinstance(data, Dataset) and not hasattr(data, "__getitem__"):
         raise TypeError(f"expected a Dataset or DataLoader, got {type(data).__name__}")
+    if len(data) == 0:
+        raise UsageError(f"the {role} data is empty")
     sampler = ResumableSampler(
         len(data), shuffle=shuffle, seed=seed, rank=rank, world_size=world_size, drop_last=drop_last
     )

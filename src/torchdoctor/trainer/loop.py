@@ -36,7 +36,12 @@ from torchdoctor.trainer.history import (
 from torchdoctor.trainer.modelprep import checkpoint_submodules, compile_model, place_model
 from torchdoctor.trainer.progress import EpochProgress
 from torchdoctor.trainer.ranks import RankCoordinator  # [E]
-from torchdoctor.trainer.setup import apply_backend_flags, make_grad_scaler, resolve_setup
+from torchdoctor.trainer.setup import (
+    apply_backend_flags,
+    check_optimizer_params,
+    make_grad_scaler,
+    resolve_setup,
+)
 from torchdoctor.trainer.steps import StepParts, backward, forward_loss, optimizer_step
 
 
@@ -70,6 +75,7 @@ class Trainer:
         # Module.to() keeps Parameter identity, so an optimizer built before placement still
         # points at the right tensors; a factory is simply built now.
         if isinstance(optimizer, torch.optim.Optimizer):
+            check_optimizer_params(optimizer, self.model)
             self.optimizer = optimizer
         else:
             self.optimizer = optimizer(self.model.parameters())
@@ -92,6 +98,8 @@ class Trainer:
         self.history: list[EpochRecord] = []
         self.global_step = 0
         self.recipe = None
+        # (checkpoint path, epoch index, global step) fit() continued from with config.resume
+        self.resumed_from: tuple | None = None
 
     @classmethod
     def from_recipe(cls, recipe, config: TrainerConfig | None = None) -> "Trainer":
@@ -110,7 +118,9 @@ class Trainer:
         return trainer
 
     # ------------------------------------------------------------------ training
-    def fit(self, train_data=None, val_data=None) -> list[EpochRecord]:
+    def fit(self, train_data=None, val_data=None, on_epoch_end=None) -> list[EpochRecord]:
+        """Train; `on_epoch_end(record)`, if given, is called with each EpochRecord as it is
+        added to the history (after the epoch's validation and checkpoint)."""
         cfg, setup = self.config, self.setup
         if train_data is None and self.recipe is not None:
             train_data, val_data = self.recipe.train_data, self.recipe.val_data
@@ -121,14 +131,18 @@ class Trainer:
             rank=self.dist.rank, world_size=self.dist.world_size,  # [E] this rank's share
         )
         self.guard = NonFiniteGuard(cfg.nan_policy, self.dist)  # [E] NaN/inf loss policy
-        val = self._eval_loader(val_data) if val_data is not None else None
+        val = self._eval_loader(val_data, "validation") if val_data is not None else None
 
         # Dropout/augmentation RNG; the data order has its own generator (data.py)
         seed_everything(cfg.seed)  # [E] Python, NumPy and torch RNGs: a run is a function of its seed
-        self.global_step, self.history = 0, []
+        self.global_step, self.history, self.resumed_from = 0, [], None
         # gradients left by code that ran before fit() must not leak into the first window
         self.optimizer.zero_grad(set_to_none=True)
         start_epoch, skip_batches, meter_state = 0, 0, None
+        if cfg.checkpoint_dir:  # [E] rank 0 probes; every rank learns the outcome
+            from torchdoctor.trainer.checkpoint import CheckpointManager
+
+            self.ranks.save(CheckpointManager(cfg.checkpoint_dir, cfg.keep_last).check_writable)
         if cfg.resume:
             start_epoch, skip_batches, meter_state = self._resume()
 
@@ -139,12 +153,14 @@ class Trainer:
                     train, val, epoch, skip_batches, meter_state, bar
                 )
                 skip_batches, meter_state = 0, None
+                # an epoch ends when its batches run out or max_steps stops it: a partial
+                # epoch is reported too (and was already checkpointed where it stopped)
+                self.history.append(record)
                 if finished:
-                    self.history.append(record)
                     self._save(epoch + 1, 0, None)
+                if on_epoch_end is not None:
+                    on_epoch_end(record)
                 if self._max_steps_reached():
-                    if not finished:
-                        self.history.append(record)  # a partial epoch is still reported
                     break
         return self.history
 
@@ -255,7 +271,8 @@ class Trainer:
         state, path = loaded
         ckpt_state.check_compatible(state.get("config", {}), cfg.to_dict(), path)
         self.ranks.check_resume(state.get("world_size"), path)  # [E]
-        ckpt_state.restore_state(self, state)
+        ckpt_state.restore_state(self, state, path)
+        self.resumed_from = (path, state["epoch"], state["step"])
         self.history = [EpochRecord(**record) for record in state.get("history", [])]
         meter_state = self.ranks.resumed_meter_state(state.get("epoch_meter"))  # [E] rank 0 holds the sums
         return state["epoch"], state["batches_done"], meter_state
@@ -263,18 +280,19 @@ class Trainer:
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data) -> dict:
         """{"loss", "accuracy"} over `data` (accuracy None unless classification)."""
-        return self._evaluate_loader(self._eval_loader(data))
+        return self._evaluate_loader(self._eval_loader(data, "evaluation"))
 
     def predict(self, data) -> torch.Tensor:
         """Model outputs for every sample of `data`, in order, concatenated along dim 0."""
-        return predict_loader(self.model, self.parts, self._eval_loader(data), self.setup)
+        return predict_loader(self.model, self.parts, self._eval_loader(data, "prediction"), self.setup)
 
-    def _eval_loader(self, data) -> LoaderHandle:
+    def _eval_loader(self, data, role: str) -> LoaderHandle:
         if isinstance(data, LoaderHandle):
             return data
         # No activations are kept for backward, so twice the training batch usually fits.
         size = self.config.eval_batch_size or 2 * self.config.batch_size
-        return build_loader(data, self.setup, size, shuffle=False, drop_last=False, seed=0)
+        return build_loader(data, self.setup, size, shuffle=False, drop_last=False, seed=0,
+                            role=role)
 
     def _evaluate_loader(self, loader: LoaderHandle) -> dict:
         # under inference_mode with model.eval(); every module's mode restored (evaluation.py)

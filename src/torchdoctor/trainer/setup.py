@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from torchdoctor.errors import UsageError
+from torchdoctor.trainer.config_types import check_types
 from torchdoctor.trainer.config import TrainerConfig
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -56,6 +57,12 @@ def resolve_device(name: str) -> torch.device:
         raise UsageError(f"unknown device {name!r}") from exc
     if device.type == "cuda" and not torch.cuda.is_available():
         raise UsageError(f"device {name!r} requested but CUDA is not available")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise UsageError(f"device {name!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise UsageError(f"device {name!r} requested but MPS is not available")
+    if device.type not in ("cpu", "cuda", "mps"):  # meta, xpu...: the loop is written for these
+        raise UsageError(f"device {name!r} is not supported: use cpu, cuda or cuda:N")
     return device
 
 
@@ -165,6 +172,7 @@ def _positive_int(name: str, value, allow_none: bool = False) -> None:
 
 def validate_config(config: TrainerConfig) -> None:
     """Reject bad values before any work starts, with one line naming the setting."""
+    check_types(config)  # wrong types (e.g. from a JSON config) first: the checks below compare
     _positive_int("epochs", config.epochs)
     _positive_int("batch_size", config.batch_size)
     _positive_int("eval_batch_size", config.eval_batch_size, allow_none=True)
@@ -182,3 +190,15 @@ def validate_config(config: TrainerConfig) -> None:
     if config.resume and not config.checkpoint_dir:
         raise UsageError("resume needs a checkpoint directory (--checkpoint-dir)")
     resolve_workers(config.workers, 1)
+
+
+def check_optimizer_params(optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
+    """An Optimizer built from another model's parameters (e.g. a second `Net()`) would step
+    tensors the loop never trains: the model would silently not learn."""
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if trainable and not any(id(p) in held for p in trainable):
+        raise UsageError(
+            "the optimizer holds none of the model's parameters: build it from this model's "
+            "parameters, or pass a factory (params -> Optimizer)"
+        )

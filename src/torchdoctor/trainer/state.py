@@ -70,11 +70,21 @@ def load_latest(directory: str, keep_last: int, device: torch.device) -> tuple[d
     return state, Path(state.pop("_path"))
 
 
-def restore_state(trainer, state: dict) -> None:
+def restore_state(trainer, state: dict, path: Path) -> None:
     from torchdoctor.trainer.checkpoint import restore_rng_state
 
-    trainer.model.load_state_dict(state["model"])
-    trainer.optimizer.load_state_dict(state["optimizer"])
+    # A checkpoint of another model (or optimizer) is the user's mix-up, not our crash: say
+    # which file and what did not match, in one line; the file itself is left untouched.
+    for what, target in (("model", trainer.model), ("optimizer", trainer.optimizer)):
+        try:
+            target.load_state_dict(state[what])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            detail = " ".join(str(exc).split()).rstrip(".")
+            detail = detail if len(detail) <= 300 else detail[:297] + "..."
+            raise CheckpointError(
+                f"cannot resume from {path}: its {what} does not match this run's ({detail}); "
+                "use another --checkpoint-dir to start fresh"
+            ) from None
     if trainer.scaler is not None and state.get("scaler") is not None:
         trainer.scaler.load_state_dict(state["scaler"])
     if trainer.scheduler is not None and state.get("scheduler") is not None:
