@@ -68,7 +68,7 @@ def render_terminal(report: TuneReport, console) -> None:
     for stage in report.ablation.stages:
         if stage.skipped:
             console.print(f"{stage.name}: skipped: {stage.skipped}", markup=False)
-    console.print(f"chosen stack: {', '.join(report.chosen_stages) or 'none (baseline is fastest)'}")
+    console.print(f"chosen stack: {', '.join(report.chosen_stages) or 'none'}", markup=False)
     for note in report.notes:
         console.print(note, markup=False)
 

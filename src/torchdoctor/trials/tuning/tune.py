@@ -68,11 +68,23 @@ def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     stages = plan_stages(recipe.model, device, best_workers, memory_bound, options.stages)
     ablation = run_ablation(prober, stages)
     chosen = best_stages(ablation)
+    notes.append(_why_chosen(ablation, chosen, base.batch_size))
     config = base.replace(**stage_changes(stages, chosen)).to_dict()
     if batch is not None and batch.largest_fit is not None and batch.largest_fit < base.batch_size:
         notes.append(f"batch size {base.batch_size} does not fit; {batch.recommended} does")
     return TuneReport(recipe.name, device, batch, points, best_workers, ablation, chosen,
                       config, notes)
+
+
+def _why_chosen(ablation: Ablation, chosen: list[str], batch_size: int) -> str:
+    baseline = ablation.cumulative[0].result if ablation.cumulative else None
+    if baseline is None or not baseline.ok:
+        error = baseline.error if baseline is not None else "not run"
+        return (f"no stack chosen: the baseline did not run at batch {batch_size} ({error}), so "
+                "no speedup could be measured; lower batch_size (--config) and tune again")
+    if not chosen:
+        return "no stack chosen: no configuration beat the baseline by more than 5%"
+    return f"stack chosen: {', '.join(chosen)} (the fastest configuration measured)"
 
 
 def _device(config: TrainerConfig) -> str:
