@@ -39,6 +39,7 @@ from torchdoctor.trainer.ranks import RankCoordinator  # [E]
 from torchdoctor.trainer.setup import (
     apply_backend_flags,
     check_optimizer_params,
+    check_trainer_arguments,
     make_grad_scaler,
     resolve_setup,
 )
@@ -55,6 +56,7 @@ class Trainer:
         scheduler=None,  # an LR scheduler, or a factory optimizer -> scheduler
         classification: bool = True,
     ):
+        check_trainer_arguments(model, optimizer, loss_fn, config)
         self.config = config = config if config is not None else TrainerConfig()
         self.classification = classification
         # "auto" switches -> concrete choices for this device (see setup.py for each rule)

@@ -192,6 +192,23 @@ def validate_config(config: TrainerConfig) -> None:
     resolve_workers(config.workers, 1)
 
 
+def check_trainer_arguments(model, optimizer, loss_fn, config) -> None:
+    """Misuse of the Python API fails here, in one line, not as a TypeError deep in fit()."""
+    from torchdoctor.trainer.config import TrainerConfig
+
+    if not isinstance(model, nn.Module):
+        raise UsageError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not (isinstance(optimizer, torch.optim.Optimizer) or callable(optimizer)):
+        raise UsageError("optimizer must be a torch.optim.Optimizer or a factory "
+                         f"(params -> Optimizer), got {type(optimizer).__name__}")
+    if not callable(loss_fn):
+        raise UsageError(f"loss_fn must be callable (outputs, targets) -> scalar tensor, got "
+                         f"{type(loss_fn).__name__}")
+    if config is not None and not isinstance(config, TrainerConfig):
+        raise UsageError(f"config must be a TrainerConfig (TrainerConfig.from_dict(d) for a "
+                         f"dict), got {type(config).__name__}")
+
+
 def check_optimizer_params(optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
     """An Optimizer built from another model's parameters (e.g. a second `Net()`) would step
     tensors the loop never trains: the model would silently not learn."""

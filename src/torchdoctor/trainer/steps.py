@@ -20,6 +20,8 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from torchdoctor.errors import UsageError
+
 
 @dataclass
 class StepParts:
@@ -45,6 +47,9 @@ def forward_loss(parts: StepParts, inputs, targets) -> tuple[torch.Tensor, Any]:
     with parts.autocast():
         outputs = parts.model(inputs)
         loss = parts.loss_fn(outputs, targets)
+    if loss.ndim != 0:  # e.g. reduction="none": backward() would fail with torch's riddle
+        raise UsageError(f"loss_fn must return a scalar (reduce with mean), got shape "
+                         f"{tuple(loss.shape)}")
     return loss, outputs
 
 
