@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -174,14 +176,28 @@ def train(recipe, options, config_file, json_path, **flags):
         click.echo(interrupted_message(trainer), err=True)
         raise click.exceptions.Exit(130) from None  # 128 + SIGINT, not click's "Aborted!" (1)
 
-    if not trainer.dist.is_main:  # under torchrun rank 0 reports for all ranks
-        return
-    if config.resume and not config.quiet:
-        click.echo(resume_message(trainer), err=True)
-    if json_path:
-        write_history(json_path, loaded.name, config, trainer.setup, history, loaded.train_data)
-    if not config.quiet:
-        print_history(history)
+    if trainer.dist.is_main:  # under torchrun rank 0 reports for all ranks
+        if config.resume and not config.quiet:
+            click.echo(resume_message(trainer), err=True)
+        if json_path:
+            write_history(json_path, loaded.name, config, trainer.setup, history,
+                          loaded.train_data)
+        if not config.quiet:
+            print_history(history)
+    if trainer.dist.is_distributed:
+        exit_rank(trainer.dist)
+
+
+def exit_rank(env) -> None:
+    """End a torchrun worker once its work is written. gloo's threads can outlive the
+    interpreter's finalization and abort the process ("terminate called without an active
+    exception", exit -6) after a successful run, so leave the group and skip finalization."""
+    from torchdoctor.trainer.distributed import teardown
+
+    teardown(env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @contextlib.contextmanager
