@@ -85,6 +85,12 @@ def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
     return max(lo, min(hi, x))
 
 
+def kernel_gain_saving(compute_share: float, kernel_gain: float) -> float:
+    """Share of the step saved when matmul/convolution kernels (MATMUL_SHARE of forward and
+    backward, which take `compute_share` of the step) get `kernel_gain` faster (Amdahl)."""
+    return clamp(compute_share * MATMUL_SHARE * kernel_gain)
+
+
 def severity_for(saving: float) -> Severity:
     return "warning" if saving >= WARNING_SAVING else "info"
 

@@ -36,9 +36,8 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
-    MATMUL_SHARE,
-    clamp,
     conv_layers,
+    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
@@ -59,7 +58,7 @@ def check(run: RunObservation) -> list[Finding]:
     if env.cudnn_benchmark is not False or env.input_shapes_fixed is not True:
         return []
     compute_share = profile.share("forward", "backward")
-    saving = clamp(compute_share * MATMUL_SHARE * AUTOTUNE_GAIN)
+    saving = kernel_gain_saving(compute_share, AUTOTUNE_GAIN)
     return [
         Finding(
             id=CODE,

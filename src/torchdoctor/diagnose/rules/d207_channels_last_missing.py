@@ -39,9 +39,8 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
-    MATMUL_SHARE,
-    clamp,
     conv_layers,
+    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
@@ -62,7 +61,7 @@ def check(run: RunObservation) -> list[Finding]:
     if not any(m.conv_layers and m.conv_channels_last_inputs is False for m in run.models):
         return []
     compute_share = profile.share("forward", "backward")
-    saving = clamp(compute_share * MATMUL_SHARE * NHWC_GAIN)
+    saving = kernel_gain_saving(compute_share, NHWC_GAIN)
     return [
         Finding(
             id=CODE,

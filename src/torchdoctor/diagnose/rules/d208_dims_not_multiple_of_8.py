@@ -32,8 +32,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
-    MATMUL_SHARE,
-    clamp,
+    kernel_gain_saving,
     on_cuda,
     pct,
     step_profile,
@@ -53,7 +52,7 @@ def check(run: RunObservation) -> list[Finding]:
     if not layers:
         return []
     compute_share = profile.share("forward", "backward")
-    saving = clamp(compute_share * MATMUL_SHARE * PADDING_GAIN)
+    saving = kernel_gain_saving(compute_share, PADDING_GAIN)
     shown = ", ".join(layers[:4]) + (f" and {len(layers) - 4} more" if len(layers) > 4 else "")
     return [
         Finding(
