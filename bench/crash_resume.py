@@ -44,12 +44,35 @@ def train_command(directory: Path, nproc: int, resume: bool, args) -> list[str]:
     launcher = [sys.executable, "-m", "torchdoctor"]
     if nproc > 1:
         # a free port per launch: torchrun's default 29500 may belong to another job on this machine
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-                    "--master_port", str(free_port()), "-m", "torchdoctor"]
+        launcher = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            str(nproc),
+            "--master_port",
+            str(free_port()),
+            "-m",
+            "torchdoctor",
+        ]
     command = launcher + [
-        "train", str(RECIPE), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
-        "--checkpoint-dir", str(directory), "--checkpoint-every", str(args.every),
-        "--workers", "0", "--quiet", "-o", f"sleep={args.sleep}", "-o", f"count={args.count}",
+        "train",
+        str(RECIPE),
+        "--epochs",
+        str(args.epochs),
+        "--batch-size",
+        str(args.batch_size),
+        "--checkpoint-dir",
+        str(directory),
+        "--checkpoint-every",
+        str(args.every),
+        "--workers",
+        "0",
+        "--quiet",
+        "-o",
+        f"sleep={args.sleep}",
+        "-o",
+        f"count={args.count}",
     ]
     return command + (["--resume"] if resume else [])
 
@@ -76,7 +99,12 @@ def final_state(directory: Path) -> dict:
 def same(a, b) -> bool:
     """Bitwise equality of nested checkpoint data (tensors compared with torch.equal)."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+        return (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and torch.equal(a, b)
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -86,8 +114,13 @@ def same(a, b) -> bool:
 
 def comparable(state: dict) -> dict:
     """What must match: everything except timings (and where the file was written)."""
-    history = [{k: r[k] for k in ("epoch", "train_loss", "train_accuracy", "steps")} for r in state["history"]]
-    return {k: state[k] for k in ("model", "optimizer", "scheduler", "step", "epoch", "rng")} | {"history": history}
+    history = [
+        {k: r[k] for k in ("epoch", "train_loss", "train_accuracy", "steps")}
+        for r in state["history"]
+    ]
+    return {k: state[k] for k in ("model", "optimizer", "scheduler", "step", "epoch", "rng")} | {
+        "history": history
+    }
 
 
 def wait_for_first_checkpoint(directory: Path, process: subprocess.Popen, timeout: float) -> bool:
@@ -111,11 +144,16 @@ def unreadable_checkpoints(directory: Path) -> list[str]:
     return bad
 
 
-def kill_and_resume(index: int, root: Path, reference: dict, window: float, rng: random.Random, args) -> dict:
+def kill_and_resume(
+    index: int, root: Path, reference: dict, window: float, rng: random.Random, args
+) -> dict:
     directory = root / f"run-{index}"
     process = subprocess.Popen(
-        train_command(directory, args.nproc, False, args), env=run_env(),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        train_command(directory, args.nproc, False, args),
+        env=run_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     started = wait_for_first_checkpoint(directory, process, args.timeout)
     delay = rng.uniform(0, window)
@@ -129,9 +167,13 @@ def kill_and_resume(index: int, root: Path, reference: dict, window: float, rng:
     run_to_end(train_command(directory, args.nproc, True, args), args.timeout)
     identical = same(comparable(final_state(directory)), reference)
     return {
-        "run": index, "killed_after_s": round(delay, 3), "reached_first_checkpoint": started,
-        "finished_before_kill": finished_before_kill, "killed_mid_save": bool(temp_left),
-        "unreadable_checkpoints": bad, "identical": identical,
+        "run": index,
+        "killed_after_s": round(delay, 3),
+        "reached_first_checkpoint": started,
+        "finished_before_kill": finished_before_kill,
+        "killed_mid_save": bool(temp_left),
+        "unreadable_checkpoints": bad,
+        "identical": identical,
     }
 
 
@@ -153,10 +195,17 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="crash-resume-") as tmp:
         root = Path(tmp)
         reference_dir = root / "reference"
-        process = subprocess.Popen(train_command(reference_dir, args.nproc, False, args), env=run_env(),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            train_command(reference_dir, args.nproc, False, args),
+            env=run_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         if not wait_for_first_checkpoint(reference_dir, process, args.timeout):
-            raise SystemExit(f"reference run wrote no checkpoint:\n{process.communicate()[1][-3000:]}")
+            raise SystemExit(
+                f"reference run wrote no checkpoint:\n{process.communicate()[1][-3000:]}"
+            )
         first_checkpoint_wall = time.time()
         if process.wait(timeout=args.timeout) != 0:
             raise SystemExit(f"reference run failed:\n{process.stderr.read()[-3000:]}")

@@ -69,6 +69,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     run = make_loop(args.batch_size, args.width)
     run(10)  # warm the allocator and BLAS before either mode is timed
+
     def watched_round() -> list[tuple[float, float]]:
         with torchdoctor.watch(warmup=args.warmup) as w:
             times = run(args.warmup + args.steps)[args.warmup :]

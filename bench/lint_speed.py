@@ -36,7 +36,7 @@ from torch.utils.data import DataLoader, Dataset
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 '''
 
-DATASET = '''
+DATASET = """
 
 class {name}Dataset(Dataset):
     def __init__(self, root, size={size}):
@@ -49,9 +49,9 @@ class {name}Dataset(Dataset):
     def __getitem__(self, index):
         x = torch.tensor(self.items[index], dtype=torch.float32)
         return x, int(self.labels[index])
-'''
+"""
 
-MODEL = '''
+MODEL = """
 
 class {name}Net(nn.Module):
     def __init__(self, hidden={hidden}):
@@ -65,9 +65,9 @@ class {name}Net(nn.Module):
         x = F.relu(self.bn(self.conv(x)))
         x = x.mean(dim=(2, 3))
         return self.head(self.dropout(x))
-'''
+"""
 
-TRAIN = '''
+TRAIN = """
 
 def train_one_epoch(model, loader, optimizer, scaler, accumulation_steps={accum}):
     model.train()
@@ -86,9 +86,9 @@ def train_one_epoch(model, loader, optimizer, scaler, accumulation_steps={accum}
             optimizer.zero_grad(set_to_none=False)
         losses.append(loss.item())
     return float(np.mean(losses))
-'''
+"""
 
-EVALUATE = '''
+EVALUATE = """
 
 def evaluate(model, val_loader):
     correct, total = 0, 0
@@ -99,9 +99,9 @@ def evaluate(model, val_loader):
             correct += (predictions == labels).sum().item()
             total += labels.numel()
     return correct / max(total, 1)
-'''
+"""
 
-MAIN = '''
+MAIN = """
 
 def main():
     parser = argparse.ArgumentParser()
@@ -125,7 +125,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 NAMES = ["Shapes", "Cifar", "Texture", "Digits", "Scenes", "Audio", "Spectra", "Cells", "Roads"]
 
@@ -135,11 +135,18 @@ def make_corpus(folder: Path, count: int, seed: int = 0) -> list[Path]:
     paths = []
     for n in range(count):
         values = {
-            "n": n, "name": rng.choice(NAMES) + str(n), "size": rng.randint(100, 5000),
-            "features": rng.choice([16, 32, 64]), "classes": rng.randint(2, 100),
-            "hidden": rng.choice([32, 64, 128]), "dropout": rng.choice([0.1, 0.2, 0.5]),
-            "accum": rng.randint(1, 8), "clip": rng.choice([0.5, 1.0, 5.0]),
-            "epochs": rng.randint(1, 50), "lr": rng.choice([1e-3, 3e-4, 1e-4]), "batch": rng.choice([32, 64, 128]),
+            "n": n,
+            "name": rng.choice(NAMES) + str(n),
+            "size": rng.randint(100, 5000),
+            "features": rng.choice([16, 32, 64]),
+            "classes": rng.randint(2, 100),
+            "hidden": rng.choice([32, 64, 128]),
+            "dropout": rng.choice([0.1, 0.2, 0.5]),
+            "accum": rng.randint(1, 8),
+            "clip": rng.choice([0.5, 1.0, 5.0]),
+            "epochs": rng.randint(1, 50),
+            "lr": rng.choice([1e-3, 3e-4, 1e-4]),
+            "batch": rng.choice([32, 64, 128]),
         }
         parts = [HEADER, DATASET, MODEL, TRAIN, EVALUATE, MAIN]
         body = "".join(p.format(**values) for p in parts)
@@ -186,16 +193,22 @@ def main() -> None:
         (folder / "pyproject.toml").write_text("[project]\nname = 'corpus'\n")
         rows = [("python -m py_compile", *measure(lambda: py_compile_all(paths)))]
         rows.append(("torchdoctor lint -j 1", *measure(lambda: lint_folder(folder, 1))))
-        rows.append((f"torchdoctor lint -j {args.jobs}", *measure(lambda: lint_folder(folder, args.jobs))))
+        rows.append(
+            (f"torchdoctor lint -j {args.jobs}", *measure(lambda: lint_folder(folder, args.jobs)))
+        )
     n = args.files
     findings = rows[1][3]
     assert findings == rows[2][3], "serial and parallel runs disagree"
     base_wall, base_cpu = rows[0][1], rows[0][2]
     print(f"corpus: {n} files, {lines} lines, {findings} findings")
-    print(f"{'':24}{'wall s':>9}{'files/s':>10}{'x compile':>11}{'CPU s':>9}{'ms/file':>9}{'x compile':>11}")
+    print(
+        f"{'':24}{'wall s':>9}{'files/s':>10}{'x compile':>11}{'CPU s':>9}{'ms/file':>9}{'x compile':>11}"
+    )
     for name, wall, cpu, _ in rows:
-        print(f"{name:24}{wall:9.2f}{n / wall:10.1f}{wall / base_wall:11.1f}{cpu:9.2f}"
-              f"{1000 * cpu / n:9.1f}{cpu / base_cpu:11.1f}")
+        print(
+            f"{name:24}{wall:9.2f}{n / wall:10.1f}{wall / base_wall:11.1f}{cpu:9.2f}"
+            f"{1000 * cpu / n:9.1f}{cpu / base_cpu:11.1f}"
+        )
 
 
 if __name__ == "__main__":

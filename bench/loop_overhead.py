@@ -34,7 +34,10 @@ def make_problem(samples: int, features: int, hidden: int, classes: int = 10):
     y = torch.randint(0, classes, (samples,), generator=g)
     torch.manual_seed(0)
     model = nn.Sequential(
-        nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+        nn.Linear(features, hidden),
+        nn.ReLU(),
+        nn.Linear(hidden, hidden),
+        nn.ReLU(),
         nn.Linear(hidden, classes),
     )
     return TensorDataset(x, y), model
@@ -77,9 +80,14 @@ def lightning_epoch_factory(model, dataset, batch_size):
     module = Module()
 
     def run(loader):
-        trainer = L.Trainer(max_epochs=1, accelerator="cpu", logger=False,
-                            enable_checkpointing=False, enable_progress_bar=False,
-                            enable_model_summary=False)
+        trainer = L.Trainer(
+            max_epochs=1,
+            accelerator="cpu",
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+        )
         trainer.fit(module, loader)
 
     return run
@@ -100,13 +108,15 @@ def main() -> None:
     dataset, base = make_problem(args.steps * args.batch_size, args.features, args.hidden)
     models = {name: copy.deepcopy(base) for name in ("raw-minimal", "raw-metrics", "trainer")}
     opts = {name: torch.optim.SGD(m.parameters(), lr=0.01) for name, m in models.items()}
-    config = TrainerConfig(device="cpu", epochs=1, batch_size=args.batch_size, workers=0,
-                           quiet=True, precision="fp32")
+    config = TrainerConfig(
+        device="cpu", epochs=1, batch_size=args.batch_size, workers=0, quiet=True, precision="fp32"
+    )
     loss_fn = nn.CrossEntropyLoss()  # the same loss object for every loop
     trainer = Trainer(models["trainer"], opts["trainer"], loss_fn, config)
 
     def loader():
-        return DataLoader(dataset, batch_size=args.batch_size, shuffle=True)
+        # in-process loading on purpose: the Trainer above runs with workers=0 too
+        return DataLoader(dataset, batch_size=args.batch_size, shuffle=True)  # noqa: TD102
 
     loops = {
         "raw-minimal": lambda: raw_epoch(
@@ -134,9 +144,11 @@ def main() -> None:
             cpu[name].append((time.process_time() - cpu_start) / args.steps)
             wall[name].append((time.perf_counter() - wall_start) / args.steps)
 
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, batch {args.batch_size}, "
-          f"MLP {args.features}-{args.hidden}-{args.hidden}-10, {args.steps} steps x "
-          f"{args.repeats} repeats (alternating)")
+    print(
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, batch {args.batch_size}, "
+        f"MLP {args.features}-{args.hidden}-{args.hidden}-10, {args.steps} steps x "
+        f"{args.repeats} repeats (alternating)"
+    )
     summarize("wall-clock", wall)
     summarize("process CPU time", cpu)
 
@@ -152,9 +164,11 @@ def summarize(clock: str, times: dict[str, list[float]]) -> None:
     print(f"[{clock}] {header}")
     for name, values in times.items():
         paired = statistics.median(a / b for a, b in zip(values, times["raw-metrics"]))
-        print(f"[{clock}] {name:12s} {medians[name] * 1e3:7.3f}ms {minima[name] * 1e3:7.3f}ms   "
-              f"{medians[name] / medians['raw-metrics']:.3f}x / "
-              f"{minima[name] / minima['raw-metrics']:.3f}x / {paired:.3f}x")
+        print(
+            f"[{clock}] {name:12s} {medians[name] * 1e3:7.3f}ms {minima[name] * 1e3:7.3f}ms   "
+            f"{medians[name] / medians['raw-metrics']:.3f}x / "
+            f"{minima[name] / minima['raw-metrics']:.3f}x / {paired:.3f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,11 @@ def report(title: str, medians: dict[str, float]) -> None:
 
 def optimizer_variants(model: nn.Module) -> dict:
     variants = {}
-    for label, kwargs in (("AdamW default", {}), ("AdamW foreach=True", {"foreach": True}),
-                          ("AdamW fused=True", {"fused": True})):
+    for label, kwargs in (
+        ("AdamW default", {}),
+        ("AdamW foreach=True", {"foreach": True}),
+        ("AdamW fused=True", {"fused": True}),
+    ):
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, **kwargs)
         variants[label] = optimizer.step
     return variants
@@ -77,12 +80,18 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {args.threads} thread(s), median of {args.repeats}")
-    report("D210, wide MLP 12288-64-10 (optimizer.step):",
-           time_alternately(optimizer_variants(mlp([12288, 64, 10])), args.repeats))
-    report("D210, deep MLP 7 x 256 (optimizer.step):",
-           time_alternately(optimizer_variants(mlp([256] * 7 + [10])), args.repeats))
-    report("D108, one epoch of 20000 samples, batch 256:",
-           time_alternately(loader_variants(), max(3, args.repeats // 10)))
+    report(
+        "D210, wide MLP 12288-64-10 (optimizer.step):",
+        time_alternately(optimizer_variants(mlp([12288, 64, 10])), args.repeats),
+    )
+    report(
+        "D210, deep MLP 7 x 256 (optimizer.step):",
+        time_alternately(optimizer_variants(mlp([256] * 7 + [10])), args.repeats),
+    )
+    report(
+        "D108, one epoch of 20000 samples, batch 256:",
+        time_alternately(loader_variants(), max(3, args.repeats // 10)),
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = {
-    "naive_loop (demo, seed 001)": (str(ROOT / "src/torchdoctor/demo/naive_loop.py"),
-                                    ["--epochs", "1"]),
+    "naive_loop (demo, seed 001)": (
+        str(ROOT / "src/torchdoctor/demo/naive_loop.py"),
+        ["--epochs", "1"],
+    ),
     "float64_mlp": (str(ROOT / "tests/trials/scripts/float64_mlp.py"), []),
     "slow_data (data-bound)": (str(ROOT / "tests/trials/scripts/slow_data.py"), []),
 }
@@ -52,19 +54,29 @@ def main() -> None:
     for label, (script, args) in SCRIPTS.items():
         own = own_run_s(script, args)
         diagnosis = diagnose_script(script, args, steps=options.steps, quiet=True)
-        report = run_trials(script, args, "all", steps=options.steps, repeats=options.repeats,
-                            diagnosis=diagnosis)
-        print(f"\n== {label}: own run {own:.1f} s; trials {report.total_s:.1f} s "
-              f"= {report.total_s / own:.1f}x the script's own run", flush=True)
+        report = run_trials(
+            script, args, "all", steps=options.steps, repeats=options.repeats, diagnosis=diagnosis
+        )
+        print(
+            f"\n== {label}: own run {own:.1f} s; trials {report.total_s:.1f} s "
+            f"= {report.total_s / own:.1f}x the script's own run",
+            flush=True,
+        )
         base = report.baseline
         spread = report.baseline_spread
-        print(f"   baseline: {base.step_s.median * 1000:.1f} ms/step, run-to-run spread "
-              f"{'-' if spread is None else f'{spread * 100:.0f}%'}", flush=True)
+        print(
+            f"   baseline: {base.step_s.median * 1000:.1f} ms/step, run-to-run spread "
+            f"{'-' if spread is None else f'{spread * 100:.0f}%'}",
+            flush=True,
+        )
         for v in report.variants:
             sem = v.semantics.verdict if v.semantics else "-"
-            print(f"   {v.config.name:16s} speedup {_ratio(v.speedup):22s} "
-                  f"cpu {_ratio(v.cpu_speedup):22s} semantics {sem:10s} {v.verdict}"
-                  f"{_discarded(v.config.prefetch_steps)}", flush=True)
+            print(
+                f"   {v.config.name:16s} speedup {_ratio(v.speedup):22s} "
+                f"cpu {_ratio(v.cpu_speedup):22s} semantics {sem:10s} {v.verdict}"
+                f"{_discarded(v.config.prefetch_steps)}",
+                flush=True,
+            )
         for name, reason in report.not_applicable.items():
             print(f"   {name:16s} not tried: {reason}")
 

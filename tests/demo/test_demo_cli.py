@@ -12,8 +12,13 @@ import pytest
 
 def run_demo(tmp_path, *args, timeout=240):
     env = dict(os.environ, TORCHDOCTOR_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "torchdoctor", "demo", *args],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +34,17 @@ def test_quick_demo_prints_the_table(quick_run):
     out = result.stdout
     assert "[2/3] what torchdoctor diagnose finds" in out
     assert "verdict:" in out  # the diagnosis of the naive script was shown
-    for text in ("s/epoch", "speedup", "this step", "naive loop (seed 001)",
-                 "+ DataLoader workers", "+ batch 256, lr x8 [*]", "lr may need retuning",
-                 "quick runs are too short to measure", "s/epoch: the row's one epoch"):
+    for text in (
+        "s/epoch",
+        "speedup",
+        "this step",
+        "naive loop (seed 001)",
+        "+ DataLoader workers",
+        "+ batch 256, lr x8 [*]",
+        "lr may need retuning",
+        "quick runs are too short to measure",
+        "s/epoch: the row's one epoch",
+    ):
         assert text in out
 
 
@@ -71,10 +84,12 @@ def test_bad_device_is_one_line_exit_2(tmp_path):
 
 
 def test_json_into_missing_directory_fails_before_running(tmp_path):
-    result = run_demo(tmp_path, "--quick", "--json", str(tmp_path / "no" / "demo.json"),
-                      timeout=120)
+    result = run_demo(
+        tmp_path, "--quick", "--json", str(tmp_path / "no" / "demo.json"), timeout=120
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"torchdoctor: error: --json {tmp_path / 'no' / 'demo.json'}: directory "
-        f"{tmp_path / 'no'} does not exist"]
+        f"{tmp_path / 'no'} does not exist"
+    ]
     assert "[1/3]" not in result.stdout  # nothing ran

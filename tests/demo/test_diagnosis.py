@@ -27,15 +27,27 @@ def test_failing_diagnosis_is_one_line_and_the_demo_goes_on(monkeypatch):
     monkeypatch.setattr(diagnose_api, "diagnose_script", broken)
     out = console()
     result = diagnosis.diagnose_naive(workload(), steps=3, console=out)
-    assert result == {"available": False, "error": "RuntimeError: probe exploded",
-                      "verdict": None, "findings": []}
+    assert result == {
+        "available": False,
+        "error": "RuntimeError: probe exploded",
+        "verdict": None,
+        "findings": [],
+    }
     assert "diagnosis unavailable: RuntimeError: probe exploded" in out.file.getvalue()
 
 
 def test_renderer_failure_falls_back_to_plain_findings():
-    summary = {"verdict": "data bound", "findings": [
-        {"id": "D101", "title": "DataLoader in the main process", "severity": "warning",
-         "saving": 0.47}]}
+    summary = {
+        "verdict": "data bound",
+        "findings": [
+            {
+                "id": "D101",
+                "title": "DataLoader in the main process",
+                "severity": "warning",
+                "saving": 0.47,
+            }
+        ],
+    }
     out = console()
     diagnosis._render(object(), summary, out)  # not a Report: the real renderer fails
     text = out.file.getvalue()

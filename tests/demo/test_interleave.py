@@ -28,6 +28,7 @@ def test_rows_take_turns_one_epoch_each_and_get_their_epoch_times():
                 state += 1
                 running.remove(name)
             return name, state, threading.current_thread().name
+
         return run
 
     outcomes = run_interleaved([program("a", 3, 0.02), program("b", 3, 0.05)], CPU)
@@ -46,6 +47,7 @@ def test_a_row_with_fewer_epochs_simply_finishes_early():
             for _ in range(epochs):
                 baton.epoch_start()
             return epochs
+
         return run
 
     outcomes = run_interleaved([program(1), program(3)], CPU)

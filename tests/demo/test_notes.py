@@ -8,10 +8,21 @@ from torchdoctor.demo.table import add_speedups
 
 
 def row(key, times, workers=0):
-    return RowResult(key=key, name=key, label=key, source="seed", changes_semantics=None,
-                     dataset="per_item", config={"workers": workers}, epochs=len(times),
-                     train_samples=100, wall_s=sum(times), peak_memory_bytes=None,
-                     final_accuracy=1.0, epoch_times_s=times)
+    return RowResult(
+        key=key,
+        name=key,
+        label=key,
+        source="seed",
+        changes_semantics=None,
+        dataset="per_item",
+        config={"workers": workers},
+        epochs=len(times),
+        train_samples=100,
+        wall_s=sum(times),
+        peak_memory_bytes=None,
+        final_accuracy=1.0,
+        epoch_times_s=times,
+    )
 
 
 def test_workers_slowdown_names_the_shared_cores():
@@ -38,10 +49,16 @@ def test_slowdown_beyond_the_noise_is_not_hidden():
 
 
 def test_a_later_faster_row_still_names_the_earlier_cost():
-    rows = [row("naive", [2.0, 2.0, 2.0]), row("workers", [4.0, 4.0, 4.0], workers=1),
-            row("fused", [3.0, 3.0, 3.0]), row("batch", [1.0, 1.0, 1.0])]
+    rows = [
+        row("naive", [2.0, 2.0, 2.0]),
+        row("workers", [4.0, 4.0, 4.0], workers=1),
+        row("fused", [3.0, 3.0, 3.0]),
+        row("batch", [1.0, 1.0, 1.0]),
+    ]
     add_speedups(rows)
     notes = slowdown_notes(rows, cores=2)
     assert len(notes) == 2  # the last row is faster than naive and than the row above
-    assert notes[1] == ("row 2 (0.67x vs naive, 1.33x this step): faster than the row above, "
-                        "still paying for row 1 (0.50x)")
+    assert notes[1] == (
+        "row 2 (0.67x vs naive, 1.33x this step): faster than the row above, "
+        "still paying for row 1 (0.50x)"
+    )

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from torchdoctor.demo.stack import (BASELINE_CONFIG, LARGE_BATCH, cumulative_config, dataset_form,
-                                    lr_scale, plan, uses_fused_optimizer, uses_trainer)
+from torchdoctor.demo.stack import (
+    BASELINE_CONFIG,
+    LARGE_BATCH,
+    cumulative_config,
+    dataset_form,
+    lr_scale,
+    plan,
+    uses_fused_optimizer,
+    uses_trainer,
+)
 from torchdoctor.trainer.config import TrainerConfig
 
 
@@ -13,22 +21,48 @@ def keys(steps):
 
 def test_cpu_plan_has_no_gpu_rows():
     assert keys(plan("cpu", model_has_conv=True)) == [
-        "naive", "fused_optimizer", "vectorised", "trainer_loop", "workers", "large_batch"]
+        "naive",
+        "fused_optimizer",
+        "vectorised",
+        "trainer_loop",
+        "workers",
+        "large_batch",
+    ]
 
 
 def test_cuda_plan_adds_gpu_rows_before_the_semantics_changing_one():
     assert keys(plan("cuda", model_has_conv=True)) == [
-        "naive", "fused_optimizer", "vectorised", "trainer_loop", "workers", "pinned", "amp",
-        "channels_last", "cudnn_benchmark", "large_batch"]
+        "naive",
+        "fused_optimizer",
+        "vectorised",
+        "trainer_loop",
+        "workers",
+        "pinned",
+        "amp",
+        "channels_last",
+        "cudnn_benchmark",
+        "large_batch",
+    ]
 
 
 def test_fixes_follow_the_diagnosis_ranking():
     # D101 ranked first: workers first; D210 then D401; nothing ranked the float32 fix: last
     ranking = ["D101", "D210", "D702", "D401"]
     assert keys(plan("cpu", model_has_conv=False, ranking=ranking)) == [
-        "naive", "workers", "fused_optimizer", "trainer_loop", "vectorised", "large_batch"]
+        "naive",
+        "workers",
+        "fused_optimizer",
+        "trainer_loop",
+        "vectorised",
+        "large_batch",
+    ]
     assert keys(plan("cuda", model_has_conv=True, ranking=["D303", "D106"]))[:5] == [
-        "naive", "trainer_loop", "vectorised", "fused_optimizer", "workers"]
+        "naive",
+        "trainer_loop",
+        "vectorised",
+        "fused_optimizer",
+        "workers",
+    ]
     assert keys(plan("cuda", model_has_conv=True, ranking=["D303"]))[-1] == "large_batch"
     assert "channels_last" not in keys(plan("cuda", model_has_conv=False))
 

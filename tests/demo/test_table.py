@@ -11,9 +11,20 @@ from torchdoctor.demo.table import add_speedups, caveats, footnotes, render_tabl
 
 
 def row(key, wall_s, semantics=None):
-    return RowResult(key=key, name=key, label=key, source="seed", changes_semantics=semantics,
-                     dataset="per_item", config={}, epochs=2, train_samples=100, wall_s=wall_s,
-                     peak_memory_bytes=None, final_accuracy=float("nan"))
+    return RowResult(
+        key=key,
+        name=key,
+        label=key,
+        source="seed",
+        changes_semantics=semantics,
+        dataset="per_item",
+        config={},
+        epochs=2,
+        train_samples=100,
+        wall_s=wall_s,
+        peak_memory_bytes=None,
+        final_accuracy=float("nan"),
+    )
 
 
 def test_epoch_s_is_the_median_of_the_epochs_after_the_first():
@@ -67,4 +78,5 @@ def test_full_runs_print_the_measurement_rule_and_every_slowdown():
     assert caveats(rows, quick=False) == [
         "s/epoch: median of epochs 2-3 of each row (training + evaluation); epoch 1 (DataLoader "
         "worker start-up, warm-up) is left out and reported as first_epoch_s in --json; img/s: "
-        "training images / s/epoch."]
+        "training images / s/epoch."
+    ]

@@ -18,8 +18,9 @@ def test_a_trainer_row_interleaves_with_a_script_row_and_times_every_epoch(tmp_p
     trainer_row = next(i for i in range(len(steps)) if uses_trainer(steps, i))
     chosen = [steps[0], *steps[1 : trainer_row + 1]]
     turns = []
-    results = rows.run_rows(workload, chosen, CPU,
-                            on_turn=lambda index, baton: turns.append((index, len(baton.times))))
+    results = rows.run_rows(
+        workload, chosen, CPU, on_turn=lambda index, baton: turns.append((index, len(baton.times)))
+    )
     naive, trainer = results[0], results[-1]
     assert len(naive.epoch_times_s) == len(trainer.epoch_times_s) == 3  # no extra, none lost
     assert all(t > 0 for t in trainer.epoch_times_s)

@@ -27,13 +27,17 @@ ITERATION = """
     lossG.backward()
     optG.step()
 """
-GAN = MODELS + """
+GAN = (
+    MODELS
+    + """
 real_data = torch.randn(1000, 2)
 with torch.no_grad():
     G(torch.randn(4, Z))  # a sanity check before training: evaluation, measured from its start
 time.sleep(0.3)  # slow start-up (data, imports): not evaluation
 for it in range(40):
-    real = real_data[torch.randint(0, 1000, (BATCH,))]""" + ITERATION
+    real = real_data[torch.randint(0, 1000, (BATCH,))]"""
+    + ITERATION
+)
 
 
 def test_generator_forward_is_training_and_startup_is_not_evaluation(diagnose_here):
@@ -54,11 +58,15 @@ def test_generator_forward_is_training_and_startup_is_not_evaluation(diagnose_he
 
 # A GAN fed by a DataLoader; every iteration starts by logging its index to a file, so the test
 # knows how many iterations the program ran before it was stopped.
-GAN_LOADER = MODELS + """
+GAN_LOADER = (
+    MODELS
+    + """
 loader = DataLoader(TensorDataset(torch.randn(4000, 2)), batch_size=BATCH)
 log = open(sys.argv[1], "w")
 for it, (real,) in enumerate(loader):
-    print(it, file=log, flush=True)""" + ITERATION
+    print(it, file=log, flush=True)"""
+    + ITERATION
+)
 
 
 def test_two_optimizers_make_one_step_per_iteration(diagnose_here, tmp_path):

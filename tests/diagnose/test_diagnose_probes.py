@@ -5,10 +5,10 @@ facts, FLOPs, memory; plus the --profile window. In-process for speed."""
 import json
 import textwrap
 
+from conftest import PRELUDE
+
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.probes.peak_flops import gpu_peak
-
-from conftest import PRELUDE
 
 PLANTED = """
 import numpy as np
@@ -73,11 +73,12 @@ def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypat
     assert read.location.endswith(f"train.py:{lines['a host read every step']}")
     assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync
     assert all(step.syncs == 0 and step.host_reads >= 1 for step in run.steps)
-    pipeline_line = "train.py:%d" % lines["a read in the data pipeline"]
+    pipeline_line = f"train.py:{lines['a read in the data pipeline']}"
     assert not [s for s in run.sync_sites if s.location.endswith(pipeline_line)]
     # the validation forward is evaluation: its metric's read is not a per-step read
     assert run.evaluation.forwards >= 2
-    val_line = "train.py:%d" % lines["a validation metric's read"]
+    val_mark = "a validation metric's read"
+    val_line = f"train.py:{lines[val_mark]}"
     assert not [s for s in run.sync_sites if s.location.endswith(val_line)], run.sync_sites
 
     model = run.models[0]
@@ -256,8 +257,7 @@ def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monke
     from torchdoctor.diagnose.probes import peak_flops
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    key = (f"{peak_flops._cpu_name()}|threads={torch.get_num_threads()}"
-           f"|torch={torch.__version__}")
+    key = f"{peak_flops._cpu_name()}|threads={torch.get_num_threads()}|torch={torch.__version__}"
     cache = tmp_path / "cache" / "torchdoctor" / "cpu_peak.json"
     cache.parent.mkdir(parents=True)
     cache.write_text(json.dumps({key: 1e6}))  # 1 MFLOP/s: far below any real CPU
@@ -273,11 +273,14 @@ def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monke
 
     monkeypatch.setattr(peak_flops, "_measure_cpu_matmul", cannot_measure)
     script = tmp_path / "train.py"
-    script.write_text(PRELUDE + textwrap.dedent("""
+    script.write_text(
+        PRELUDE
+        + textwrap.dedent("""
         model = nn.Linear(256, 256)
         for _ in range(10):
             model(torch.randn(64, 256)).sum().backward()
-        """))
+        """)
+    )
     compute = diagnose_script(str(script), steps=4, warmup=2).run.compute
     assert compute.utilization == 1.0
     assert compute.peak_source.endswith("raised to this run's achieved FLOP/s")
@@ -314,19 +317,23 @@ def test_compiled_model_keeps_running_compiled_and_recompiles_are_named(diagnose
     assert d.run["compute"]["ops_per_step"] is None
     # the new shape recompiled in step 4, and the slow step's note says so
     assert [s["compiles"] > 0 for s in d.run["steps"]] == [False, False, True, False]
-    assert any("torch.compile compiled new code during step(s) 4" in n
-               for n in d.report["step_notes"]), d.report["step_notes"]
+    assert any(
+        "torch.compile compiled new code during step(s) 4" in n for n in d.report["step_notes"]
+    ), d.report["step_notes"]
 
 
 def test_cpu_share_says_when_the_step_thread_was_not_running(tmp_path):
     # a step that sleeps 20 ms holds the CPU for well under half of its time, whatever the load
     script = tmp_path / "train.py"
-    script.write_text(PRELUDE + textwrap.dedent("""
+    script.write_text(
+        PRELUDE
+        + textwrap.dedent("""
         model = nn.Linear(8, 2)
         for _ in range(8):
             model(torch.randn(4, 8)).sum().backward()
             time.sleep(0.02)
-        """))
+        """)
+    )
     run = diagnose_script(str(script), steps=4, warmup=2).run
     assert all(s.cpu_share is not None and 0 <= s.cpu_share < 0.5 for s in run.steps)
     assert run.compute.cpu_share < 0.5

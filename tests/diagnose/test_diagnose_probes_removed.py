@@ -6,6 +6,7 @@ import textwrap
 
 import torch
 import torch.utils.checkpoint
+from conftest import PRELUDE
 from torch.nn.modules import module as module_globals
 from torch.optim import optimizer as optimizer_globals
 from torch.utils.data import DataLoader
@@ -13,8 +14,6 @@ from torch.utils.data.dataloader import _BaseDataLoaderIter
 
 import torchdoctor
 from torchdoctor.diagnose.api import diagnose_script
-
-from conftest import PRELUDE
 
 WATCHED = [
     (torch.Tensor, "item"), (torch.Tensor, "tolist"), (torch.Tensor, "numpy"),

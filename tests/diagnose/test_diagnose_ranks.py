@@ -55,14 +55,31 @@ def diagnose_ranks(tmp_path, *script_args: str) -> dict:
     script.write_text(textwrap.dedent(SCRIPT))
     out = tmp_path / "report.json"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-        "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
-        "-m", "torchdoctor", "diagnose", "--rank-dir", str(tmp_path / "ranks"),
-        "--json", str(out), "--steps", "6", str(script), *script_args,
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "torchdoctor",
+        "diagnose",
+        "--rank-dir",
+        str(tmp_path / "ranks"),
+        "--json",
+        str(out),
+        "--steps",
+        "6",
+        str(script),
+        *script_args,
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=150, cwd=tmp_path,
-                            env=env)
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=150, cwd=tmp_path, env=env
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(out.read_text())
 

@@ -95,10 +95,12 @@ def test_crash_prints_user_traceback_report_and_exits_1(diagnose):
     assert "crashed" in d.stdout
 
 
-@pytest.mark.parametrize("signal_name, exit_code, how", [("SIGINT", 130, "Ctrl-C"),
-                                                         ("SIGTERM", 143, "SIGTERM")])
-def test_ctrl_c_or_sigterm_gives_report_and_exit_128_plus_signal(diagnose, signal_name,
-                                                                exit_code, how):
+@pytest.mark.parametrize(
+    "signal_name, exit_code, how", [("SIGINT", 130, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")]
+)
+def test_ctrl_c_or_sigterm_gives_report_and_exit_128_plus_signal(
+    diagnose, signal_name, exit_code, how
+):
     d = diagnose(
         TRAIN_STEPS
         + dedent(
@@ -203,13 +205,28 @@ def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
 
 def test_non_zero_rank_with_rank_dir_prints_one_line_and_writes_no_report(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text("import torch\nfrom torch import nn\n" + TRAIN_STEPS
-                      + "for _ in range(6):\n    train_step()\n")
+    script.write_text(
+        "import torch\nfrom torch import nn\n"
+        + TRAIN_STEPS
+        + "for _ in range(6):\n    train_step()\n"
+    )
     env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2"}
-    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "2", "--rank-dir",
-               "ranks", "--json", "report.json", "train.py"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                            env=env)
+    command = [
+        sys.executable,
+        "-m",
+        "torchdoctor",
+        "diagnose",
+        "--steps",
+        "2",
+        "--rank-dir",
+        "ranks",
+        "--json",
+        "report.json",
+        "train.py",
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines() == [
         f"torchdoctor diagnose: rank 1: observation written to {tmp_path / 'ranks'}; "

@@ -173,7 +173,7 @@ def test_cuda_phase_times_from_transition_events():
 def test_marker_sees_the_phase_that_starts_at_each_transition():
     tracker = StepTracker(Clock())
     seen = []
-    tracker.marker = seen.append
+    tracker.phase_listeners.append(seen.append)
     tracker.push("forward")
     tracker.push("h2d")
     tracker.pop()

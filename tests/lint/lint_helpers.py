@@ -12,8 +12,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def lint_text(source: str, select: str | None = None, fix: bool = False, unsafe: bool = False, path="t.py"):
-    rules = [r for r in all_rules() if select is None or r.code.startswith(tuple(select.split(",")))]
+def lint_text(
+    source: str, select: str | None = None, fix: bool = False, unsafe: bool = False, path="t.py"
+):
+    rules = [
+        r for r in all_rules() if select is None or r.code.startswith(tuple(select.split(",")))
+    ]
     return lint_source(source, path, rules, fix=fix, unsafe=unsafe)
 
 
@@ -22,5 +26,10 @@ def codes(result) -> list[str]:
 
 
 def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "torchdoctor", "lint", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "lint", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from lint_helpers import REPO
+
 from torchdoctor.lint.catalogue import catalogue
 from torchdoctor.lint.rule import DOC_SECTIONS
 from torchdoctor.lint.rules import known_codes, rule_classes
@@ -35,7 +36,9 @@ def test_one_rule_per_module():
 
 def test_docs_catalogue_is_current():
     committed = (REPO / "docs" / "lint-rules.md").read_text()
-    assert committed == catalogue(), "run: python -m torchdoctor.lint.catalogue > docs/lint-rules.md"
+    assert committed == catalogue(), (
+        "run: python -m torchdoctor.lint.catalogue > docs/lint-rules.md"
+    )
 
 
 def test_lint_does_not_import_torch(tmp_path):
@@ -59,4 +62,6 @@ def test_relative_links_in_lint_docs_resolve():
         path = REPO / "docs" / doc
         for target in re.findall(r"\]\(([^)#\s]+)", path.read_text()):
             if not target.startswith(("http://", "https://")):
-                assert (path.parent / target).exists(), f"{doc} links {target}, which does not exist"
+                assert (path.parent / target).exists(), (
+                    f"{doc} links {target}, which does not exist"
+                )

@@ -22,7 +22,9 @@ def test_exit_codes_clean_findings_usage(project):
     for args in ([project / "missing.py"], ["--select", "TD999", bad], ["--unsafe-fixes", bad]):
         usage = run_cli(*args)
         assert usage.returncode == 2, args
-        assert usage.stderr.startswith("torchdoctor: error: ") and usage.stderr.count("\n") == 1, usage.stderr
+        assert usage.stderr.startswith("torchdoctor: error: ") and usage.stderr.count("\n") == 1, (
+            usage.stderr
+        )
     bad_format = run_cli("--format", "xml", bad)  # rejected by click itself
     assert bad_format.returncode == 2 and "Invalid value for '--format'" in bad_format.stderr
     assert "Traceback" not in bad_format.stderr
@@ -35,7 +37,11 @@ def test_syntax_error_is_reported_and_run_continues(project):
     assert out.returncode == 1
     findings = json.loads(out.stdout)["findings"]
     assert [f["code"] for f in findings if f["path"].endswith("broken.py")] == ["TD000"]
-    assert {f["code"] for f in findings if f["path"].endswith("bad.py")} == {"TD110", "TD111", "TD115"}
+    assert {f["code"] for f in findings if f["path"].endswith("bad.py")} == {
+        "TD110",
+        "TD111",
+        "TD115",
+    }
 
 
 def test_diff_changes_nothing_and_fix_writes(project):
@@ -48,7 +54,9 @@ def test_diff_changes_nothing_and_fix_writes(project):
     assert target.read_text() == BAD
     fixed = run_cli("--fix", target)
     assert fixed.returncode == 1  # TD110/TD111 remain
-    assert target.read_text() == BAD.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+    assert target.read_text() == BAD.replace(
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+    )
     assert "Fixed 1 finding" in fixed.stdout
     assert run_cli("--diff", target, "--select", "TD115").returncode == 0
 
@@ -60,14 +68,34 @@ def test_json_and_sarif_and_github_formats(project):
     assert doc["schema_version"] == 1
     assert doc["summary"] == {"files": 1, "findings": 3, "fixed": 0, "fixable": 2}
     first = doc["findings"][0]
-    assert set(first) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column", "fix"}
-    assert first["fix"] == {"applicability": "safe", "description": 'Use `torch.amp.GradScaler("cuda", ...)`'}
+    assert set(first) == {
+        "code",
+        "name",
+        "message",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "fix",
+    }
+    assert first["fix"] == {
+        "applicability": "safe",
+        "description": 'Use `torch.amp.GradScaler("cuda", ...)`',
+    }
 
     sarif = json.loads(run_cli(target, "--format", "sarif").stdout)
     assert sarif["version"] == "2.1.0" and "$schema" in sarif
     driver = sarif["runs"][0]["tool"]["driver"]
     for rule in driver["rules"]:
-        assert {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration"} <= set(rule)
+        assert {
+            "id",
+            "name",
+            "shortDescription",
+            "fullDescription",
+            "help",
+            "defaultConfiguration",
+        } <= set(rule)
         assert rule["defaultConfiguration"]["level"] in ("warning", "error")
     results = sarif["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"TD110", "TD111", "TD115"}
@@ -99,8 +127,10 @@ def test_default_path_is_current_folder(project):
     (project / ".venv").mkdir()
     (project / ".venv" / "bad.py").write_text(BAD)
     out = run_cli("--select", "TD115", "-q", cwd=project)
-    assert out.stdout.splitlines() == ["train.py:2:10: TD115 `torch.cuda.amp.GradScaler` is deprecated; "
-                                       "use `torch.amp.GradScaler(\"cuda\", ...)` [*]"]
+    assert out.stdout.splitlines() == [
+        "train.py:2:10: TD115 `torch.cuda.amp.GradScaler` is deprecated; "
+        'use `torch.amp.GradScaler("cuda", ...)` [*]'
+    ]
 
 
 def test_parallel_jobs_give_the_same_findings(project):

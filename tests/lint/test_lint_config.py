@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from torchdoctor.errors import UsageError
-from torchdoctor.lint.runner import LintOptions, run_lint
 from torchdoctor.lint.rules import all_rules
+from torchdoctor.lint.runner import LintOptions, run_lint
 from torchdoctor.lint.selection import select_rules
 
 SOURCE = "import torch\na = torch.load(p)\nb = torch.nn.DataParallel(m)\n"
@@ -18,7 +18,9 @@ def _codes(project, options=None, target=None):
 
 
 def _configure(project, body: str):
-    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.torchdoctor.lint]\n" + body)
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[tool.torchdoctor.lint]\n" + body
+    )
 
 
 def test_select_and_ignore_prefixes():
@@ -54,17 +56,23 @@ def test_per_file_ignores_and_exclude(project):
     (project / "scripts" / "one.py").write_text(SOURCE)
     (project / "legacy").mkdir()
     (project / "legacy" / "old.py").write_text(SOURCE)
-    _configure(project, 'exclude = ["legacy/"]\n[tool.torchdoctor.lint.per-file-ignores]\n"scripts/*.py" = ["TD110", "TD111"]\n')
+    _configure(
+        project,
+        'exclude = ["legacy/"]\n[tool.torchdoctor.lint.per-file-ignores]\n"scripts/*.py" = ["TD110", "TD111"]\n',
+    )
     result = run_lint([str(project)], LintOptions())
     assert [(v.path.split("/")[-1], v.code) for v in result.violations] == [("one.py", "TD118")]
 
 
-@pytest.mark.parametrize("body, message", [
-    ('select = ["TD999"]\n', "unknown rule code"),
-    ('select = "TD1"\nignore = [1]\n', "list of strings"),
-    ("select = [\n", "cannot read"),
-    ('ignor = ["TD102"]\n', "unknown key 'ignor'"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('select = ["TD999"]\n', "unknown rule code"),
+        ('select = "TD1"\nignore = [1]\n', "list of strings"),
+        ("select = [\n", "cannot read"),
+        ('ignor = ["TD102"]\n', "unknown key 'ignor'"),
+    ],
+)
 def test_bad_config_is_a_usage_error(project, body, message):
     (project / "train.py").write_text(SOURCE)
     _configure(project, body)

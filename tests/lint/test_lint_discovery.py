@@ -11,24 +11,27 @@ from torchdoctor.lint.discovery import discover
 from torchdoctor.lint.gitignore import IgnoreRules
 
 
-@pytest.mark.parametrize("pattern, path, is_dir, expected", [
-    ("*.py", "a/b/c.py", False, True),
-    ("/build.py", "build.py", False, True),
-    ("/build.py", "sub/build.py", False, None),
-    ("data/", "data", True, True),
-    ("data/", "data", False, None),
-    ("docs/*.py", "docs/x.py", False, True),
-    ("docs/*.py", "docs/a/x.py", False, None),
-    ("**/gen/*.py", "a/b/gen/x.py", False, True),
-    ("logs/**", "logs/a/b.py", False, True),
-    ("a/**/b.py", "a/x/y/b.py", False, True),
-    ("a/**/b.py", "a/b.py", False, True),
-    ("ex?mple.py", "example.py", False, True),
-    ("[ab].py", "b.py", False, True),
-    ("[!ab].py", "b.py", False, None),
-    ("# comment", "# comment", False, None),
-    ("\\#hash.py", "#hash.py", False, True),
-])
+@pytest.mark.parametrize(
+    "pattern, path, is_dir, expected",
+    [
+        ("*.py", "a/b/c.py", False, True),
+        ("/build.py", "build.py", False, True),
+        ("/build.py", "sub/build.py", False, None),
+        ("data/", "data", True, True),
+        ("data/", "data", False, None),
+        ("docs/*.py", "docs/x.py", False, True),
+        ("docs/*.py", "docs/a/x.py", False, None),
+        ("**/gen/*.py", "a/b/gen/x.py", False, True),
+        ("logs/**", "logs/a/b.py", False, True),
+        ("a/**/b.py", "a/x/y/b.py", False, True),
+        ("a/**/b.py", "a/b.py", False, True),
+        ("ex?mple.py", "example.py", False, True),
+        ("[ab].py", "b.py", False, True),
+        ("[!ab].py", "b.py", False, None),
+        ("# comment", "# comment", False, None),
+        ("\\#hash.py", "#hash.py", False, True),
+    ],
+)
 def test_pattern_matching(pattern, path, is_dir, expected):
     rules = IgnoreRules.from_lines(Path("/r"), [pattern])
     assert rules.match(Path("/r") / path, is_dir) is expected
@@ -50,9 +53,23 @@ def _tree(root: Path, files: list[str]) -> None:
 def test_walk_respects_gitignore_and_default_excludes(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("generated/\n*_pb2.py\n")
-    _tree(tmp_path, ["train.py", "pkg/model.py", "pkg/api_pb2.py", "generated/g.py",
-                     ".venv/lib/site.py", "build/lib/x.py", "node_modules/m.py", "pkg/__pycache__/c.py",
-                     "notes.txt", "sub/.gitignore", "sub/skip.py", "sub/keep.py"])
+    _tree(
+        tmp_path,
+        [
+            "train.py",
+            "pkg/model.py",
+            "pkg/api_pb2.py",
+            "generated/g.py",
+            ".venv/lib/site.py",
+            "build/lib/x.py",
+            "node_modules/m.py",
+            "pkg/__pycache__/c.py",
+            "notes.txt",
+            "sub/.gitignore",
+            "sub/skip.py",
+            "sub/keep.py",
+        ],
+    )
     (tmp_path / "sub" / ".gitignore").write_text("skip.py\n")
     found = sorted(p.relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)]))
     assert found == ["pkg/model.py", "sub/keep.py", "train.py"]

@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import pytest
-
 from lint_helpers import lint_text
 
-PREFIX = ("import torch\nfrom torch.utils.data import DataLoader\n"
-          "loader = DataLoader(ds, num_workers=2, pin_memory=True)\nfor x, y in loader:\n")
+PREFIX = (
+    "import torch\nfrom torch.utils.data import DataLoader\n"
+    "loader = DataLoader(ds, num_workers=2, pin_memory=True)\nfor x, y in loader:\n"
+)
 
 
-@pytest.mark.parametrize("before, after", [
-    ("    x = x.cuda()\n", "    x = x.cuda(non_blocking=True)\n"),
-    ("    x = x.to('cuda')\n", "    x = x.to('cuda', non_blocking=True)\n"),
-    ("    x = x.to(\n        'cuda'\n    )\n", "    x = x.to(\n        'cuda',\n        non_blocking=True\n    )\n"),
-    ("    x = x.to(\n        'cuda',\n    )\n", "    x = x.to(\n        'cuda',\n        non_blocking=True,\n    )\n"),
-    ("    x = x.to('cuda',\n             dtype=torch.half)  # half\n",
-     "    x = x.to('cuda',\n             dtype=torch.half, non_blocking=True)  # half\n"),
-])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("    x = x.cuda()\n", "    x = x.cuda(non_blocking=True)\n"),
+        ("    x = x.to('cuda')\n", "    x = x.to('cuda', non_blocking=True)\n"),
+        (
+            "    x = x.to(\n        'cuda'\n    )\n",
+            "    x = x.to(\n        'cuda',\n        non_blocking=True\n    )\n",
+        ),
+        (
+            "    x = x.to(\n        'cuda',\n    )\n",
+            "    x = x.to(\n        'cuda',\n        non_blocking=True,\n    )\n",
+        ),
+        (
+            "    x = x.to('cuda',\n             dtype=torch.half)  # half\n",
+            "    x = x.to('cuda',\n             dtype=torch.half, non_blocking=True)  # half\n",
+        ),
+    ],
+)
 def test_add_keyword_layouts(before, after):
     fixed = lint_text(PREFIX + before, select="TD104", fix=True)
     assert fixed.fixed_source == PREFIX + after

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-
 from lint_helpers import FIXTURES, lint_text
+
 from torchdoctor.lint.rules import rule_classes
 
 CODES = [cls.code for cls in rule_classes()]
@@ -34,8 +34,11 @@ def test_bad_fixture_findings(code):
     assert _expected(code), "a bad fixture must produce findings"
 
 
-@pytest.mark.parametrize("path", sorted(p for p in FIXTURES.glob("TD*/*.py") if p.name not in ("bad.py", "fixed.py")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in FIXTURES.glob("TD*/*.py") if p.name not in ("bad.py", "fixed.py")),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
 def test_near_misses_do_not_fire(path):
     result = lint_text(path.read_text(), select=path.parent.name)
     assert [(v.line, v.message) for v in result.violations] == []

@@ -53,7 +53,9 @@ def main(loader):
 
 
 def test_cudnn_rule_follows_the_trained_model_into_its_classes():
-    found = lint_text(CONV_CLASS_ON_CUDA.format(model_line="net = Net().to(device)"), select="TD121")
+    found = lint_text(
+        CONV_CLASS_ON_CUDA.format(model_line="net = Net().to(device)"), select="TD121"
+    )
     assert [(v.line, v.code) for v in found.violations] == [(14, "TD121")]  # the conv inside Head
     on_cpu = lint_text(CONV_CLASS_ON_CUDA.format(model_line="net = Net()"), select="TD121")
     assert on_cpu.violations == []
@@ -63,9 +65,11 @@ def test_ddp_batchnorm_is_a_warning_and_follows_reassignment():
     from torchdoctor.lint.rules.td117_ddp_batchnorm_without_sync import DdpBatchNormWithoutSync
 
     assert DdpBatchNormWithoutSync.level == "warning"
-    source = ("import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-              "model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\nmodel = model.to(rank)\n"
-              "model = DDP(model)\n")
+    source = (
+        "import torch.nn as nn\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\nmodel = model.to(rank)\n"
+        "model = DDP(model)\n"
+    )
     assert [v.line for v in lint_text(source, select="TD117").violations] == [5]
 
 
@@ -76,7 +80,8 @@ def test_pep263_source_is_read_and_fixed_in_its_own_encoding(project):
     out = run_cli("--fix", target)
     assert out.returncode == 0, out.stdout
     assert target.read_bytes().decode("latin-1") == original.replace(
-        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+    )
     bom = project / "bom.py"
     bom.write_bytes(b"\xef\xbb\xbfimport torch\nscaler = torch.cuda.amp.GradScaler()\n")
     run_cli("--fix", bom)

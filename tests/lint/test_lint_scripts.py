@@ -6,17 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from lint_helpers import lint_text
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("seed001_cifar.py", [(25, "TD102"), (26, "TD102"), (51, "TD116"), (56, "TD105")]),
-    ("seed002_tips.py", [(5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")]),
-    ("seed000_good.py", []),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("seed001_cifar.py", [(25, "TD102"), (26, "TD102"), (51, "TD116"), (56, "TD105")]),
+        ("seed002_tips.py", [(5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")]),
+        ("seed000_good.py", []),
+    ],
+)
 def test_seed_scripts(name, expected):
     result = lint_text((SCRIPTS / name).read_text(), path=name)
     assert [(v.line, v.code) for v in result.violations] == expected

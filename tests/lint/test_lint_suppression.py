@@ -18,7 +18,9 @@ def test_line_noqa_with_several_codes_and_bare():
 
 
 def test_noqa_for_another_code_does_not_suppress():
-    assert codes(lint_text(LOAD + "a = torch.load(p)  # noqa: TD101\n", select="TD110")) == ["TD110"]
+    assert codes(lint_text(LOAD + "a = torch.load(p)  # noqa: TD101\n", select="TD110")) == [
+        "TD110"
+    ]
 
 
 def test_noqa_inside_a_string_is_not_a_comment():

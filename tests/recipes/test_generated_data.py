@@ -24,8 +24,9 @@ def test_image_array_dataset_converts_once_to_float32():
     data = ImageArrayDataset(images, labels)
     image, label = data[1]
     assert image.shape == (3, 32, 32) and image.dtype == torch.float32
-    assert torch.allclose(image * 255, torch.from_numpy(images[1]).permute(2, 0, 1).float(),
-                          atol=1e-3)
+    assert torch.allclose(
+        image * 255, torch.from_numpy(images[1]).permute(2, 0, 1).float(), atol=1e-3
+    )
     assert label.item() == labels[1]
 
 

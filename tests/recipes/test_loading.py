@@ -89,12 +89,15 @@ def test_recipe_returning_something_else(tmp_path):
 
 
 def test_error_at_import_shows_the_users_traceback(tmp_path, capsys):
-    path = write(tmp_path / "broken.py", """
+    path = write(
+        tmp_path / "broken.py",
+        """
         def load_labels():
             raise ValueError("labels.csv has 3 columns, expected 2")
 
         LABELS = load_labels()
-        """)
+        """,
+    )
     with pytest.raises(TorchdoctorError) as info:
         load_recipe(str(path))
     assert not isinstance(info.value, UsageError)
@@ -107,13 +110,16 @@ def test_error_at_import_shows_the_users_traceback(tmp_path, capsys):
 
 
 def test_error_inside_recipe_function(tmp_path, capsys):
-    path = write(tmp_path / "fails.py", """
+    path = write(
+        tmp_path / "fails.py",
+        """
         def recipe(**options):
             return build(options)
 
         def build(options):
             raise RuntimeError(f"no GPU for {options}")
-        """)
+        """,
+    )
     with pytest.raises(TorchdoctorError, match=r"RuntimeError: no GPU for \{'size': 3\}"):
         load_recipe(str(path), size=3)
     shown = capsys.readouterr().err
@@ -131,8 +137,9 @@ def test_cli_style_failure_is_one_line_plus_user_traceback(tmp_path):
         f"try:\n    load_recipe({str(path)!r})\n"
         "except TorchdoctorError as exc:\n    print('error:', exc); sys.exit(exc.exit_code)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 1
     assert "error: KeyError: 'missing column'" in result.stdout
     assert f'File "{path}", line 1, in <module>' in result.stderr

@@ -9,8 +9,9 @@ from torchdoctor.trainer import Trainer, TrainerConfig
 
 
 def fit(recipe, **config):
-    trainer = Trainer.from_recipe(recipe, TrainerConfig(workers=0, device="cpu", quiet=True,
-                                                        **config))
+    trainer = Trainer.from_recipe(
+        recipe, TrainerConfig(workers=0, device="cpu", quiet=True, **config)
+    )
     return trainer, trainer.fit(recipe.train_data, recipe.val_data)
 
 
@@ -32,8 +33,9 @@ def test_cifar_resnet_learns_well_above_chance():
 
 def test_checkerboard_loss_falls_well_below_its_start():
     recipe = load_recipe("checkerboard", count=128, width=32)
-    trainer = Trainer.from_recipe(recipe, TrainerConfig(workers=0, device="cpu", quiet=True,
-                                                        epochs=5, batch_size=16))
+    trainer = Trainer.from_recipe(
+        recipe, TrainerConfig(workers=0, device="cpu", quiet=True, epochs=5, batch_size=16)
+    )
     before = trainer.evaluate(recipe.val_data)["loss"]
     history = trainer.fit(recipe.train_data, recipe.val_data)
     assert history[-1].val_accuracy is None  # a regression: no accuracy

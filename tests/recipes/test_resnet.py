@@ -24,8 +24,12 @@ def test_layout():
     model = resnet18(num_classes=10)
     assert model.conv1.kernel_size == (7, 7) and model.conv1.stride == (2, 2)
     assert isinstance(model.maxpool, nn.MaxPool2d)
-    for name, planes, stride in (("layer1", 64, 1), ("layer2", 128, 2), ("layer3", 256, 2),
-                                 ("layer4", 512, 2)):
+    for name, planes, stride in (
+        ("layer1", 64, 1),
+        ("layer2", 128, 2),
+        ("layer3", 256, 2),
+        ("layer4", 512, 2),
+    ):
         stage = getattr(model, name)
         assert len(stage) == 2 and all(isinstance(b, BasicBlock) for b in stage)
         assert stage[0].conv1.out_channels == planes and stage[0].conv1.stride == (stride, stride)
@@ -33,8 +37,13 @@ def test_layout():
     assert model.fc.in_features == 512 and model.fc.out_features == 10
     # torchvision's state_dict key names, so its checkpoints would load
     keys = set(model.state_dict())
-    assert {"conv1.weight", "bn1.running_mean", "layer2.0.downsample.0.weight",
-            "layer4.1.bn2.weight", "fc.bias"} <= keys
+    assert {
+        "conv1.weight",
+        "bn1.running_mean",
+        "layer2.0.downsample.0.weight",
+        "layer4.1.bn2.weight",
+        "fc.bias",
+    } <= keys
 
 
 def test_cifar_sized_forward_and_width():

@@ -41,7 +41,11 @@ class NoisyBlobs(Dataset):
 def recipe(count="256", dropout="0.1", noise="1", sleep="0") -> Recipe:
     torch.manual_seed(3)
     model = nn.Sequential(
-        nn.Linear(8, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(float(dropout)), nn.Linear(32, 2)
+        nn.Linear(8, 32),
+        nn.BatchNorm1d(32),
+        nn.ReLU(),
+        nn.Dropout(float(dropout)),
+        nn.Linear(32, 2),
     )
     if float(sleep) > 0:  # slows each step so a test can kill the run mid-way
         import time
@@ -53,6 +57,8 @@ def recipe(count="256", dropout="0.1", noise="1", sleep="0") -> Recipe:
         train_data=NoisyBlobs(int(count), noise=noise == "1"),
         loss_fn=nn.CrossEntropyLoss(),
         optimizer=lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9),
-        scheduler=lambda optimizer: torch.optim.lr_scheduler.StepLR(optimizer, step_size=5, gamma=0.7),
+        scheduler=lambda optimizer: torch.optim.lr_scheduler.StepLR(
+            optimizer, step_size=5, gamma=0.7
+        ),
         defaults={"batch_size": 16, "epochs": 2, "workers": 0},
     )

@@ -26,19 +26,31 @@ class RankResult:
     stderr: str
 
 
-def launch(args: list[str], world_size: int, timeout: float, extra_env: dict | None = None) -> list[RankResult]:
+def launch(
+    args: list[str], world_size: int, timeout: float, extra_env: dict | None = None
+) -> list[RankResult]:
     """Run `python args...` as `world_size` ranks; kill them all if any runs past `timeout`."""
     port = free_port()
     procs = []
     for rank in range(world_size):
         env = dict(os.environ)
         env.update(
-            RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            WORLD_SIZE=str(world_size),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            OMP_NUM_THREADS="1",
         )
         env.update(extra_env or {})
         procs.append(
-            subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, *args],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         )
     results = []
     try:

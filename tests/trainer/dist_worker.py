@@ -44,7 +44,9 @@ def train(out: str, batch: int, steps: int, sync_batchnorm: bool = True) -> None
         model = torch.nn.parallel.DistributedDataParallel(make_model())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
     x, y = make_data()
-    sampler = ResumableSampler(DATASET, shuffle=True, seed=5, rank=env.rank, world_size=env.world_size)
+    sampler = ResumableSampler(
+        DATASET, shuffle=True, seed=5, rank=env.rank, world_size=env.world_size
+    )
     step, epoch = 0, 0
     losses = []
     while step < steps:
@@ -75,7 +77,10 @@ def nan_on_one_rank() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         proceed = guard.step_ok()
-    print(f"rank {env.rank}: step_ok={proceed} warning={caught[0].message if caught else None}", flush=True)
+    print(
+        f"rank {env.rank}: step_ok={proceed} warning={caught[0].message if caught else None}",
+        flush=True,
+    )
 
 
 def disagree() -> None:

@@ -40,9 +40,14 @@ def test_accumulated_windows_match_full_batch_including_short_last_window():
 
 def step_parts(model, optimizer, clip, scaler=None):
     return StepParts(
-        model=model, optimizer=optimizer, loss_fn=nn.CrossEntropyLoss(),
-        parameters=list(model.parameters()), device_type="cpu", autocast_dtype=None,
-        scaler=scaler, clip_norm=clip,
+        model=model,
+        optimizer=optimizer,
+        loss_fn=nn.CrossEntropyLoss(),
+        parameters=list(model.parameters()),
+        device_type="cpu",
+        autocast_dtype=None,
+        scaler=scaler,
+        clip_norm=clip,
     )
 
 

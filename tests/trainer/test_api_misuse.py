@@ -26,17 +26,23 @@ def model_and_data():
 )
 def test_wrong_argument_types_are_usage_errors(kwargs, message):
     model, _ = model_and_data()
-    arguments = {"optimizer": lambda p: torch.optim.SGD(p, lr=0.1),
-                 "loss_fn": nn.CrossEntropyLoss(),
-                 "config": TrainerConfig(device="cpu", workers=0, quiet=True), **kwargs}
+    arguments = {
+        "optimizer": lambda p: torch.optim.SGD(p, lr=0.1),
+        "loss_fn": nn.CrossEntropyLoss(),
+        "config": TrainerConfig(device="cpu", workers=0, quiet=True),
+        **kwargs,
+    }
     with pytest.raises(UsageError, match=message):
         Trainer(model, arguments["optimizer"], arguments["loss_fn"], arguments["config"])
 
 
 def test_a_loss_that_is_not_reduced_is_named():
     model, data = model_and_data()
-    trainer = Trainer(model, lambda p: torch.optim.SGD(p, lr=0.1),
-                      nn.CrossEntropyLoss(reduction="none"),
-                      TrainerConfig(device="cpu", workers=0, quiet=True, batch_size=8))
+    trainer = Trainer(
+        model,
+        lambda p: torch.optim.SGD(p, lr=0.1),
+        nn.CrossEntropyLoss(reduction="none"),
+        TrainerConfig(device="cpu", workers=0, quiet=True, batch_size=8),
+    )
     with pytest.raises(UsageError, match=r"loss_fn must return a scalar .* shape \(8,\)"):
         trainer.fit(data)

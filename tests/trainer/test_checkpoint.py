@@ -54,7 +54,9 @@ def test_round_trip_through_weights_only_load(tmp_path):
         ("torch.save", RuntimeError("[enforce fail at inline_container.cc] unexpected pos")),
     ],
 )
-def test_failed_save_keeps_previous_checkpoint_and_removes_temp_file(tmp_path, monkeypatch, target, error):
+def test_failed_save_keeps_previous_checkpoint_and_removes_temp_file(
+    tmp_path, monkeypatch, target, error
+):
     path = tmp_path / "ckpt.pt"
     save_checkpoint(path, state(1))
     before = path.read_bytes()
@@ -107,7 +109,9 @@ def test_state_that_weights_only_cannot_read_is_refused_before_writing(tmp_path)
 def test_truncated_or_corrupt_file_is_one_line(tmp_path, damage):
     path = save_checkpoint(tmp_path / "ckpt.pt", state(1))
     data = path.read_bytes()
-    path.write_bytes({"truncate": data[: len(data) // 2], "garbage": os.urandom(len(data)), "empty": b""}[damage])
+    path.write_bytes(
+        {"truncate": data[: len(data) // 2], "garbage": os.urandom(len(data)), "empty": b""}[damage]
+    )
     with pytest.raises(CheckpointError) as caught:
         load_checkpoint(path)
     assert one_line(caught).startswith(f"checkpoint {path} is truncated or corrupt (")
@@ -140,7 +144,9 @@ def test_manager_keeps_last_k_and_ignores_temp_files(tmp_path):
 def test_prune_happens_only_after_the_new_file_is_durable(tmp_path, monkeypatch):
     manager = CheckpointManager(tmp_path, keep_last=1)
     manager.save(state(1), 1)
-    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "I/O error")))
+    monkeypatch.setattr(
+        os, "replace", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "I/O error"))
+    )
     with pytest.raises(CheckpointError):
         manager.save(state(2), 2)
     monkeypatch.undo()
@@ -194,9 +200,23 @@ def test_cli_reports_an_unwritable_checkpoint_directory_in_one_line(tmp_path):
     blocker.write_text("not a directory")
     recipe = Path(__file__).resolve().parent / "crash_recipe.py"
     done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "train", str(recipe), "--max-steps", "1", "--quiet",
-         "--checkpoint-dir", str(blocker / "run"), "--json", str(tmp_path / "h.json")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "train",
+            str(recipe),
+            "--max-steps",
+            "1",
+            "--quiet",
+            "--checkpoint-dir",
+            str(blocker / "run"),
+            "--json",
+            str(tmp_path / "h.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     # a bad setting, found before any training (QA3 F8: it used to surface at the first save)
     assert done.returncode == 2

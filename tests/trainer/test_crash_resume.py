@@ -24,9 +24,23 @@ def test_sigkill_at_a_random_moment_then_resume_is_bit_identical(tmp_path):
     # bench/crash_resume.py is the tool; one kill here, many in the benchmark
     out = tmp_path / "result.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "crash_resume.py"), "--runs", "1", "--epochs", "2",
-         "--count", "128", "--seed", "3", "--json", str(out)],
-        capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "crash_resume.py"),
+            "--runs",
+            "1",
+            "--epochs",
+            "2",
+            "--count",
+            "128",
+            "--seed",
+            "3",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -37,8 +51,14 @@ def test_sigkill_at_a_random_moment_then_resume_is_bit_identical(tmp_path):
 
 def train(directory: Path, **changes):
     config = TrainerConfig(
-        device="cpu", epochs=2, batch_size=16, workers=0, quiet=True,
-        checkpoint_dir=str(directory), checkpoint_every_steps=3, **changes,
+        device="cpu",
+        epochs=2,
+        batch_size=16,
+        workers=0,
+        quiet=True,
+        checkpoint_dir=str(directory),
+        checkpoint_every_steps=3,
+        **changes,
     )
     trainer = Trainer.from_recipe(load_recipe(str(RECIPE), count="128"), config)
     trainer.fit()
@@ -68,12 +88,25 @@ def test_resume_in_an_empty_directory_starts_from_scratch(tmp_path):
 
 def test_time_based_checkpoints_land_mid_epoch_and_keep_last_prunes(tmp_path, monkeypatch):
     directory = tmp_path / "timed"
-    config = TrainerConfig(device="cpu", epochs=1, batch_size=16, workers=0, quiet=True, max_steps=6,
-                           checkpoint_dir=str(directory), checkpoint_every_seconds=1e-6, keep_last=3)
+    config = TrainerConfig(
+        device="cpu",
+        epochs=1,
+        batch_size=16,
+        workers=0,
+        quiet=True,
+        max_steps=6,
+        checkpoint_dir=str(directory),
+        checkpoint_every_seconds=1e-6,
+        keep_last=3,
+    )
     saved = []
     trainer = Trainer.from_recipe(load_recipe(str(RECIPE), count="128"), config)
     real_save = CheckpointManager.save
-    monkeypatch.setattr(CheckpointManager, "save", lambda self, state, step: saved.append(step) or real_save(self, state, step))
+    monkeypatch.setattr(
+        CheckpointManager,
+        "save",
+        lambda self, state, step: saved.append(step) or real_save(self, state, step),
+    )
     trainer.fit()
     assert saved[:5] == [1, 2, 3, 4, 5]  # every step: the interval has always elapsed
     assert [step for step, _ in CheckpointManager(directory).checkpoints()] == saved[-3:]

@@ -14,10 +14,13 @@ from torch import nn
 
 from torchdoctor.errors import TorchdoctorError, UsageError
 from torchdoctor.recipes.loading import load_recipe
-from torchdoctor.trainer import Trainer, TrainerConfig
-from torchdoctor.trainer import distributed
+from torchdoctor.trainer import Trainer, TrainerConfig, distributed
 from torchdoctor.trainer.checkpoint import CheckpointManager, load_checkpoint
-from torchdoctor.trainer.sync_batchnorm import CpuSyncBatchNorm, convert_cpu_sync_batchnorm, convert_sync_batchnorm
+from torchdoctor.trainer.sync_batchnorm import (
+    CpuSyncBatchNorm,
+    convert_cpu_sync_batchnorm,
+    convert_sync_batchnorm,
+)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -30,29 +33,68 @@ EXACT = ["-o", "dropout=0", "-o", "noise=0", "-o", "count=128"]
 
 
 def train_args(directory: Path, batch: int, *extra: str) -> list[str]:
-    return ["train", str(RECIPE), "--epochs", "2", "--batch-size", str(batch), "--workers", "0",
-            "--quiet", "--checkpoint-dir", str(directory), "--checkpoint-every", "3", *EXACT, *extra]
+    return [
+        "train",
+        str(RECIPE),
+        "--epochs",
+        "2",
+        "--batch-size",
+        str(batch),
+        "--workers",
+        "0",
+        "--quiet",
+        "--checkpoint-dir",
+        str(directory),
+        "--checkpoint-every",
+        "3",
+        *EXACT,
+        *extra,
+    ]
 
 
 def torchrun(directory: Path, batch: int, *extra: str) -> None:
     """The documented way: `torchrun --nproc_per_node 2 -m torchdoctor train ...`."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-               "--master_port", str(free_port()), "-m", "torchdoctor", *train_args(directory, batch, *extra)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "torchdoctor",
+        *train_args(directory, batch, *extra),
+    ]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
 
 def two_rank_cli(directory: Path, batch: int, *extra: str) -> None:
     """The same environment as torchrun without its agent process (cheaper, for repeat runs)."""
     results = launch(["-m", "torchdoctor", *train_args(directory, batch, *extra)], 2, timeout=240)
-    assert all(r.returncode == 0 for r in results), results[0].stderr[-3000:] + results[1].stderr[-3000:]
+    assert all(r.returncode == 0 for r in results), (
+        results[0].stderr[-3000:] + results[1].stderr[-3000:]
+    )
 
 
 def one_process(directory: Path, batch: int) -> None:
     """In this process (no RANK/WORLD_SIZE set): the single-process reference."""
-    config = TrainerConfig(device="cpu", epochs=2, batch_size=batch, workers=0, quiet=True,
-                           checkpoint_dir=str(directory), checkpoint_every_steps=3)
+    config = TrainerConfig(
+        device="cpu",
+        epochs=2,
+        batch_size=batch,
+        workers=0,
+        quiet=True,
+        checkpoint_dir=str(directory),
+        checkpoint_every_steps=3,
+    )
     Trainer.from_recipe(load_recipe(str(RECIPE), dropout="0", noise="0", count="128"), config).fit()
 
 
@@ -107,15 +149,28 @@ def test_two_ranks_resumed_mid_epoch_end_bit_identical(two_ranks, tmp_path):
     assert resumed["step"] == 16
     for name, value in ddp["model"].items():
         assert torch.equal(value, resumed["model"][name]), name
-    assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in ddp["history"]]
+    assert [h["train_loss"] for h in resumed["history"]] == [
+        h["train_loss"] for h in ddp["history"]
+    ]
 
 
 def test_resuming_a_two_rank_checkpoint_in_one_process_is_refused(two_ranks, tmp_path):
     (tmp_path / "ckpt-000000009.pt").write_bytes((two_ranks / "ckpt-000000009.pt").read_bytes())
-    config = TrainerConfig(device="cpu", epochs=2, batch_size=8, workers=0, quiet=True,
-                           checkpoint_dir=str(tmp_path), resume=True)
-    trainer = Trainer.from_recipe(load_recipe(str(RECIPE), dropout="0", noise="0", count="128"), config)
-    with pytest.raises(UsageError, match="written by 2 rank\\(s\\), this run has 1; resume with the same number"):
+    config = TrainerConfig(
+        device="cpu",
+        epochs=2,
+        batch_size=8,
+        workers=0,
+        quiet=True,
+        checkpoint_dir=str(tmp_path),
+        resume=True,
+    )
+    trainer = Trainer.from_recipe(
+        load_recipe(str(RECIPE), dropout="0", noise="0", count="128"), config
+    )
+    with pytest.raises(
+        UsageError, match="written by 2 rank\\(s\\), this run has 1; resume with the same number"
+    ):
         trainer.fit()
 
 
@@ -123,13 +178,22 @@ def test_ranks_with_different_settings_fail_on_every_rank_without_hanging(two_ra
     _, results = two_rank_checks  # launch() would have killed a hang after its timeout
     for result in results:
         assert result.returncode == 1
-        assert "ranks disagree on the trainer config: batch_size=32 on rank 0 but 64 on rank 1" in result.stdout
+        assert (
+            "ranks disagree on the trainer config: batch_size=32 on rank 0 but 64 on rank 1"
+            in result.stdout
+        )
 
 
 def test_a_nan_on_one_rank_makes_every_rank_skip_the_step(two_rank_checks):
     _, results = two_rank_checks
-    assert "rank 0: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3 (on another rank)" in results[0].stdout
-    assert "rank 1: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3; skipping" in results[1].stdout
+    assert (
+        "rank 0: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3 (on another rank)"
+        in results[0].stdout
+    )
+    assert (
+        "rank 1: step_ok=False warning=loss is nan at epoch 1, step 4, batch index 3; skipping"
+        in results[1].stdout
+    )
 
 
 def test_unreachable_rank_zero_times_out_with_one_line(monkeypatch):
@@ -137,9 +201,14 @@ def test_unreachable_rank_zero_times_out_with_one_line(monkeypatch):
     monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
     monkeypatch.setenv("MASTER_PORT", str(free_port()))  # nobody listens there
     with pytest.raises(TorchdoctorError) as caught:
-        distributed.setup(distributed.DistEnv(rank=1, local_rank=1, world_size=2), "cpu", timeout_s=2)
+        distributed.setup(
+            distributed.DistEnv(rank=1, local_rank=1, world_size=2), "cpu", timeout_s=2
+        )
     message = str(caught.value)
-    assert message.startswith("rank 1 could not join the gloo process group at 127.0.0.1:") and "within 2s" in message
+    assert (
+        message.startswith("rank 1 could not join the gloo process group at 127.0.0.1:")
+        and "within 2s" in message
+    )
     assert "\n" not in message
     assert not torch.distributed.is_initialized()
 
@@ -177,9 +246,13 @@ def test_single_process_helpers_are_no_ops():
 def test_gpu_choices_as_pure_functions():
     assert distributed.backend_for(torch.device("cuda", 0)) == "nccl"
     assert distributed.backend_for(torch.device("cpu")) == "gloo"
-    on_gpu = convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cuda"))
+    on_gpu = convert_sync_batchnorm(
+        nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cuda")
+    )
     assert type(on_gpu[1]) is nn.SyncBatchNorm  # the fused CUDA implementation, not ours
-    on_cpu = convert_sync_batchnorm(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cpu"))
+    on_cpu = convert_sync_batchnorm(
+        nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), torch.device("cpu")
+    )
     assert type(on_cpu[1]) is CpuSyncBatchNorm
 
 

@@ -15,15 +15,21 @@ from torchdoctor.diagnose.observations import RunObservation, StepObservation
 
 
 def run_with_steps(step_s: float, batch: int, status: str = "stopped") -> RunObservation:
-    steps = [StepObservation(index=i, wall_s=step_s * (1 + 0.01 * i), phases={"other": step_s}, batch_size=batch)
-             for i in range(5)]
+    steps = [
+        StepObservation(
+            index=i, wall_s=step_s * (1 + 0.01 * i), phases={"other": step_s}, batch_size=batch
+        )
+        for i in range(5)
+    ]
     return RunObservation(target="train.py", status=status, steps=steps)
 
 
 def test_rank_zero_gets_every_ranks_median_step_and_batch(tmp_path):
     write_rank_observation(run_with_steps(0.10, 32), tmp_path, 0)
     write_rank_observation(run_with_steps(0.25, 32), tmp_path, 1)  # the straggler
-    merged = merge_rank_observations(run_with_steps(0.10, 32), collect_rank_observations(tmp_path, 2, timeout_s=1))
+    merged = merge_rank_observations(
+        run_with_steps(0.10, 32), collect_rank_observations(tmp_path, 2, timeout_s=1)
+    )
     assert merged.distributed.world_size == 2
     assert [round(s, 4) for s in merged.distributed.per_rank_step_s] == [0.102, 0.255]
     assert merged.distributed.per_rank_batch == [32, 32]

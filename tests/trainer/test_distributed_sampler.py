@@ -23,11 +23,15 @@ def test_order_is_a_pure_function_of_seed_and_epoch():
     assert list(ResumableSampler(7, shuffle=False)) == list(range(7))
 
 
-@pytest.mark.parametrize("n, world, drop_last", [(17, 2, False), (17, 3, True), (16, 4, False), (5, 3, False)])
+@pytest.mark.parametrize(
+    "n, world, drop_last", [(17, 2, False), (17, 3, True), (16, 4, False), (5, 3, False)]
+)
 def test_same_indices_as_torch_distributed_sampler(n, world, drop_last):
     for rank in range(world):
         ours = ResumableSampler(n, seed=9, rank=rank, world_size=world, drop_last=drop_last)
-        theirs = DistributedSampler(range(n), num_replicas=world, rank=rank, seed=9, drop_last=drop_last)
+        theirs = DistributedSampler(
+            range(n), num_replicas=world, rank=rank, seed=9, drop_last=drop_last
+        )
         ours.set_epoch(2)
         theirs.set_epoch(2)
         assert list(ours) == list(theirs)
@@ -83,12 +87,19 @@ def test_state_dict_round_trip_and_world_size_change():
 
 def test_loader_generator_makes_worker_seeds_reproducible_and_rank_specific():
     assert loader_seed(0, 1, 0) == loader_seed(0, 1, 0)
-    assert len({loader_seed(0, 1, 0), loader_seed(0, 1, 1), loader_seed(0, 2, 0), loader_seed(1, 1, 0)}) == 4
+    assert (
+        len(
+            {loader_seed(0, 1, 0), loader_seed(0, 1, 1), loader_seed(0, 2, 0), loader_seed(1, 1, 0)}
+        )
+        == 4
+    )
 
     data = TensorDataset(torch.arange(8.0))
 
     def worker_draws(epoch, rank):
-        loader = DataLoader(data, batch_size=4, num_workers=0, generator=loader_generator(5, epoch, rank))
+        loader = DataLoader(
+            data, batch_size=4, num_workers=0, generator=loader_generator(5, epoch, rank)
+        )
         iter(loader)  # creating the iterator draws the workers' base seed from the generator
         return loader.generator.initial_seed(), torch.get_rng_state()
 

@@ -57,8 +57,9 @@ def test_regression_reports_no_accuracy():
     targets = torch.nn.functional.one_hot(dataset.tensors[1], 2).float()
     regression = torch.utils.data.TensorDataset(dataset.tensors[0], targets)
     config = TrainerConfig(workers=0, quiet=True, batch_size=8)
-    trainer = Trainer(make_mlp(), lambda p: torch.optim.SGD(p, lr=0.1), nn.MSELoss(), config,
-                      classification=False)
+    trainer = Trainer(
+        make_mlp(), lambda p: torch.optim.SGD(p, lr=0.1), nn.MSELoss(), config, classification=False
+    )
     (record,) = trainer.fit(regression, regression)
     assert record.train_accuracy is None and record.val_accuracy is None
     assert trainer.evaluate(regression)["accuracy"] is None

@@ -39,7 +39,14 @@ def fit(policy: str, bad_call: int, accumulate: int = 1):
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(N, 5), torch.randint(0, 3, (N,)))
     model = nn.Linear(5, 3)
-    config = TrainerConfig(device="cpu", batch_size=BATCH, workers=0, quiet=True, nan_policy=policy, accumulate=accumulate)
+    config = TrainerConfig(
+        device="cpu",
+        batch_size=BATCH,
+        workers=0,
+        quiet=True,
+        nan_policy=policy,
+        accumulate=accumulate,
+    )
     trainer = Trainer(model, lambda p: torch.optim.SGD(p, lr=0.1), NanOnCall(bad_call), config)
     steps_taken = []
     trainer.optimizer.register_step_post_hook(lambda *args: steps_taken.append(1))
@@ -103,9 +110,15 @@ class SuicidalWorkerData(TensorDataset):
 
 def test_dead_dataloader_worker_is_one_clear_line():
     data = SuicidalWorkerData(torch.randn(16, 5), torch.randint(0, 3, (16,)))
-    config = TrainerConfig(device="cpu", batch_size=4, workers=1, persistent_workers=False, quiet=True)
-    trainer = Trainer(nn.Linear(5, 3), lambda p: torch.optim.SGD(p, lr=0.1), nn.CrossEntropyLoss(), config)
-    with pytest.raises(TorchdoctorError, match=r"a DataLoader worker \(pid \d+\) was killed \(signal 9") as caught:
+    config = TrainerConfig(
+        device="cpu", batch_size=4, workers=1, persistent_workers=False, quiet=True
+    )
+    trainer = Trainer(
+        nn.Linear(5, 3), lambda p: torch.optim.SGD(p, lr=0.1), nn.CrossEntropyLoss(), config
+    )
+    with pytest.raises(
+        TorchdoctorError, match=r"a DataLoader worker \(pid \d+\) was killed \(signal 9"
+    ) as caught:
         trainer.fit(data)
     assert "\n" not in str(caught.value)
 
@@ -113,9 +126,18 @@ def test_dead_dataloader_worker_is_one_clear_line():
 @pytest.mark.parametrize(
     "message, expected",
     [
-        ("DataLoader worker (pid 123) is killed by signal: Killed. ", "pid 123) was killed (signal 9"),
-        ("DataLoader worker (pid(s) 12, 13) exited unexpectedly", "pid 12, 13) exited unexpectedly"),
-        ("DataLoader worker (pid 7) is killed by signal: Segmentation fault. ", "killed by signal Segmentation fault"),
+        (
+            "DataLoader worker (pid 123) is killed by signal: Killed. ",
+            "pid 123) was killed (signal 9",
+        ),
+        (
+            "DataLoader worker (pid(s) 12, 13) exited unexpectedly",
+            "pid 12, 13) exited unexpectedly",
+        ),
+        (
+            "DataLoader worker (pid 7) is killed by signal: Segmentation fault. ",
+            "killed by signal Segmentation fault",
+        ),
         ("CUDA out of memory", None),
     ],
 )

@@ -28,6 +28,7 @@ def test_fit_accepts_a_ready_dataloader_and_learns():
 def test_max_steps_stops_mid_epoch_and_scheduler_steps_per_optimizer_step():
     # 40 samples, batch 4, accumulate 2 -> 5 optimizer steps per epoch; stop after 7
     config = TrainerConfig(epochs=5, batch_size=4, accumulate=2, max_steps=7, workers=0, quiet=True)
+
     def halve_every_step(opt):
         return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
 
@@ -40,8 +41,9 @@ def test_max_steps_stops_mid_epoch_and_scheduler_steps_per_optimizer_step():
 
 def test_on_epoch_end_sees_each_record_after_its_checkpoint_including_a_partial_epoch(tmp_path):
     # 40 samples, batch 8 -> 5 steps per epoch; max_steps 7 stops epoch 2 after 2 of its steps
-    config = TrainerConfig(epochs=3, batch_size=8, max_steps=7, workers=0, quiet=True,
-                           checkpoint_dir=str(tmp_path))
+    config = TrainerConfig(
+        epochs=3, batch_size=8, max_steps=7, workers=0, quiet=True, checkpoint_dir=str(tmp_path)
+    )
     trainer = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config)
     seen = []
 
@@ -67,8 +69,14 @@ def test_progress_bar_path_runs_when_enabled(monkeypatch, capsys):
 
 
 def test_resume_with_an_empty_directory_starts_fresh_and_leaves_a_checkpoint(tmp_path):
-    config = TrainerConfig(epochs=1, batch_size=8, workers=0, quiet=True, resume=True,
-                           checkpoint_dir=str(tmp_path / "ckpt"))
+    config = TrainerConfig(
+        epochs=1,
+        batch_size=8,
+        workers=0,
+        quiet=True,
+        resume=True,
+        checkpoint_dir=str(tmp_path / "ckpt"),
+    )
     (record,) = Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config).fit(make_dataset(32))
     assert record.steps == 4
     assert [p.name for p in (tmp_path / "ckpt").iterdir()] == ["ckpt-000000004.pt"]
@@ -78,8 +86,12 @@ def test_from_recipe_applies_recipe_defaults_and_trains_on_its_data():
     from torchdoctor.recipes.base import Recipe
 
     recipe = Recipe(
-        name="t", model=make_mlp(), train_data=make_dataset(24), loss_fn=nn.CrossEntropyLoss(),
-        optimizer=sgd, val_data=make_dataset(8, seed=1),
+        name="t",
+        model=make_mlp(),
+        train_data=make_dataset(24),
+        loss_fn=nn.CrossEntropyLoss(),
+        optimizer=sgd,
+        val_data=make_dataset(8, seed=1),
         defaults={"batch_size": 6, "epochs": 2, "workers": 0, "quiet": True},
     )
     trainer = Trainer.from_recipe(recipe)
@@ -92,8 +104,15 @@ def test_a_pathlib_checkpoint_dir_saves_and_resumes(tmp_path):
     # the config is stored in each checkpoint: a Path in it made the first save fail, after the
     # epoch's work (weights_only loading cannot read a Path back)
     def run(resume, max_steps):
-        config = TrainerConfig(epochs=2, batch_size=8, workers=0, quiet=True, resume=resume,
-                               checkpoint_dir=tmp_path / "ckpt", max_steps=max_steps)
+        config = TrainerConfig(
+            epochs=2,
+            batch_size=8,
+            workers=0,
+            quiet=True,
+            resume=resume,
+            checkpoint_dir=tmp_path / "ckpt",
+            max_steps=max_steps,
+        )
         return Trainer(make_mlp(), sgd, nn.CrossEntropyLoss(), config).fit(make_dataset(32))
 
     assert [r.steps for r in run(False, 6)] == [4, 6]

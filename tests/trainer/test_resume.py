@@ -88,8 +88,13 @@ def test_resuming_with_a_different_batch_size_is_refused(runs):
     tmp, recipe, _ = runs
     loaded = load_recipe(str(recipe))
     config = TrainerConfig.from_dict(
-        {**loaded.defaults, "batch_size": 8, "checkpoint_dir": str(tmp / "parts"), "resume": True,
-         "quiet": True}
+        {
+            **loaded.defaults,
+            "batch_size": 8,
+            "checkpoint_dir": str(tmp / "parts"),
+            "resume": True,
+            "quiet": True,
+        }
     )
     with pytest.raises(UsageError, match="batch_size=4"):
         Trainer.from_recipe(loaded, config).fit()

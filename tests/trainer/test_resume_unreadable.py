@@ -10,9 +10,24 @@ def test_resume_refuses_when_every_checkpoint_is_corrupt_and_keeps_them(tmp_path
     corrupt = checkpoints / "ckpt-000000004.pt"
     corrupt.write_bytes(b"not a checkpoint")
     result = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "train", "checkerboard", "--quiet", "--resume",
-         "--checkpoint-dir", str(checkpoints), "--max-steps", "1", "--workers", "0"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "train",
+            "checkerboard",
+            "--quiet",
+            "--resume",
+            "--checkpoint-dir",
+            str(checkpoints),
+            "--max-steps",
+            "1",
+            "--workers",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr

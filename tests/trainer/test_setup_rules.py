@@ -71,8 +71,16 @@ def test_scaler_only_for_fp16_and_loader_extras_only_with_workers():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("batch_size", 0), ("accumulate", -1), ("epochs", 0), ("clip_norm", 0.0),
-     ("precision", "fp8"), ("workers", "x"), ("max_steps", 0), ("resume", True)],
+    [
+        ("batch_size", 0),
+        ("accumulate", -1),
+        ("epochs", 0),
+        ("clip_norm", 0.0),
+        ("precision", "fp8"),
+        ("workers", "x"),
+        ("max_steps", 0),
+        ("resume", True),
+    ],
 )
 def test_bad_settings_are_usage_errors_naming_the_setting(field, value):
     with pytest.raises(UsageError) as info:
@@ -80,13 +88,15 @@ def test_bad_settings_are_usage_errors_naming_the_setting(field, value):
     assert field.split("_")[0] in str(info.value)
 
 
-
-@pytest.mark.parametrize("name, message", [
-    # QA3 F13: these used to fail inside model.to(device) with a traceback
-    ("meta", "device 'meta' is not supported: use cpu, cuda or cuda:N"),
-    ("xpu", "device 'xpu' is not supported: use cpu, cuda or cuda:N"),
-    ("gpu", "unknown device 'gpu'"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        # QA3 F13: these used to fail inside model.to(device) with a traceback
+        ("meta", "device 'meta' is not supported: use cpu, cuda or cuda:N"),
+        ("xpu", "device 'xpu' is not supported: use cpu, cuda or cuda:N"),
+        ("gpu", "unknown device 'gpu'"),
+    ],
+)
 def test_devices_the_loop_cannot_use_are_usage_errors(name, message):
     with pytest.raises(UsageError) as error:
         resolve_device(name)

@@ -32,7 +32,10 @@ RECIPE = textwrap.dedent(
 def run_train(*args, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "torchdoctor", "train", *map(str, args)],
-        capture_output=True, text=True, timeout=120, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
     )
 
 
@@ -47,8 +50,9 @@ def test_train_runs_a_user_recipe_with_layered_settings(recipe_file, tmp_path):
     config = tmp_path / "tuned.json"
     config.write_text(json.dumps({"epochs": 3, "batch_size": 8}))
     out = tmp_path / "history.json"
-    result = run_train(recipe_file, "--config", config, "--epochs", "1", "-o", "n=40",
-                       "--json", out)
+    result = run_train(
+        recipe_file, "--config", config, "--epochs", "1", "-o", "n=40", "--json", out
+    )
     assert result.returncode == 0, result.stderr
     assert "loss" in result.stdout and "samples" in result.stdout  # the final table
 
@@ -102,9 +106,14 @@ def test_unknown_setting_in_config_file_is_one_line(recipe_file, tmp_path):
     "setting, message",
     [
         ({"checkpoint_dir": 5}, "checkpoint_dir must be a path string, got 5"),  # QA3 F1
-        ({"activation_checkpointing": "02"},  # QA3 F2: not iterated per character
-         "activation_checkpointing must be a list of submodule names, got '02'"),
-        ({"resume": "false", "checkpoint_dir": "ckpt"}, "resume must be true or false, got 'false'"),
+        (
+            {"activation_checkpointing": "02"},  # QA3 F2: not iterated per character
+            "activation_checkpointing must be a list of submodule names, got '02'",
+        ),
+        (
+            {"resume": "false", "checkpoint_dir": "ckpt"},
+            "resume must be true or false, got 'false'",
+        ),
         ({"clip_norm": "1.0"}, "clip_norm must be a number > 0, got '1.0'"),
     ],
 )
@@ -131,7 +140,9 @@ def test_a_recipe_that_does_not_seed_its_model_init_is_reproducible(recipe_file,
     assert losses("c.json", "--seed", "1") != first  # the seed is what decides
 
 
-def test_resume_from_another_models_checkpoint_is_one_line_and_keeps_the_file(recipe_file, tmp_path):
+def test_resume_from_another_models_checkpoint_is_one_line_and_keeps_the_file(
+    recipe_file, tmp_path
+):
     # QA3 F4: load_state_dict's RuntimeError reached the user as a traceback
     ckpt = tmp_path / "ckpt"
     first = run_train(recipe_file, "--quiet", "--checkpoint-dir", ckpt, "--max-steps", "2")
@@ -142,11 +153,12 @@ def test_resume_from_another_models_checkpoint_is_one_line_and_keeps_the_file(re
     result = run_train(other, "--quiet", "--checkpoint-dir", ckpt, "--resume")
     assert result.returncode == 1
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"torchdoctor: error: cannot resume from {ckpt / 'ckpt-000000002.pt'}: "
-                           "its model does not match this run's (")
+    assert line.startswith(
+        f"torchdoctor: error: cannot resume from {ckpt / 'ckpt-000000002.pt'}: "
+        "its model does not match this run's ("
+    )
     assert "size mismatch for weight" in line
     assert {p.name: p.read_bytes() for p in ckpt.iterdir()} == saved  # nothing lost
-
 
 
 def test_ctrl_c_exits_130_and_says_what_survived(tmp_path):
@@ -157,10 +169,29 @@ def test_ctrl_c_exits_130_and_says_what_survived(tmp_path):
     recipe = Path(__file__).resolve().parent / "crash_recipe.py"
     ckpt = tmp_path / "ckpt"
     process = subprocess.Popen(
-        [sys.executable, "-m", "torchdoctor", "train", str(recipe), "-o", "sleep=0.02", "--quiet",
-         "--batch-size", "16", "--workers", "0", "--checkpoint-dir", str(ckpt),
-         "--checkpoint-every", "2", "--epochs", "50"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "train",
+            str(recipe),
+            "-o",
+            "sleep=0.02",
+            "--quiet",
+            "--batch-size",
+            "16",
+            "--workers",
+            "0",
+            "--checkpoint-dir",
+            str(ckpt),
+            "--checkpoint-every",
+            "2",
+            "--epochs",
+            "50",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not any(ckpt.glob("ckpt-*.pt")) and time.monotonic() < deadline:
@@ -170,22 +201,29 @@ def test_ctrl_c_exits_130_and_says_what_survived(tmp_path):
     assert process.returncode == 130
     (line,) = stderr.strip().splitlines()
     assert line.startswith("torchdoctor: interrupted at step ")
-    assert f"; newest checkpoint {ckpt}" in line and line.endswith("rerun with --resume to continue from it")
+    assert f"; newest checkpoint {ckpt}" in line and line.endswith(
+        "rerun with --resume to continue from it"
+    )
 
 
 def test_loader_flags_on_a_recipe_with_a_ready_dataloader_warn_and_json_tells_the_truth(tmp_path):
     # QA3 F9: --batch-size/--workers were silently ignored and --json claimed them as applied
     recipe = tmp_path / "dl_recipe.py"
-    recipe.write_text(RECIPE.replace(
-        "train_data=TensorDataset(x, y)",
-        "train_data=torch.utils.data.DataLoader(TensorDataset(x, y), batch_size=8)"))
+    recipe.write_text(
+        RECIPE.replace(
+            "train_data=TensorDataset(x, y)",
+            "train_data=torch.utils.data.DataLoader(TensorDataset(x, y), batch_size=8)",
+        )
+    )
     out = tmp_path / "h.json"
-    result = run_train(recipe, "--quiet", "--epochs", "1", "--batch-size", "4", "--workers", "2",
-                       "--json", out)
+    result = run_train(
+        recipe, "--quiet", "--epochs", "1", "--batch-size", "4", "--workers", "2", "--json", out
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip() == (
         "torchdoctor: warning: the recipe's train_data is a ready DataLoader, used as given: "
-        "batch_size, workers do not apply to it (return a Dataset to let torchdoctor build the loader)")
+        "batch_size, workers do not apply to it (return a Dataset to let torchdoctor build the loader)"
+    )
     payload = json.loads(out.read_text())
     assert payload["epochs"][0]["steps"] == 6  # 48 samples in the loader's batches of 8
     assert payload["resolved"]["workers"] == 0 and payload["resolved"]["pin_memory"] is False
@@ -201,20 +239,33 @@ def test_resume_says_where_it_continued_or_that_it_started_fresh(recipe_file, tm
     assert again.returncode == 0, again.stderr
     assert again.stderr.strip() == (
         f"torchdoctor: resumed from {ckpt / 'ckpt-000000006.pt'} at step 6: nothing left to train "
-        "(it already reached --epochs/--max-steps)")
+        "(it already reached --epochs/--max-steps)"
+    )
     out = tmp_path / "h.json"
-    more = run_train(recipe_file, "--checkpoint-dir", ckpt, "--resume", "--epochs", "3", "--json", out)
+    more = run_train(
+        recipe_file, "--checkpoint-dir", ckpt, "--resume", "--epochs", "3", "--json", out
+    )
     assert more.returncode == 0, more.stderr
-    assert more.stderr.strip() == f"torchdoctor: resumed from {ckpt / 'ckpt-000000006.pt'} at step 6"
+    assert (
+        more.stderr.strip() == f"torchdoctor: resumed from {ckpt / 'ckpt-000000006.pt'} at step 6"
+    )
     assert [e["steps"] for e in json.loads(out.read_text())["epochs"]] == [3, 6, 9]
 
 
-@pytest.mark.parametrize("change, doing, error", [
-    (("lr=0.1", "lr=float('abc')"), "building the Trainer for",
-     "ValueError: could not convert string to float: 'abc'"),
-    (("nn.Linear(8, 2)", "nn.Linear(9, 2)"), "training", "RuntimeError: mat1 and mat2 shapes"),
-])
-def test_errors_in_the_recipes_code_after_recipe_returned_are_the_users(tmp_path, change, doing, error):
+@pytest.mark.parametrize(
+    "change, doing, error",
+    [
+        (
+            ("lr=0.1", "lr=float('abc')"),
+            "building the Trainer for",
+            "ValueError: could not convert string to float: 'abc'",
+        ),
+        (("nn.Linear(8, 2)", "nn.Linear(9, 2)"), "training", "RuntimeError: mat1 and mat2 shapes"),
+    ],
+)
+def test_errors_in_the_recipes_code_after_recipe_returned_are_the_users(
+    tmp_path, change, doing, error
+):
     # QA3 F14: the optimizer factory / the model's forward failed with a traceback through ours
     recipe = tmp_path / "user_recipe.py"
     recipe.write_text(RECIPE.replace(*change))

@@ -14,7 +14,9 @@ def ablation(*rows, leave_one_out=()):
 def test_a_stack_slower_than_the_baseline_is_not_chosen():
     # measured by `torchdoctor tune shapes` on a 2-core CPU: every stage made it slower
     measured = ablation(
-        row("baseline", [], 1.0), row("+amp", ["amp"], 0.73), row("+compile", ["amp", "compile"], 0.76),
+        row("baseline", [], 1.0),
+        row("+amp", ["amp"], 0.73),
+        row("+compile", ["amp", "compile"], 0.76),
         leave_one_out=[row("all - amp", ["compile"], 0.57), row("all - compile", ["amp"], 0.49)],
     )
     assert best_stages(measured) == []
@@ -22,7 +24,9 @@ def test_a_stack_slower_than_the_baseline_is_not_chosen():
 
 def test_the_fastest_measured_configuration_wins_even_from_leave_one_out():
     measured = ablation(
-        row("baseline", [], 1.0), row("+amp", ["amp"], 1.6), row("+compile", ["amp", "compile"], 1.3),
+        row("baseline", [], 1.0),
+        row("+amp", ["amp"], 1.6),
+        row("+compile", ["amp", "compile"], 1.3),
         leave_one_out=[row("all - amp", ["compile"], 1.1), row("all - compile", ["amp"], 1.62)],
     )
     assert best_stages(measured) == ["amp"]

@@ -97,7 +97,9 @@ def test_try_all_maps_findings_to_fixes_and_never_applies_learning_changes():
     from torchdoctor.trials.fixes import fixes_for_findings
 
     def finding(code, changes_semantics=False):
-        return Finding(code, "t", "warning", 0.1, [], "fix", "seed", changes_semantics=changes_semantics)
+        return Finding(
+            code, "t", "warning", 0.1, [], "fix", "seed", changes_semantics=changes_semantics
+        )
 
     run = RunObservation("train.py")  # CPU, nothing observed: only the findings decide
     chosen = fixes_for_findings([finding("D101"), finding("D201"), finding("D202", True)], run)

@@ -4,11 +4,16 @@ import pytest
 
 from torchdoctor.trials import plausibility
 from torchdoctor.trials.analysis import Noise, check_combination, compare, summarize, verdict
-from torchdoctor.trials.runner import RunOutcome
 from torchdoctor.trials.report import ConfigResult, Semantics, Spread, VariantResult
+from torchdoctor.trials.runner import RunOutcome
 from torchdoctor.trials.semantics import judge
-from torchdoctor.trials.stats import (loss_deviation, mean_step_s, measured_steps,
-                                      paired_speedups, run_to_run_spread)
+from torchdoctor.trials.stats import (
+    loss_deviation,
+    mean_step_s,
+    measured_steps,
+    paired_speedups,
+    run_to_run_spread,
+)
 
 
 def run(losses, step_s=0.1):
@@ -56,8 +61,9 @@ def test_random_draws_differ_needs_a_reproducible_baseline_that_drew_in_the_load
     assert judge(base, [run([2.0, 1.51])], 1e-6, "exact").verdict == "changed"
     # a baseline whose batches drew nothing: the difference is real
     plain = [run([2.0, 1.5]), run([2.0, 1.5])]
-    assert judge(plain, [run([2.0, 1.51])], 1e-6, "x", moves_data_randomness=True).verdict == \
-        "changed"
+    assert (
+        judge(plain, [run([2.0, 1.51])], 1e-6, "x", moves_data_randomness=True).verdict == "changed"
+    )
 
 
 def test_prefetched_steps_are_discarded_after_warm_up():
@@ -89,16 +95,20 @@ def test_faster_needs_two_rounds_above_one_and_a_median_beyond_the_baseline_spre
 
 
 def _variant(name, fixes, speedup, semantics_verdict="kept"):
-    config = ConfigResult(name, fixes, 3, _spread(0.1), _spread(1.0), _spread(0.1), None,
-                          "process_rss", [], 1.0)
+    config = ConfigResult(
+        name, fixes, 3, _spread(0.1), _spread(1.0), _spread(0.1), None, "process_rss", [], 1.0
+    )
     semantics = Semantics(semantics_verdict, 1e-3, "", 0.0, None, 3, 0.0)
-    return VariantResult(config, speedup, None, None, semantics,
-                         verdict("ok", speedup, semantics_verdict))
+    return VariantResult(
+        config, speedup, None, None, semantics, verdict("ok", speedup, semantics_verdict)
+    )
 
 
 def test_a_combination_far_beyond_the_product_of_its_parts_is_suspicious():
-    parts = [_variant("workers", ["workers"], _spread(0.8, 0.81, 0.85)),
-             _variant("compile", ["compile"], _spread(0.9, 0.95, 1.0))]
+    parts = [
+        _variant("workers", ["workers"], _spread(0.8, 0.81, 0.85)),
+        _variant("compile", ["compile"], _spread(0.9, 0.95, 1.0)),
+    ]
     combined = _variant("all", ["workers", "compile"], _spread(4.0, 4.3, 4.6))
     check_combination([*parts, combined])
     assert combined.verdict == "suspicious"
@@ -106,34 +116,51 @@ def test_a_combination_far_beyond_the_product_of_its_parts_is_suspicious():
     check_combination([*parts, plausible])
     assert plausible.verdict == "no clear gain"
     # a part slower alone counts as 1x: float32 1.4x with a costly autocast alone, all 1.7x
-    helped = [_variant("float32", ["float32"], _spread(1.1, 1.4, 1.7)),
-              _variant("autocast", ["autocast"], _spread(0.6, 0.7, 0.9))]
+    helped = [
+        _variant("float32", ["float32"], _spread(1.1, 1.4, 1.7)),
+        _variant("autocast", ["autocast"], _spread(0.6, 0.7, 0.9)),
+    ]
     together = _variant("all", ["float32", "autocast"], _spread(1.5, 1.7, 1.7))
     check_combination([*helped, together])
     assert together.verdict == "faster"
 
 
 def test_a_combination_keeps_a_part_s_changed_semantics():
-    parts = [_variant("workers", ["workers"], _spread(2.0, 2.1, 2.2), "random draws differ"),
-             _variant("inference_mode", ["inference_mode"], _spread(1.0, 1.0, 1.1), "changed")]
-    combined = _variant("all", ["workers", "inference_mode"], _spread(2.0, 2.1, 2.2),
-                        "random draws differ")
+    parts = [
+        _variant("workers", ["workers"], _spread(2.0, 2.1, 2.2), "random draws differ"),
+        _variant("inference_mode", ["inference_mode"], _spread(1.0, 1.0, 1.1), "changed"),
+    ]
+    combined = _variant(
+        "all", ["workers", "inference_mode"], _spread(2.0, 2.1, 2.2), "random draws differ"
+    )
     check_combination([*parts, combined])
     assert combined.semantics.verdict == "changed" and combined.verdict == "changes results"
 
 
 def _outcome(step_s, cpu_s):
     steps = [{"wall_s": step_s, "cpu_s": cpu_s, "samples": 8, "loss": 1.0}] * 3
-    result = {"failed_fixes": {}, "status": "stopped", "used_fixes": ["autocast"],
-              "steps": steps, "peak_memory_bytes": 1, "memory_source": "process_rss"}
+    result = {
+        "failed_fixes": {},
+        "status": "stopped",
+        "used_fixes": ["autocast"],
+        "steps": steps,
+        "peak_memory_bytes": 1,
+        "memory_source": "process_rss",
+    }
     return RunOutcome("x", result, 0, "", 1.0)
 
 
 def _compare(fixes, base, var, noise):
     base_outcomes = [_outcome(*b) for b in base]
     var_outcomes = [_outcome(*v) for v in var]
-    return compare(summarize("baseline", [], base_outcomes, 1), base_outcomes,
-                   summarize("v", fixes, var_outcomes, 1), var_outcomes, 1, noise)
+    return compare(
+        summarize("baseline", [], base_outcomes, 1),
+        base_outcomes,
+        summarize("v", fixes, var_outcomes, 1),
+        var_outcomes,
+        1,
+        noise,
+    )
 
 
 def test_a_compute_fix_on_cpu_needs_its_cpu_time_to_agree():
@@ -172,6 +199,7 @@ def test_compile_on_a_model_with_active_dropout_is_unverified_not_changed():
 
 def test_the_trial_recorder_sees_active_dropout_only_in_training():
     import torch
+
     from torchdoctor.trials.recorder import _has_active_dropout
 
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.1))

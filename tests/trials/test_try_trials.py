@@ -21,8 +21,9 @@ def variant(report, name):
 
 
 def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
-    report = run_trials(str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=8,
-                        repeats=1, warmup=1)
+    report = run_trials(
+        str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=8, repeats=1, warmup=1
+    )
     result = variant(report, "float32")
     # CPU time per step: steadier than wall time on a machine shared with other jobs
     assert result.config.status == "ok" and result.cpu_speedup.median > 1.0, result
@@ -35,14 +36,27 @@ def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "torchdoctor", *args], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_section(tmp_path):
     report_path = tmp_path / "report.json"
-    result = run_cli("diagnose", "--steps", "4", "--warmup", "2", "--repeats", "1",
-                     "--try", "workers", "--json", str(report_path), str(SCRIPTS / "slow_data.py"))
+    result = run_cli(
+        "diagnose",
+        "--steps",
+        "4",
+        "--warmup",
+        "2",
+        "--repeats",
+        "1",
+        "--try",
+        "workers",
+        "--json",
+        str(report_path),
+        str(SCRIPTS / "slow_data.py"),
+    )
     assert result.returncode == 0, result.stderr
     assert "--try on" in result.stdout
     trials = json.loads(report_path.read_text())["trials"]
@@ -57,16 +71,18 @@ def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_se
 
 
 def test_diagnose_try_with_an_unknown_fix_is_one_line_and_exit_2_before_running():
-    result = CliRunner().invoke(cli, ["diagnose", "--try", "workers,turbo",
-                                      str(SCRIPTS / "slow_data.py")])
+    result = CliRunner().invoke(
+        cli, ["diagnose", "--try", "workers,turbo", str(SCRIPTS / "slow_data.py")]
+    )
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("torchdoctor: error: ") and "turbo" in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "--try on" not in result.stdout
 
 
 def test_eval_mode_in_a_training_objective_is_caught_as_changed():
-    report = run_trials(str(SCRIPTS / "teacher_dropout.py"), [], "inference_mode", steps=2,
-                        repeats=1, warmup=1)
+    report = run_trials(
+        str(SCRIPTS / "teacher_dropout.py"), [], "inference_mode", steps=2, repeats=1, warmup=1
+    )
     result = variant(report, "inference_mode")
     assert result.semantics.verdict == "changed" and result.verdict == "changes results"
     assert result.semantics.first_changed_step == 0
@@ -81,8 +97,9 @@ def test_a_script_that_crashes_without_fixes_is_one_clear_error(tmp_path):
 
 
 def test_a_variant_that_crashes_is_reported_and_the_other_fixes_still_run():
-    report = run_trials(str(SCRIPTS / "conv_view.py"), [], "channels_last,float32", steps=1,
-                        repeats=1, warmup=1)
+    report = run_trials(
+        str(SCRIPTS / "conv_view.py"), [], "channels_last,float32", steps=1, repeats=1, warmup=1
+    )
     crashed = variant(report, "channels_last")
     assert crashed.verdict == "crashed" and "view" in crashed.config.error
     assert "conv_view.py" in crashed.config.stderr_tail  # the user's traceback, kept for the report

@@ -35,8 +35,9 @@ def test_batch_search_with_the_trainer_finds_the_limit_of_a_memory_cap():
     recipe = load_recipe(RECIPE)
     per_sample = activation_bytes_per_sample(recipe.model)
     cap = per_sample * 37 + per_sample // 2  # batch 37 fits, 38 does not
-    prober = RecipeProber(recipe, TrainerConfig(workers=0, quiet=True), steps=2, warmup=1,
-                          memory_cap=cap)
+    prober = RecipeProber(
+        recipe, TrainerConfig(workers=0, quiet=True), steps=2, warmup=1, memory_cap=cap
+    )
     result = find_max_batch(prober.fits, start=1, limit=len(recipe.train_data))
     assert (result.largest_fit, result.first_failure) == (37, 38)
 
@@ -44,8 +45,13 @@ def test_batch_search_with_the_trainer_finds_the_limit_of_a_memory_cap():
 def test_an_oom_mid_trial_restores_the_model_and_the_next_trial_runs():
     recipe = load_recipe(RECIPE)
     before = {k: v.clone() for k, v in recipe.model.state_dict().items()}
-    prober = RecipeProber(recipe, TrainerConfig(workers=0, quiet=True), steps=2, warmup=1,
-                          memory_cap=activation_bytes_per_sample(recipe.model) * 20)
+    prober = RecipeProber(
+        recipe,
+        TrainerConfig(workers=0, quiet=True),
+        steps=2,
+        warmup=1,
+        memory_cap=activation_bytes_per_sample(recipe.model) * 20,
+    )
     assert prober.fits(64) is False  # raised the allocator's OOM inside Trainer.fit
     after = recipe.model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
@@ -57,16 +63,35 @@ def test_an_oom_mid_trial_restores_the_model_and_the_next_trial_runs():
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "torchdoctor", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
 
 
 def test_tune_cli_end_to_end_writes_a_config_that_train_accepts(tmp_path):
     report_path, config_path = tmp_path / "tune.json", tmp_path / "config.json"
     # the batch search has its own test above; here: worker sweep + ablation + outputs
-    result = run_cli("tune", RECIPE, "-o", "n_train=128", "--steps", "2", "--warmup", "1",
-                     "--stages", "amp", "--no-batch-search", "--json", str(report_path),
-                     "--write-config", str(config_path))
+    result = run_cli(
+        "tune",
+        RECIPE,
+        "-o",
+        "n_train=128",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--stages",
+        "amp",
+        "--no-batch-search",
+        "--json",
+        str(report_path),
+        "--write-config",
+        str(config_path),
+    )
     assert result.returncode == 0, result.stderr
     assert "data wait share" in result.stdout and "baseline" in result.stdout
     report = json.loads(report_path.read_text())
@@ -101,9 +126,12 @@ def test_output_files_in_a_missing_directory_are_refused_before_any_work(tmp_pat
     for command, flag in (("tune", "--json"), ("tune", "--write-config"), ("train", "--json")):
         done = subprocess.run(
             [sys.executable, "-m", "torchdoctor", command, "shapes", flag, str(missing / "o.json")],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert done.returncode == 2, done.stderr
         assert done.stderr.strip() == (
-            f"torchdoctor: error: {flag} {missing / 'o.json'}: directory {missing} does not exist")
+            f"torchdoctor: error: {flag} {missing / 'o.json'}: directory {missing} does not exist"
+        )
         assert done.stdout == ""

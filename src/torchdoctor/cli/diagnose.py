@@ -75,14 +75,36 @@ def _absolute(path: str | None) -> str | None:
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
 # [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
-@click.option("--try", "try_spec", metavar="FIX[,FIX...]|all",
-              help="Apply these fixes at run time, measure the speedup, check results.")
-@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
-              help="With --try: runs per configuration (interleaved).")
+@click.option(
+    "--try",
+    "try_spec",
+    metavar="FIX[,FIX...]|all",
+    help="Apply these fixes at run time, measure the speedup, check results.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="With --try: runs per configuration (interleaved).",
+)
 @click.argument("script")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, rank_dir, quiet,
-             try_spec, repeats, script, args):
+def diagnose(
+    module,
+    steps,
+    warmup,
+    json_path,
+    html_path,
+    trace_path,
+    profile,
+    rank_dir,
+    quiet,
+    try_spec,
+    repeats,
+    script,
+    args,
+):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
     from torchdoctor.diagnose.target import resolve_target
 
@@ -101,7 +123,12 @@ def diagnose(module, steps, warmup, json_path, html_path, trace_path, profile, r
 
     outputs = (json_path, html_path, trace_path)
     report = diagnose_script(
-        script, list(args), module=module, steps=steps, warmup=warmup, profile=profile,
+        script,
+        list(args),
+        module=module,
+        steps=steps,
+        warmup=warmup,
+        profile=profile,
         rank_dir=rank_dir,
         on_hard_exit=lambda hard: _publish(hard, quiet, rank_dir, outputs),  # os._exit
     )
@@ -124,8 +151,10 @@ def _publish(report, quiet: bool, rank_dir, outputs) -> bool:
     sys.stdout.flush()
     env = report.run.environment
     if rank_dir and env.world_size > 1 and env.rank != 0:  # rank 0 reports for every rank
-        print(f"torchdoctor diagnose: rank {env.rank}: observation written to {rank_dir}; "
-              "rank 0 prints the report")
+        print(
+            f"torchdoctor diagnose: rank {env.rank}: observation written to {rank_dir}; "
+            "rank 0 prints the report"
+        )
         return False
     if quiet:
         render_verdict(report)

@@ -120,10 +120,20 @@ def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dic
 
 @click.command(cls=OneLineErrorCommand)
 @click.argument("recipe")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="Recipe option, e.g. -o n_train=512 (repeatable).")
-@click.option("--config", "config_file", metavar="FILE.json",
-              help="TrainerConfig fields as JSON (e.g. from `torchdoctor tune`); flags override.")
+@click.option(
+    "-o",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Recipe option, e.g. -o n_train=512 (repeatable).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE.json",
+    help="TrainerConfig fields as JSON (e.g. from `torchdoctor tune`); flags override.",
+)
 @click.option("--epochs", type=click.IntRange(min=1))
 @click.option("--batch-size", type=click.IntRange(min=1))
 @click.option("--precision", type=click.Choice(["auto", "fp32", "bf16", "fp16"]))
@@ -139,8 +149,11 @@ def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dic
 @click.option("--checkpoint-every", type=click.IntRange(min=1), metavar="STEPS")
 @click.option("--checkpoint-every-seconds", type=click.FloatRange(min=0, min_open=True))
 @click.option("--keep-last", type=click.IntRange(min=1), help="Checkpoints to keep.")
-@click.option("--nan-policy", type=click.Choice(["stop", "skip", "continue"]),
-              help="What a NaN/inf loss does.")
+@click.option(
+    "--nan-policy",
+    type=click.Choice(["stop", "skip", "continue"]),
+    help="What a NaN/inf loss does.",
+)
 @click.option("--max-steps", type=click.IntRange(min=1))
 @click.option("--seed", type=int)
 @click.option("--device", help="auto, cpu, cuda, cuda:1 ...")
@@ -180,8 +193,7 @@ def train(recipe, options, config_file, json_path, **flags):
         if config.resume and not config.quiet:
             click.echo(resume_message(trainer), err=True)
         if json_path:
-            write_history(json_path, loaded.name, config, trainer.setup, history,
-                          loaded.train_data)
+            write_history(json_path, loaded.name, config, trainer.setup, history, loaded.train_data)
         if not config.quiet:
             print_history(history)
     if trainer.dist.is_distributed:
@@ -219,7 +231,9 @@ def resume_message(trainer) -> str:
     """Whether --resume found something, so a fresh start is never mistaken for a resume, and
     a resume with nothing left to do does not look like a run."""
     if trainer.resumed_from is None:
-        return f"torchdoctor: no checkpoint in {trainer.config.checkpoint_dir}: started from scratch"
+        return (
+            f"torchdoctor: no checkpoint in {trainer.config.checkpoint_dir}: started from scratch"
+        )
     path, _, step = trainer.resumed_from
     message = f"torchdoctor: resumed from {path} at step {step}"
     if trainer.global_step == step:
@@ -246,8 +260,14 @@ class IgnoredSettingWarning(UserWarning):
 
 
 # TrainerConfig fields that only shape the DataLoader the Trainer builds from a Dataset
-LOADER_FIELDS = ("batch_size", "workers", "pin_memory", "persistent_workers", "prefetch_factor",
-                 "drop_last")
+LOADER_FIELDS = (
+    "batch_size",
+    "workers",
+    "pin_memory",
+    "persistent_workers",
+    "prefetch_factor",
+    "drop_last",
+)
 
 
 def warn_loader_settings(train_data, settings: dict) -> None:
@@ -261,7 +281,8 @@ def warn_loader_settings(train_data, settings: dict) -> None:
             f"the recipe's train_data is a ready DataLoader, used as given: {', '.join(ignored)} "
             f"{'does' if len(ignored) == 1 else 'do'} not apply to it (return a Dataset to let "
             "torchdoctor build the loader)",
-            IgnoredSettingWarning, stacklevel=2,
+            IgnoredSettingWarning,
+            stacklevel=2,
         )
 
 
@@ -290,17 +311,39 @@ def print_history(history) -> None:
 
     from torchdoctor.console import make_console
 
-    table = Table(title="training history", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
-                  collapse_padding=True)
-    columns = ("epoch", "train\nloss", "train\nacc", "val\nloss", "val\nacc", "samples\n/s",
-               "epoch\ns", "peak\nMiB", "grad\nnorm", "steps")
+    table = Table(
+        title="training history",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = (
+        "epoch",
+        "train\nloss",
+        "train\nacc",
+        "val\nloss",
+        "val\nacc",
+        "samples\n/s",
+        "epoch\ns",
+        "peak\nMiB",
+        "grad\nnorm",
+        "steps",
+    )
     for name in columns:
         table.add_column(name, justify="right")
     for r in history:
         table.add_row(
-            str(r.epoch), _fmt(r.train_loss), _fmt(r.train_accuracy), _fmt(r.val_loss),
-            _fmt(r.val_accuracy), f"{r.samples_per_s:,.0f}", f"{r.epoch_s:.2f}",
-            f"{r.peak_memory_bytes / 2**20:,.0f}", _fmt(r.grad_norm), str(r.steps),
+            str(r.epoch),
+            _fmt(r.train_loss),
+            _fmt(r.train_accuracy),
+            _fmt(r.val_loss),
+            _fmt(r.val_accuracy),
+            f"{r.samples_per_s:,.0f}",
+            f"{r.epoch_s:.2f}",
+            f"{r.peak_memory_bytes / 2**20:,.0f}",
+            _fmt(r.grad_norm),
+            str(r.steps),
         )
     make_console().print(table)
 

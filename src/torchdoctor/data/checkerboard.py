@@ -28,8 +28,9 @@ def checker(height: int, width: int, freq: int) -> torch.Tensor:
 class CheckerboardCrops(Dataset):
     """`count` crops of side `crop` (crop == side: the whole board each time)."""
 
-    def __init__(self, side: int = 64, freq: int = 4, crop: int = 32, count: int = 64,
-                 seed: int = 0):
+    def __init__(
+        self, side: int = 64, freq: int = 4, crop: int = 32, count: int = 64, seed: int = 0
+    ):
         if not 1 <= crop <= side:
             raise ValueError(f"crop must be between 1 and side={side}, got {crop}")
         self.inputs = grid(side, side)

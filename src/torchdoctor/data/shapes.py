@@ -41,7 +41,7 @@ def _generate(root: Path, n_train: int, n_val: int, image_size: int, seed: int) 
     # One generator per split: the val set does not change when n_train does.
     for offset, (split, count) in enumerate((("train", n_train), ("val", n_val))):
         rng = np.random.default_rng([seed, offset])
-        for label, name in enumerate(CLASSES):
+        for name in CLASSES:
             folder = root / split / name
             folder.mkdir(parents=True)
             for index in range(count):

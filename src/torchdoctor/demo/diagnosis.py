@@ -28,16 +28,19 @@ def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
         console.print(f"diagnosis unavailable: {exc}", markup=False)
         return unavailable(str(exc))
     args = workload.naive_script_args(epochs=1)
-    console.print(f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}",
-                  markup=False)
+    console.print(
+        f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}", markup=False
+    )
     try:
         # The script's own epoch lines would interleave with the report: keep them out. runpy
         # warns that the module is already imported (the demo uses its Dataset): expected here.
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*found in sys.modules",
-                                    category=RuntimeWarning)
-            report = diagnose_script(SCRIPT_MODULE, args, module=True, steps=steps, warmup=3,
-                                     quiet=True)
+            warnings.filterwarnings(
+                "ignore", message=".*found in sys.modules", category=RuntimeWarning
+            )
+            report = diagnose_script(
+                SCRIPT_MODULE, args, module=True, steps=steps, warmup=3, quiet=True
+            )
     except Exception as exc:  # noqa: BLE001 - any failure of the side show is reported, not fatal
         reason = f"{type(exc).__name__}: {exc}"
         console.print(f"diagnosis unavailable: {reason}", markup=False)
@@ -68,9 +71,13 @@ def _render(report, summary: dict[str, Any], console) -> None:
         render_terminal(report, console)
         return
     except Exception as exc:  # noqa: BLE001 - fall back to what we already read
-        console.print(f"(diagnose report renderer failed: {type(exc).__name__}: {exc})",
-                      markup=False)
+        console.print(
+            f"(diagnose report renderer failed: {type(exc).__name__}: {exc})", markup=False
+        )
     for finding in summary["findings"][:5]:
-        console.print(f"{finding['id']} {finding['title']} "
-                      f"(saves ~{100 * finding['saving']:.0f}% of step time)", markup=False)
+        console.print(
+            f"{finding['id']} {finding['title']} "
+            f"(saves ~{100 * finding['saving']:.0f}% of step time)",
+            markup=False,
+        )
     console.print(f"verdict: {summary['verdict']}", markup=False)

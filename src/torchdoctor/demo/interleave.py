@@ -47,7 +47,7 @@ class EpochBaton:
         self.times.append(time.perf_counter() - self._started)
         self._started = None
 
-    def run(self, program: Callable[["EpochBaton"], Any]) -> None:
+    def run(self, program: Callable[[EpochBaton], Any]) -> None:
         """Thread body: wait for the first turn, run the row, hand the last turn back."""
         self._go.acquire()
         # torch.set_num_threads is per thread for OpenMP: a new thread must set it again
@@ -63,16 +63,20 @@ class EpochBaton:
             self._done.release()
 
 
-def run_interleaved(programs: list[Callable[[EpochBaton], Any]], device: torch.device,
-                    on_turn: Callable[[int, EpochBaton], None] | None = None):
+def run_interleaved(
+    programs: list[Callable[[EpochBaton], Any]],
+    device: torch.device,
+    on_turn: Callable[[int, EpochBaton], None] | None = None,
+):
     """Run the programs one epoch each in turn until all have returned. Returns, per program,
     (baton, wall_s, peak_memory_bytes): the baton holds .result and the epoch .times; wall and
     peak memory are measured over that program's turns only."""
     threads = torch.get_num_threads()
     batons = [EpochBaton(device, threads) for _ in programs]
-    workers = [threading.Thread(target=baton.run, args=(program,), daemon=True,
-                                name=f"demo-row-{index}")
-               for index, (baton, program) in enumerate(zip(batons, programs))]
+    workers = [
+        threading.Thread(target=baton.run, args=(program,), daemon=True, name=f"demo-row-{index}")
+        for index, (baton, program) in enumerate(zip(batons, programs))
+    ]
     for worker in workers:
         worker.start()
     walls = [0.0] * len(programs)

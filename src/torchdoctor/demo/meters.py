@@ -38,7 +38,7 @@ class RowMeter:
         self._stop = threading.Event()
         self._sampler: threading.Thread | None = None
 
-    def __enter__(self) -> "RowMeter":
+    def __enter__(self) -> RowMeter:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)

@@ -31,7 +31,9 @@ class Dataset(torch.utils.data.Dataset):
 
     def __getitem__(self, ix):
         img = self.imgs[ix]
-        return torch.from_numpy(img / 255.).permute(2, 0, 1).float(), torch.tensor(self.labels[ix]).long()
+        return torch.from_numpy(img / 255.0).permute(2, 0, 1).float(), torch.tensor(
+            self.labels[ix]
+        ).long()
 
 
 def step(model, batch, device):
@@ -45,34 +47,34 @@ def step(model, batch, device):
 
 def train(model, dl, optimizer, epochs=10, device="cpu", log=print):
     model.to(device)
-    hist = {'loss': [], 'acc': [], 'test_loss': [], 'test_acc': []}
-    for e in range(1, epochs+1):
+    hist = {"loss": [], "acc": [], "test_loss": [], "test_acc": []}
+    for e in range(1, epochs + 1):
         # train
         model.train()
         l, a = [], []
-        for batch_idx, batch in enumerate(dl['train']):
+        for batch_idx, batch in enumerate(dl["train"]):
             optimizer.zero_grad()
             loss, acc = step(model, batch, device)
             loss.backward()
             optimizer.step()
             l.append(loss.item())
             a.append(acc)
-        hist['loss'].append(np.mean(l))
-        hist['acc'].append(np.mean(a))
+        hist["loss"].append(np.mean(l))
+        hist["acc"].append(np.mean(a))
         # eval
         model.eval()
         l, a = [], []
         with torch.no_grad():
-            for batch in dl['test']:
+            for batch in dl["test"]:
                 loss, acc = step(model, batch, device)
                 l.append(loss.item())
                 a.append(acc)
-        hist['test_loss'].append(np.mean(l))
-        hist['test_acc'].append(np.mean(a))
+        hist["test_loss"].append(np.mean(l))
+        hist["test_acc"].append(np.mean(a))
         # log
-        log_line = f'Epoch {e}/{epochs}'
+        log_line = f"Epoch {e}/{epochs}"
         for k, v in hist.items():
-            log_line += f' {k} {v[-1]:.4f}'
+            log_line += f" {k} {v[-1]:.4f}"
         if log:
             log(log_line)
     return hist
@@ -121,10 +123,13 @@ def build_optimizer(recipe, model):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m torchdoctor.demo.naive_loop",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m torchdoctor.demo.naive_loop", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--recipe", choices=("shapes", "cifar-resnet"), default="shapes")
-    parser.add_argument("--data", help="shapes: image folder with train/ and val/ (default: generate)")
+    parser.add_argument(
+        "--data", help="shapes: image folder with train/ and val/ (default: generate)"
+    )
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--n-train", type=int, default=2000, help="cifar-resnet: training images")
@@ -144,8 +149,8 @@ def main(argv=None):
         ds = cifar_datasets(args.n_train, args.n_val, seed=args.seed)
     batch_size = args.batch_size
     dl = {
-        'train': torch.utils.data.DataLoader(ds['train'], batch_size=batch_size, shuffle=True),
-        'test': torch.utils.data.DataLoader(ds['test'], batch_size=batch_size, shuffle=False)
+        "train": torch.utils.data.DataLoader(ds["train"], batch_size=batch_size, shuffle=True),
+        "test": torch.utils.data.DataLoader(ds["test"], batch_size=batch_size, shuffle=False),
     }
     model = build_model(args.recipe, ds, args.width)
     optimizer = build_optimizer(args.recipe, model)

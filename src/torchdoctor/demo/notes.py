@@ -12,12 +12,16 @@ from torchdoctor.demo.rows import RowResult
 
 def measurement_rule(epochs: int) -> str:
     if epochs < 2:
-        return ("s/epoch: the row's one epoch (training + evaluation), start-up included; "
-                "img/s: training images / s/epoch.")
+        return (
+            "s/epoch: the row's one epoch (training + evaluation), start-up included; "
+            "img/s: training images / s/epoch."
+        )
     steady = f"median of epochs 2-{epochs}" if epochs > 2 else "epoch 2"
-    return (f"s/epoch: {steady} of each row (training + evaluation); epoch 1 "
-            "(DataLoader worker start-up, warm-up) is left out and reported as first_epoch_s "
-            "in --json; img/s: training images / s/epoch.")
+    return (
+        f"s/epoch: {steady} of each row (training + evaluation); epoch 1 "
+        "(DataLoader worker start-up, warm-up) is left out and reported as first_epoch_s "
+        "in --json; img/s: training images / s/epoch."
+    )
 
 
 def _noise(row: RowResult, reference: RowResult) -> float:
@@ -33,14 +37,20 @@ def step_reason(rows: list[RowResult], index: int, cores: int) -> str:
         workers = row.config.get("workers")
         first = row.first_epoch_s
         started = f"; its first epoch took {first:.2f} s with worker start-up" if first else ""
-        return (f"{workers} DataLoader worker process(es) and the training process share "
-                f"{cores} CPU core(s): workers compete with compute for {cores} cores; on a GPU "
-                f"machine they overlap (here {100 * loss:.0f}% slower per epoch{started})")
+        return (
+            f"{workers} DataLoader worker process(es) and the training process share "
+            f"{cores} CPU core(s): workers compete with compute for {cores} cores; on a GPU "
+            f"machine they overlap (here {100 * loss:.0f}% slower per epoch{started})"
+        )
     if loss <= noise:
-        return (f"{100 * loss:.0f}% slower, within this run's noise (epochs of these rows "
-                f"vary by up to {100 * noise:.0f}%)")
-    return (f"{100 * loss:.0f}% slower, beyond its epoch-to-epoch noise ({100 * noise:.0f}%): "
-            f"the machine's load changed or the change costs here; rerun to confirm")
+        return (
+            f"{100 * loss:.0f}% slower, within this run's noise (epochs of these rows "
+            f"vary by up to {100 * noise:.0f}%)"
+        )
+    return (
+        f"{100 * loss:.0f}% slower, beyond its epoch-to-epoch noise ({100 * noise:.0f}%): "
+        f"the machine's load changed or the change costs here; rerun to confirm"
+    )
 
 
 def slowdown_notes(rows: list[RowResult], cores: int) -> list[str]:
@@ -56,7 +66,10 @@ def slowdown_notes(rows: list[RowResult], cores: int) -> list[str]:
             why = "as fast as the naive loop within rounding"
         else:
             why = "faster than the row above, still paying for " + ", ".join(
-                f"row {j} ({rows[j].step_speedup:.2f}x)" for j in slower_steps)
-        notes.append(f"row {index} ({row.speedup_vs_naive:.2f}x vs naive, "
-                     f"{row.step_speedup:.2f}x this step): {why}")
+                f"row {j} ({rows[j].step_speedup:.2f}x)" for j in slower_steps
+            )
+        notes.append(
+            f"row {index} ({row.speedup_vs_naive:.2f}x vs naive, "
+            f"{row.step_speedup:.2f}x this step): {why}"
+        )
     return notes

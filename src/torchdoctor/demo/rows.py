@@ -16,9 +16,17 @@ from torch import nn
 
 from torchdoctor.demo import naive_loop
 from torchdoctor.demo.interleave import EpochBaton, run_interleaved
-from torchdoctor.demo.stack import (BASELINE_CONFIG, LARGE_BATCH, NAIVE_BATCH, Step,
-                                    cumulative_config, dataset_form, lr_scale,
-                                    uses_fused_optimizer, uses_trainer)
+from torchdoctor.demo.stack import (
+    BASELINE_CONFIG,
+    LARGE_BATCH,
+    NAIVE_BATCH,
+    Step,
+    cumulative_config,
+    dataset_form,
+    lr_scale,
+    uses_fused_optimizer,
+    uses_trainer,
+)
 from torchdoctor.demo.timing import TickOnIter, spread, steady_epoch_s
 from torchdoctor.demo.workload import Workload
 
@@ -62,8 +70,9 @@ class RowResult:
         return self.train_samples / max(self.epoch_s, 1e-9)
 
 
-def run_rows(workload: Workload, steps: list[Step], device: torch.device,
-             on_turn=None) -> list[RowResult]:
+def run_rows(
+    workload: Workload, steps: list[Step], device: torch.device, on_turn=None
+) -> list[RowResult]:
     """Every row of the plan, interleaved epoch by epoch (interleave.py), then each final model's
     accuracy. `on_turn(index, baton)` is called after each epoch of each row (progress)."""
     programs = [_row_program(workload, steps, index, device) for index in range(len(steps))]
@@ -72,21 +81,23 @@ def run_rows(workload: Workload, steps: list[Step], device: torch.device,
     for index, (baton, wall_s, peak) in enumerate(outcomes):
         step = steps[index]
         model, config = baton.result
-        results.append(RowResult(
-            key=step.key,
-            name=step.name,
-            label=step.label,
-            source=step.source,
-            changes_semantics=step.changes_semantics,
-            dataset=dataset_form(steps, index),
-            config=config,
-            epochs=workload.size.epochs,
-            train_samples=workload.n_train,
-            wall_s=wall_s,
-            peak_memory_bytes=peak,
-            final_accuracy=validation_accuracy(model, workload, device),
-            epoch_times_s=baton.times,
-        ))
+        results.append(
+            RowResult(
+                key=step.key,
+                name=step.name,
+                label=step.label,
+                source=step.source,
+                changes_semantics=step.changes_semantics,
+                dataset=dataset_form(steps, index),
+                config=config,
+                epochs=workload.size.epochs,
+                train_samples=workload.n_train,
+                wall_s=wall_s,
+                peak_memory_bytes=peak,
+                final_accuracy=validation_accuracy(model, workload, device),
+                epoch_times_s=baton.times,
+            )
+        )
         baton.result = None
     gc.collect()  # persistent DataLoader workers exit with their loaders
     if device.type == "cuda":
@@ -100,8 +111,9 @@ def _row_program(workload: Workload, steps: list[Step], index: int, device: torc
     return lambda baton: _run_script_loop(workload, steps, index, device, baton)
 
 
-def _run_script_loop(workload: Workload, steps: list[Step], index: int, device: torch.device,
-                     baton: EpochBaton):
+def _run_script_loop(
+    workload: Workload, steps: list[Step], index: int, device: torch.device, baton: EpochBaton
+):
     """Seed 001's own loop (`naive_loop.train`), with the fixes of rows 1..index applied to it
     the way a user would: a fused optimizer, the float32 data set, DataLoader workers."""
     from torchdoctor.trainer.setup import available_cores, resolve_workers
@@ -116,24 +128,31 @@ def _run_script_loop(workload: Workload, steps: list[Step], index: int, device: 
         _baseline_backend(device)  # global switches: another row may have changed them
 
     dl = {  # each pass over the training loader starts one epoch of the script's loop
-        "train": TickOnIter(torch.utils.data.DataLoader(train, batch_size=NAIVE_BATCH,
-                                                        shuffle=True, generator=shuffle,
-                                                        **loading),
-                            epoch_start),
-        "test": torch.utils.data.DataLoader(val, batch_size=NAIVE_BATCH, shuffle=False,
-                                            **loading),
+        "train": TickOnIter(
+            torch.utils.data.DataLoader(
+                train, batch_size=NAIVE_BATCH, shuffle=True, generator=shuffle, **loading
+            ),
+            epoch_start,
+        ),
+        "test": torch.utils.data.DataLoader(val, batch_size=NAIVE_BATCH, shuffle=False, **loading),
     }
     model = workload.new_model()
     fused = uses_fused_optimizer(steps, index)
     if fused:
         optimizer = workload.optimizer_factory(fused=True, device_type=device.type)(
-            model.parameters())
+            model.parameters()
+        )
     else:
         optimizer = naive_loop.build_optimizer(workload.recipe, model)  # as the script has it
-    naive_loop.train(model, dl, optimizer, epochs=workload.size.epochs, device=str(device),
-                     log=None)
-    config = {"batch_size": NAIVE_BATCH, "workers": workers, "device": str(device),
-              "optimizer": type(optimizer).__name__ + (" (fused)" if fused else "")}
+    naive_loop.train(
+        model, dl, optimizer, epochs=workload.size.epochs, device=str(device), log=None
+    )
+    config = {
+        "batch_size": NAIVE_BATCH,
+        "workers": workers,
+        "device": str(device),
+        "optimizer": type(optimizer).__name__ + (" (fused)" if fused else ""),
+    }
     return model, config
 
 
@@ -146,8 +165,9 @@ def _baseline_backend(device: torch.device) -> None:
         torch.backends.cuda.matmul.allow_tf32 = BASELINE_CONFIG["tf32"]
 
 
-def _run_trainer(workload: Workload, steps: list[Step], index: int, device: torch.device,
-                 baton: EpochBaton):
+def _run_trainer(
+    workload: Workload, steps: list[Step], index: int, device: torch.device, baton: EpochBaton
+):
     from torchdoctor.trainer import Trainer, TrainerConfig
     from torchdoctor.trainer.setup import apply_backend_flags
 
@@ -155,8 +175,9 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, device: torc
     if config["precision"] == "auto" and device.type == "cuda":
         # The AMP row must use autocast: "auto" would fall back to fp32 on GPUs without bf16.
         config["precision"] = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    trainer_config = TrainerConfig(**config, epochs=workload.size.epochs, device=str(device),
-                                   quiet=True, seed=workload.seed)
+    trainer_config = TrainerConfig(
+        **config, epochs=workload.size.epochs, device=str(device), quiet=True, seed=workload.seed
+    )
     train, val = workload.datasets(dataset_form(steps, index))
     fused = uses_fused_optimizer(steps, index)
     scale = lr_scale(steps, index)
@@ -181,7 +202,9 @@ def _run_trainer(workload: Workload, steps: list[Step], index: int, device: torc
     return trainer.model, config
 
 
-def warm_up(workload: Workload, device: torch.device, batch_sizes=(NAIVE_BATCH, LARGE_BATCH)) -> None:
+def warm_up(
+    workload: Workload, device: torch.device, batch_sizes=(NAIVE_BATCH, LARGE_BATCH)
+) -> None:
     """A few untimed steps at each batch size the rows use, so one-time costs (kernel selection,
     thread pools, allocator growth, CUDA context) are not charged to the first row."""
     model = workload.new_model().to(device)

@@ -14,8 +14,14 @@ from torchdoctor.demo.diagnosis import diagnose_naive, unavailable
 from torchdoctor.demo.meters import memory_kind
 from torchdoctor.demo.rows import RowResult, run_rows, warm_up
 from torchdoctor.demo.stack import plan
-from torchdoctor.demo.table import (add_speedups, caveats, check_writable, footnotes, render_table,
-                                    write_json)
+from torchdoctor.demo.table import (
+    add_speedups,
+    caveats,
+    check_writable,
+    footnotes,
+    render_table,
+    write_json,
+)
 from torchdoctor.demo.workload import prepare
 from torchdoctor.errors import UsageError
 
@@ -69,35 +75,53 @@ def run_demo(
     if json_path:
         check_writable(json_path)
     log = make_console(quiet)
-    log.print(f"torchdoctor demo: recipe {recipe} on {dev}"
-              f" ({'quick' if quick else 'full'} size), torch {torch.__version__}, "
-              f"{torch.get_num_threads()} intra-op thread(s)", markup=False)
+    log.print(
+        f"torchdoctor demo: recipe {recipe} on {dev}"
+        f" ({'quick' if quick else 'full'} size), torch {torch.__version__}, "
+        f"{torch.get_num_threads()} intra-op thread(s)",
+        markup=False,
+    )
 
-    log.print("\n[1/3] the naive loop (seed 001 as written): python -m "
-              "torchdoctor.demo.naive_loop", markup=False)
+    log.print(
+        "\n[1/3] the naive loop (seed 001 as written): python -m torchdoctor.demo.naive_loop",
+        markup=False,
+    )
     workload = prepare(recipe, quick, seed=seed, cache_dir=cache_dir)
-    log.print(f"      {workload.n_train} training and {len(workload.naive_data['test'])} "
-              f"validation images, {workload.size.epochs} epoch(s) per row", markup=False)
+    log.print(
+        f"      {workload.n_train} training and {len(workload.naive_data['test'])} "
+        f"validation images, {workload.size.epochs} epoch(s) per row",
+        markup=False,
+    )
 
     log.print("\n[2/3] what torchdoctor diagnose finds in it", markup=False)
-    diagnosis = diagnose_naive(workload, diagnose_steps, log) if diagnose else unavailable(
-        "skipped (--no-diagnose)")
+    diagnosis = (
+        diagnose_naive(workload, diagnose_steps, log)
+        if diagnose
+        else unavailable("skipped (--no-diagnose)")
+    )
 
     from torchdoctor.trainer.setup import has_conv
 
     ranking = [finding["id"] for finding in diagnosis["findings"]]
     steps = plan(dev.type, has_conv(workload.new_model()), ranking)
     order = "in the order of the findings above" if ranking else "in the default order"
-    log.print(f"\n[3/3] the fixes {order}, one per row ({len(steps)} rows, interleaved epoch by "
-              f"epoch)", markup=False)
+    log.print(
+        f"\n[3/3] the fixes {order}, one per row ({len(steps)} rows, interleaved epoch by epoch)",
+        markup=False,
+    )
     warm_up(workload, dev)
     rows = _run_rows(workload, steps, dev, quiet, log)
     add_speedups(rows)
 
     out = make_console()
     out.print()
-    out.print(render_table(rows, f"torchdoctor demo: {recipe} on {dev}, "
-                                 f"{workload.size.epochs} epoch(s) of {workload.n_train} samples"))
+    out.print(
+        render_table(
+            rows,
+            f"torchdoctor demo: {recipe} on {dev}, "
+            f"{workload.size.epochs} epoch(s) of {workload.n_train} samples",
+        )
+    )
     from torchdoctor.trainer.setup import available_cores
 
     for note in footnotes(rows) + caveats(rows, quick, available_cores()):
@@ -118,17 +142,22 @@ def _run_rows(workload, steps, device, quiet: bool, log) -> list[RowResult]:
             if baton.times:
                 latest[index] = baton.times[-1]
             if index == len(steps) - 1:
-                log.print(f"      epoch {len(baton.times)}/{epochs}, s per row: " + " ".join(
-                    f"{latest[i]:.2f}" for i in sorted(latest)), markup=False)
+                log.print(
+                    f"      epoch {len(baton.times)}/{epochs}, s per row: "
+                    + " ".join(f"{latest[i]:.2f}" for i in sorted(latest)),
+                    markup=False,
+                )
 
         return run_rows(workload, steps, device, on_turn=report)
     from rich.progress import Progress
 
     with Progress(console=make_console(quiet, stderr=True), transient=True) as progress:
-        task = progress.add_task(f"{len(steps)} rows x {epochs} epochs, interleaved",
-                                 total=len(steps) * epochs)
-        return run_rows(workload, steps, device,
-                        on_turn=lambda index, baton: progress.advance(task))
+        task = progress.add_task(
+            f"{len(steps)} rows x {epochs} epochs, interleaved", total=len(steps) * epochs
+        )
+        return run_rows(
+            workload, steps, device, on_turn=lambda index, baton: progress.advance(task)
+        )
 
 
 def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dict[str, Any]:
@@ -139,7 +168,8 @@ def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dic
         "version": torchdoctor.__version__,
         "recipe": recipe,
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda"
+        "device_name": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
         else platform.processor() or platform.machine(),
         "torch": torch.__version__,
         "cores": available_cores(),

@@ -14,8 +14,8 @@ Pure data, no torch: the plan for any device can be tested (and printed) on any 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Dataset = Literal["per_item", "vectorised"]
@@ -68,7 +68,7 @@ STACK: tuple[Step, ...] = (
         key="fused_optimizer",
         name="+ fused optimizer step",
         label="+ fused (multi-tensor) optimizer step: fused=True "
-              "(foreach=True on CPU, torch < 2.4)",
+        "(foreach=True on CPU, torch < 2.4)",
         source="torchdoctor diagnose D210",
         fused_optimizer=True,
         findings=("D210",),
@@ -77,7 +77,7 @@ STACK: tuple[Step, ...] = (
         key="vectorised",
         name="+ float32 built once",
         label="+ float32 tensors built once (from_numpy, vectorised) "
-              "instead of per item in float64",
+        "instead of per item in float64",
         source="seed 002 §8",
         dataset="vectorised",
         findings=("D105", "D106", "D108", "D111"),
@@ -86,7 +86,7 @@ STACK: tuple[Step, ...] = (
         key="trainer_loop",
         name="+ inference_mode, no .item() sync",
         label="+ torchdoctor.Trainer loop: inference_mode eval, no per-step .item() sync, "
-              "zero_grad(set_to_none)",
+        "zero_grad(set_to_none)",
         source="diagnose D303, D401; seed 000 §1.4, seed 004 §1",
         trainer_loop=True,
         findings=("D303", "D401", "D301"),
@@ -136,13 +136,15 @@ STACK: tuple[Step, ...] = (
         key="large_batch",
         name=f"+ batch {LARGE_BATCH}, lr x{LR_SCALE:g}",
         label=f"+ batch {LARGE_BATCH} with the learning rate scaled x{LR_SCALE:g} "
-              f"(linear rule: lr x batch/{NAIVE_BATCH})",
+        f"(linear rule: lr x batch/{NAIVE_BATCH})",
         source="seed 001 Mejora 3",
         config={"batch_size": LARGE_BATCH, "eval_batch_size": LARGE_BATCH},
         lr_scale=LR_SCALE,
-        changes_semantics=(f"batch size changes the optimisation: {LR_SCALE:g}x fewer steps per "
-                           f"epoch; lr scaled x{LR_SCALE:g} (linear rule, lr x batch/"
-                           f"{NAIVE_BATCH}), lr may need retuning"),
+        changes_semantics=(
+            f"batch size changes the optimisation: {LR_SCALE:g}x fewer steps per "
+            f"epoch; lr scaled x{LR_SCALE:g} (linear rule, lr x batch/"
+            f"{NAIVE_BATCH}), lr may need retuning"
+        ),
     ),
 )
 

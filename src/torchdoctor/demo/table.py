@@ -83,11 +83,13 @@ def caveats(rows: list[RowResult], quick: bool, cores: int = 2) -> list[str]:
     if not rows:
         return []
     if quick:
-        return [measurement_rule(rows[0].epochs),
-                f"note: quick runs are too short to measure: {rows[0].train_samples} samples x "
-                f"{rows[0].epochs} epoch(s) are dominated by fixed start-up costs (worker "
-                "processes, first allocations), so techniques can show as slowdowns; run "
-                "without --quick for real numbers"]
+        return [
+            measurement_rule(rows[0].epochs),
+            f"note: quick runs are too short to measure: {rows[0].train_samples} samples x "
+            f"{rows[0].epochs} epoch(s) are dominated by fixed start-up costs (worker "
+            "processes, first allocations), so techniques can show as slowdowns; run "
+            "without --quick for real numbers",
+        ]
     return [measurement_rule(rows[0].epochs)] + slowdown_notes(rows, cores)
 
 

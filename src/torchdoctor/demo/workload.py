@@ -6,10 +6,10 @@ sees the same samples, so rows differ only by the technique they add.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
 
 import torch
 from torch import nn
@@ -58,15 +58,18 @@ class Workload:
     def _vectorised(self):
         # Converted once: the rows share the float32 tensors (they are only read).
         train, test = self.naive_data["train"], self.naive_data["test"]
-        return (ImageArrayDataset(train.imgs, train.labels, train.classes),
-                ImageArrayDataset(test.imgs, test.labels, test.classes))
+        return (
+            ImageArrayDataset(train.imgs, train.labels, train.classes),
+            ImageArrayDataset(test.imgs, test.labels, test.classes),
+        )
 
     def new_model(self) -> nn.Module:
         torch.manual_seed(self.seed)
         return naive_loop.build_model(self.recipe, self.naive_data, self.size.width)
 
-    def optimizer_factory(self, fused: bool = False, device_type: str = "cpu",
-                          lr_scale: float = 1.0) -> Callable:
+    def optimizer_factory(
+        self, fused: bool = False, device_type: str = "cpu", lr_scale: float = 1.0
+    ) -> Callable:
         """The naive script's optimizer; `fused`: the same update with the multi-tensor step;
         `lr_scale`: its learning rate multiplied (the large-batch row's linear scaling rule)."""
         kind = torch.optim.AdamW if self.recipe == "shapes" else torch.optim.Adam
@@ -79,8 +82,14 @@ class Workload:
         args = ["--recipe", self.recipe, "--epochs", str(epochs), "--seed", str(self.seed)]
         if self.data_dir is not None:
             return args + ["--data", str(self.data_dir)]
-        return args + ["--n-train", str(self.size.n_train), "--n-val", str(self.size.n_val),
-                       "--width", str(self.size.width)]
+        return args + [
+            "--n-train",
+            str(self.size.n_train),
+            "--n-val",
+            str(self.size.n_val),
+            "--width",
+            str(self.size.width),
+        ]
 
 
 def fused_kwargs(device_type: str) -> dict:
@@ -96,7 +105,9 @@ def prepare(recipe: str, quick: bool, seed: int = 0, cache_dir=None) -> Workload
     if recipe == "shapes":
         from torchdoctor.data.shapes import shapes_dataset
 
-        root = shapes_dataset(n_train=size.n_train, n_val=size.n_val, seed=seed, cache_dir=cache_dir)
+        root = shapes_dataset(
+            n_train=size.n_train, n_val=size.n_val, seed=seed, cache_dir=cache_dir
+        )
         return Workload(recipe, size, naive_loop.shapes_datasets(root), root, seed)
     data = naive_loop.cifar_datasets(size.n_train, size.n_val, seed=seed)
     return Workload(recipe, size, data, None, seed)

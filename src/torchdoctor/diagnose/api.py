@@ -1,9 +1,9 @@
 """Python API of `torchdoctor diagnose`.
 
-    report = diagnose_script("train.py", ["--epochs", "1"], steps=20)
-    with torchdoctor.watch() as w:      # in a notebook: diagnose the code in the block
-        train(model, loader)
-    w.report.verdict
+report = diagnose_script("train.py", ["--epochs", "1"], steps=20)
+with torchdoctor.watch() as w:      # in a notebook: diagnose the code in the block
+    train(model, loader)
+w.report.verdict
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from torchdoctor.diagnose.observe import build_run
 from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.runner import run_program
-from torchdoctor.diagnose.target import resolve_target
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
+from torchdoctor.diagnose.target import resolve_target
 from torchdoctor.errors import UsageError
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]

@@ -71,7 +71,9 @@ def merge_rank_observations(main: RunObservation, ranks: list[dict | None]) -> R
     main.distributed.world_size = world_size
     missing = [rank for rank, run in enumerate(ranks) if run is None]
     for rank in missing:
-        main.notes.append(f"rank {rank} wrote no observations (it crashed or did not finish in time)")
+        main.notes.append(
+            f"rank {rank} wrote no observations (it crashed or did not finish in time)"
+        )
     reported = [run for run in ranks if run is not None]
     step_s = [_median_step_s(run) for run in reported]
     batches = [_median_batch(run) for run in reported]
@@ -84,8 +86,15 @@ def merge_rank_observations(main: RunObservation, ranks: list[dict | None]) -> R
     if not missing and all(value is not None for value in comm_s):
         main.distributed.per_rank_comm_s = comm_s
     for rank, run in enumerate(ranks):
-        if run is not None and rank != 0 and run.get("status") == "crashed" and main.status != "crashed":
+        if (
+            run is not None
+            and rank != 0
+            and run.get("status") == "crashed"
+            and main.status != "crashed"
+        ):
             main.status = "crashed"
             main.error = f"rank {rank}: {run.get('error') or 'crashed'}"
-    main.notes.append(f"merged the observations of {world_size - len(missing)} of {world_size} ranks")
+    main.notes.append(
+        f"merged the observations of {world_size - len(missing)} of {world_size} ranks"
+    )
     return main

@@ -18,8 +18,9 @@ patching torch a second time. Every list is empty in a plain diagnosis, and each
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
+# "measured": timed on the user's own program (a what-if probe, a --try trial, a measured phase
+# that the fix removes); "estimated": a model of the fix (Amdahl over measured phases, a table).
+SavingBasis = Literal["measured", "estimated"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -21,6 +24,8 @@ class Finding:
     explanation: str = ""  # why this matters, two sentences at most
     changes_semantics: bool = False  # True: a suggestion (batch size, lr), never auto-applied
     details: dict = field(default_factory=dict)  # machine-readable numbers behind the evidence
+    saving_basis: SavingBasis = "estimated"  # how `saving` was obtained (renderers say which)
+    saving_how: str = ""  # one line: what was timed, or what the estimate assumes
 
     def to_dict(self) -> dict:
         return asdict(self)

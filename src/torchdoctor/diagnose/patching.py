@@ -7,7 +7,8 @@ Probes patch class and module attributes of torch (`torch.Tensor.item`, `DataLoa
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _MISSING = object()
 

@@ -78,10 +78,14 @@ def _report_crash(exc: BaseException) -> ProgramEnd:
         print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
         return ProgramEnd("crashed", 1, _error_line(exc))
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-    print(f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
-          "program's): please report it", file=sys.stderr)
-    return ProgramEnd("crashed", 1, f"torchdoctor internal error at diagnose/{ours}: "
-                      f"{_error_line(exc)}")
+    print(
+        f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
+        "program's): please report it",
+        file=sys.stderr,
+    )
+    return ProgramEnd(
+        "crashed", 1, f"torchdoctor internal error at diagnose/{ours}: {_error_line(exc)}"
+    )
 
 
 def _error_line(exc: BaseException) -> str:
@@ -157,8 +161,7 @@ def _hard_exit_patch(on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callab
             cleanup()
             on_hard_exit(ProgramEnd("completed", int(code)))
         except BaseException as exc:  # never keep the program from exiting
-            print(f"torchdoctor: error: no report at os._exit: {_error_line(exc)}",
-                  file=sys.stderr)
+            print(f"torchdoctor: error: no report at os._exit: {_error_line(exc)}", file=sys.stderr)
         finally:
             _flush(sys.stdout)
             _flush(sys.stderr)

@@ -43,7 +43,7 @@ def batch_size(training: list, groups: list[list[float]]) -> int | None:
         samples = 0
         for end in group:
             before = [f for f in remaining if f.t0 < end]
-            remaining = remaining[len(before):]
+            remaining = remaining[len(before) :]
             if before:
                 samples += max(f.batch_size for f in before)
         samples_per_update.append(samples)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import bisect
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from torchdoctor.diagnose.step_samples import batch_size, per_update
 
@@ -116,8 +117,9 @@ class StepTracker:
         self.backwards = 0
         self.forwards_seen = 0  # root model forwards, training and evaluation
         self.on_step_end: list[Callable[[StepRecord], None]] = []
-        # optional: called with the phase that starts at each transition (CUDA event timing)
-        self.marker: Callable[[str], None] | None = None
+        # called with the phase that starts at each transition (CUDA event timing, per-phase
+        # memory, the line sampler); probes add and remove themselves, so keep it cheap when empty
+        self.phase_listeners: list[Callable[[str], None]] = []
         self._t_last = self.origin
         self._state = _StepState(self.origin)
         self._unsettled: tuple[StepRecord, _StepState] | None = None
@@ -135,15 +137,17 @@ class StepTracker:
     def push(self, phase: str) -> None:
         self._close(self.clock())
         self.stack.append(phase)
-        if self.marker is not None:
-            self.marker(phase)
+        for listener in self.phase_listeners:
+            listener(phase)
 
     def pop(self) -> None:
         self._close(self.clock())
         if self.stack:
             self.stack.pop()
-        if self.marker is not None:
-            self.marker(self.stack[-1] if self.stack else OTHER)
+        if self.phase_listeners:
+            current = self.stack[-1] if self.stack else OTHER
+            for listener in self.phase_listeners:
+                listener(current)
 
     def recent_forwards(self, count: int) -> list[ForwardRecord]:
         """The last `count` root forwards of the step in progress."""

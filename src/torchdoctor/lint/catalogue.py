@@ -16,7 +16,9 @@ _SAFETY = {"safe": "safe fix", "unsafe": "unsafe fix (`--unsafe-fixes`)", "none"
 
 def _demote(text: str) -> str:
     """Rule docstrings use `##` headings; inside the catalogue they sit one level lower."""
-    return "\n".join("###" + line[2:] if line.startswith("## ") else line for line in text.splitlines())
+    return "\n".join(
+        "###" + line[2:] if line.startswith("## ") else line for line in text.splitlines()
+    )
 
 
 def catalogue() -> str:
@@ -29,11 +31,21 @@ def catalogue() -> str:
         "| --- | --- | --- | --- |",
     ]
     for cls in rule_classes():
-        out.append(f"| [{cls.code}](#{cls.code.lower()}-{cls.name}) | `{cls.name}` | {_SAFETY[cls.fix_safety]} | {cls.summary()} |")
-    out.append("| TD000 | `syntax-error` | no fix | The file does not parse; reported instead of other findings. |")
+        out.append(
+            f"| [{cls.code}](#{cls.code.lower()}-{cls.name}) | `{cls.name}` | {_SAFETY[cls.fix_safety]} | {cls.summary()} |"
+        )
+    out.append(
+        "| TD000 | `syntax-error` | no fix | The file does not parse; reported instead of other findings. |"
+    )
     for cls in rule_classes():
-        out += ["", f"## {cls.code} {cls.name}", "", f"Fix: {_SAFETY[cls.fix_safety]}. Severity: {cls.level}.", "",
-                _demote(cls.doc())]
+        out += [
+            "",
+            f"## {cls.code} {cls.name}",
+            "",
+            f"Fix: {_SAFETY[cls.fix_safety]}. Severity: {cls.level}.",
+            "",
+            _demote(cls.doc()),
+        ]
     return "\n".join(out) + "\n"
 
 

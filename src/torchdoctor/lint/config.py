@@ -81,7 +81,9 @@ def load_config(start: Path) -> LintConfig:
     if pyproject is None:
         return LintConfig()
     if _toml is None:
-        return LintConfig(notes=[f"{pyproject}: cannot read TOML on this Python (install tomli); config ignored"])
+        return LintConfig(
+            notes=[f"{pyproject}: cannot read TOML on this Python (install tomli); config ignored"]
+        )
     try:
         data = _toml.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
@@ -91,8 +93,10 @@ def load_config(start: Path) -> LintConfig:
         raise UsageError(f"{pyproject}: [tool.torchdoctor.lint] must be a table")
     unknown = sorted(set(table) - _KEYS)
     if unknown:  # a misspelled key would otherwise be ignored without a word
-        raise UsageError(f"{pyproject}: [tool.torchdoctor.lint]: unknown key {unknown[0]!r} "
-                         f"(known: {', '.join(sorted(_KEYS - {'per_file_ignores'}))})")
+        raise UsageError(
+            f"{pyproject}: [tool.torchdoctor.lint]: unknown key {unknown[0]!r} "
+            f"(known: {', '.join(sorted(_KEYS - {'per_file_ignores'}))})"
+        )
     per_file = table.get("per-file-ignores", table.get("per_file_ignores", {}))
     if not isinstance(per_file, dict):
         raise UsageError(f"{pyproject}: per-file-ignores must be a table of glob = [codes]")

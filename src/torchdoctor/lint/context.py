@@ -8,7 +8,7 @@ name that is not imported from torch is not torch.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
@@ -37,7 +37,7 @@ _CANONICAL_PREFIXES = (
 def canonical(name: str) -> str:
     for prefix, replacement in _CANONICAL_PREFIXES:
         if name.startswith(prefix):
-            return replacement + name[len(prefix):]
+            return replacement + name[len(prefix) :]
     return name
 
 
@@ -62,7 +62,9 @@ class FileContext:
         key = id(node)
         if key not in self._qualified:
             scope = self._scopes.get(node)
-            self._qualified[key] = scope.get_qualified_names_for(node) if scope is not None else set()
+            self._qualified[key] = (
+                scope.get_qualified_names_for(node) if scope is not None else set()
+            )
         return self._qualified[key]
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
@@ -174,8 +176,14 @@ class FileContext:
         pos = self._positions[node]
         line_text = self.lines[pos.start.line - 1] if pos.start.line <= len(self.lines) else ""
         return Violation(
-            code=rule.code, name=rule.name, message=message,
-            line=pos.start.line, column=pos.start.column + 1,
-            end_line=pos.end.line, end_column=pos.end.column + 1,
-            fix=fix, path=self.path, line_text=line_text,
+            code=rule.code,
+            name=rule.name,
+            message=message,
+            line=pos.start.line,
+            column=pos.start.column + 1,
+            end_line=pos.end.line,
+            end_column=pos.end.column + 1,
+            fix=fix,
+            path=self.path,
+            line_text=line_text,
         )

@@ -14,10 +14,25 @@ from pathlib import Path
 from torchdoctor.errors import UsageError
 from torchdoctor.lint.gitignore import IgnoreRules, is_ignored
 
-DEFAULT_EXCLUDES = frozenset({
-    ".venv", "venv", ".git", "__pycache__", "build", "dist", "node_modules",
-    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".hg", ".svn",
-})
+DEFAULT_EXCLUDES = frozenset(
+    {
+        ".venv",
+        "venv",
+        ".git",
+        "__pycache__",
+        "build",
+        "dist",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".eggs",
+        ".hg",
+        ".svn",
+    }
+)
 SUFFIXES = (".py", ".pyi")
 
 
@@ -37,7 +52,9 @@ def _repo_ignores(folder: Path) -> list[IgnoreRules]:
     return stack
 
 
-def _walk(folder: Path, stack: list[IgnoreRules], exclude: IgnoreRules | None, out: list[Path]) -> None:
+def _walk(
+    folder: Path, stack: list[IgnoreRules], exclude: IgnoreRules | None, out: list[Path]
+) -> None:
     if (folder / ".gitignore").is_file():
         stack = [*stack, IgnoreRules.from_file(folder / ".gitignore")]
     try:

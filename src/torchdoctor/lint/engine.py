@@ -38,8 +38,18 @@ def _syntax_error(path: str, source: str, exc: Exception) -> Violation:
     message = getattr(exc, "message", None) or str(exc).splitlines()[0]
     lines = source.splitlines()
     text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return Violation(SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME, f"SyntaxError: {message}",
-                     line, column, line, column, None, path, text)
+    return Violation(
+        SYNTAX_ERROR_CODE,
+        SYNTAX_ERROR_NAME,
+        f"SyntaxError: {message}",
+        line,
+        column,
+        line,
+        column,
+        None,
+        path,
+        text,
+    )
 
 
 # Every rule needs one of these words in the file to fire; a file without any of them is not
@@ -69,11 +79,15 @@ def _run_rules(ctx: FileContext, rules, notes: list[str]) -> list[Violation]:
         try:
             found.extend(rule.check(ctx))
         except Exception as exc:  # a bug in one rule must not stop the run or hide other findings
-            notes.append(f"{ctx.path}: internal error in {rule.code}, skipped: {type(exc).__name__}: {exc}")
+            notes.append(
+                f"{ctx.path}: internal error in {rule.code}, skipped: {type(exc).__name__}: {exc}"
+            )
     return found
 
 
-def check_source(source: str, path: str, rules, notes: list[str] | None = None) -> tuple[list[Violation], cst.Module | None]:
+def check_source(
+    source: str, path: str, rules, notes: list[str] | None = None
+) -> tuple[list[Violation], cst.Module | None]:
     """Violations of `rules` (noqa applied), and the parsed module (None on a syntax error or
     when the file is not PyTorch code)."""
     if not _relevant(source):
@@ -97,7 +111,9 @@ def check_source(source: str, path: str, rules, notes: list[str] | None = None) 
     return kept, module
 
 
-def lint_source(source: str, path: str, rules, fix: bool = False, unsafe: bool = False) -> FileResult:
+def lint_source(
+    source: str, path: str, rules, fix: bool = False, unsafe: bool = False
+) -> FileResult:
     result = FileResult(path, source)
     current = source
     violations, module = check_source(current, path, rules, result.notes)

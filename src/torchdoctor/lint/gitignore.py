@@ -44,7 +44,7 @@ def _glob_to_regex(glob: str) -> str:
                 out.append(re.escape(ch))
                 i += 1
             else:
-                body = glob[i + 1:close].replace("\\", "\\\\")
+                body = glob[i + 1 : close].replace("\\", "\\\\")
                 if body.startswith("!"):
                     body = "^" + body[1:]
                 out.append(f"[{body}]")
@@ -86,11 +86,11 @@ class IgnoreRules:
         self.patterns = patterns
 
     @classmethod
-    def from_lines(cls, base: Path, lines) -> "IgnoreRules":
+    def from_lines(cls, base: Path, lines) -> IgnoreRules:
         return cls(base, [p for p in map(parse_pattern, lines) if p is not None])
 
     @classmethod
-    def from_file(cls, path: Path) -> "IgnoreRules":
+    def from_file(cls, path: Path) -> IgnoreRules:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:

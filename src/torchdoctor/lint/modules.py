@@ -10,18 +10,35 @@ asking "does this model have BatchNorm?" stays silent rather than guess from the
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 
 from torchdoctor.lint.patterns import walk
 
 # methods that return the module they are called on
-_SAME_MODULE_METHODS = {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval",
-                        "requires_grad_", "to_empty", "share_memory", "apply"}
+_SAME_MODULE_METHODS = {
+    "to",
+    "cuda",
+    "cpu",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "train",
+    "eval",
+    "requires_grad_",
+    "to_empty",
+    "share_memory",
+    "apply",
+}
 # calls that wrap their first argument and behave like it
-_WRAPPERS = {"torch.compile", "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-             "torch.nn.SyncBatchNorm.convert_sync_batchnorm"}
+_WRAPPERS = {
+    "torch.compile",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.DataParallel",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+}
 _MAX_DEPTH = 12
 
 
@@ -72,7 +89,9 @@ class LayerFinder:
             return self._definition(expr.func.value, depth + 1)
         return None
 
-    def _calls_below(self, node: cst.CSTNode, depth: int, skip_functions: bool = True) -> cst.Call | None:
+    def _calls_below(
+        self, node: cst.CSTNode, depth: int, skip_functions: bool = True
+    ) -> cst.Call | None:
         for child in walk(self.ctx, node, skip_functions=skip_functions):
             if isinstance(child, cst.Call):
                 name = self.ctx.call_name(child) or ""

@@ -6,19 +6,37 @@ Each answer needs evidence in the code; "don't know" is always answered as "no".
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
 from torchdoctor.lint.context import FileContext
 
 DATALOADER = "torch.utils.data.DataLoader"
-GRAD_OFF_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"}
+GRAD_OFF_CONTEXTS = {
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.set_grad_enabled",
+    "torch.enable_grad",
+}
 # iterator wrappers whose loop yields the wrapped loader's batches
 _ITER_WRAPPERS = {"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
 # calls that store their arguments rather than run them
-_RECORD_BUILDERS = {"dict", "list", "tuple", "set", "append", "extend", "insert", "add", "update", "setdefault"}
-_MODEL_NAME_RE = re.compile(r"(model|net|network|encoder|decoder|classifier|backbone)$", re.IGNORECASE)
+_RECORD_BUILDERS = {
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "append",
+    "extend",
+    "insert",
+    "add",
+    "update",
+    "setdefault",
+}
+_MODEL_NAME_RE = re.compile(
+    r"(model|net|network|encoder|decoder|classifier|backbone)$", re.IGNORECASE
+)
 # `get_model()`, `build_net()`: functions that return a model, not models
 _FACTORY_RE = re.compile(r"(get|build|make|create|load|init|setup|new)_", re.IGNORECASE)
 
@@ -71,8 +89,11 @@ def value_method(ctx, node: cst.CSTNode, *names: str) -> bool:
 
 def method_call(node: cst.CSTNode, *names: str) -> bool:
     """`node` is `<something>.<one of names>(...)`."""
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in names)
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in names
+    )
 
 
 def terminal_name(expr: cst.BaseExpression) -> str | None:
@@ -100,7 +121,9 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
 
 
-def walk(ctx, node: cst.CSTNode, skip_functions: bool = True, skip_loops: bool = False) -> Iterator[cst.CSTNode]:
+def walk(
+    ctx, node: cst.CSTNode, skip_functions: bool = True, skip_loops: bool = False
+) -> Iterator[cst.CSTNode]:
     """All nodes below `node` (pre-order), not entering nested function/class bodies (and,
     with `skip_loops`, not entering nested loops)."""
     children = ctx.children
@@ -108,7 +131,9 @@ def walk(ctx, node: cst.CSTNode, skip_functions: bool = True, skip_loops: bool =
     while stack:
         current = stack.pop()
         yield current
-        if (skip_functions and isinstance(current, _SCOPES)) or (skip_loops and isinstance(current, _LOOPS)):
+        if (skip_functions and isinstance(current, _SCOPES)) or (
+            skip_loops and isinstance(current, _LOOPS)
+        ):
             continue
         stack.extend(reversed(children(current)))
 
@@ -122,7 +147,9 @@ def is_cuda_device(ctx: FileContext, expr: cst.BaseExpression | None, depth: int
     if text is not None:
         return text.startswith("cuda")
     if isinstance(expr, cst.IfExp):
-        return is_cuda_device(ctx, expr.body, depth + 1) or is_cuda_device(ctx, expr.orelse, depth + 1)
+        return is_cuda_device(ctx, expr.body, depth + 1) or is_cuda_device(
+            ctx, expr.orelse, depth + 1
+        )
     if isinstance(expr, cst.Call) and ctx.call_name(expr) == "torch.device":
         return is_cuda_device(ctx, argument(expr, "type", 0), depth + 1)
     if isinstance(expr, cst.Name):
@@ -149,7 +176,11 @@ def unwrap_iterable(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpre
     """`enumerate(tqdm(loader))` -> `loader`."""
     while isinstance(expr, cst.Call) and expr.args and not expr.args[0].keyword:
         name = ctx.call_name(expr) or terminal_name(expr.func)
-        if name not in _ITER_WRAPPERS and terminal_name(expr.func) not in ("enumerate", "iter", "tqdm"):
+        if name not in _ITER_WRAPPERS and terminal_name(expr.func) not in (
+            "enumerate",
+            "iter",
+            "tqdm",
+        ):
             break
         expr = expr.args[0].value
     return expr
@@ -174,8 +205,11 @@ def batch_names(ctx: FileContext, loop: cst.For) -> set[str]:
     for stmt in loop.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)
-                        and small.value.value in names):
+                if (
+                    isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value in names
+                ):
                     for target in small.targets:
                         names |= names_in(target.target)
     return names
@@ -193,8 +227,10 @@ def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
             for decorator in ancestor.decorators:
                 if _grad_context_name(ctx, decorator.decorator) in GRAD_OFF_CONTEXTS:
                     return True
-            if any(isinstance(n, cst.Call) and ctx.call_name(n) == "torch.set_grad_enabled"
-                   for n in walk(ctx, ancestor.body)):
+            if any(
+                isinstance(n, cst.Call) and ctx.call_name(n) == "torch.set_grad_enabled"
+                for n in walk(ctx, ancestor.body)
+            ):
                 return True
     return False
 
@@ -210,7 +246,9 @@ def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     if name and _MODEL_NAME_RE.search(name) and not _FACTORY_RE.match(name):
         return True
     value = ctx.single_value(expr)
-    if isinstance(value, cst.Call) and not isinstance(value.func, cst.Call):  # `nn.MSELoss()(a, b)` is a tensor
+    if isinstance(value, cst.Call) and not isinstance(
+        value.func, cst.Call
+    ):  # `nn.MSELoss()(a, b)` is a tensor
         qualified = ctx.call_name(value) or ""
         return qualified.startswith("torch.nn.") and qualified[9:10].isupper()
     return False
@@ -227,7 +265,9 @@ def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bo
             return True
         if direct or terminal_name(node.func) in _RECORD_BUILDERS:
             continue
-        passed = [a.value for a in positional(node) if isinstance(a.value, (cst.Name, cst.Attribute))]
+        passed = [
+            a.value for a in positional(node) if isinstance(a.value, (cst.Name, cst.Attribute))
+        ]
         if any(is_model_like(ctx, value) for value in passed):
             return True
     return False
@@ -238,7 +278,9 @@ def calls_backward(ctx, body: cst.CSTNode) -> bool:
 
 
 # --- numerics ------------------------------------------------------------------------------
-def function_or_method(ctx: FileContext, node, function: str, method: str) -> cst.BaseExpression | None:
+def function_or_method(
+    ctx: FileContext, node, function: str, method: str
+) -> cst.BaseExpression | None:
     """The operand of `torch.<function>(x, ...)` or `x.<method>(...)`; None when neither."""
     if not isinstance(node, cst.Call):
         return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
 
 from torchdoctor.lint.model import FIX_SAFETIES, Violation
 
@@ -27,7 +28,7 @@ class Rule:
     # SARIF level / severity: "warning" for performance, "error" for correctness bugs.
     level: ClassVar[str] = "warning"
 
-    def check(self, ctx: "FileContext") -> Iterator[Violation]:  # pragma: no cover - abstract
+    def check(self, ctx: FileContext) -> Iterator[Violation]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     @classmethod
@@ -47,7 +48,7 @@ class Rule:
         out = {}
         for i, match in enumerate(heads):
             end = heads[i + 1].start() if i + 1 < len(heads) else len(doc)
-            out[match.group(1)] = doc[match.end():end].strip()
+            out[match.group(1)] = doc[match.end() : end].strip()
         return out
 
     @classmethod
@@ -61,5 +62,7 @@ class Rule:
         if cls.fix_safety not in FIX_SAFETIES:
             problems.append(f"{cls.__name__}: bad fix_safety {cls.fix_safety!r}")
         if tuple(cls.sections()) != DOC_SECTIONS:
-            problems.append(f"{cls.code}: docstring sections {tuple(cls.sections())} != {DOC_SECTIONS}")
+            problems.append(
+                f"{cls.code}: docstring sections {tuple(cls.sections())} != {DOC_SECTIONS}"
+            )
         return problems

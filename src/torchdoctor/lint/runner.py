@@ -45,9 +45,14 @@ class RunResult:
     def diff_text(self) -> str:
         chunks = []
         for f in self.changed_files:
-            chunks.extend(difflib.unified_diff(
-                f.source.splitlines(keepends=True), f.fixed_source.splitlines(keepends=True),
-                fromfile=f"a/{f.path}", tofile=f"b/{f.path}"))
+            chunks.extend(
+                difflib.unified_diff(
+                    f.source.splitlines(keepends=True),
+                    f.fixed_source.splitlines(keepends=True),
+                    fromfile=f"a/{f.path}",
+                    tofile=f"b/{f.path}",
+                )
+            )
         return "".join(chunks)
 
 
@@ -79,7 +84,11 @@ def _lint_file(args) -> FileResult:
     rules = [r for r in all_rules() if r.code in codes]
     text, problem = _read(Path(path))
     if text is None:
-        return FileResult(path, "", [Violation(SYNTAX_ERROR_CODE, "syntax-error", problem, 1, 1, 1, 1, None, path)])
+        return FileResult(
+            path,
+            "",
+            [Violation(SYNTAX_ERROR_CODE, "syntax-error", problem, 1, 1, 1, 1, None, path)],
+        )
     return lint_source(text, path, rules, fix=fix, unsafe=unsafe)
 
 
@@ -115,6 +124,8 @@ def run_lint(paths: list[str], options: LintOptions, config: LintConfig | None =
         for result in results:
             if result.changed:
                 path = Path(result.path)  # written back in the encoding it was read with
-                path.write_text(result.fixed_source, encoding=source_encoding(path.read_bytes()), newline="")
+                path.write_text(
+                    result.fixed_source, encoding=source_encoding(path.read_bytes()), newline=""
+                )
     notes = list(config.notes) + [note for r in results for note in dict.fromkeys(r.notes)]
     return RunResult(results, notes)

@@ -46,7 +46,11 @@ def known_shape(ctx, expr: cst.BaseExpression | None, depth: int = 0) -> tuple[i
     if name in _SIZED_FACTORIES:
         if name == "torch.full":  # full(size, fill_value)
             size = argument(expr, "size", 0)
-            return _size_arguments(cst.Call(func=expr.func, args=[cst.Arg(size)])) if size is not None else None
+            return (
+                _size_arguments(cst.Call(func=expr.func, args=[cst.Arg(size)]))
+                if size is not None
+                else None
+            )
         return _size_arguments(expr)
     return None
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from torchdoctor.lint.model import Violation
 
 _FILE_RE = re.compile(r"#\s*torchdoctor:\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
-_LINE_RE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_LINE_RE = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
 ALL = frozenset({"*"})
 
 

@@ -16,10 +16,29 @@ import libcst as cst
 from torchdoctor.lint.patterns import is_model_like, terminal_name
 
 # torch namespaces whose lower-case functions return tensors
-_TENSOR_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+_TENSOR_NAMESPACES = (
+    "torch.",
+    "torch.nn.functional.",
+    "torch.linalg.",
+    "torch.fft.",
+    "torch.special.",
+)
 _NOT_TENSOR_FUNCTIONS = {
-    "device", "load", "save", "compile", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled",
-    "manual_seed", "get_default_dtype", "is_tensor", "is_grad_enabled", "numel", "get_rng_state", "typename",
+    "device",
+    "load",
+    "save",
+    "compile",
+    "no_grad",
+    "inference_mode",
+    "enable_grad",
+    "set_grad_enabled",
+    "manual_seed",
+    "get_default_dtype",
+    "is_tensor",
+    "is_grad_enabled",
+    "numel",
+    "get_rng_state",
+    "typename",
 }
 _LOSS_CALLEE_RE = re.compile(r"(^|_)(loss|criterion)(_|fn|$)", re.IGNORECASE)
 # attributes of a tensor that are tensors again
@@ -29,13 +48,15 @@ _MAX_DEPTH = 8
 
 def _is_tensor_function(name: str) -> bool:
     for namespace in _TENSOR_NAMESPACES:
-        rest = name[len(namespace):] if name.startswith(namespace) else ""
+        rest = name[len(namespace) :] if name.startswith(namespace) else ""
         if rest and "." not in rest and rest[:1].islower() and rest not in _NOT_TENSOR_FUNCTIONS:
             return True
     return False
 
 
-def is_tensor(ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(), depth: int = 0) -> bool:
+def is_tensor(
+    ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(), depth: int = 0
+) -> bool:
     """`expr` evaluates to a tensor; `known`: names already known to hold tensors (losses)."""
     if expr is None or depth > _MAX_DEPTH:
         return False
@@ -51,13 +72,17 @@ def is_tensor(ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(
     if isinstance(expr, cst.Attribute):
         if expr.attr.value == "grad":
             return True
-        return expr.attr.value in _TENSOR_ATTRIBUTES and is_tensor(ctx, expr.value, known, depth + 1)
+        return expr.attr.value in _TENSOR_ATTRIBUTES and is_tensor(
+            ctx, expr.value, known, depth + 1
+        )
     if isinstance(expr, cst.Subscript):
         return is_tensor(ctx, expr.value, known, depth + 1)
     if isinstance(expr, cst.UnaryOperation):
         return is_tensor(ctx, expr.expression, known, depth + 1)
     if isinstance(expr, cst.BinaryOperation):
-        return is_tensor(ctx, expr.left, known, depth + 1) or is_tensor(ctx, expr.right, known, depth + 1)
+        return is_tensor(ctx, expr.left, known, depth + 1) or is_tensor(
+            ctx, expr.right, known, depth + 1
+        )
     if isinstance(expr, cst.Comparison):
         operands = [expr.left, *(c.comparator for c in expr.comparisons)]
         return any(is_tensor(ctx, o, known, depth + 1) for o in operands)

@@ -10,7 +10,7 @@ Generating data happens when a factory is called, never at import.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torchdoctor.recipes import checkerboard, cifar_resnet, shapes
 from torchdoctor.recipes.base import Recipe

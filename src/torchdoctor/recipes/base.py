@@ -10,8 +10,9 @@ which `torchdoctor train path/to/file.py` loads (see torchdoctor.recipes.loading
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import torch
 from torch import nn

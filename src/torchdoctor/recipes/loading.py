@@ -14,8 +14,9 @@ import inspect
 import itertools
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from torchdoctor.errors import TorchdoctorError, UsageError
 from torchdoctor.recipes.base import Recipe
@@ -34,7 +35,9 @@ def load_recipe(spec: str, **options: Any) -> Recipe:
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         return _load_user_file(Path(spec), options)
     known = ", ".join(sorted(REGISTRY))
-    raise UsageError(f"unknown recipe {spec!r}; built-in recipes: {known} (or a path to a .py file)")
+    raise UsageError(
+        f"unknown recipe {spec!r}; built-in recipes: {known} (or a path to a .py file)"
+    )
 
 
 def _load_user_file(path: Path, options: dict[str, Any]) -> Recipe:
@@ -134,8 +137,12 @@ def _coerce_options(name: str, factory: Callable[..., Any], options: dict[str, A
     for key, value in options.items():
         param = params.get(key)
         if param is None:
-            known = ", ".join(p for p in params if params[p].kind is inspect.Parameter.KEYWORD_ONLY
-                              or params[p].default is not inspect.Parameter.empty)
+            known = ", ".join(
+                p
+                for p in params
+                if params[p].kind is inspect.Parameter.KEYWORD_ONLY
+                or params[p].default is not inspect.Parameter.empty
+            )
             raise UsageError(f"recipe {name!r} has no option {key!r}; options: {known}")
         coerced[key] = _convert(name, key, value, param.default)
     return coerced

@@ -21,8 +21,9 @@ def recipe(
     cache_dir: str | None = None,
 ) -> Recipe:
     """n_train / n_val are images per class; image_size is the side the images are resized to."""
-    root = shapes_dataset(n_train=n_train, n_val=n_val, image_size=image_size, seed=seed,
-                          cache_dir=cache_dir)
+    root = shapes_dataset(
+        n_train=n_train, n_val=n_val, image_size=image_size, seed=seed, cache_dir=cache_dir
+    )
     train = ImageFolder(root / "train", size=image_size)
     val = ImageFolder(root / "val", size=image_size)
     torch.manual_seed(seed)

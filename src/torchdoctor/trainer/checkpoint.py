@@ -59,7 +59,9 @@ def check_loadable(value: Any, where: str = "state") -> None:
     if isinstance(value, (dict, collections.OrderedDict)):
         for key, item in value.items():
             if not isinstance(key, (str, int)):
-                raise CheckpointError(f"{where} has a key of type {type(key).__name__}; use str or int keys")
+                raise CheckpointError(
+                    f"{where} has a key of type {type(key).__name__}; use str or int keys"
+                )
             check_loadable(item, f"{where}[{key!r}]")
         return
     if isinstance(value, (list, tuple)):
@@ -88,7 +90,9 @@ def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
     check_loadable(state)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
-        raise CheckpointError(f"cannot write checkpoint {path}: directory {directory} does not exist")
+        raise CheckpointError(
+            f"cannot write checkpoint {path}: directory {directory} does not exist"
+        )
     temp_name = None
     try:
         fd, temp_name = tempfile.mkstemp(prefix=f"{_TEMP_PREFIX}{path.name}.", dir=directory)
@@ -102,7 +106,11 @@ def save_checkpoint(path: str | os.PathLike, state: dict) -> Path:
         temp_name = None
         _fsync_directory(directory)
     except (OSError, RuntimeError) as error:
-        reason = os.strerror(error.errno) if isinstance(error, OSError) and error.errno else _first_line(error)
+        reason = (
+            os.strerror(error.errno)
+            if isinstance(error, OSError) and error.errno
+            else _first_line(error)
+        )
         raise CheckpointError(
             f"cannot write checkpoint {path} ({reason}); the previous checkpoint, if any, is untouched"
         ) from error
@@ -127,7 +135,9 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
     try:
         with handle:
             state = torch.load(handle, map_location=map_location, weights_only=True)
-    except Exception as error:  # torch raises RuntimeError, UnpicklingError, EOFError, ... for bad bytes
+    except (
+        Exception
+    ) as error:  # torch raises RuntimeError, UnpicklingError, EOFError, ... for bad bytes
         refused = "Weights only load failed" in str(error)
         if refused and zipfile.is_zipfile(path):  # a complete archive, but with arbitrary objects
             raise CheckpointError(
@@ -276,7 +286,9 @@ class CheckpointManager:
             try:
                 return path, load_checkpoint(path, map_location=map_location)
             except CheckpointError as error:
-                warnings.warn(f"skipping unreadable checkpoint: {error}", CheckpointWarning, stacklevel=3)
+                warnings.warn(
+                    f"skipping unreadable checkpoint: {error}", CheckpointWarning, stacklevel=3
+                )
         return None
 
     def latest(self) -> Path | None:

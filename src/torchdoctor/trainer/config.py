@@ -66,14 +66,14 @@ class TrainerConfig:
         if isinstance(self.checkpoint_dir, os.PathLike):
             self.checkpoint_dir = os.fspath(self.checkpoint_dir)
 
-    def replace(self, **changes) -> "TrainerConfig":
+    def replace(self, **changes) -> TrainerConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainerConfig":
+    def from_dict(cls, data: dict) -> TrainerConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

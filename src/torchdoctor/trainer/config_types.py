@@ -38,14 +38,20 @@ def check_types(config) -> None:
     if isinstance(config.seed, bool) or not isinstance(config.seed, int):
         raise UsageError(f"seed must be an integer, got {config.seed!r}")
     if not isinstance(config.device, (str, torch.device)):
-        raise UsageError(f"device must be a string such as 'cpu' or 'cuda:0', got {config.device!r}")
-    if config.checkpoint_dir is not None and not isinstance(config.checkpoint_dir, (str, os.PathLike)):
+        raise UsageError(
+            f"device must be a string such as 'cpu' or 'cuda:0', got {config.device!r}"
+        )
+    if config.checkpoint_dir is not None and not isinstance(
+        config.checkpoint_dir, (str, os.PathLike)
+    ):
         raise UsageError(f"checkpoint_dir must be a path string, got {config.checkpoint_dir!r}")
     if config.compile_mode is not None and not isinstance(config.compile_mode, str):
         raise UsageError(f"compile_mode must be a string, got {config.compile_mode!r}")
     names = config.activation_checkpointing
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise UsageError(f"activation_checkpointing must be a list of submodule names, got {names!r}")
+        raise UsageError(
+            f"activation_checkpointing must be a list of submodule names, got {names!r}"
+        )
     if config.nan_policy not in NAN_POLICIES:
         raise UsageError(
             f"nan_policy must be one of {', '.join(NAN_POLICIES)}, got {config.nan_policy!r}"

@@ -8,9 +8,9 @@ batches, and the first k batches of an epoch are skipped without being loaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Iterator
 
 import torch
 from torch.utils.data import DataLoader, Dataset

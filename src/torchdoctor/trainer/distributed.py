@@ -21,9 +21,10 @@ import gc
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -141,7 +142,11 @@ def unwrap(model: nn.Module) -> nn.Module:
 
 def _collective_device(env: DistEnv) -> torch.device:
     # nccl only reduces CUDA tensors; gloo reduces CPU tensors
-    return torch.device("cuda", torch.cuda.current_device()) if env.backend == "nccl" else torch.device("cpu")
+    return (
+        torch.device("cuda", torch.cuda.current_device())
+        if env.backend == "nccl"
+        else torch.device("cpu")
+    )
 
 
 def _all_reduce(value: Any, env: DistEnv, average: bool) -> Any:
@@ -231,7 +236,10 @@ def _describe_difference(values: list[Any]) -> str:
         if isinstance(first, dict) and isinstance(other, dict):
             keys = sorted(k for k in set(first) | set(other) if first.get(k) != other.get(k))
             if keys:
-                shown = ", ".join(f"{k}={first.get(k)!r} on rank 0 but {other.get(k)!r} on rank {rank}" for k in keys[:3])
+                shown = ", ".join(
+                    f"{k}={first.get(k)!r} on rank 0 but {other.get(k)!r} on rank {rank}"
+                    for k in keys[:3]
+                )
                 more = f" (and {len(keys) - 3} more)" if len(keys) > 3 else ""
                 return shown + more
         elif first != other:
@@ -248,7 +256,9 @@ def check_agreement(obj: Any, env: DistEnv, what: str) -> None:
     dist.all_gather_object(gathered, local)
     if len({entry["digest"] for entry in gathered}) > 1:
         detail = _describe_difference([entry["value"] for entry in gathered])
-        raise TorchdoctorError(f"ranks disagree on {what}: {detail}; start every rank with the same settings")
+        raise TorchdoctorError(
+            f"ranks disagree on {what}: {detail}; start every rank with the same settings"
+        )
 
 
 def rank_zero_only(fn: Callable[..., T]) -> Callable[..., T | None]:

@@ -29,7 +29,10 @@ def eval_mode(model: nn.Module):
 
 
 def evaluate_loader(
-    model: nn.Module, parts: StepParts, loader: LoaderHandle, setup: ResolvedSetup,
+    model: nn.Module,
+    parts: StepParts,
+    loader: LoaderHandle,
+    setup: ResolvedSetup,
     classification: bool,
 ) -> dict:
     """{"loss", "accuracy"}: sample-weighted means over the loader (one sync at the end)."""

@@ -17,8 +17,9 @@ import contextlib
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Literal
+from typing import Literal
 
 import torch
 
@@ -85,7 +86,9 @@ class NonFiniteGuard:
         window, self._window = self._window, None
         if window is None:
             return True
-        flags = torch.stack([~torch.isfinite(loss.float()).all() for loss in window.losses]).to(torch.int32)
+        flags = torch.stack([~torch.isfinite(loss.float()).all() for loss in window.losses]).to(
+            torch.int32
+        )
         if self.env is not None and self.env.is_distributed:
             import torch.distributed as dist
 
@@ -117,18 +120,28 @@ class NonFiniteGuard:
         where = f"epoch {window.epoch + 1}, step {window.step + 1}, batch index {window.first_batch + offset}"
         if math.isfinite(value):  # flagged by another rank; this rank's own loss was fine
             value, where = float("nan"), where + " (on another rank)"
-        self.events.append(NonFiniteEvent(window.epoch, window.step, window.first_batch + offset, value, self.policy))
+        self.events.append(
+            NonFiniteEvent(
+                window.epoch, window.step, window.first_batch + offset, value, self.policy
+            )
+        )
         if self.policy == "stop":
             raise NonFiniteLossError(
                 f"loss is {value} at {where}; lower the learning rate, check the inputs of that "
                 "batch, or use nan_policy 'skip' to drop such steps"
             )
-        action = "skipping this optimizer step" if self.policy == "skip" else "continuing (nan policy: continue)"
+        action = (
+            "skipping this optimizer step"
+            if self.policy == "skip"
+            else "continuing (nan policy: continue)"
+        )
         warnings.warn(f"loss is {value} at {where}; {action}", NonFiniteLossWarning, stacklevel=3)
         return True
 
 
-_WORKER_DEATH = re.compile(r"DataLoader worker \(pid(?:\(s\))?\s*([\d, ]+)\) (is killed by signal: ?([^.\n]+)|exited unexpectedly)")
+_WORKER_DEATH = re.compile(
+    r"DataLoader worker \(pid(?:\(s\))?\s*([\d, ]+)\) (is killed by signal: ?([^.\n]+)|exited unexpectedly)"
+)
 
 
 def describe_worker_death(error: BaseException) -> str | None:

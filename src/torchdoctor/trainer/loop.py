@@ -104,7 +104,7 @@ class Trainer:
         self.resumed_from: tuple | None = None
 
     @classmethod
-    def from_recipe(cls, recipe, config: TrainerConfig | None = None) -> "Trainer":
+    def from_recipe(cls, recipe, config: TrainerConfig | None = None) -> Trainer:
         """A Trainer for a Recipe. With no config, recipe.defaults override TrainerConfig's."""
         if config is None:
             config = TrainerConfig.from_dict(dict(recipe.defaults))
@@ -129,14 +129,22 @@ class Trainer:
         if train_data is None:
             raise TorchdoctorError("fit() needs training data")
         train = build_loader(
-            train_data, setup, cfg.batch_size, shuffle=True, drop_last=cfg.drop_last, seed=cfg.seed,
-            rank=self.dist.rank, world_size=self.dist.world_size,  # [E] this rank's share
+            train_data,
+            setup,
+            cfg.batch_size,
+            shuffle=True,
+            drop_last=cfg.drop_last,
+            seed=cfg.seed,
+            rank=self.dist.rank,
+            world_size=self.dist.world_size,  # [E] this rank's share
         )
         self.guard = NonFiniteGuard(cfg.nan_policy, self.dist)  # [E] NaN/inf loss policy
         val = self._eval_loader(val_data, "validation") if val_data is not None else None
 
         # Dropout/augmentation RNG; the data order has its own generator (data.py)
-        seed_everything(cfg.seed)  # [E] Python, NumPy and torch RNGs: a run is a function of its seed
+        seed_everything(
+            cfg.seed
+        )  # [E] Python, NumPy and torch RNGs: a run is a function of its seed
         self.global_step, self.history, self.resumed_from = 0, [], None
         # gradients left by code that ran before fit() must not leak into the first window
         self.optimizer.zero_grad(set_to_none=True)
@@ -149,7 +157,10 @@ class Trainer:
             start_epoch, skip_batches, meter_state = self._resume()
 
         # [E] progress on rank 0 only; a dead DataLoader worker becomes one clear line
-        with EpochProgress(cfg.quiet or not self.dist.is_main, cfg.epochs) as bar, translate_worker_death():
+        with (
+            EpochProgress(cfg.quiet or not self.dist.is_main, cfg.epochs) as bar,
+            translate_worker_death(),
+        ):
             for epoch in range(start_epoch, cfg.epochs):
                 record, finished = self._train_epoch(
                     train, val, epoch, skip_batches, meter_state, bar
@@ -231,7 +242,8 @@ class Trainer:
             train_accuracy=train_accuracy,
             val_loss=val_metrics.get("loss"),
             val_accuracy=val_metrics.get("accuracy"),
-            samples_per_s=(totals.samples - self.ranks.global_count(samples_before)) / max(epoch_s, 1e-9),
+            samples_per_s=(totals.samples - self.ranks.global_count(samples_before))
+            / max(epoch_s, 1e-9),
             epoch_s=epoch_s,
             peak_memory_bytes=peak_memory_bytes(device),
             grad_norm=grad_norm,
@@ -276,7 +288,9 @@ class Trainer:
         ckpt_state.restore_state(self, state, path)
         self.resumed_from = (path, state["epoch"], state["step"])
         self.history = [EpochRecord(**record) for record in state.get("history", [])]
-        meter_state = self.ranks.resumed_meter_state(state.get("epoch_meter"))  # [E] rank 0 holds the sums
+        meter_state = self.ranks.resumed_meter_state(
+            state.get("epoch_meter")
+        )  # [E] rank 0 holds the sums
         return state["epoch"], state["batches_done"], meter_state
 
     # ------------------------------------------------------------------ evaluation
@@ -286,15 +300,18 @@ class Trainer:
 
     def predict(self, data) -> torch.Tensor:
         """Model outputs for every sample of `data`, in order, concatenated along dim 0."""
-        return predict_loader(self.model, self.parts, self._eval_loader(data, "prediction"), self.setup)
+        return predict_loader(
+            self.model, self.parts, self._eval_loader(data, "prediction"), self.setup
+        )
 
     def _eval_loader(self, data, role: str) -> LoaderHandle:
         if isinstance(data, LoaderHandle):
             return data
         # No activations are kept for backward, so twice the training batch usually fits.
         size = self.config.eval_batch_size or 2 * self.config.batch_size
-        return build_loader(data, self.setup, size, shuffle=False, drop_last=False, seed=0,
-                            role=role)
+        return build_loader(
+            data, self.setup, size, shuffle=False, drop_last=False, seed=0, role=role
+        )
 
     def _evaluate_loader(self, loader: LoaderHandle) -> dict:
         # under inference_mode with model.eval(); every module's mode restored (evaluation.py)

@@ -19,7 +19,7 @@ import contextlib
 import copy
 import dataclasses
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from torch import nn
 
@@ -104,4 +104,6 @@ class RankCoordinator:
         return total
 
     def global_count(self, count: int) -> int:
-        return int(distributed.all_reduce_sum(count, self.env)) if self.env.is_distributed else count
+        return (
+            int(distributed.all_reduce_sum(count, self.env)) if self.env.is_distributed else count
+        )

@@ -16,8 +16,8 @@ import torch
 from torch import nn
 
 from torchdoctor.errors import UsageError
-from torchdoctor.trainer.config_types import check_types
 from torchdoctor.trainer.config import TrainerConfig
+from torchdoctor.trainer.config_types import check_types
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -57,8 +57,14 @@ def resolve_device(name: str) -> torch.device:
         raise UsageError(f"unknown device {name!r}") from exc
     if device.type == "cuda" and not torch.cuda.is_available():
         raise UsageError(f"device {name!r} requested but CUDA is not available")
-    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        raise UsageError(f"device {name!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
+    if (
+        device.type == "cuda"
+        and device.index is not None
+        and device.index >= torch.cuda.device_count()
+    ):
+        raise UsageError(
+            f"device {name!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist"
+        )
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise UsageError(f"device {name!r} requested but MPS is not available")
     if device.type not in ("cpu", "cuda", "mps"):  # meta, xpu...: the loop is written for these
@@ -199,14 +205,20 @@ def check_trainer_arguments(model, optimizer, loss_fn, config) -> None:
     if not isinstance(model, nn.Module):
         raise UsageError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not (isinstance(optimizer, torch.optim.Optimizer) or callable(optimizer)):
-        raise UsageError("optimizer must be a torch.optim.Optimizer or a factory "
-                         f"(params -> Optimizer), got {type(optimizer).__name__}")
+        raise UsageError(
+            "optimizer must be a torch.optim.Optimizer or a factory "
+            f"(params -> Optimizer), got {type(optimizer).__name__}"
+        )
     if not callable(loss_fn):
-        raise UsageError(f"loss_fn must be callable (outputs, targets) -> scalar tensor, got "
-                         f"{type(loss_fn).__name__}")
+        raise UsageError(
+            f"loss_fn must be callable (outputs, targets) -> scalar tensor, got "
+            f"{type(loss_fn).__name__}"
+        )
     if config is not None and not isinstance(config, TrainerConfig):
-        raise UsageError(f"config must be a TrainerConfig (TrainerConfig.from_dict(d) for a "
-                         f"dict), got {type(config).__name__}")
+        raise UsageError(
+            f"config must be a TrainerConfig (TrainerConfig.from_dict(d) for a "
+            f"dict), got {type(config).__name__}"
+        )
 
 
 def check_optimizer_params(optimizer: torch.optim.Optimizer, model: nn.Module) -> None:

@@ -14,8 +14,9 @@ mixed precision, clipping and accumulation correct together:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -48,8 +49,9 @@ def forward_loss(parts: StepParts, inputs, targets) -> tuple[torch.Tensor, Any]:
         outputs = parts.model(inputs)
         loss = parts.loss_fn(outputs, targets)
     if loss.ndim != 0:  # e.g. reduction="none": backward() would fail with torch's riddle
-        raise UsageError(f"loss_fn must return a scalar (reduce with mean), got shape "
-                         f"{tuple(loss.shape)}")
+        raise UsageError(
+            f"loss_fn must return a scalar (reduce with mean), got shape {tuple(loss.shape)}"
+        )
     return loss, outputs
 
 

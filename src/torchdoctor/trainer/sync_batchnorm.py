@@ -42,12 +42,19 @@ class CpuSyncBatchNorm(_BatchNorm):
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         self._check_input_dim(input)
-        synced = self.training and dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+        synced = (
+            self.training
+            and dist.is_available()
+            and dist.is_initialized()
+            and dist.get_world_size() > 1
+        )
         if not synced:
             return super().forward(input)
         dims = [d for d in range(input.dim()) if d != 1]
         shape = [1, -1] + [1] * (input.dim() - 2)
-        count = _AllReduceSum.apply(torch.tensor([input.numel() / input.shape[1]], dtype=input.dtype))
+        count = _AllReduceSum.apply(
+            torch.tensor([input.numel() / input.shape[1]], dtype=input.dtype)
+        )
         # two passes (mean, then squared deviations) match single-process BatchNorm's precision
         mean = _AllReduceSum.apply(input.sum(dims)) / count
         centered = input - mean.view(shape)
@@ -62,8 +69,14 @@ class CpuSyncBatchNorm(_BatchNorm):
     @torch.no_grad()
     def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, count: float) -> None:
         self.num_batches_tracked.add_(1)
-        momentum = self.momentum if self.momentum is not None else 1.0 / float(self.num_batches_tracked.item())
-        unbiased = var * (count / max(count - 1.0, 1.0))  # running_var is unbiased, like BatchNorm's
+        momentum = (
+            self.momentum
+            if self.momentum is not None
+            else 1.0 / float(self.num_batches_tracked.item())
+        )
+        unbiased = var * (
+            count / max(count - 1.0, 1.0)
+        )  # running_var is unbiased, like BatchNorm's
         self.running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
         self.running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
 
@@ -76,7 +89,11 @@ def convert_cpu_sync_batchnorm(module: nn.Module) -> nn.Module:
     """Replace every BatchNorm in `module` by CpuSyncBatchNorm, keeping its parameters and buffers."""
     if isinstance(module, _BatchNorm) and not isinstance(module, CpuSyncBatchNorm):
         synced = CpuSyncBatchNorm(
-            module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats
+            module.num_features,
+            module.eps,
+            module.momentum,
+            module.affine,
+            module.track_running_stats,
         )
         if module.affine:
             with torch.no_grad():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from torchdoctor.trials import plausibility, semantics, stats
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.report import ConfigResult, VariantResult
 from torchdoctor.trials.runner import RunOutcome
-from torchdoctor.trials import plausibility, semantics, stats
 
 # A speedup counts as real when the median clears this (and the baseline's own run-to-run
 # spread) and every one of at least MIN_ROUNDS paired rounds agrees on the direction.
@@ -26,7 +26,11 @@ def _status(fixes: list[str], outcomes: list[RunOutcome]) -> tuple[str, str | No
     for outcome in outcomes:
         result = outcome.result
         if result is None:
-            return "crashed", f"trial worker exited with code {outcome.returncode}", outcome.stderr_tail
+            return (
+                "crashed",
+                f"trial worker exited with code {outcome.returncode}",
+                outcome.stderr_tail,
+            )
         if result["failed_fixes"]:
             name, error = next(iter(result["failed_fixes"].items()))
             return "failed", f"{name} could not be applied: {error}", ""
@@ -83,23 +87,33 @@ def compare(
     throughput = _ratio(variant.samples_per_s.median, baseline.samples_per_s.median)
     memory = _ratio(variant.peak_memory_bytes, baseline.peak_memory_bytes)
     tolerance, reason = tolerance_for(variant.fixes)
-    moves_randomness = any(getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False)
-                           for n in variant.fixes)
+    moves_randomness = any(
+        getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False) for n in variant.fixes
+    )
     redraws_dropout = any(getattr(get_fix(n), "REDRAWS_DROPOUT", False) for n in variant.fixes)
-    judged = semantics.judge(base_runs, var_runs, tolerance, reason, moves_randomness,
-                             redraws_dropout)
+    judged = semantics.judge(
+        base_runs, var_runs, tolerance, reason, moves_randomness, redraws_dropout
+    )
     cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s")
     noise = noise or Noise()
     label = verdict(variant.status, speedup, judged.verdict, noise.wall)
-    if label in ("faster", "slower") and plausibility.needs_cpu_agreement(variant.fixes,
-                                                                          noise.device_type):
+    if label in ("faster", "slower") and plausibility.needs_cpu_agreement(
+        variant.fixes, noise.device_type
+    ):
         if verdict(variant.status, cpu_speedup, judged.verdict, noise.cpu) != label:
             label = "no clear gain"  # wall time moved, the process's own work did not
     bound = plausibility.amdahl_bound(variant.fixes, noise.breakdown)
     if label == "faster" and bound and speedup.median > bound * (1.0 + (noise.wall or 0.0)):
         label = SUSPICIOUS
-    return VariantResult(variant, speedup, throughput, None if memory is None else memory - 1.0,
-                         judged, label, cpu_speedup)
+    return VariantResult(
+        variant,
+        speedup,
+        throughput,
+        None if memory is None else memory - 1.0,
+        judged,
+        label,
+        cpu_speedup,
+    )
 
 
 @dataclass
@@ -113,9 +127,10 @@ class Noise:
     breakdown: dict | None = None
 
 
-def verdict(status: str, speedup, semantics_verdict: str,
-            baseline_spread: float | None = None) -> str:
-    """"faster" needs >= MIN_ROUNDS paired rounds, all above 1, and a median above both MIN_GAIN and
+def verdict(
+    status: str, speedup, semantics_verdict: str, baseline_spread: float | None = None
+) -> str:
+    """ "faster" needs >= MIN_ROUNDS paired rounds, all above 1, and a median above both MIN_GAIN and
     1 + the baseline's run-to-run spread ("slower" mirrors it); otherwise "no clear gain"."""
     if semantics_verdict == "changed":
         return "changes results"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -45,7 +45,9 @@ def _diagnose(target: str, args: list[str], module: bool, steps: int):
     try:
         from torchdoctor.diagnose.api import diagnose_script
     except ImportError as exc:
-        raise TorchdoctorError(f"--try all needs the diagnosis, which failed to load: {exc}")
+        raise TorchdoctorError(
+            f"--try all needs the diagnosis, which failed to load: {exc}"
+        ) from exc
     return diagnose_script(target, tuple(args), module=module, steps=steps, quiet=True)
 
 
@@ -94,19 +96,39 @@ def run_trials(
 
             observation_path = os.path.join(tmp, "run.json")
             dump_run_observation(diagnosis.run, observation_path)
-        plan = TrialPlan(target, list(args), configs, warmup + steps, repeats, seed, module,
-                         observation_path, timeout_s)
+        plan = TrialPlan(
+            target,
+            list(args),
+            configs,
+            warmup + steps,
+            repeats,
+            seed,
+            module,
+            observation_path,
+            timeout_s,
+        )
         runs = run_plan(plan, progress) if runnable else None
-    return _build_report(plan, runs, warmup, device_type, not_applicable,
-                         _suggestions(suggested, diagnosis), diagnosis)
+    return _build_report(
+        plan,
+        runs,
+        warmup,
+        device_type,
+        not_applicable,
+        _suggestions(suggested, diagnosis),
+        diagnosis,
+    )
 
 
-def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions,
-                  diagnosis=None) -> TrialReport:
+def _build_report(
+    plan, runs, warmup, device_type, not_applicable, suggestions, diagnosis=None
+) -> TrialReport:
     if runs is None:
         reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items())
-        raise NothingToTry(f"no fix can be tried on this machine ({reasons})" if reasons else
-                           "the diagnosis recommends no fix that can be applied at run time")
+        raise NothingToTry(
+            f"no fix can be tried on this machine ({reasons})"
+            if reasons
+            else "the diagnosis recommends no fix that can be applied at run time"
+        )
     outcomes = runs.outcomes
     baseline = analysis.summarize("baseline", [], outcomes["baseline"], warmup)
     if baseline.status == "crashed":
@@ -117,8 +139,12 @@ def _build_report(plan, runs, warmup, device_type, not_applicable, suggestions,
         )
     base_runs = [o.result for o in outcomes["baseline"] if o.result is not None]
     spread = stats.run_to_run_spread(base_runs, warmup)
-    noise = analysis.Noise(spread, stats.run_to_run_spread(base_runs, warmup, "cpu_s"),
-                           device_type, getattr(diagnosis, "breakdown", None))
+    noise = analysis.Noise(
+        spread,
+        stats.run_to_run_spread(base_runs, warmup, "cpu_s"),
+        device_type,
+        getattr(diagnosis, "breakdown", None),
+    )
     variants = [
         analysis.compare(
             baseline,

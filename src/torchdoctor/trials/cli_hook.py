@@ -17,8 +17,15 @@ def run_try(report, script, args, module, try_spec, steps, repeats, json_path, q
 
     console = make_console(quiet)
     try:
-        trials = run_trials(script, args, try_spec, steps=steps or 20, repeats=repeats,
-                            module=module, diagnosis=report)
+        trials = run_trials(
+            script,
+            args,
+            try_spec,
+            steps=steps or 20,
+            repeats=repeats,
+            module=module,
+            diagnosis=report,
+        )
     except NothingToTry as exc:
         console.print(f"--try: {exc}", markup=False)
         return

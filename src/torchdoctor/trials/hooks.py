@@ -26,8 +26,9 @@ import inspect
 import os
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn

@@ -84,7 +84,9 @@ class StepRecorder:
         now, now_cpu = time.perf_counter(), time.process_time()
         loss = sum(self._losses) if self._losses else None
         self.steps.append(
-            StepRecord(now - self._started, now_cpu - self._started_cpu, self._samples or None, loss)
+            StepRecord(
+                now - self._started, now_cpu - self._started_cpu, self._samples or None, loss
+            )
         )
         self._started, self._started_cpu, self._losses, self._samples = now, now_cpu, [], 0
         if len(self.steps) >= self.max_steps + self.prefetch_steps:

@@ -39,18 +39,43 @@ def _semantics(variant: VariantResult) -> str:
 
 
 def trials_table(report: TrialReport) -> Table:
-    table = Table(title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats")
-    for column in ("config", "step time", "speedup", "cpu speedup", "samples/s", "memory",
-                   "semantics", "verdict"):
+    table = Table(
+        title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats"
+    )
+    for column in (
+        "config",
+        "step time",
+        "speedup",
+        "cpu speedup",
+        "samples/s",
+        "memory",
+        "semantics",
+        "verdict",
+    ):
         table.add_column(column)
     base = report.baseline
-    table.add_row("baseline", _ms(base.step_s.median), "1.00x", "1.00x",
-                  _samples(base.samples_per_s), "", "reference", "")
+    table.add_row(
+        "baseline",
+        _ms(base.step_s.median),
+        "1.00x",
+        "1.00x",
+        _samples(base.samples_per_s),
+        "",
+        "reference",
+        "",
+    )
     for variant in report.variants:
         c = variant.config
-        table.add_row(c.name, _ms(c.step_s.median), _ratio(variant.speedup),
-                      _ratio(variant.cpu_speedup), _samples(c.samples_per_s), _memory(variant.memory_change),
-                      _semantics(variant), variant.verdict)
+        table.add_row(
+            c.name,
+            _ms(c.step_s.median),
+            _ratio(variant.speedup),
+            _ratio(variant.cpu_speedup),
+            _samples(c.samples_per_s),
+            _memory(variant.memory_change),
+            _semantics(variant),
+            variant.verdict,
+        )
     return table
 
 
@@ -68,38 +93,58 @@ def render_terminal(report: TrialReport, console) -> None:
                 console.print(c.stderr_tail, markup=False)
         s = variant.semantics
         if s is not None and s.verdict == "changed":
-            console.print(f"{c.name}: the loss differs from step {s.first_changed_step} on by up "
-                          f"to {s.max_deviation:.1e} relative (tolerance {s.tolerance:.0e}: "
-                          f"{s.tolerance_reason}); not kept", markup=False)
+            console.print(
+                f"{c.name}: the loss differs from step {s.first_changed_step} on by up "
+                f"to {s.max_deviation:.1e} relative (tolerance {s.tolerance:.0e}: "
+                f"{s.tolerance_reason}); not kept",
+                markup=False,
+            )
         if s is not None and s.verdict == RANDOM_DRAWS_DIFFER:
-            console.print(f"{c.name}: kept (random draws differ: augmentation/shuffling now runs "
-                          "in worker processes; the learning is statistically the same): the "
-                          f"loss differs by up to {s.max_deviation:.1e} relative while the "
-                          "baseline reproduces itself exactly", markup=False)
+            console.print(
+                f"{c.name}: kept (random draws differ: augmentation/shuffling now runs "
+                "in worker processes; the learning is statistically the same): the "
+                f"loss differs by up to {s.max_deviation:.1e} relative while the "
+                "baseline reproduces itself exactly",
+                markup=False,
+            )
         if variant.verdict == "suspicious":
-            console.print(f"{c.name}: suspicious: {variant.speedup.median:.2f}x is more than the "
-                          "phases it acts on allow (diagnosis breakdown) or than the product of "
-                          "its parts' speedups; likely noise or a measurement artefact, not "
-                          "recommended", markup=False)
+            console.print(
+                f"{c.name}: suspicious: {variant.speedup.median:.2f}x is more than the "
+                "phases it acts on allow (diagnosis breakdown) or than the product of "
+                "its parts' speedups; likely noise or a measurement artefact, not "
+                "recommended",
+                markup=False,
+            )
         if s is not None and s.verdict == "unverified":
             if s.baseline_noise is not None and s.baseline_noise > s.tolerance:
-                console.print(f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with "
-                              f"the same seed, so results cannot be compared", markup=False)
+                console.print(
+                    f"{c.name}: baseline repeats differ by {s.baseline_noise:.1e} with "
+                    f"the same seed, so results cannot be compared",
+                    markup=False,
+                )
             else:
-                console.print(f"{c.name}: results cannot be compared ({s.tolerance_reason})", markup=False)
+                console.print(
+                    f"{c.name}: results cannot be compared ({s.tolerance_reason})", markup=False
+                )
     if report.repeats < MIN_ROUNDS:
-        console.print(f"{report.repeats} repeat(s): too few runs to tell a gain from noise, so "
-                      f"no fix is called faster or slower; use --repeats {MIN_ROUNDS}",
-                      markup=False)
+        console.print(
+            f"{report.repeats} repeat(s): too few runs to tell a gain from noise, so "
+            f"no fix is called faster or slower; use --repeats {MIN_ROUNDS}",
+            markup=False,
+        )
     if report.baseline_spread is not None:
-        console.print(f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
-                      "(a speedup must clear it)", markup=False)
+        console.print(
+            f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
+            "(a speedup must clear it)",
+            markup=False,
+        )
     for name, reason in report.not_applicable.items():
         console.print(f"{name}: not tried: {reason}", markup=False)
     for suggestion in report.suggestions:
         console.print(f"suggestion {suggestion.name}: {suggestion.reason}", markup=False)
-    console.print(f"trials took {report.total_s:.1f} s "
-                  f"(one baseline run: {report.baseline.elapsed_s:.1f} s)")
+    console.print(
+        f"trials took {report.total_s:.1f} s (one baseline run: {report.baseline.elapsed_s:.1f} s)"
+    )
     if report.permanent_change:
         console.print("To make the kept fixes permanent:", markup=False)
         console.print(report.permanent_change, markup=False, highlight=False)

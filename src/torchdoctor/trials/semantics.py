@@ -20,7 +20,6 @@ from __future__ import annotations
 from torchdoctor.trials.report import Semantics
 from torchdoctor.trials.stats import loss_deviation
 
-
 RANDOM_DRAWS_DIFFER = "random draws differ"
 KEPT_VERDICTS = ("kept", RANDOM_DRAWS_DIFFER)
 
@@ -73,12 +72,16 @@ def judge(
         verdict = "unverified"
     else:
         verdict = "changed" if worst > tolerance else "kept"
-    if verdict == "changed" and moves_data_randomness and _reproducible_random_loader(
-        baseline_runs, noise
+    if (
+        verdict == "changed"
+        and moves_data_randomness
+        and _reproducible_random_loader(baseline_runs, noise)
     ):
         verdict = RANDOM_DRAWS_DIFFER
-    if verdict == "changed" and redraws_dropout and any(
-        run.get("dropout_active") for run in baseline_runs
+    if (
+        verdict == "changed"
+        and redraws_dropout
+        and any(run.get("dropout_active") for run in baseline_runs)
     ):
         # Other dropout masks give other losses whether or not the fix is exact: no claim.
         verdict = "unverified"

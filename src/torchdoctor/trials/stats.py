@@ -17,7 +17,7 @@ def spread(values: list[float]) -> Spread:
 def measured_steps(run: dict, warmup: int) -> list[dict]:
     """Steps after warm-up (the first step also pays the script's setup and any compilation)
     and after the batches DataLoader workers prefetched meanwhile (see trials.recorder)."""
-    return run["steps"][warmup + run.get("prefetch_steps", 0):]
+    return run["steps"][warmup + run.get("prefetch_steps", 0) :]
 
 
 def mean_step_s(run: dict, warmup: int, clock: str = "wall_s") -> float | None:
@@ -50,8 +50,9 @@ def paired_speedups(
     return spread(ratios)
 
 
-def run_to_run_spread(baseline_runs: list[dict], warmup: int, clock: str = "wall_s"
-                      ) -> float | None:
+def run_to_run_spread(
+    baseline_runs: list[dict], warmup: int, clock: str = "wall_s"
+) -> float | None:
     """How much the baseline's own repeats disagree: the largest ratio between the mean step
     times of two consecutive baseline runs, minus 1 (0.1: runs of the same code differ by 10%).
     A variant's gain must clear it. None: fewer than two measured baseline runs."""

@@ -16,14 +16,32 @@ from rule_builders import (
 from torchdoctor.diagnose.observations import OptimizerObservation, PrecisionObservation
 from torchdoctor.diagnose.rules import (
     d201_float64_compute as d201,
+)
+from torchdoctor.diagnose.rules import (
     d202_batch_too_small as d202,
+)
+from torchdoctor.diagnose.rules import (
     d203_tiny_op_loop as d203,
+)
+from torchdoctor.diagnose.rules import (
     d204_no_autocast as d204,
+)
+from torchdoctor.diagnose.rules import (
     d205_cudnn_benchmark_off as d205,
+)
+from torchdoctor.diagnose.rules import (
     d206_tf32_off as d206,
+)
+from torchdoctor.diagnose.rules import (
     d207_channels_last_missing as d207,
+)
+from torchdoctor.diagnose.rules import (
     d208_dims_not_multiple_of_8 as d208,
+)
+from torchdoctor.diagnose.rules import (
     d209_clip_scaled_gradients as d209,
+)
+from torchdoctor.diagnose.rules import (
     d210_optimizer_not_fused as d210,
 )
 
@@ -33,14 +51,15 @@ def fp32_h100_run(**env_changes):
     return good_h100_run(
         environment=h100_environment(**env_changes),
         precision=PrecisionObservation(forwards=8, float32_ops=24),
-        steps=make_steps(data=0.0002, h2d=0.0001, forward=0.003, backward=0.006,
-                         optimizer=0.0007),
+        steps=make_steps(data=0.0002, h2d=0.0001, forward=0.003, backward=0.006, optimizer=0.0007),
     )
 
 
 def test_d201_fires_on_float64_ops_and_parameters():
-    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24),
-                       models=[mlp_model(parameter_dtypes={"float64": 200_000})])
+    run = good_cpu_run(
+        precision=PrecisionObservation(forwards=8, float64_ops=24),
+        models=[mlp_model(parameter_dtypes={"float64": 200_000})],
+    )
     finding = only(d201.check(run), "D201")
     compute_share = 0.013 / 0.0137
     assert finding.saving == pytest.approx(compute_share * 0.5)
@@ -65,8 +84,10 @@ def test_d201_silent_on_float32_and_on_rare_float64_ops():
 
 
 def overhead_run(ops: float, tensors: int, **compute):
-    run = good_cpu_run(models=[mlp_model(parameter_tensors=tensors)], steps=make_steps(
-        batch_size=4, data=0.0002, forward=0.004, backward=0.005, optimizer=0.001))
+    run = good_cpu_run(
+        models=[mlp_model(parameter_tensors=tensors)],
+        steps=make_steps(batch_size=4, data=0.0002, forward=0.004, backward=0.005, optimizer=0.001),
+    )
     run.compute.ops_per_step = ops
     run.compute.dispatch_overhead_s = 8e-6
     run.compute.mean_op_s = 0.010 / ops
@@ -100,7 +121,8 @@ def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():
     run.optimizers[0].class_name = "SGD"
     finding = only(d202.check(run), "D202")
     assert "32 samples per optimizer step (8 per micro-batch x 4 micro-batches)" in (
-        evidence_text(finding))
+        evidence_text(finding)
+    )
     assert "batch_size=32" in finding.fix and "128 per optimizer step" in finding.fix
     assert "accumulate 1 micro-batch(es) of 32 instead of 4" in finding.fix
     assert "torch.optim.SGD(model.parameters(), lr=4 * lr)" in finding.fix
@@ -108,8 +130,10 @@ def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():
 
 def test_d202_fix_names_a_custom_optimizer_that_stepped_without_torch_optim():
     run = overhead_run(ops=1000, tensors=40)
-    run.optimizers = [OptimizerObservation(class_name="SGD", steps=0),
-                      OptimizerObservation(class_name="Lion", steps=8)]
+    run.optimizers = [
+        OptimizerObservation(class_name="SGD", steps=0),
+        OptimizerObservation(class_name="Lion", steps=8),
+    ]
     fix = only(d202.check(run), "D202").fix
     assert "optimizer = Lion(model.parameters(), lr=2 * lr)" in fix and "torch.optim" not in fix
 
@@ -165,12 +189,14 @@ def busy(run, share: float):
     return run
 
 
-@pytest.mark.parametrize("rule, code, ops, tensors", [
-    (d202, "D202", 1000, 40), (d203, "D203", 1100, 2)])
+@pytest.mark.parametrize(
+    "rule, code, ops, tensors", [(d202, "D202", 1000, 40), (d203, "D203", 1100, 2)]
+)
 def test_d202_d203_same_finding_on_a_quiet_and_a_busy_machine(rule, code, ops, tensors):
     quiet = only(rule.check(busy(overhead_run(ops=ops, tensors=tensors), 1.0)), code)
-    assert quiet.saving == pytest.approx(only(rule.check(overhead_run(ops=ops, tensors=tensors)),
-                                              code).saving)  # share unknown: taken as 1
+    assert quiet.saving == pytest.approx(
+        only(rule.check(overhead_run(ops=ops, tensors=tensors)), code).saving
+    )  # share unknown: taken as 1
     # 6x slower in wall time (QA2-6's char-LSTM: 15.9 ms quiet, 100 ms busy): same finding
     loaded = only(rule.check(busy(overhead_run(ops=ops, tensors=tensors), 1 / 6)), code)
     assert loaded.saving == pytest.approx(quiet.saving)
@@ -223,8 +249,12 @@ def test_d204_estimate_is_lower_when_tf32_is_already_on():
 
 
 def test_d204_suggests_float16_with_scaler_without_bf16():
-    finding = only(d204.check(fp32_h100_run(bf16_supported=False, device_name="Tesla V100",
-                                            compute_capability=(7, 0))), "D204")
+    finding = only(
+        d204.check(
+            fp32_h100_run(bf16_supported=False, device_name="Tesla V100", compute_capability=(7, 0))
+        ),
+        "D204",
+    )
     assert "torch.float16" in finding.fix and "GradScaler" in finding.fix
 
 
@@ -236,8 +266,15 @@ def test_d204_silent_on_cpu_under_autocast_and_without_tensor_cores():
 
 def conv_h100_run(**changes):
     run = fp32_h100_run(**changes)
-    run.models = [mlp_model(class_name="ResNet", conv_layers=20, batchnorm_layers=20,
-                            conv_channels_last_inputs=False, device="cuda:0")]
+    run.models = [
+        mlp_model(
+            class_name="ResNet",
+            conv_layers=20,
+            batchnorm_layers=20,
+            conv_channels_last_inputs=False,
+            device="cuda:0",
+        )
+    ]
     return run
 
 
@@ -269,9 +306,16 @@ def test_d206_silent_before_ampere_with_tf32_or_autocast():
 
 
 def amp_conv_run(channels_last: bool | None):
-    run = good_h100_run(models=[mlp_model(class_name="ResNet", conv_layers=20,
-                                          conv_channels_last_inputs=channels_last,
-                                          dims_not_multiple_of_8=["fc: Linear(512->10)"])])
+    run = good_h100_run(
+        models=[
+            mlp_model(
+                class_name="ResNet",
+                conv_layers=20,
+                conv_channels_last_inputs=channels_last,
+                dims_not_multiple_of_8=["fc: Linear(512->10)"],
+            )
+        ]
+    )
     return run
 
 
@@ -296,9 +340,17 @@ def test_d208_lists_layers_under_autocast():
 
 
 def test_d209_is_an_error_when_clipping_scaled_gradients():
-    run = good_h100_run(optimizers=[OptimizerObservation(
-        class_name="AdamW", location="train.py:20", grad_scaler=True, steps=8,
-        clip_before_unscale=8)])
+    run = good_h100_run(
+        optimizers=[
+            OptimizerObservation(
+                class_name="AdamW",
+                location="train.py:20",
+                grad_scaler=True,
+                steps=8,
+                clip_before_unscale=8,
+            )
+        ]
+    )
     finding = only(d209.check(run), "D209")
     assert finding.severity == "error" and finding.saving == 0.0
     assert "8 gradient clipping call(s) over 8 step(s)" in evidence_text(finding)
@@ -307,8 +359,9 @@ def test_d209_is_an_error_when_clipping_scaled_gradients():
 
 def test_d209_silent_when_unscaled_first_or_without_scaler():
     assert d209.check(good_h100_run()) == []
-    unscaled = good_h100_run(optimizers=[OptimizerObservation(class_name="AdamW",
-                                                              grad_scaler=True, steps=8)])
+    unscaled = good_h100_run(
+        optimizers=[OptimizerObservation(class_name="AdamW", grad_scaler=True, steps=8)]
+    )
     assert d209.check(unscaled) == []
 
 
@@ -346,7 +399,9 @@ def test_d210_names_the_optimizer_that_stepped():
     custom = OptimizerObservation(class_name="Lion", location="train.py:31", steps=8)
     run.optimizers = [unused, custom]
     assert d210.check(run) == []  # Lion has no fused/foreach; SGD never stepped
-    run.optimizers = [unused, OptimizerObservation(class_name="AdamW", location="train.py:35",
-                                                   steps=8)]
+    run.optimizers = [
+        unused,
+        OptimizerObservation(class_name="AdamW", location="train.py:35", steps=8),
+    ]
     finding = only(d210.check(run), "D210")
     assert "AdamW at train.py:35" in evidence_text(finding) and "AdamW(" in finding.fix

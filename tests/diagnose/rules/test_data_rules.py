@@ -16,16 +16,38 @@ from rule_builders import (
 
 from torchdoctor.diagnose.rules import (
     d101_dataloader_main_process as d101,
+)
+from torchdoctor.diagnose.rules import (
     d102_too_few_workers as d102,
+)
+from torchdoctor.diagnose.rules import (
     d103_workers_respawned as d103,
+)
+from torchdoctor.diagnose.rules import (
     d104_pin_memory_off as d104,
+)
+from torchdoctor.diagnose.rules import (
     d105_expensive_getitem as d105,
+)
+from torchdoctor.diagnose.rules import (
     d106_tensor_from_ndarray as d106,
+)
+from torchdoctor.diagnose.rules import (
     d107_iterator_per_batch as d107,
+)
+from torchdoctor.diagnose.rules import (
     d108_per_sample_fetch as d108,
+)
+from torchdoctor.diagnose.rules import (
     d109_workers_over_in_memory_tensors as d109,
+)
+from torchdoctor.diagnose.rules import (
     d110_workers_at_core_count as d110,
+)
+from torchdoctor.diagnose.rules import (
     d111_slow_collate as d111,
+)
+from torchdoctor.diagnose.rules import (
     d112_small_batches_through_workers as d112,
 )
 
@@ -90,9 +112,15 @@ def test_d102_ignores_epoch_start_spikes_and_full_worker_counts():
 
 
 def respawning_run(startup_s: float):
-    loader = good_loader(num_workers=4, persistent_workers=False, dataset_len=256,
-                         epochs_started=3, worker_startup_s=[startup_s] * 3, batches=12,
-                         dataset_type="ImageFiles")
+    loader = good_loader(
+        num_workers=4,
+        persistent_workers=False,
+        dataset_len=256,
+        epochs_started=3,
+        worker_startup_s=[startup_s] * 3,
+        batches=12,
+        dataset_type="ImageFiles",
+    )
     return good_cpu_run(loaders=[loader])
 
 
@@ -117,8 +145,10 @@ def test_d103_silent_when_persistent_single_epoch_or_negligible():
 
 
 def test_d104_fires_on_cuda_with_unpinned_loader():
-    run = good_h100_run(loaders=[good_loader(pin_memory=False, cpu_count=16)],
-                        steps=make_steps(h2d=0.004, forward=0.003, backward=0.003))
+    run = good_h100_run(
+        loaders=[good_loader(pin_memory=False, cpu_count=16)],
+        steps=make_steps(h2d=0.004, forward=0.003, backward=0.003),
+    )
     finding = only(d104.check(run), "D104")
     assert finding.saving == pytest.approx(0.4 * 0.5)
     assert "40%" in evidence_text(finding) and "pin_memory=False" in evidence_text(finding)
@@ -173,8 +203,11 @@ def test_d101_silent_when_samples_are_only_indexed_from_memory():
 def indexing_run(data_s: float):
     run = good_cpu_run(
         steps=make_steps(data=data_s, forward=0.0003, backward=0.0004, optimizer=0.0001),
-        loaders=[good_loader(num_workers=0, item_s=0.00004, collate_s=0.0005,
-                             dataset_type="TensorDataset")],
+        loaders=[
+            good_loader(
+                num_workers=0, item_s=0.00004, collate_s=0.0005, dataset_type="TensorDataset"
+            )
+        ],
     )
     run.compute.dispatch_overhead_s = 5e-6  # 40 µs per sample is 8 trivial ops
     return run
@@ -218,10 +251,16 @@ def test_step_profile_leaves_out_a_descheduled_step():
 
 
 def iterator_per_batch_run(num_workers: int = 2):
-    loader = good_loader(num_workers=num_workers, persistent_workers=False, epochs_started=8,
-                         batches=8, worker_startup_s=[0.15] * 8)
-    return good_cpu_run(loaders=[loader], steps=make_steps(data=0.15, forward=0.002,
-                                                           backward=0.003))
+    loader = good_loader(
+        num_workers=num_workers,
+        persistent_workers=False,
+        epochs_started=8,
+        batches=8,
+        worker_startup_s=[0.15] * 8,
+    )
+    return good_cpu_run(
+        loaders=[loader], steps=make_steps(data=0.15, forward=0.002, backward=0.003)
+    )
 
 
 def test_d107_flags_next_iter_inside_the_loop():
@@ -309,12 +348,25 @@ def test_more_data_rules_silent_without_steps(rule):
 def zipped_streams_run():
     """Two loaders zipped (QA F18): a worker-fed IterableDataset that waits 6x longer than an
     in-process one. Data is 80% of the step."""
-    fed = good_loader(location="train.py:13", dataset_type="Stream", iterable_dataset=True,
-                      num_workers=2, wait_s=0.060, item_s=None)
-    local = good_loader(location="train.py:14", dataset_type="Stream", iterable_dataset=True,
-                        num_workers=0, wait_s=0.010, item_s=0.00001)
-    run = good_cpu_run(steps=make_steps(data=0.008, forward=0.001, backward=0.001),
-                       loaders=[fed, local])
+    fed = good_loader(
+        location="train.py:13",
+        dataset_type="Stream",
+        iterable_dataset=True,
+        num_workers=2,
+        wait_s=0.060,
+        item_s=None,
+    )
+    local = good_loader(
+        location="train.py:14",
+        dataset_type="Stream",
+        iterable_dataset=True,
+        num_workers=0,
+        wait_s=0.010,
+        item_s=0.00001,
+    )
+    run = good_cpu_run(
+        steps=make_steps(data=0.008, forward=0.001, backward=0.001), loaders=[fed, local]
+    )
     run.compute.dispatch_overhead_s = 5e-6
     return run
 
@@ -331,8 +383,9 @@ def test_a_rule_about_one_of_two_loaders_claims_only_its_part_of_the_wait():
     assert finding.details["data_s"] == pytest.approx(0.008 / 7)
     assert finding.saving <= 0.008 / 7 / 0.010 + 1e-9
     map_style = indexing_run(0.004)
-    map_style.loaders.append(good_loader(location="train.py:40", num_workers=0,
-                                         dataset_type="ImageFiles", wait_s=0.001))
+    map_style.loaders.append(
+        good_loader(location="train.py:40", num_workers=0, dataset_type="ImageFiles", wait_s=0.001)
+    )
     map_style.loaders[0].wait_s = 0.003
     d108_finding = only(d108.check(map_style), "D108")
     assert d108_finding.details["data_s"] == pytest.approx(0.004 * 3 / 4)
@@ -440,10 +493,19 @@ def cifar_tutorial_run(data_s: float = 0.0009):
     """The official CIFAR tutorial loop (QA2-10): a custom in-memory Dataset, batch_size=4,
     num_workers=2 on 2 cores; __getitem__ ran only in the workers (untimed)."""
     return good_cpu_run(
-        steps=make_steps(batch_size=4, data=data_s, forward=0.0005, backward=0.0007,
-                         optimizer=0.0001),
-        loaders=[good_loader(dataset_type="RandomCIFAR", batch_size=4, num_workers=2,
-                             persistent_workers=False, cpu_count=2, batches=11)],
+        steps=make_steps(
+            batch_size=4, data=data_s, forward=0.0005, backward=0.0007, optimizer=0.0001
+        ),
+        loaders=[
+            good_loader(
+                dataset_type="RandomCIFAR",
+                batch_size=4,
+                num_workers=2,
+                persistent_workers=False,
+                cpu_count=2,
+                batches=11,
+            )
+        ],
     )
 
 

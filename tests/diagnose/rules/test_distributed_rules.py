@@ -8,7 +8,11 @@ from rule_builders import evidence_text, good_cpu_run, good_h100_run, only
 from torchdoctor.diagnose.observations import DistributedObservation
 from torchdoctor.diagnose.rules import (
     d603_accumulation_syncs_gradients as d603,
+)
+from torchdoctor.diagnose.rules import (
     d604_straggler_rank as d604,
+)
+from torchdoctor.diagnose.rules import (
     d605_unequal_rank_batches as d605,
 )
 
@@ -16,16 +20,23 @@ from torchdoctor.diagnose.rules import (
 def ranks_run(step_s, comm_s=(), batches=(64, 64), comm_here=None):
     """A 2+-rank run as rank 0 sees it after merging every rank's observation."""
     world = len(step_s)
-    return good_h100_run(distributed=DistributedObservation(
-        world_size=world, backend="nccl", per_rank_step_s=list(step_s),
-        per_rank_comm_s=list(comm_s), per_rank_batch=list(batches) or [64] * world,
-        comm_s_per_step=comm_here))
+    return good_h100_run(
+        distributed=DistributedObservation(
+            world_size=world,
+            backend="nccl",
+            per_rank_step_s=list(step_s),
+            per_rank_comm_s=list(comm_s),
+            per_rank_batch=list(batches) or [64] * world,
+            comm_s_per_step=comm_here,
+        )
+    )
 
 
 def test_d604_finds_the_straggler_hidden_behind_equal_step_times():
     # every rank's step lasts ~40 ms: rank 2 works 36 ms, the others 10 ms and wait 30 ms
-    run = ranks_run([0.040, 0.041, 0.040, 0.040], comm_s=[0.030, 0.031, 0.004, 0.030],
-                    batches=[64] * 4)
+    run = ranks_run(
+        [0.040, 0.041, 0.040, 0.040], comm_s=[0.030, 0.031, 0.004, 0.030], batches=[64] * 4
+    )
     finding = only(d604.check(run), "D604")
     assert finding.details["rank"] == 2
     assert finding.saving == pytest.approx((0.036 - 0.010) / 0.041)

@@ -8,17 +8,30 @@ from rule_builders import evidence_text, good_cpu_run, good_h100_run, good_loade
 from torchdoctor.diagnose.observations import EvaluationObservation, SyncSite
 from torchdoctor.diagnose.rules import (
     d301_eval_with_autograd as d301,
+)
+from torchdoctor.diagnose.rules import (
     d302_eval_in_train_mode as d302,
+)
+from torchdoctor.diagnose.rules import (
     d303_eval_no_grad as d303,
+)
+from torchdoctor.diagnose.rules import (
     d401_host_syncs as d401,
+)
+from torchdoctor.diagnose.rules import (
     d402_blocking_copies as d402,
+)
+from torchdoctor.diagnose.rules import (
     run_rules,
 )
 
 
 def evaluated(**fields):
-    return good_cpu_run(evaluation=EvaluationObservation(
-        forwards=10, seconds=0.1, locations=["train.py:60"], **fields))
+    return good_cpu_run(
+        evaluation=EvaluationObservation(
+            forwards=10, seconds=0.1, locations=["train.py:60"], **fields
+        )
+    )
 
 
 def test_d301_fires_on_evaluation_with_grad():
@@ -35,8 +48,10 @@ def test_d301_silent_under_inference_mode_or_no_grad():
 
 
 def test_d302_is_an_error_for_train_mode_eval_of_dropout_model():
-    finding = only(d302.check(evaluated(under_inference_mode=10, in_train_mode=10,
-                                        train_mode_sensitive=True)), "D302")
+    finding = only(
+        d302.check(evaluated(under_inference_mode=10, in_train_mode=10, train_mode_sensitive=True)),
+        "D302",
+    )
     assert finding.severity == "error"
     assert "10 of 10" in evidence_text(finding) and "1 Dropout" in evidence_text(finding)
     assert "model.eval()" in finding.fix
@@ -54,8 +69,10 @@ def test_d303_is_info_for_no_grad_eval():
 
 
 def synced(run, per_step=2.0):
-    run.sync_sites = [SyncSite(kind="item", location="train.py:52", count=16, per_step=per_step),
-                      SyncSite(kind="print", location="train.py:55", count=8, per_step=1.0)]
+    run.sync_sites = [
+        SyncSite(kind="item", location="train.py:52", count=16, per_step=per_step),
+        SyncSite(kind="print", location="train.py:55", count=8, per_step=1.0),
+    ]
     return run
 
 
@@ -83,8 +100,10 @@ def test_d401_silent_without_per_step_syncs():
 
 
 def copy_bound_run(pinned: float, non_blocking: float, loader_pinned: bool = True):
-    run = good_h100_run(loaders=[good_loader(pin_memory=loader_pinned)],
-                        steps=make_steps(h2d=0.002, forward=0.003, backward=0.005))
+    run = good_h100_run(
+        loaders=[good_loader(pin_memory=loader_pinned)],
+        steps=make_steps(h2d=0.002, forward=0.003, backward=0.005),
+    )
     run.transfers.pinned_fraction = pinned
     run.transfers.non_blocking_fraction = non_blocking
     run.transfers.locations = ["train.py:41"]
@@ -109,8 +128,11 @@ def test_d402_leaves_unpinned_loaders_to_d104_and_is_silent_when_fine():
 
 
 def test_d401_on_cuda_ignores_reads_of_cpu_tensors():
-    run = good_h100_run(sync_sites=[SyncSite(kind="item", location="train.py:9", count=16,
-                                             per_step=2.0, device="cpu")])
+    run = good_h100_run(
+        sync_sites=[
+            SyncSite(kind="item", location="train.py:9", count=16, per_step=2.0, device="cpu")
+        ]
+    )
     assert d401.check(run) == []
 
 
@@ -129,8 +151,7 @@ def test_a_run_ending_within_warm_up_gets_no_per_step_findings():
         loaders=[good_loader(num_workers=0, workers_spawned=0, item_s=2e-4, collate_s=5e-3)],
         steps=make_steps(n=1, batch_size=4, data=0.01, forward=0.001, backward=0.001),
     )
-    run.sync_sites = [SyncSite(kind="item", location="m.py:53", count=2, per_step=2,
-                               device="cpu")]
+    run.sync_sites = [SyncSite(kind="item", location="m.py:53", count=2, per_step=2, device="cpu")]
     run.evaluation.under_no_grad, run.evaluation.under_inference_mode = 4, 0
     measured = {f.id for f in run_rules(run)}
     assert {"D108", "D401"} <= measured  # the same observation, measured: per-step findings

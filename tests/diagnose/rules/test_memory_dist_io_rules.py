@@ -14,11 +14,23 @@ from torchdoctor.diagnose.observations import (
 )
 from torchdoctor.diagnose.rules import (
     d501_memory_near_capacity as d501,
+)
+from torchdoctor.diagnose.rules import (
     d502_optimizer_state_memory as d502,
+)
+from torchdoctor.diagnose.rules import (
     d601_data_parallel as d601,
+)
+from torchdoctor.diagnose.rules import (
     d602_batchnorm_without_syncbn as d602,
+)
+from torchdoctor.diagnose.rules import (
     d603_accumulation_syncs_gradients as d603,
+)
+from torchdoctor.diagnose.rules import (
     d701_checkpoint_in_step as d701,
+)
+from torchdoctor.diagnose.rules import (
     d702_logging_in_step as d702,
 )
 
@@ -27,10 +39,17 @@ GIB = 2**30
 
 def memory_run(peak_gib: float, state_gib: float = 0.0):
     return good_h100_run(
-        memory=MemoryObservation(source="cuda_allocator", peak_bytes=int(peak_gib * GIB),
-                                 capacity_bytes=80 * GIB),
-        optimizers=[OptimizerObservation(class_name="Adam", param_bytes=int(state_gib / 2 * GIB),
-                                         state_bytes=int(state_gib * GIB), steps=8)],
+        memory=MemoryObservation(
+            source="cuda_allocator", peak_bytes=int(peak_gib * GIB), capacity_bytes=80 * GIB
+        ),
+        optimizers=[
+            OptimizerObservation(
+                class_name="Adam",
+                param_bytes=int(state_gib / 2 * GIB),
+                state_bytes=int(state_gib * GIB),
+                steps=8,
+            )
+        ],
     )
 
 
@@ -69,10 +88,16 @@ def test_d601_flags_data_parallel():
 
 def ddp_run(batch: int, sync_bn: int = 0):
     return good_h100_run(
-        models=[mlp_model(wrapper="DistributedDataParallel", batchnorm_layers=20,
-                          sync_batchnorm_layers=sync_bn)],
-        distributed=DistributedObservation(world_size=4, backend="nccl",
-                                           per_rank_batch=[batch] * 4),
+        models=[
+            mlp_model(
+                wrapper="DistributedDataParallel",
+                batchnorm_layers=20,
+                sync_batchnorm_layers=sync_bn,
+            )
+        ],
+        distributed=DistributedObservation(
+            world_size=4, backend="nccl", per_rank_batch=[batch] * 4
+        ),
     )
 
 

@@ -97,7 +97,9 @@ def test_expensive_getitem_outranks_everything_but_adding_workers():
     # D101 (workers) also applies; with spare cores it can save more than caching the work.
     ranked = [c for c in codes(report) if c != "D101"]
     assert ranked and ranked[0] == "D105", (
-        [(f.id, f.saving, f.evidence) for f in report.findings], report.breakdown)
+        [(f.id, f.saving, f.evidence) for f in report.findings],
+        report.breakdown,
+    )
     d105 = next(f for f in report.findings if f.id == "D105")
     assert d105.severity == "warning" and "per sample" in d105.evidence[0]
 
@@ -128,9 +130,22 @@ def test_cli_reports_main_process_loading_first_in_json(tmp_path):
     script = SCRIPTS / "d101_main_process_loading.py"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "diagnose", "--json", str(out), "--steps", "8",
-         str(script)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "diagnose",
+            "--json",
+            str(out),
+            "--steps",
+            "8",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())

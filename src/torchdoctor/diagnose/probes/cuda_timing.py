@@ -44,13 +44,18 @@ class CudaPhaseProbe(Probe):
         upcoming = record.index + 1
         last = session.first_measured + (session.config.steps or 10**9) - 1
         if session.first_measured <= upcoming <= last:
-            self.tracker.marker = self._mark
+            if self._mark not in self.tracker.phase_listeners:
+                self.tracker.phase_listeners.append(self._mark)
             self._mark("other")
         else:
-            self.tracker.marker = None
+            self._unlisten()
 
     def stop(self) -> None:
-        self.tracker.marker = None
+        self._unlisten()
+
+    def _unlisten(self) -> None:
+        if self._mark in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.remove(self._mark)
 
     def contribute(self, run, measured) -> None:
         if not self.per_step:

@@ -58,8 +58,10 @@ def _python_builtin(comm_hook_type):
     """The Python hook equal to a built-in (C++) one, so it can run inside our timed hook."""
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-    kinds = {"ALLREDUCE": default_hooks.allreduce_hook,
-             "FP16_COMPRESS": default_hooks.fp16_compress_hook}
+    kinds = {
+        "ALLREDUCE": default_hooks.allreduce_hook,
+        "FP16_COMPRESS": default_hooks.fp16_compress_hook,
+    }
     return kinds.get(getattr(comm_hook_type, "name", ""))
 
 
@@ -199,8 +201,10 @@ class DistributedProbe(Probe):
                 if pairs:
                     origin = pairs[0][0]
                     record.counters["comm_s"] = union_seconds(
-                        [(origin.elapsed_time(s) / 1e3, origin.elapsed_time(e) / 1e3)
-                         for s, e in pairs]
+                        [
+                            (origin.elapsed_time(s) / 1e3, origin.elapsed_time(e) / 1e3)
+                            for s, e in pairs
+                        ]
                     )
         except RuntimeError:  # an event never recorded (a failed all-reduce): leave it unknown
             return
@@ -222,7 +226,10 @@ class DistributedProbe(Probe):
             dist.comm_s_per_step = per_step(timed, "comm_s")
             dist.allreduce_per_step = per_step(timed, "allreduces")
         else:
-            run.notes.append("DDP gradient communication was not timed (a built-in comm hook, "
-                             "or no measured step all-reduced)")
-        dist.micro_steps_syncing = round(sum(r.counters.get("syncing_micro_steps", 0)
-                                             for r in measured))
+            run.notes.append(
+                "DDP gradient communication was not timed (a built-in comm hook, "
+                "or no measured step all-reduced)"
+            )
+        dist.micro_steps_syncing = round(
+            sum(r.counters.get("syncing_micro_steps", 0) for r in measured)
+        )

@@ -19,7 +19,6 @@ from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import LoaderObservation
 from torchdoctor.diagnose.probes.base import Probe
 
-
 EPOCH = "_torchdoctor_epoch"  # attribute set on each DataLoader iterator we saw started
 
 

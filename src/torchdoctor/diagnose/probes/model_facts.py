@@ -20,7 +20,7 @@ def unwrap(module: nn.Module) -> tuple[str | None, nn.Module]:
 
 
 def _dims(name: str, layer: nn.Module) -> str | None:
-    """"fc1: Linear(100->37)" when an input or output width is not a multiple of 8."""
+    """ "fc1: Linear(100->37)" when an input or output width is not a multiple of 8."""
     if isinstance(layer, nn.Linear):
         kind, size_in, size_out = "Linear", layer.in_features, layer.out_features
     elif isinstance(layer, nn.modules.conv._ConvNd):

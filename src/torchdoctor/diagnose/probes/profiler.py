@@ -60,8 +60,9 @@ class ProfilerProbe(Probe):
         if not self.session.config.profile:
             return
         if not self.profiled:
-            run.notes.append("--profile: the program ended before the profiled steps, nothing "
-                             "was profiled")
+            run.notes.append(
+                "--profile: the program ended before the profiled steps, nothing was profiled"
+            )
             return
         if self.busy_s is not None:
             busy = self.busy_s / len(self.profiled)  # device time per step, profiler or not

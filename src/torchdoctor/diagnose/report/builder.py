@@ -42,8 +42,12 @@ def _typical_steps(steps: list[StepObservation]) -> tuple[list[StepObservation],
         )
     if len(outliers) <= RARE_SHARE * len(steps):
         kept = [s for s in steps if s.wall_s <= OUTLIER_FACTOR * median]
-        why = "" if len(compiled) == len(outliers) else (
-            " (a preemption, or a periodic cost such as a checkpoint? measure more --steps to tell)"
+        why = (
+            ""
+            if len(compiled) == len(outliers)
+            else (
+                " (a preemption, or a periodic cost such as a checkpoint? measure more --steps to tell)"
+            )
         )
         return kept, [f"{spread}: left out of the breakdown{why}"]
     return steps, [f"step times vary widely: {spread}; the breakdown averages all steps"]

@@ -170,8 +170,10 @@ def typical_step_s(run: RunObservation) -> float:
 def model_time_s(run: RunObservation) -> float:
     """Median seconds per step outside data loading and copies: where the model's ops run."""
     return median(
-        [s.wall_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)
-         for s in measured_steps(run)]
+        [
+            s.wall_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)
+            for s in measured_steps(run)
+        ]
     )
 
 
@@ -246,6 +248,7 @@ def new_iterator_per_batch(loader: LoaderObservation) -> bool:
     if loader.epochs_started < 2 or loader.batches <= 0:
         return False
     per_iterator = loader.batches / loader.epochs_started
-    per_epoch = (loader.dataset_len / loader.batch_size
-                 if loader.dataset_len and loader.batch_size else None)
+    per_epoch = (
+        loader.dataset_len / loader.batch_size if loader.dataset_len and loader.batch_size else None
+    )
     return per_iterator <= 2 and (per_epoch is None or per_epoch > 2 * per_iterator)

@@ -72,6 +72,5 @@ def cheaper_items_fix(workers: int | None = None) -> str:
         "    return self.x[i], self.y[i]\n"
         "# 2. random augmentation: apply it to whole batches after the loader, vectorised\n"
         "for x, y in loader:\n"
-        "    x = augment_batch(x)  # one op per batch (on the device when there is one)\n"
-        + tail
+        "    x = augment_batch(x)  # one op per batch (on the device when there is one)\n" + tail
     )

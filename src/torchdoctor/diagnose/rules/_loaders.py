@@ -20,8 +20,10 @@ TRIVIAL_ITEM_RATIO = 10.0
 
 def trivial_items(run: RunObservation, loader: LoaderObservation) -> bool:
     floor = run.compute.dispatch_overhead_s
-    return loader.item_s is not None and floor is not None and (
-        loader.item_s <= TRIVIAL_ITEM_RATIO * floor
+    return (
+        loader.item_s is not None
+        and floor is not None
+        and (loader.item_s <= TRIVIAL_ITEM_RATIO * floor)
     )
 
 

@@ -87,5 +87,6 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
         return None
     if ops <= 0:
         return None
-    return OpOverhead(ops_per_step=ops, mean_op_s=compute_s * cpu_share(run) / ops,
-                      dispatch_s=dispatch_s)
+    return OpOverhead(
+        ops_per_step=ops, mean_op_s=compute_s * cpu_share(run) / ops, dispatch_s=dispatch_s
+    )

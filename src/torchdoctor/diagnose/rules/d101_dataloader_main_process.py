@@ -63,11 +63,7 @@ MIN_DATA_SHARE = 0.10
 
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
-    loaders = [
-        ld
-        for ld in training_loaders(run)
-        if ld.num_workers == 0 and not in_memory(run, ld)
-    ]
+    loaders = [ld for ld in training_loaders(run) if ld.num_workers == 0 and not in_memory(run, ld)]
     if profile is None or not loaders:
         return []
     loader = max(loaders, key=lambda ld: ld.wait_s)

@@ -60,10 +60,13 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     saving = cost.share
     overhead_per_epoch_s, epoch_s = cost.overhead_per_epoch_s, cost.epoch_s
-    evidence = [*cost.evidence, (
-        f"Worker start-up costs {secs(overhead_per_epoch_s)} per training epoch of about "
-        f"{secs(epoch_s)}: {pct(saving)} of the epoch."
-    )]
+    evidence = [
+        *cost.evidence,
+        (
+            f"Worker start-up costs {secs(overhead_per_epoch_s)} per training epoch of about "
+            f"{secs(epoch_s)}: {pct(saving)} of the epoch."
+        ),
+    ]
     return [
         Finding(
             id=CODE,

@@ -64,8 +64,8 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
 )
-from torchdoctor.diagnose.rules._loaders import in_memory
 from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
+from torchdoctor.diagnose.rules._loaders import in_memory
 
 CODE = "D105"
 TITLE = "Expensive per-sample work in Dataset.__getitem__"

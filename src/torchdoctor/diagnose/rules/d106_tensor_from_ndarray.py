@@ -74,7 +74,10 @@ def check(run: RunObservation) -> list[Finding]:
             source="seed 002 (8: from array to torch tensor)",
             explanation="torch.tensor copies, element by element for a list of arrays; "
             "torch.from_numpy shares the array's memory.",
-            details={"calls_per_step": calls, "seconds_per_step": created.seconds_per_step,
-                     "locations": created.locations},
+            details={
+                "calls_per_step": calls,
+                "seconds_per_step": created.seconds_per_step,
+                "locations": created.locations,
+            },
         )
     ]

@@ -67,8 +67,11 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     loader = max(loaders, key=lambda ld: ld.batches)
     startup_s = sum(loader.worker_startup_s) / len(loader.worker_startup_s)
-    per_epoch = (loader.dataset_len / loader.batch_size
-                 if loader.dataset_len and loader.batch_size else loader.batches)
+    per_epoch = (
+        loader.dataset_len / loader.batch_size
+        if loader.dataset_len and loader.batch_size
+        else loader.batches
+    )
     data_s = profile.seconds("data")
     saving = clamp(min(startup_s, data_s) * (1 - 1 / max(per_epoch, 1)) / profile.step_s)
     return [
@@ -95,7 +98,11 @@ def check(run: RunObservation) -> list[Finding]:
             "seed 000 (next(iter(loader)) to peek at one batch, not to train)",
             explanation="Each iter(loader) starts new worker processes and discards their "
             "prefetched batches; one iterator per epoch starts them once.",
-            details={"iterators": loader.epochs_started, "batches": loader.batches,
-                     "startup_s": startup_s, "location": loader.location},
+            details={
+                "iterators": loader.epochs_started,
+                "batches": loader.batches,
+                "startup_s": startup_s,
+                "location": loader.location,
+            },
         )
     ]

@@ -47,8 +47,8 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     training_loaders,
 )
-from torchdoctor.diagnose.rules._loaders import heavy_collate, in_memory, wait_share
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
+from torchdoctor.diagnose.rules._loaders import heavy_collate, in_memory, wait_share
 
 CODE = "D108"
 TITLE = "In-memory tensors fetched one sample at a time (per-sample __getitem__ + collate)"
@@ -100,7 +100,12 @@ def check(run: RunObservation) -> list[Finding]:
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Each sample is indexed separately and stacked back into a batch; one "
             "indexing op with all the batch's indices does it at once.",
-            details={"data_s": data_s, "step_s": step_s, "item_s": loader.item_s,
-                     "collate_s": loader.collate_s, "location": loader.location},
+            details={
+                "data_s": data_s,
+                "step_s": step_s,
+                "item_s": loader.item_s,
+                "collate_s": loader.collate_s,
+                "location": loader.location,
+            },
         )
     ]

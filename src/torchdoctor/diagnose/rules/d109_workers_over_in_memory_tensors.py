@@ -47,8 +47,8 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
     typical_step_s,
 )
-from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
+from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
 from torchdoctor.diagnose.rules._respawn import MIN_RESPAWN_SHARE, respawn_cost
 
 CODE = "D109"
@@ -70,16 +70,16 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     saving = clamp(share * (1 - BATCHED_FETCH_COST) + respawn_share)
     evidence = [
-        f"Waiting for data took {pct(share)} of a typical step "
-        f"({secs(data_s)} of {secs(step_s)}).",
+        f"Waiting for data took {pct(share)} of a typical step ({secs(data_s)} of {secs(step_s)}).",
         f"The DataLoader at {loader.location} has num_workers={loader.num_workers} over "
         f"{loader.dataset_type or 'a dataset indexed from memory'}: each batch is a few "
         "indexing ops, but every one is pickled and passed between processes.",
     ]
     if respawn:
         evidence += respawn.evidence
-        evidence.append(f"Starting the workers again every epoch costs {pct(respawn_share)} of "
-                        "the epoch.")
+        evidence.append(
+            f"Starting the workers again every epoch costs {pct(respawn_share)} of the epoch."
+        )
     return [
         Finding(
             id=CODE,
@@ -87,14 +87,20 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=batched_fetch_fix(loader.batch_size, drop_workers=True,
-                                  dataset_type=loader.dataset_type),
+            fix=batched_fetch_fix(
+                loader.batch_size, drop_workers=True, dataset_type=loader.dataset_type
+            ),
             source="seed 003 (batch your operations: one op instead of many small ones); "
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Worker processes pay a hand-over per batch that costs more than indexing "
             "in-memory tensors; one indexing op per batch in the training process is faster.",
-            details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
-                     "respawn_share": respawn_share,
-                     "dataset_type": loader.dataset_type, "location": loader.location},
+            details={
+                "data_s": data_s,
+                "step_s": step_s,
+                "num_workers": loader.num_workers,
+                "respawn_share": respawn_share,
+                "dataset_type": loader.dataset_type,
+                "location": loader.location,
+            },
         )
     ]

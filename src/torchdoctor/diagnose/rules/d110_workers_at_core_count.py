@@ -59,15 +59,15 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
     typical_step_s,
 )
-from torchdoctor.diagnose.rules._loaders import (
-    in_memory,
-    small_batches_through_workers,
-    waiting_loader,
-)
 from torchdoctor.diagnose.rules._data_fixes import (
     CACHED_ITEM_COST,
     batched_fetch_fix,
     cheaper_items_fix,
+)
+from torchdoctor.diagnose.rules._loaders import (
+    in_memory,
+    small_batches_through_workers,
+    waiting_loader,
 )
 from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
@@ -80,8 +80,9 @@ def _fix(loader: LoaderObservation) -> str:
     if loader.iterable_dataset or loader.item_s is not None:
         return cheaper_items_fix()
     # __getitem__ ran only in workers, untimed: it may be plain indexing of in-memory tensors
-    batched = batched_fetch_fix(loader.batch_size, drop_workers=True,
-                                dataset_type=loader.dataset_type)
+    batched = batched_fetch_fix(
+        loader.batch_size, drop_workers=True, dataset_type=loader.dataset_type
+    )
     return (
         "# 0. if __getitem__ only indexes tensors already in memory, the workers cost more than\n"
         "#    they save: fetch whole batches in this process instead (rule D109)\n"
@@ -108,8 +109,9 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     cpus = cpu_count(run, loader)
     batch_s = loader.num_workers * step_s  # what one worker spends per batch, in steady state
-    left_s = loader_wait_with_workers(batch_s * CACHED_ITEM_COST, step_s - data_s,
-                                      loader.num_workers)
+    left_s = loader_wait_with_workers(
+        batch_s * CACHED_ITEM_COST, step_s - data_s, loader.num_workers
+    )
     saving = clamp((data_s - left_s) / step_s)
     return [
         Finding(
@@ -131,8 +133,14 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="The workers already use every spare core and still fall behind the "
             "model; only cheaper per-sample work (pre-processing once, batched augmentation) "
             "helps.",
-            details={"data_s": data_s, "step_s": step_s, "num_workers": loader.num_workers,
-                     "cpu_count": cpus, "batch_build_s": batch_s, "wait_after_fix_s": left_s,
-                     "location": loader.location},
+            details={
+                "data_s": data_s,
+                "step_s": step_s,
+                "num_workers": loader.num_workers,
+                "cpu_count": cpus,
+                "batch_build_s": batch_s,
+                "wait_after_fix_s": left_s,
+                "location": loader.location,
+            },
         )
     ]

@@ -64,9 +64,7 @@ DEFAULT_COLLATE_OPS = 3  # trivial ops' time per sample the default collate take
 
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
-    loaders = [
-        ld for ld in training_loaders(run) if ld.num_workers == 0 and heavy_collate(run, ld)
-    ]
+    loaders = [ld for ld in training_loaders(run) if ld.num_workers == 0 and heavy_collate(run, ld)]
     if profile is None or not loaders:
         return []
     loader = max(loaders, key=lambda ld: ld.collate_s)
@@ -107,7 +105,11 @@ def check(run: RunObservation) -> list[Finding]:
             "PyTorch DataLoader docs (collate_fn, torch.nn.utils.rnn.pad_sequence)",
             explanation="The collate function assembles each batch one sample (or token) at a "
             "time in Python while the model waits; whole-batch ops do it at once.",
-            details={"collate_s": loader.collate_s, "step_s": profile.step_s,
-                     "default_collate_s": default_s, "location": loader.location},
+            details={
+                "collate_s": loader.collate_s,
+                "step_s": profile.step_s,
+                "default_collate_s": default_s,
+                "location": loader.location,
+            },
         )
     ]

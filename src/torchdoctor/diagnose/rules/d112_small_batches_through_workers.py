@@ -97,7 +97,12 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="Worker processes pay a fixed hand-over per batch; with a few samples "
             "per batch it outweighs the work, so batch more per hand-over or load in-process.",
             changes_semantics=True,
-            details={"data_s": data_s, "step_s": step_s, "batch_size": loader.batch_size,
-                     "num_workers": loader.num_workers, "location": loader.location},
+            details={
+                "data_s": data_s,
+                "step_s": step_s,
+                "batch_size": loader.batch_size,
+                "num_workers": loader.num_workers,
+                "location": loader.location,
+            },
         )
     ]

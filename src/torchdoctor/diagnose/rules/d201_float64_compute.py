@@ -48,8 +48,7 @@ TITLE = "Compute runs in float64"
 MIN_FLOAT64_SHARE = 0.10
 FLOAT32_SPEEDUP = 2.0
 FLOAT32_FIX = (
-    "model = model.float()\n"
-    "x = torch.from_numpy(array).float()  # NumPy arrays default to float64"
+    "model = model.float()\nx = torch.from_numpy(array).float()  # NumPy arrays default to float64"
 )
 # with the default dtype left at float64, model.float() alone leaves every new tensor float64
 # (and then mismatches the model): the cause has to go
@@ -88,8 +87,10 @@ def check(run: RunObservation) -> list[Finding]:
     evidence.append(f"Forward, backward and optimizer took {pct(compute_share)} of the step.")
     fix = FLOAT32_FIX
     if run.environment.default_dtype == "float64":
-        evidence.append("torch.get_default_dtype() is float64: torch.set_default_dtype(torch."
-                        "float64) makes every new tensor and layer float64.")
+        evidence.append(
+            "torch.get_default_dtype() is float64: torch.set_default_dtype(torch."
+            "float64) makes every new tensor and layer float64."
+        )
         fix = DEFAULT_DTYPE_FIX
     return [
         Finding(
@@ -103,8 +104,11 @@ def check(run: RunObservation) -> list[Finding]:
             "precision); PyTorch performance tuning guide",
             explanation="Float64 runs at half the float32 rate or worse and moves twice the "
             "bytes; training does not need it.",
-            details={"float64_share": f64_share, "compute_share": compute_share,
-                     "float64_parameters": f64_params,
-                     "default_dtype": run.environment.default_dtype},
+            details={
+                "float64_share": f64_share,
+                "compute_share": compute_share,
+                "float64_parameters": f64_params,
+                "default_dtype": run.environment.default_dtype,
+            },
         )
     ]

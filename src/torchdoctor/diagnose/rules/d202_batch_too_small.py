@@ -46,17 +46,17 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 from torchdoctor.diagnose.rules._common import (
     clamp,
     expected_ops,
     mean_batch_size,
-    secs,
     model_time_s,
+    secs,
     step_profile,
     stepped_optimizers,
     typical_step_s,
 )
+from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 
 CODE = "D202"
 TITLE = "Overhead-bound steps: the batch is too small for the device"
@@ -69,8 +69,23 @@ MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 # Adaptive optimizers (per-parameter step sizes) tolerate a larger batch with about sqrt(k) times
 # the learning rate; plain SGD follows the linear rule (Goyal et al. 2017; Malladi et al. 2022).
 LINEAR_LR_OPTIMIZERS = ("SGD",)
-TORCH_OPTIMIZERS = ("SGD", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta", "ASGD", "LBFGS",
-                    "NAdam", "RAdam", "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon")
+TORCH_OPTIMIZERS = (
+    "SGD",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Adagrad",
+    "Adadelta",
+    "ASGD",
+    "LBFGS",
+    "NAdam",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "SparseAdam",
+    "Adafactor",
+    "Muon",
+)
 
 
 def _micro_batches(run: RunObservation) -> int:
@@ -87,7 +102,7 @@ def _lr_line(run: RunObservation) -> str:
     built = f"torch.optim.{name}" if name in TORCH_OPTIMIZERS else name
     if name in LINEAR_LR_OPTIMIZERS:
         return f"optimizer = {built}(model.parameters(), lr={BATCH_FACTOR} * lr)  # linear rule"
-    root = BATCH_FACTOR ** 0.5
+    root = BATCH_FACTOR**0.5
     return f"optimizer = {built}(model.parameters(), lr={root:g} * lr)  # sqrt rule for {name}"
 
 
@@ -102,11 +117,15 @@ def _fix(run: RunObservation, batch: float | None, micro: int) -> str:
     else:
         line = f"batch_size = {new}  # the batch you slice or sample from your tensors"
     if micro > 1 and per_micro:
-        line += (f"  # x {micro} micro-batches = {BATCH_FACTOR * per_micro * micro:.0f} per "
-                 "optimizer step")
+        line += (
+            f"  # x {micro} micro-batches = {BATCH_FACTOR * per_micro * micro:.0f} per "
+            "optimizer step"
+        )
     if micro >= BATCH_FACTOR and micro % BATCH_FACTOR == 0:
-        line += (f"\n# or keep the effective batch (same lr): accumulate {micro // BATCH_FACTOR} "
-                 f"micro-batch(es) of {new} instead of {micro}")
+        line += (
+            f"\n# or keep the effective batch (same lr): accumulate {micro // BATCH_FACTOR} "
+            f"micro-batch(es) of {new} instead of {micro}"
+        )
     return (
         f"{line}\n"
         "# scale the learning rate with the batch and re-check convergence\n"
@@ -148,8 +167,10 @@ def check(run: RunObservation) -> list[Finding]:
             f"({run.compute.peak_source})."
         )
     if batch and micro > 1:
-        evidence.append(f"Batch size: {batch:.0f} samples per optimizer step "
-                        f"({batch / micro:.0f} per micro-batch x {micro} micro-batches).")
+        evidence.append(
+            f"Batch size: {batch:.0f} samples per optimizer step "
+            f"({batch / micro:.0f} per micro-batch x {micro} micro-batches)."
+        )
     elif batch:
         evidence.append(f"Batch size: {batch:.0f}.")
     return [
@@ -166,9 +187,13 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="Each op's fixed cost exceeds its arithmetic; a larger batch does more "
             "work per op.",
             changes_semantics=True,
-            details={"ops_per_step": overhead.ops_per_step, "mean_op_s": overhead.mean_op_s,
-                     "dispatch_s": overhead.dispatch_s,
-                     "utilization": utilization, "batch_size": batch,
-                     "micro_batches": micro},
+            details={
+                "ops_per_step": overhead.ops_per_step,
+                "mean_op_s": overhead.mean_op_s,
+                "dispatch_s": overhead.dispatch_s,
+                "utilization": utilization,
+                "batch_size": batch,
+                "micro_batches": micro,
+            },
         )
     ]

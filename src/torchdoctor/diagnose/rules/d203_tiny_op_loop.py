@@ -37,18 +37,18 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 from torchdoctor.diagnose.rules._common import (
     clamp,
     expected_ops,
+    model_time_s,
     parameter_tensors,
     pct,
     secs,
     severity_for,
-    model_time_s,
     step_profile,
     typical_step_s,
 )
+from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 
 CODE = "D203"
 TITLE = "Python loop of tiny ops: the step is dominated by per-op overhead"
@@ -93,7 +93,11 @@ def check(run: RunObservation) -> list[Finding]:
             source="seed 003 (overloaded operators: slicing 500 times; batch your operations)",
             explanation="Each tiny op pays microseconds of fixed cost; one batched op pays it "
             "once.",
-            details={"ops_per_step": overhead.ops_per_step, "expected_ops": expected,
-                     "mean_op_s": overhead.mean_op_s, "dispatch_s": overhead.dispatch_s},
+            details={
+                "ops_per_step": overhead.ops_per_step,
+                "expected_ops": expected,
+                "mean_op_s": overhead.mean_op_s,
+                "dispatch_s": overhead.dispatch_s,
+            },
         )
     ]

@@ -104,7 +104,10 @@ def check(run: RunObservation) -> list[Finding]:
             f"(automatic mixed precision); {PYTORCH_AMP_RECIPE}",
             explanation="Tensor cores run half-precision matmuls far faster than float32, and "
             "half-precision activations halve memory traffic.",
-            details={"compute_share": compute_share, "tf32_matmul": env.tf32_matmul,
-                     "bf16_supported": env.bf16_supported},
+            details={
+                "compute_share": compute_share,
+                "tf32_matmul": env.tf32_matmul,
+                "bf16_supported": env.bf16_supported,
+            },
         )
     ]

@@ -74,7 +74,9 @@ def check(run: RunObservation) -> list[Finding]:
             "clip_grad_norm_); PyTorch AMP examples (gradient clipping)",
             explanation="Clipping scaled gradients clips against a norm thousands of times too "
             "large, shrinking every update by the loss scale.",
-            details={"optimizers": [o.class_name for o in bad],
-                     "calls": sum(o.clip_before_unscale for o in bad)},
+            details={
+                "optimizers": [o.class_name for o in bad],
+                "calls": sum(o.clip_before_unscale for o in bad),
+            },
         )
     ]

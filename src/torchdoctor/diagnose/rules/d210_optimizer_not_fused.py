@@ -90,7 +90,10 @@ def check(run: RunObservation) -> list[Finding]:
             "optimizer step)",
             explanation="The default loop updates each tensor with about ten separate ops; a "
             "fused step does it in one pass.",
-            details={"optimizer_s": optimizer_s, "optimizer_share": share,
-                     "optimizer": optimizer.class_name},
+            details={
+                "optimizer_s": optimizer_s,
+                "optimizer_share": share,
+                "optimizer": optimizer.class_name,
+            },
         )
     ]

@@ -65,16 +65,12 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=(
-                "@torch.inference_mode()\n"
-                "def evaluate(model, loader):\n"
-                "    model.eval()\n"
-                "    ..."
+                "@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n    ..."
             ),
             source="seed 000 (1.4 evaluation mode); seed 004 (torch.no_grad vs "
             "torch.inference_mode)",
             explanation="Autograd records a graph and keeps activations for a backward that "
             "evaluation never runs.",
-            details={"with_grad": ev.with_grad, "forwards": ev.forwards,
-                     "evaluation_share": share},
+            details={"with_grad": ev.with_grad, "forwards": ev.forwards, "evaluation_share": share},
         )
     ]

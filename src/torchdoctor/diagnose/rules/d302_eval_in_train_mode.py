@@ -76,7 +76,11 @@ def check(run: RunObservation) -> list[Finding]:
             "the test loop)",
             explanation="In train mode Dropout drops activations and BatchNorm uses and updates "
             "batch statistics, so metrics are wrong and the model drifts.",
-            details={"in_train_mode": ev.in_train_mode, "forwards": ev.forwards,
-                     "dropout_layers": dropout, "batchnorm_layers": batchnorm},
+            details={
+                "in_train_mode": ev.in_train_mode,
+                "forwards": ev.forwards,
+                "dropout_layers": dropout,
+                "batchnorm_layers": batchnorm,
+            },
         )
     ]

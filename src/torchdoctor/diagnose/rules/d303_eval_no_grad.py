@@ -53,8 +53,12 @@ def check(run: RunObservation) -> list[Finding]:
             evidence=[
                 f"{ev.under_no_grad} of {ev.forwards} evaluation forward(s) ran under "
                 "torch.no_grad(), none under torch.inference_mode().",
-            ] + ([f"Evaluation took {pct(share)} of evaluation plus training time."]
-                 if share > 0 else []),
+            ]
+            + (
+                [f"Evaluation took {pct(share)} of evaluation plus training time."]
+                if share > 0
+                else []
+            ),
             fix="with torch.inference_mode():  # instead of torch.no_grad()\n    ...",
             source="seed 004 (torch.no_grad() vs torch.inference_mode()); seed 000 (1.4 "
             "evaluation mode)",

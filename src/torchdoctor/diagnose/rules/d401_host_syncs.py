@@ -61,8 +61,7 @@ def _gpu_idle_share(run: RunObservation) -> float | None:
     if not idle:
         return None
     unexplained = [
-        max(0.0, s.gpu_idle_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0))
-        for s in idle
+        max(0.0, s.gpu_idle_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)) for s in idle
     ]
     return clamp(sum(unexplained) / sum(s.wall_s for s in idle))
 
@@ -112,8 +111,11 @@ def check(run: RunObservation) -> list[Finding]:
             "performance tuning guide (avoid unnecessary CPU-GPU synchronization)",
             explanation="Each sync makes the host wait for the GPU and then the GPU wait for "
             "the host.",
-            details={"syncs_per_step": per_step,
-                     "sites": [{"location": s.location, "kind": s.kind, "per_step": s.per_step}
-                               for s in sites]},
+            details={
+                "syncs_per_step": per_step,
+                "sites": [
+                    {"location": s.location, "kind": s.kind, "per_step": s.per_step} for s in sites
+                ],
+            },
         )
     ]

@@ -91,7 +91,10 @@ def check(run: RunObservation) -> list[Finding]:
             "transfer); seed 004 (pin_memory + non_blocking)",
             explanation="Blocking copies stop the host from queueing GPU work; pageable copies "
             "run at about half the bandwidth.",
-            details={"h2d_share": h2d_share, "pinned_fraction": t.pinned_fraction,
-                     "non_blocking_fraction": t.non_blocking_fraction},
+            details={
+                "h2d_share": h2d_share,
+                "pinned_fraction": t.pinned_fraction,
+                "non_blocking_fraction": t.non_blocking_fraction,
+            },
         )
     ]

@@ -79,7 +79,10 @@ def check(run: RunObservation) -> list[Finding]:
             "seed 002 (1: memory usage, 7: gradient accumulation)",
             explanation="Memory this close to the limit risks out-of-memory crashes and "
             "allocator thrashing.",
-            details={"memory_use": use, "peak_bytes": m.peak_bytes,
-                     "capacity_bytes": m.capacity_bytes},
+            details={
+                "memory_use": use,
+                "peak_bytes": m.peak_bytes,
+                "capacity_bytes": m.capacity_bytes,
+            },
         )
     ]

@@ -57,8 +57,10 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     gpu = on_cuda(run)
     if not gpu:  # without CUDA, DataParallel just calls the module: nothing to save here
-        evidence.append("This run had no CUDA device, where DataParallel only calls the module: "
-                        "no effect on this run's speed; it matters on several GPUs.")
+        evidence.append(
+            "This run had no CUDA device, where DataParallel only calls the module: "
+            "no effect on this run's speed; it matters on several GPUs."
+        )
     return [
         Finding(
             id=CODE,

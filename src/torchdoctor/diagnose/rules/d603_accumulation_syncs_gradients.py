@@ -75,7 +75,10 @@ def check(run: RunObservation) -> list[Finding]:
             "    loss.backward()",
             source="seed 000 (1.3 gradient accumulation); PyTorch DDP docs (no_sync)",
             explanation="Only the last micro-batch's gradients need to be all-reduced.",
-            details={"micro_batches": k, "micro_steps_syncing": dist.micro_steps_syncing,
-                     "comm_share": comm_share},
+            details={
+                "micro_batches": k,
+                "micro_steps_syncing": dist.micro_steps_syncing,
+                "comm_share": comm_share,
+            },
         )
     ]

@@ -73,7 +73,8 @@ def check(run: RunObservation) -> list[Finding]:
         f"Rank {slow} was busy {secs(busy[slow])} per step; the other ranks {secs(others)} "
         f"(median), so they wait about {secs(excess)} per step ({pct(saving)}) in the all-reduce.",
         "Busy time per rank (step minus communication): "
-        + ", ".join(f"rank {rank}: {secs(b)}" for rank, b in enumerate(busy)) + ".",
+        + ", ".join(f"rank {rank}: {secs(b)}" for rank, b in enumerate(busy))
+        + ".",
     ]
     if not run.distributed.per_rank_comm_s:
         evidence.append("Communication was not timed: the step times themselves differ.")

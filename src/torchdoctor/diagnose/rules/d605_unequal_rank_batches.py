@@ -60,7 +60,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=[
                 "Samples per step by rank: "
-                + ", ".join(f"rank {rank}: {b}" for rank, b in enumerate(batches)) + ".",
+                + ", ".join(f"rank {rank}: {b}" for rank, b in enumerate(batches))
+                + ".",
                 f"The rank with {largest} samples sets the pace; equal shares of {mean:g} would "
                 f"save about {pct(saving)} of the step.",
             ],

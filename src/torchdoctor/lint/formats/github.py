@@ -17,7 +17,9 @@ def render_github(result) -> str:
     lines = []
     for v in sorted(result.violations, key=lambda v: v.sort_key()):
         command = "error" if levels.get(v.code) == "error" else "warning"
-        lines.append(f"::{command} file={_escape(v.path, True)},line={v.line},col={v.column},"
-                     f"endLine={v.end_line},endColumn={v.end_column},"
-                     f"title={_escape(v.code, True)}::{_escape(f'{v.code} {v.message}')}")
+        lines.append(
+            f"::{command} file={_escape(v.path, True)},line={v.line},col={v.column},"
+            f"endLine={v.end_line},endColumn={v.end_column},"
+            f"title={_escape(v.code, True)}::{_escape(f'{v.code} {v.message}')}"
+        )
     return "\n".join(lines) + ("\n" if lines else "")

@@ -19,7 +19,9 @@ def finding_dict(v) -> dict:
         "column": v.column,
         "end_line": v.end_line,
         "end_column": v.end_column,
-        "fix": None if v.fix is None else {"applicability": v.fix.safety, "description": v.fix.description},
+        "fix": None
+        if v.fix is None
+        else {"applicability": v.fix.safety, "description": v.fix.description},
     }
 
 

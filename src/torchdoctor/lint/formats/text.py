@@ -6,7 +6,9 @@ from torchdoctor.lint.model import SAFE, UNSAFE
 
 
 def _applies(violation, unsafe: bool) -> bool:
-    return violation.fix is not None and (violation.fix.safety == SAFE or (unsafe and violation.fix.safety == UNSAFE))
+    return violation.fix is not None and (
+        violation.fix.safety == SAFE or (unsafe and violation.fix.safety == UNSAFE)
+    )
 
 
 def render_text(result, unsafe: bool = False, quiet: bool = False) -> str:
@@ -22,10 +24,16 @@ def render_text(result, unsafe: bool = False, quiet: bool = False) -> str:
     if fixed:
         parts.append(f"Fixed {fixed} finding{'s' * (fixed != 1)}.")
     if violations:
-        parts.append(f"Found {len(violations)} finding{'s' * (len(violations) != 1)} "
-                     f"in {len({v.path for v in violations})} of {len(result.files)} files.")
+        parts.append(
+            f"Found {len(violations)} finding{'s' * (len(violations) != 1)} "
+            f"in {len({v.path for v in violations})} of {len(result.files)} files."
+        )
         safe = sum(_applies(v, unsafe) for v in violations)
-        hidden = sum(v.fix is not None and v.fix.safety == UNSAFE for v in violations) if not unsafe else 0
+        hidden = (
+            sum(v.fix is not None and v.fix.safety == UNSAFE for v in violations)
+            if not unsafe
+            else 0
+        )
         if safe:
             parts.append(f"[*] {safe} fixable with `torchdoctor lint --fix`.")
         if hidden:

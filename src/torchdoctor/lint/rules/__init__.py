@@ -17,7 +17,12 @@ def _rule_classes() -> tuple[type[Rule], ...]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule and value.code:
+            if (
+                isinstance(value, type)
+                and issubclass(value, Rule)
+                and value is not Rule
+                and value.code
+            ):
                 found.append(value)
     return tuple(sorted(found, key=lambda cls: cls.code))
 

@@ -8,13 +8,18 @@ from torchdoctor.lint.edits import rename_attribute
 from torchdoctor.lint.patterns import argument, keyword, method_call
 from torchdoctor.lint.rule import Rule
 
-_ARRAY_FUNCS = {f"numpy.{n}" for n in (
-    "array asarray ascontiguousarray zeros ones empty full arange linspace stack concatenate "
-    "vstack hstack dstack load frombuffer fromfile loadtxt genfromtxt zeros_like ones_like "
-    "empty_like full_like eye identity meshgrid"
-).split()}
+_ARRAY_FUNCS = {
+    f"numpy.{n}"
+    for n in (
+        "array asarray ascontiguousarray zeros ones empty full arange linspace stack concatenate "
+        "vstack hstack dstack load frombuffer fromfile loadtxt genfromtxt zeros_like ones_like "
+        "empty_like full_like eye identity meshgrid"
+    ).split()
+}
 _SIZED_RANDOM = {"numpy.random.rand", "numpy.random.randn"}  # array when given any size argument
-_SIZE_KW_RANDOM = {f"numpy.random.{n}" for n in "random normal uniform randint choice standard_normal".split()}
+_SIZE_KW_RANDOM = {
+    f"numpy.random.{n}" for n in "random normal uniform randint choice standard_normal".split()
+}
 
 
 def is_ndarray(ctx, expr, depth: int = 0) -> bool:
@@ -78,19 +83,36 @@ class TensorFromNdarray(Rule):
         for call in ctx.calls_to("torch.tensor"):
             data = argument(call, "data", 0)
             if isinstance(data, cst.ListComp) and is_ndarray(ctx, data.elt):
-                yield ctx.violation(self, call, "`torch.tensor()` on a list of NumPy arrays converts "
-                                    "element by element; `np.stack` them and use `torch.from_numpy`")
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`torch.tensor()` on a list of NumPy arrays converts "
+                    "element by element; `np.stack` them and use `torch.from_numpy`",
+                )
             elif is_ndarray(ctx, data):
-                yield ctx.violation(self, call, f"`torch.tensor()` copies the NumPy array "
-                                    f"`{ctx.code(data)}`; use `torch.from_numpy` (no copy) or "
-                                    "`torch.as_tensor`", self._fix(ctx, call))
+                yield ctx.violation(
+                    self,
+                    call,
+                    f"`torch.tensor()` copies the NumPy array "
+                    f"`{ctx.code(data)}`; use `torch.from_numpy` (no copy) or "
+                    "`torch.as_tensor`",
+                    self._fix(ctx, call),
+                )
 
     def _fix(self, ctx, call: cst.Call):
         extra = {a.keyword.value for a in call.args if a.keyword is not None} - {"data"}
-        if extra - {"dtype", "device"} or any(a.star for a in call.args) or not isinstance(call.func, cst.Attribute):
+        if (
+            extra - {"dtype", "device"}
+            or any(a.star for a in call.args)
+            or not isinstance(call.func, cst.Attribute)
+        ):
             return None
         target = "as_tensor" if extra else "from_numpy"
-        args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
-                if a.keyword is not None and a.keyword.value == "data" else a for a in call.args]
+        args = [
+            a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            if a.keyword is not None and a.keyword.value == "data"
+            else a
+            for a in call.args
+        ]
         new = call.with_changes(func=rename_attribute(call.func, target), args=args)
         return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})

@@ -7,7 +7,6 @@ import libcst as cst
 from torchdoctor.lint.patterns import DATALOADER, argument, has_star_args, int_value
 from torchdoctor.lint.rule import Rule
 
-
 TENSOR_DATASET = "torch.utils.data.TensorDataset"
 
 
@@ -48,11 +47,19 @@ class DataLoaderNoWorkers(Rule):
                 continue
             workers = argument(call, "num_workers", 5)
             if workers is None:
-                yield ctx.violation(self, call, "`DataLoader` without `num_workers` loads every "
-                                    "batch in the training process; set `num_workers`")
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`DataLoader` without `num_workers` loads every "
+                    "batch in the training process; set `num_workers`",
+                )
             elif int_value(workers) == 0:
-                yield ctx.violation(self, workers, "`num_workers=0` loads every batch in the "
-                                    "training process; use worker processes")
+                yield ctx.violation(
+                    self,
+                    workers,
+                    "`num_workers=0` loads every batch in the "
+                    "training process; use worker processes",
+                )
 
 
 def _over_in_memory_tensors(ctx, dataset) -> bool:

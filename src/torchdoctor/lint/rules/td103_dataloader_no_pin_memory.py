@@ -45,5 +45,9 @@ class DataLoaderNoPinMemory(Rule):
             return
         for call in loaders:
             if argument(call, "pin_memory", 7) is None:
-                yield ctx.violation(self, call, "`DataLoader` without `pin_memory` in a script that "
-                                    "copies batches to CUDA; set `pin_memory=True`")
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`DataLoader` without `pin_memory` in a script that "
+                    "copies batches to CUDA; set `pin_memory=True`",
+                )

@@ -6,7 +6,15 @@ import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
 from torchdoctor.lint.patterns import (
-    argument, batch_names, is_cuda_move, is_false, keyword, loader_call, names_in, positional, walk,
+    argument,
+    batch_names,
+    is_cuda_move,
+    is_false,
+    keyword,
+    loader_call,
+    names_in,
+    positional,
+    walk,
 )
 from torchdoctor.lint.rule import Rule
 
@@ -55,18 +63,30 @@ class BlockingHostToDevice(Rule):
             if pinned is None or is_false(pinned):
                 continue
             names = batch_names(ctx, loop)
-            rebinds: list[tuple[cst.Assign, set[str]]] = []  # `x = x.cuda()`: x is on the GPU after it
+            rebinds: list[
+                tuple[cst.Assign, set[str]]
+            ] = []  # `x = x.cuda()`: x is on the GPU after it
             for node in walk(ctx, loop.body):
                 if isinstance(node, cst.Assign) and not isinstance(node.value, cst.Name):
                     rebinds.append((node, {n for t in node.targets for n in names_in(t.target)}))
                 if not isinstance(node, cst.Call):
                     continue
-                host = names - {n for assign, bound in rebinds if not ctx.is_inside(node, assign) for n in bound}
+                host = names - {
+                    n for assign, bound in rebinds if not ctx.is_inside(node, assign) for n in bound
+                }
                 if self._blocking_batch_copy(ctx, node, host):
-                    fix = ctx.make_fix(self.fix_safety, "Add `non_blocking=True`",
-                                       {node: add_keyword(node, "non_blocking", "True")})
-                    yield ctx.violation(self, node, "copy of a pinned batch to CUDA without "
-                                        "`non_blocking=True` blocks the host", fix)
+                    fix = ctx.make_fix(
+                        self.fix_safety,
+                        "Add `non_blocking=True`",
+                        {node: add_keyword(node, "non_blocking", "True")},
+                    )
+                    yield ctx.violation(
+                        self,
+                        node,
+                        "copy of a pinned batch to CUDA without "
+                        "`non_blocking=True` blocks the host",
+                        fix,
+                    )
 
     @staticmethod
     def _blocking_batch_copy(ctx, call: cst.Call, names: set[str]) -> bool:

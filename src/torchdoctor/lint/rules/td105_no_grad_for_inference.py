@@ -10,9 +10,22 @@ from torchdoctor.lint.edits import rename_attribute
 from torchdoctor.lint.patterns import calls_model, method_call, names_in, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 
-_INFERENCE_FUNCTION_RE = re.compile(r"^(predict|evaluate|validate|infer|inference|generate|sample)(_|$)")
-_AUTOGRAD_WORDS = {"backward", "requires_grad", "requires_grad_", "grad", "data", "Parameter", "autograd",
-                   "step", "train", "register_buffer", "retain_grad"}
+_INFERENCE_FUNCTION_RE = re.compile(
+    r"^(predict|evaluate|validate|infer|inference|generate|sample)(_|$)"
+)
+_AUTOGRAD_WORDS = {
+    "backward",
+    "requires_grad",
+    "requires_grad_",
+    "grad",
+    "data",
+    "Parameter",
+    "autograd",
+    "step",
+    "train",
+    "register_buffer",
+    "retain_grad",
+}
 _HOST_SINKS = {"item", "tolist", "numpy"}
 _HOST_CHAIN = {"cpu", "detach", "numpy", "item", "tolist", "float", "double", "long", "int"}
 _HOST_FUNCS = {"float", "int", "print", "len", "str", "bool", "round"}
@@ -87,7 +100,9 @@ class NoGradForInference(Rule):
             if not _INFERENCE_FUNCTION_RE.match(function.name.value):
                 continue
             for decorator in function.decorators:
-                if self._is_no_grad(ctx, decorator.decorator) and self._pure_body(ctx, function.body):
+                if self._is_no_grad(ctx, decorator.decorator) and self._pure_body(
+                    ctx, function.body
+                ):
                     yield self._report(ctx, decorator.decorator)
 
     @staticmethod
@@ -149,5 +164,9 @@ class NoGradForInference(Rule):
             new_func = rename_attribute(func, "inference_mode")
             new = call.with_changes(func=new_func) if call is not None else cst.Call(func=new_func)
             fix = ctx.make_fix(self.fix_safety, "Use `torch.inference_mode()`", {expr: new})
-        return ctx.violation(self, expr, "`torch.no_grad()` around pure inference; "
-                             "`torch.inference_mode()` is faster", fix)
+        return ctx.violation(
+            self,
+            expr,
+            "`torch.no_grad()` around pure inference; `torch.inference_mode()` is faster",
+            fix,
+        )

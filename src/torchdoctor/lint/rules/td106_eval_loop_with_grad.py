@@ -7,13 +7,20 @@ import re
 import libcst as cst
 
 from torchdoctor.lint.patterns import (
-    GRAD_OFF_CONTEXTS, calls_backward, calls_model, grad_disabled_around, terminal_name, unwrap_iterable, walk,
+    GRAD_OFF_CONTEXTS,
+    calls_backward,
+    calls_model,
+    grad_disabled_around,
+    terminal_name,
+    unwrap_iterable,
+    walk,
 )
 from torchdoctor.lint.rule import Rule
 
 EVAL_DATA_RE = re.compile(
     r"(?<![a-z])(val|valid|validation|test|eval|evaluation|dev)"
-    r"(?:_?(loader|dl|data|dataloader|set|ds|iter|batches|samples))?(?![a-z])")
+    r"(?:_?(loader|dl|data|dataloader|set|ds|iter|batches|samples))?(?![a-z])"
+)
 
 
 def iterates_eval_data(ctx, loop: cst.For) -> bool:
@@ -66,8 +73,12 @@ class EvalLoopWithGrad(Rule):
                 continue
             if self._only_called_without_grad(ctx, loop):
                 continue
-            yield ctx.violation(self, loop, "evaluation loop runs the model with autograd on; wrap "
-                                "it in `torch.inference_mode()` (or `torch.no_grad()`)")
+            yield ctx.violation(
+                self,
+                loop,
+                "evaluation loop runs the model with autograd on; wrap "
+                "it in `torch.inference_mode()` (or `torch.no_grad()`)",
+            )
 
     @staticmethod
     def _only_called_without_grad(ctx, loop) -> bool:

@@ -9,7 +9,9 @@ import libcst as cst
 from torchdoctor.lint.patterns import calls_model, method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 
-EVAL_FUNCTION_RE = re.compile(r"^(evaluate|validate|validation|predict|infer|inference)(_\w+)?$|^(eval|val|test)$")
+EVAL_FUNCTION_RE = re.compile(
+    r"^(evaluate|validate|validation|predict|infer|inference)(_\w+)?$|^(eval|val|test)$"
+)
 
 
 def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
@@ -19,7 +21,11 @@ def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
             return True
         if isinstance(child, cst.Call) and "eval" in (terminal_name(child.func) or "").lower():
             return True
-        if method_call(child, "train") and child.args and terminal_name(child.args[0].value) == "False":
+        if (
+            method_call(child, "train")
+            and child.args
+            and terminal_name(child.args[0].value) == "False"
+        ):
             return True
     return False
 
@@ -69,8 +75,12 @@ class EvalWithoutModelEval(Rule):
                 continue
             if self._called_after_eval(ctx, name):
                 continue
-            yield ctx.violation(self, function.name, f"`{name}()` runs the model in a loop without "
-                                "calling `model.eval()`; dropout and BatchNorm stay in training mode")
+            yield ctx.violation(
+                self,
+                function.name,
+                f"`{name}()` runs the model in a loop without "
+                "calling `model.eval()`; dropout and BatchNorm stay in training mode",
+            )
 
     @staticmethod
     def _called_after_eval(ctx, name: str) -> bool:
@@ -79,7 +89,9 @@ class EvalWithoutModelEval(Rule):
                 continue
             container = ctx.enclosing(call, cst.FunctionDef) or ctx.module
             call_line = ctx.line(call)
-            for node in walk(ctx, container if isinstance(container, cst.Module) else container.body):
+            for node in walk(
+                ctx, container if isinstance(container, cst.Module) else container.body
+            ):
                 if method_call(node, "eval") and ctx.line(node) < call_line:
                     return True
         return False

@@ -53,11 +53,17 @@ class ClipBeforeUnscale(Rule):
             container = ctx.enclosing(clip, cst.FunctionDef) or ctx.module
             clip_line = ctx.line(clip)
             scaler, backward_line = self._scaled_backward_before(ctx, container, clip_line)
-            if scaler is None or self._unscaled_between(ctx, container, scaler, backward_line, clip_line):
+            if scaler is None or self._unscaled_between(
+                ctx, container, scaler, backward_line, clip_line
+            ):
                 continue
-            yield ctx.violation(self, clip, f"gradients are clipped while still scaled by "
-                                f"`{scaler}`; call `{scaler}.unscale_(optimizer)` first",
-                                self._fix(ctx, container, clip, scaler))
+            yield ctx.violation(
+                self,
+                clip,
+                f"gradients are clipped while still scaled by "
+                f"`{scaler}`; call `{scaler}.unscale_(optimizer)` first",
+                self._fix(ctx, container, clip, scaler),
+            )
 
     @staticmethod
     def _nodes(ctx, container):
@@ -81,13 +87,21 @@ class ClipBeforeUnscale(Rule):
 
     def _fix(self, ctx, container, clip, scaler: str):
         clip_line = ctx.line(clip)
-        steps = [n for n in self._nodes(ctx, container)
-                 if method_call(n, "step") and ctx.code(n.func.value) == scaler and n.args
-                 and ctx.line(n) > clip_line]
+        steps = [
+            n
+            for n in self._nodes(ctx, container)
+            if method_call(n, "step")
+            and ctx.code(n.func.value) == scaler
+            and n.args
+            and ctx.line(n) > clip_line
+        ]
         statement = ctx.statement_of(clip)
         if not steps or not isinstance(statement, cst.SimpleStatementLine):
             return None
         optimizer = ctx.code(steps[0].args[0].value)
         unscale = cst.parse_statement(f"{scaler}.unscale_({optimizer})\n")
-        return ctx.make_fix(self.fix_safety, f"Insert `{scaler}.unscale_({optimizer})`",
-                            {statement: cst.FlattenSentinel([unscale, statement])})
+        return ctx.make_fix(
+            self.fix_safety,
+            f"Insert `{scaler}.unscale_({optimizer})`",
+            {statement: cst.FlattenSentinel([unscale, statement])},
+        )

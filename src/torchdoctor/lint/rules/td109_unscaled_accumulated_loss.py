@@ -17,20 +17,28 @@ def _modulo_divisor(ctx, test: cst.BaseExpression) -> cst.BaseExpression | None:
     for node in [test, *walk(ctx, test)]:
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             target = node.comparisons[0]
-            if (isinstance(target.operator, cst.Equal) and int_value(target.comparator) == 0
-                    and isinstance(node.left, cst.BinaryOperation) and isinstance(node.left.operator, cst.Modulo)):
+            if (
+                isinstance(target.operator, cst.Equal)
+                and int_value(target.comparator) == 0
+                and isinstance(node.left, cst.BinaryOperation)
+                and isinstance(node.left.operator, cst.Modulo)
+            ):
                 return node.left.right
     return None
 
 
 def _steps_optimizer(ctx, body: cst.CSTNode) -> bool:
-    return any(method_call(n, "step") and _OPTIMIZER_RE.search(terminal_name(n.func.value) or "")
-               for n in walk(ctx, body))
+    return any(
+        method_call(n, "step") and _OPTIMIZER_RE.search(terminal_name(n.func.value) or "")
+        for n in walk(ctx, body)
+    )
 
 
 def _has_division(ctx, node: cst.CSTNode) -> bool:
-    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Divide, cst.FloorDivide))
-               for n in [node, *walk(ctx, node)])
+    return any(
+        isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Divide, cst.FloorDivide))
+        for n in [node, *walk(ctx, node)]
+    )
 
 
 class UnscaledAccumulatedLoss(Rule):
@@ -75,8 +83,13 @@ class UnscaledAccumulatedLoss(Rule):
 
     def check(self, ctx):
         for loop in ctx.index.loops:
-            guards = [n for n in walk(ctx, loop.body, skip_loops=True) if isinstance(n, cst.If)
-                      and _modulo_divisor(ctx, n.test) is not None and _steps_optimizer(ctx, n.body)]
+            guards = [
+                n
+                for n in walk(ctx, loop.body, skip_loops=True)
+                if isinstance(n, cst.If)
+                and _modulo_divisor(ctx, n.test) is not None
+                and _steps_optimizer(ctx, n.body)
+            ]
             guards = [g for g in guards if int_value(_modulo_divisor(ctx, g.test)) != 1]
             if not guards:
                 continue
@@ -88,9 +101,13 @@ class UnscaledAccumulatedLoss(Rule):
                 if method_call(loss, "scale") and loss.args:
                     loss = loss.args[0].value
                 if self._undivided(ctx, loop, loss, divisor):
-                    yield ctx.violation(self, node, f"the optimizer steps every `{divisor}` iterations but "
-                                        f"the loss is not divided by `{divisor}`; gradients are "
-                                        f"`{divisor}` times too large")
+                    yield ctx.violation(
+                        self,
+                        node,
+                        f"the optimizer steps every `{divisor}` iterations but "
+                        f"the loss is not divided by `{divisor}`; gradients are "
+                        f"`{divisor}` times too large",
+                    )
 
     @staticmethod
     def _undivided(ctx, loop, loss: cst.BaseExpression, divisor: str) -> bool:
@@ -102,7 +119,9 @@ class UnscaledAccumulatedLoss(Rule):
                 if isinstance(node.operator, (cst.DivideAssign, cst.FloorDivideAssign)):
                     return False
             elif isinstance(node, cst.Assign) and any(
-                    isinstance(t.target, cst.Name) and t.target.value == loss.value for t in node.targets):
+                isinstance(t.target, cst.Name) and t.target.value == loss.value
+                for t in node.targets
+            ):
                 assigned = True
                 if _has_division(ctx, node.value) or divisor in ctx.code(node.value):
                     return False

@@ -36,5 +36,9 @@ class LoadWithoutMapLocation(Rule):
     def check(self, ctx):
         for call in ctx.calls_to("torch.load"):
             if not has_star_args(call) and argument(call, "map_location", 1) is None:
-                yield ctx.violation(self, call, "`torch.load` without `map_location` restores tensors "
-                                    "onto the device they were saved from")
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`torch.load` without `map_location` restores tensors "
+                    "onto the device they were saved from",
+                )

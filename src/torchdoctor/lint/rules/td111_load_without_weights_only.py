@@ -43,10 +43,21 @@ class LoadWithoutWeightsOnly(Rule):
                 continue
             weights_only = keyword(call, "weights_only")
             if weights_only is None:
-                fix = ctx.make_fix(self.fix_safety, "Add `weights_only=True`",
-                                   {call: add_keyword(call, "weights_only", "True")})
-                yield ctx.violation(self, call, "`torch.load` without `weights_only=True` may "
-                                    "unpickle arbitrary code (the default changed in torch 2.6)", fix)
+                fix = ctx.make_fix(
+                    self.fix_safety,
+                    "Add `weights_only=True`",
+                    {call: add_keyword(call, "weights_only", "True")},
+                )
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`torch.load` without `weights_only=True` may "
+                    "unpickle arbitrary code (the default changed in torch 2.6)",
+                    fix,
+                )
             elif is_false(weights_only.value):
-                yield ctx.violation(self, weights_only, "`weights_only=False` lets the checkpoint "
-                                    "run arbitrary code when loaded")
+                yield ctx.violation(
+                    self,
+                    weights_only,
+                    "`weights_only=False` lets the checkpoint run arbitrary code when loaded",
+                )

@@ -49,9 +49,14 @@ class LogOfSoftmax(Rule):
                 continue
             fix = None
             if isinstance(inner.func, cst.Attribute):
-                fix = ctx.make_fix(self.fix_safety, "Use `log_softmax`",
-                                   {call: inner.with_changes(func=rename_attribute(inner.func, "log_softmax"))})
-            yield ctx.violation(self, call, "`log(softmax(x))` underflows to `-inf`; use `log_softmax(x)`", fix)
+                fix = ctx.make_fix(
+                    self.fix_safety,
+                    "Use `log_softmax`",
+                    {call: inner.with_changes(func=rename_attribute(inner.func, "log_softmax"))},
+                )
+            yield ctx.violation(
+                self, call, "`log(softmax(x))` underflows to `-inf`; use `log_softmax(x)`", fix
+            )
 
     @staticmethod
     def _softmax_under_log(ctx, call: cst.Call) -> cst.Call | None:
@@ -64,7 +69,7 @@ class LogOfSoftmax(Rule):
         else:
             return None
         if isinstance(operand, cst.Call) and (
-                ctx.call_name(operand) in SOFTMAX_FUNCTIONS
-                or value_method(ctx, operand, "softmax")):
+            ctx.call_name(operand) in SOFTMAX_FUNCTIONS or value_method(ctx, operand, "softmax")
+        ):
             return operand
         return None

@@ -10,7 +10,9 @@ from torchdoctor.lint.patterns import exp_operand, function_or_method, is_shifte
 from torchdoctor.lint.rule import Rule
 
 # log-probabilities are <= 0, so their exp cannot overflow (`logits` are not: no match)
-_LOG_PROB_RE = re.compile(r"^log_?(p|ps|prob|probs|probas?|probabilit(y|ies)|likelihoods?)$", re.IGNORECASE)
+_LOG_PROB_RE = re.compile(
+    r"^log_?(p|ps|prob|probs|probas?|probabilit(y|ies)|likelihoods?)$", re.IGNORECASE
+)
 _LOG_PROB_FUNCTIONS = ("log_softmax", "logsigmoid")
 
 
@@ -18,7 +20,9 @@ def _negated(expr: cst.BaseExpression) -> bool:
     """`-d2`, `-d2 / (2 * sigma ** 2)`, `x * -beta`: a negative factor (Gaussian kernels)."""
     if isinstance(expr, cst.UnaryOperation):
         return isinstance(expr.operator, cst.Minus)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Multiply, cst.Divide)
+    ):
         return _negated(expr.left) or _negated(expr.right)
     return False
 
@@ -88,5 +92,9 @@ class UnstableSoftmax(Rule):
                 continue
             if _cannot_overflow(ctx, numerator) or _cannot_overflow(ctx, denominator):
                 continue
-            yield ctx.violation(self, node, "softmax written as `exp(x) / sum(exp(x))` overflows for "
-                                "large inputs; use `torch.softmax` (or subtract the max first)")
+            yield ctx.violation(
+                self,
+                node,
+                "softmax written as `exp(x) / sum(exp(x))` overflows for "
+                "large inputs; use `torch.softmax` (or subtract the max first)",
+            )

@@ -48,8 +48,12 @@ class LogSumExp(Rule):
             inner = exp_operand(ctx, operand, depth=1) if operand is not None else None
             if inner is None or is_shifted(inner):
                 continue
-            yield ctx.violation(self, call, "`log(sum(exp(x)))` overflows; use `torch.logsumexp(x, dim)`",
-                                self._fix(ctx, call, summed, inner))
+            yield ctx.violation(
+                self,
+                call,
+                "`log(sum(exp(x)))` overflows; use `torch.logsumexp(x, dim)`",
+                self._fix(ctx, call, summed, inner),
+            )
 
     def _fix(self, ctx, call, summed: cst.Call, inner: cst.BaseExpression):
         if not ctx.index.torch_aliases or any(a.star for a in summed.args):
@@ -57,8 +61,17 @@ class LogSumExp(Rule):
         is_function = ctx.call_name(summed) == "torch.sum"
         rest = list(summed.args[1:] if is_function else summed.args)
         dim = argument(summed, "dim", 1 if is_function else 0)
-        if dim is None or any(a.keyword and a.keyword.value not in ("dim", "keepdim") for a in rest):
+        if dim is None or any(
+            a.keyword and a.keyword.value not in ("dim", "keepdim") for a in rest
+        ):
             return None
-        args = [cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] if rest else [cst.Arg(inner)]
-        new = cst.Call(func=cst.parse_expression(f"{ctx.index.torch_aliases[0]}.logsumexp"), args=[*args, *rest])
+        args = (
+            [cst.Arg(inner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
+            if rest
+            else [cst.Arg(inner)]
+        )
+        new = cst.Call(
+            func=cst.parse_expression(f"{ctx.index.torch_aliases[0]}.logsumexp"),
+            args=[*args, *rest],
+        )
         return ctx.make_fix(self.fix_safety, "Use `torch.logsumexp`", {call: new})

@@ -66,15 +66,24 @@ class DeprecatedCudaAmp(Rule):
     def check(self, ctx):
         for call in ctx.calls_to(*DEPRECATED):
             kind = DEPRECATED[ctx.call_name(call)]
-            yield ctx.violation(self, call, f"`torch.cuda.amp.{kind}` is deprecated; use "
-                                f"`torch.amp.{kind}(\"cuda\", ...)`", self._fix(ctx, call, kind))
+            yield ctx.violation(
+                self,
+                call,
+                f'`torch.cuda.amp.{kind}` is deprecated; use `torch.amp.{kind}("cuda", ...)`',
+                self._fix(ctx, call, kind),
+            )
         for decorator in (d.decorator for f in ctx.index.functions for d in f.decorators):
             target = decorator.func if isinstance(decorator, cst.Call) else decorator
             kind = DECORATORS.get(ctx.qualified_name(target) or "")
             if kind is not None:
                 fix = self._decorator_fix(ctx, decorator, kind)
-                yield ctx.violation(self, decorator, f"`torch.cuda.amp.{kind}` is deprecated; use "
-                                    f"`torch.amp.{kind}(device_type=\"cuda\")`", fix)
+                yield ctx.violation(
+                    self,
+                    decorator,
+                    f"`torch.cuda.amp.{kind}` is deprecated; use "
+                    f'`torch.amp.{kind}(device_type="cuda")`',
+                    fix,
+                )
 
     def _decorator_fix(self, ctx, decorator: cst.BaseExpression, kind: str):
         """`@custom_fwd` -> `@torch.amp.custom_fwd(device_type="cuda")`; arguments are kept."""
@@ -85,7 +94,9 @@ class DeprecatedCudaAmp(Rule):
         if any(a.star for a in call.args):
             return None
         new = add_keyword(call.with_changes(func=func), "device_type", '"cuda"')
-        return ctx.make_fix(self.fix_safety, f"Use `torch.amp.{kind}(device_type=\"cuda\")`", {decorator: new})
+        return ctx.make_fix(
+            self.fix_safety, f'Use `torch.amp.{kind}(device_type="cuda")`', {decorator: new}
+        )
 
     def _fix(self, ctx, call: cst.Call, kind: str):
         if not ctx.index.torch_aliases or any(a.star for a in call.args):
@@ -96,11 +107,18 @@ class DeprecatedCudaAmp(Rule):
             if len(positional) > len(_OLD_AUTOCAST_POSITIONAL):
                 return None
             for arg, name in zip(positional, _OLD_AUTOCAST_POSITIONAL):
-                args[args.index(arg)] = arg.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(
-                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+                args[args.index(arg)] = arg.with_changes(
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace(""),
+                    ),
+                )
         device = cst.Arg(cst.SimpleString('"cuda"'))
         if args:
-            device = device.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            device = device.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            )
         func = cst.parse_expression(f"{ctx.index.torch_aliases[0]}.amp.{kind}")
         new = call.with_changes(func=func, args=[device, *args])
-        return ctx.make_fix(self.fix_safety, f"Use `torch.amp.{kind}(\"cuda\", ...)`", {call: new})
+        return ctx.make_fix(self.fix_safety, f'Use `torch.amp.{kind}("cuda", ...)`', {call: new})

@@ -76,16 +76,30 @@ class PerStepHostSync(Rule):
         for loop in ctx.index.loops:
             if not is_training_loop(ctx, loop):
                 continue
-            losses = {terminal_name(_unscaled(n.func.value)) for n in walk(ctx, loop.body, skip_loops=True)
-                      if method_call(n, "backward")} - {None}
-            syncs = [n for n in walk(ctx, loop.body, skip_loops=True)
-                     if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)]
+            losses = {
+                terminal_name(_unscaled(n.func.value))
+                for n in walk(ctx, loop.body, skip_loops=True)
+                if method_call(n, "backward")
+            } - {None}
+            syncs = [
+                n
+                for n in walk(ctx, loop.body, skip_loops=True)
+                if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)
+            ]
             receivers = {id(n.func.value) for n in syncs if isinstance(n.func, cst.Attribute)}
             for call in syncs:
                 if id(call) not in receivers:  # report `x.cpu().numpy()` once
-                    what = f".{call.func.attr.value}()" if isinstance(call.func, cst.Attribute) else "print(loss)"
-                    yield ctx.violation(self, call, f"`{what}` on every training step waits for the GPU; accumulate on "
-                                        "the device and read it every N steps")
+                    what = (
+                        f".{call.func.attr.value}()"
+                        if isinstance(call.func, cst.Attribute)
+                        else "print(loss)"
+                    )
+                    yield ctx.violation(
+                        self,
+                        call,
+                        f"`{what}` on every training step waits for the GPU; accumulate on "
+                        "the device and read it every N steps",
+                    )
 
     @staticmethod
     def _is_sync(ctx, node, losses: set[str]) -> bool:
@@ -93,8 +107,13 @@ class PerStepHostSync(Rule):
             return is_tensor(ctx, node.func.value, losses)
         if isinstance(node, cst.Call) and ctx.call_name(node) == "builtins.print":
             # `print(loss)` formats the tensor on the host; `print(loss.item())` is reported above
-            return any(isinstance(n, cst.Name) and n.value in losses and not isinstance(ctx.parent(n), cst.Attribute)
-                       for arg in node.args for n in [arg.value, *walk(ctx, arg.value)])
+            return any(
+                isinstance(n, cst.Name)
+                and n.value in losses
+                and not isinstance(ctx.parent(n), cst.Attribute)
+                for arg in node.args
+                for n in [arg.value, *walk(ctx, arg.value)]
+            )
         return False
 
     @staticmethod

@@ -11,8 +11,10 @@ from torchdoctor.lint.rule import Rule
 DDP = "torch.nn.parallel.DistributedDataParallel"
 _BATCHNORM_RE = re.compile(r"^torch\.nn\.(BatchNorm[123]d|LazyBatchNorm[123]d)$")
 # torchvision models that contain BatchNorm layers
-_BN_MODELS_RE = re.compile(r"^torchvision\.models\.(resnet|resnext|wide_resnet|densenet|mobilenet|efficientnet"
-                           r"|regnet|inception|googlenet|shufflenet|mnasnet|convnext_|vgg\d+_bn)")
+_BN_MODELS_RE = re.compile(
+    r"^torchvision\.models\.(resnet|resnext|wide_resnet|densenet|mobilenet|efficientnet"
+    r"|regnet|inception|googlenet|shufflenet|mnasnet|convnext_|vgg\d+_bn)"
+)
 
 
 def is_batchnorm(name: str) -> bool:
@@ -65,5 +67,9 @@ class DdpBatchNormWithoutSync(Rule):
         finder = LayerFinder(ctx, is_batchnorm)
         for call in ddp_calls:
             if finder.find(argument(call, "module", 0)) is not None:
-                yield ctx.violation(self, call, "model with BatchNorm wrapped in DistributedDataParallel "
-                                    "without `nn.SyncBatchNorm.convert_sync_batchnorm`")
+                yield ctx.violation(
+                    self,
+                    call,
+                    "model with BatchNorm wrapped in DistributedDataParallel "
+                    "without `nn.SyncBatchNorm.convert_sync_batchnorm`",
+                )

@@ -36,5 +36,9 @@ class DataParallel(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to("torch.nn.DataParallel"):
-            yield ctx.violation(self, call, "`nn.DataParallel` is slower than DistributedDataParallel "
-                                "(one process, GPU 0 gathers everything); use DDP")
+            yield ctx.violation(
+                self,
+                call,
+                "`nn.DataParallel` is slower than DistributedDataParallel "
+                "(one process, GPU 0 gathers everything); use DDP",
+            )

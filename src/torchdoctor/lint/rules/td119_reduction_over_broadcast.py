@@ -56,14 +56,25 @@ class ReductionOverBroadcast(Rule):
                 continue
             if isinstance(operand, cst.Name):
                 operand = ctx.single_value(operand)
-            if not isinstance(operand, cst.BinaryOperation) or not isinstance(operand.operator, _ELEMENTWISE):
+            if not isinstance(operand, cst.BinaryOperation) or not isinstance(
+                operand.operator, _ELEMENTWISE
+            ):
                 continue
             left, right = known_shape(ctx, operand.left), known_shape(ctx, operand.right)
             # operands of the same rank with complementary singleton dimensions ([n, 1] * [1, m])
             # are a deliberate outer product; the accident is an operand missing a dimension
-            if left is not None and right is not None and len(left) != len(right) and broadcast_expands(left, right):
-                yield ctx.violation(self, call, f"reduction without `dim` over a broadcast of shapes "
-                                    f"{list(left)} and {list(right)}; name the dimension")
+            if (
+                left is not None
+                and right is not None
+                and len(left) != len(right)
+                and broadcast_expands(left, right)
+            ):
+                yield ctx.violation(
+                    self,
+                    call,
+                    f"reduction without `dim` over a broadcast of shapes "
+                    f"{list(left)} and {list(right)}; name the dimension",
+                )
 
     @staticmethod
     def _undimensioned_operand(ctx, call: cst.Call):

@@ -12,14 +12,24 @@ from torchdoctor.lint.shapes import known_shape
 def _row_count_of(ctx, expr) -> str | None:
     """Name of `x` in `len(x)`, `x.shape[0]`, `x.size(0)`, `x.size()[0]`."""
     if isinstance(expr, cst.Call) and ctx.call_name(expr) == "builtins.len" and len(expr.args) == 1:
-        return terminal_name(expr.args[0].value) if isinstance(expr.args[0].value, cst.Name) else None
+        return (
+            terminal_name(expr.args[0].value) if isinstance(expr.args[0].value, cst.Name) else None
+        )
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
         index = expr.slice[0].slice
         if isinstance(index, cst.Index) and int_value(index.value) == 0:
             base = expr.value
-            if isinstance(base, cst.Attribute) and base.attr.value == "shape" and isinstance(base.value, cst.Name):
+            if (
+                isinstance(base, cst.Attribute)
+                and base.attr.value == "shape"
+                and isinstance(base.value, cst.Name)
+            ):
                 return base.value.value
-            if method_call(base, "size") and not base.args and isinstance(base.func.value, cst.Name):
+            if (
+                method_call(base, "size")
+                and not base.args
+                and isinstance(base.func.value, cst.Name)
+            ):
                 return base.func.value.value
     if method_call(expr, "size") and len(expr.args) == 1 and int_value(expr.args[0].value) == 0:
         return expr.func.value.value if isinstance(expr.func.value, cst.Name) else None
@@ -68,13 +78,20 @@ class RowByRowLoop(Rule):
         for loop in ctx.index.loops:
             if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
                 continue
-            if not (isinstance(loop.iter, cst.Call) and ctx.call_name(loop.iter) == "builtins.range"
-                    and len(loop.iter.args) == 1):
+            if not (
+                isinstance(loop.iter, cst.Call)
+                and ctx.call_name(loop.iter) == "builtins.range"
+                and len(loop.iter.args) == 1
+            ):
                 continue
             tensor = self._indexed_tensor(ctx, loop, loop.iter.args[0].value)
             if tensor is not None:
-                yield ctx.violation(self, loop, f"Python loop over the rows of `{tensor}`; use a "
-                                    f"vectorized op (or `torch.unbind({tensor})`)")
+                yield ctx.violation(
+                    self,
+                    loop,
+                    f"Python loop over the rows of `{tensor}`; use a "
+                    f"vectorized op (or `torch.unbind({tensor})`)",
+                )
 
     @staticmethod
     def _indexed_tensor(ctx, loop: cst.For, bound) -> str | None:
@@ -84,9 +101,13 @@ class RowByRowLoop(Rule):
             return None
         rows = {}
         for node in walk(ctx, loop.body):
-            if (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1
-                    and isinstance(node.slice[0].slice, cst.Index)
-                    and terminal_name(node.slice[0].slice.value) == index):
+            if (
+                isinstance(node, cst.Subscript)
+                and isinstance(node.value, cst.Name)
+                and len(node.slice) == 1
+                and isinstance(node.slice[0].slice, cst.Index)
+                and terminal_name(node.slice[0].slice.value) == index
+            ):
                 rows[node.value.value] = node.value
         counted = _row_count_of(ctx, bound)
         for name, node in rows.items():

@@ -8,7 +8,9 @@ from torchdoctor.lint.modules import LayerFinder
 from torchdoctor.lint.patterns import is_cuda_move, method_call, walk
 from torchdoctor.lint.rule import Rule
 
-CONVOLUTIONS = tuple(f"torch.nn.Conv{n}d" for n in (1, 2, 3)) + tuple(f"torch.nn.ConvTranspose{n}d" for n in (1, 2, 3))
+CONVOLUTIONS = tuple(f"torch.nn.Conv{n}d" for n in (1, 2, 3)) + tuple(
+    f"torch.nn.ConvTranspose{n}d" for n in (1, 2, 3)
+)
 _CUDNN_SETTINGS = ("cudnn.benchmark", "cudnn.deterministic")
 _WRAPPERS = {"torch.compile", "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel"}
 
@@ -54,7 +56,9 @@ class CudnnBenchmarkUnset(Rule):
     name = "cudnn-benchmark-unset"
 
     def check(self, ctx):
-        if not any(method_call(c, "backward") for c in ctx.index.calls) or self._configures_cudnn(ctx):
+        if not any(method_call(c, "backward") for c in ctx.index.calls) or self._configures_cudnn(
+            ctx
+        ):
             return
         finder = LayerFinder(ctx, CONVOLUTIONS.__contains__)
         for call in ctx.index.calls:
@@ -63,8 +67,11 @@ class CudnnBenchmarkUnset(Rule):
             conv = finder.find(call.func.value)
             holder = _holder(ctx, call)
             if conv is not None and holder is not None and _is_used(ctx, holder, call):
-                yield ctx.violation(self, conv, "CUDA convolution training without "
-                                    "`torch.backends.cudnn.benchmark = True`")
+                yield ctx.violation(
+                    self,
+                    conv,
+                    "CUDA convolution training without `torch.backends.cudnn.benchmark = True`",
+                )
                 return
 
     @staticmethod

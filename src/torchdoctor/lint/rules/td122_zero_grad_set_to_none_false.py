@@ -47,6 +47,13 @@ class ZeroGradSetToNoneFalse(Rule):
                 continue
             arg = keyword(call, "set_to_none")
             if arg is not None and is_false(arg.value):
-                fix = ctx.make_fix(self.fix_safety, "Drop `set_to_none=False`", {call: remove_argument(call, arg)})
-                yield ctx.violation(self, call, "`zero_grad(set_to_none=False)` writes zeros into "
-                                    "every gradient; let it set them to `None`", fix)
+                fix = ctx.make_fix(
+                    self.fix_safety, "Drop `set_to_none=False`", {call: remove_argument(call, arg)}
+                )
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`zero_grad(set_to_none=False)` writes zeros into "
+                    "every gradient; let it set them to `None`",
+                    fix,
+                )

@@ -38,8 +38,10 @@ def applies_to(run) -> bool:
     if run is None or not run.evaluation.forwards:
         return False
     evaluation = run.evaluation
-    return evaluation.with_grad > 0 or evaluation.in_train_mode > 0 or (
-        evaluation.under_inference_mode < evaluation.forwards
+    return (
+        evaluation.with_grad > 0
+        or evaluation.in_train_mode > 0
+        or (evaluation.under_inference_mode < evaluation.forwards)
     )
 
 

@@ -43,28 +43,59 @@ class Ablation:
     leave_one_out: list[AblationRow] = field(default_factory=list)
 
 
-BASELINE = dict(workers=0, pin_memory=False, non_blocking=False, precision="fp32",
-                channels_last=False, compile=False, activation_checkpointing=[],
-                cudnn_benchmark=False, tf32=False)
+BASELINE = dict(
+    workers=0,
+    pin_memory=False,
+    non_blocking=False,
+    precision="fp32",
+    channels_last=False,
+    compile=False,
+    activation_checkpointing=[],
+    cudnn_benchmark=False,
+    tf32=False,
+)
 
 
-def plan_stages(model: nn.Module, device: str, workers: int, memory_bound: bool,
-                wanted: tuple[str, ...] = STAGES) -> list[Stage]:
+def plan_stages(
+    model: nn.Module,
+    device: str,
+    workers: int,
+    memory_bound: bool,
+    wanted: tuple[str, ...] = STAGES,
+) -> list[Stage]:
     cuda = device == "cuda"
     stages = [
-        Stage("data", dict(workers=workers, pin_memory=cuda, non_blocking=cuda,
-                           cudnn_benchmark=cuda, tf32=cuda),
-              None if workers or cuda else "no GPU, and the sweep found no gain from workers "
-              "(or did not run)"),
-        Stage("amp", dict(precision=_amp_precision(cuda)),
-              None if cuda or cpu_bf16_supported() else "this CPU has no bfloat16 kernels"),
-        Stage("channels_last", dict(channels_last=True),
-              None if has_conv(model) else "the model has no convolutions"),
-        Stage("compile", dict(compile=True),
-              None if cuda or shutil.which("g++") or shutil.which("clang++")
-              else "torch.compile on CPU needs a C++ compiler"),
-        Stage("checkpointing", dict(activation_checkpointing=_checkpoint_targets(model)),
-              None if memory_bound else "not memory-bound (the batch fits with room to spare)"),
+        Stage(
+            "data",
+            dict(
+                workers=workers, pin_memory=cuda, non_blocking=cuda, cudnn_benchmark=cuda, tf32=cuda
+            ),
+            None
+            if workers or cuda
+            else "no GPU, and the sweep found no gain from workers (or did not run)",
+        ),
+        Stage(
+            "amp",
+            dict(precision=_amp_precision(cuda)),
+            None if cuda or cpu_bf16_supported() else "this CPU has no bfloat16 kernels",
+        ),
+        Stage(
+            "channels_last",
+            dict(channels_last=True),
+            None if has_conv(model) else "the model has no convolutions",
+        ),
+        Stage(
+            "compile",
+            dict(compile=True),
+            None
+            if cuda or shutil.which("g++") or shutil.which("clang++")
+            else "torch.compile on CPU needs a C++ compiler",
+        ),
+        Stage(
+            "checkpointing",
+            dict(activation_checkpointing=_checkpoint_targets(model)),
+            None if memory_bound else "not memory-bound (the batch fits with room to spare)",
+        ),
     ]
     for stage in stages:
         if stage.name not in wanted:

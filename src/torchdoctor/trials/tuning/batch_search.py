@@ -7,8 +7,8 @@ that fit, because fragmentation and longer runs need headroom that a short probe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass

@@ -20,7 +20,7 @@ class StepClock:
     waits: list[float] = field(default_factory=list)  # data wait during each step
     _pending_wait: float = 0.0
 
-    def __enter__(self) -> "StepClock":
+    def __enter__(self) -> StepClock:
         self._start = time.perf_counter()
         self._handle = register_optimizer_step_post_hook(self._on_step)
         self._original_next = _BaseDataLoaderIter.__next__

@@ -61,7 +61,7 @@ class MemoryCap:
         self.model, self.cap_bytes, self.current, self.peak = model, cap_bytes, 0, 0
         self._handles = []
 
-    def __enter__(self) -> "MemoryCap":
+    def __enter__(self) -> MemoryCap:
         self._handles.append(self.model.register_forward_pre_hook(self._reset))
         for module in self.model.modules():
             self._handles.append(module.register_forward_hook(self._count))

@@ -30,22 +30,40 @@ class ProbeResult:
 
 
 class RecipeProber:
-    def __init__(self, recipe, base: TrainerConfig, steps: int, warmup: int = 2,
-                 memory_cap: int | None = None):
+    def __init__(
+        self,
+        recipe,
+        base: TrainerConfig,
+        steps: int,
+        warmup: int = 2,
+        memory_cap: int | None = None,
+    ):
         self.recipe, self.base, self.steps, self.warmup = recipe, base, steps, warmup
         self.memory_cap = memory_cap
         self.pristine = copy.deepcopy(recipe.model)  # the initial weights every probe starts from
 
     def run(self, evaluate: bool = False, **overrides) -> ProbeResult:
-        config = self.base.replace(max_steps=self.steps, epochs=10**6, quiet=True,
-                                   checkpoint_dir=None, resume=False, **overrides)
+        config = self.base.replace(
+            max_steps=self.steps,
+            epochs=10**6,
+            quiet=True,
+            checkpoint_dir=None,
+            resume=False,
+            **overrides,
+        )
         recipe = dataclasses.replace(self.recipe, model=copy.deepcopy(self.pristine))
         return self._measure(recipe, config, evaluate)
 
     def fits(self, batch_size: int) -> bool:
         """Batch-size probe on the recipe's own model, restored afterwards (OOM or not)."""
-        config = self.base.replace(batch_size=batch_size, max_steps=self.warmup + 1, epochs=10**6,
-                                   quiet=True, checkpoint_dir=None, resume=False)
+        config = self.base.replace(
+            batch_size=batch_size,
+            max_steps=self.warmup + 1,
+            epochs=10**6,
+            quiet=True,
+            checkpoint_dir=None,
+            resume=False,
+        )
         with preserved_state(self.recipe.model):
             return self._measure(self.recipe, config, evaluate=False).ok
 

@@ -24,10 +24,15 @@ def batch_line(report: TuneReport) -> str:
     probes = ", ".join(f"{size}{'' if ok else ' (OOM)'}" for size, ok in batch.probes)
     if batch.largest_fit is None:
         return f"batch size: even {batch.probes[0][0]} does not fit (tried {probes})"
-    bound = (f"first failure at {batch.first_failure}" if batch.memory_bound
-             else f"search limit {batch.limit} reached")
-    return (f"largest batch that fits: {batch.largest_fit} ({bound}); recommended with a "
-            f"{batch.margin:.0%} margin: {batch.recommended}  [tried {probes}]")
+    bound = (
+        f"first failure at {batch.first_failure}"
+        if batch.memory_bound
+        else f"search limit {batch.limit} reached"
+    )
+    return (
+        f"largest batch that fits: {batch.largest_fit} ({bound}); recommended with a "
+        f"{batch.margin:.0%} margin: {batch.recommended}  [tried {probes}]"
+    )
 
 
 def workers_table(report: TuneReport) -> Table:
@@ -44,8 +49,14 @@ def workers_table(report: TuneReport) -> Table:
 
 def ablation_table(report: TuneReport) -> Table:
     table = Table(title="Performance stack (seed 004 order), same steps from the same weights")
-    for column in ("configuration", "samples/s", "speedup", "peak memory", "val accuracy",
-                   "train loss"):
+    for column in (
+        "configuration",
+        "samples/s",
+        "speedup",
+        "peak memory",
+        "val accuracy",
+        "train loss",
+    ):
         table.add_column(column)
     rows = report.ablation.cumulative + report.ablation.leave_one_out
     for row in rows:
@@ -53,9 +64,14 @@ def ablation_table(report: TuneReport) -> Table:
         if not r.ok:
             table.add_row(row.label, r.error or "failed", "-", "-", "-", "-")
             continue
-        table.add_row(row.label, _num(r.samples_per_s), _num(row.speedup, "{:.2f}x"),
-                      _mib(r.peak_memory_bytes), _num(r.val_accuracy, "{:.1%}"),
-                      _num(r.train_loss, "{:.4f}"))
+        table.add_row(
+            row.label,
+            _num(r.samples_per_s),
+            _num(row.speedup, "{:.2f}x"),
+            _mib(r.peak_memory_bytes),
+            _num(r.val_accuracy, "{:.1%}"),
+            _num(r.train_loss, "{:.4f}"),
+        )
     return table
 
 

@@ -9,7 +9,12 @@ import torch
 from torchdoctor.trainer import TrainerConfig
 from torchdoctor.trials.hooks import usable_cores
 from torchdoctor.trials.tuning.ablation import (
-    STAGES, Ablation, best_stages, plan_stages, run_ablation, stage_changes,
+    STAGES,
+    Ablation,
+    best_stages,
+    plan_stages,
+    run_ablation,
+    stage_changes,
 )
 from torchdoctor.trials.tuning.batch_search import BatchSearchResult, find_max_batch
 from torchdoctor.trials.tuning.probe import RecipeProber
@@ -50,8 +55,9 @@ class TuneReport:
 def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     device = "cuda" if _device(base) == "cuda" else "cpu"
     cores = usable_cores()
-    prober = RecipeProber(recipe, base, options.warmup + options.steps, options.warmup,
-                          options.memory_cap)
+    prober = RecipeProber(
+        recipe, base, options.warmup + options.steps, options.warmup, options.memory_cap
+    )
     notes = []
     batch = None
     if options.search_batch:
@@ -62,8 +68,10 @@ def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     points, best_workers = [], 0
     if options.sweep:
         points, best_workers = sweep_workers(prober, cores, pin_memory=device == "cuda")
-    memory_bound = batch is not None and batch.memory_bound and (
-        batch.largest_fit is None or batch.largest_fit < base.batch_size
+    memory_bound = (
+        batch is not None
+        and batch.memory_bound
+        and (batch.largest_fit is None or batch.largest_fit < base.batch_size)
     )
     stages = plan_stages(recipe.model, device, best_workers, memory_bound, options.stages)
     ablation = run_ablation(prober, stages)
@@ -72,16 +80,19 @@ def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     config = base.replace(**stage_changes(stages, chosen)).to_dict()
     if batch is not None and batch.largest_fit is not None and batch.largest_fit < base.batch_size:
         notes.append(f"batch size {base.batch_size} does not fit; {batch.recommended} does")
-    return TuneReport(recipe.name, device, batch, points, best_workers, ablation, chosen,
-                      config, notes)
+    return TuneReport(
+        recipe.name, device, batch, points, best_workers, ablation, chosen, config, notes
+    )
 
 
 def _why_chosen(ablation: Ablation, chosen: list[str], batch_size: int) -> str:
     baseline = ablation.cumulative[0].result if ablation.cumulative else None
     if baseline is None or not baseline.ok:
         error = baseline.error if baseline is not None else "not run"
-        return (f"no stack chosen: the baseline did not run at batch {batch_size} ({error}), so "
-                "no speedup could be measured; lower batch_size (--config) and tune again")
+        return (
+            f"no stack chosen: the baseline did not run at batch {batch_size} ({error}), so "
+            "no speedup could be measured; lower batch_size (--config) and tune again"
+        )
     if not chosen:
         return "no stack chosen: no configuration beat the baseline by more than 5%"
     return f"stack chosen: {', '.join(chosen)} (the fastest configuration measured)"

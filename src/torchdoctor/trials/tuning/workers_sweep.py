@@ -27,13 +27,19 @@ def worker_counts(cores: int) -> list[int]:
     return counts
 
 
-def sweep_workers(prober: RecipeProber, cores: int, pin_memory: bool) -> tuple[list[WorkerPoint], int]:
+def sweep_workers(
+    prober: RecipeProber, cores: int, pin_memory: bool
+) -> tuple[list[WorkerPoint], int]:
     """Points measured, and the best worker count (the first within noise of the best)."""
     points: list[WorkerPoint] = []
     best: WorkerPoint | None = None
     for workers in worker_counts(cores):
-        result = prober.run(workers=workers, pin_memory=pin_memory and workers > 0,
-                            persistent_workers=True, prefetch_factor=2)
+        result = prober.run(
+            workers=workers,
+            pin_memory=pin_memory and workers > 0,
+            persistent_workers=True,
+            prefetch_factor=2,
+        )
         point = WorkerPoint(workers, result)
         points.append(point)
         rate = result.samples_per_s or 0.0
