@@ -1,0 +1,151 @@
+"""Run torchdoctor on real public training programs, unmodified, and tabulate what happened.
+
+The programs are not part of this repository (their code is never committed): `corpus.json` lists
+each one (repository, commit, script, arguments, data stand-in), and `--src` points at a folder
+holding the repositories' files as `OWNER+NAME/...` (e.g. `git archive` of each commit). For each
+program this script copies its folder to a scratch directory, generates its data stand-in
+(standins.py), runs it plainly (bounded by `plain_timeout`), runs `torchdoctor diagnose --json`,
+and `torchdoctor lint`, then prints one row per program: both exit codes, the report's status,
+its top findings, any torchdoctor internal error, and the wall-time ratio of the two runs.
+
+    python bench/real_programs/run.py --src /path/to/corpus [--only ID,ID] [--out results.md]
+
+Some programs need packages torchdoctor does not: corpus.json lists them under `needs`; a row
+whose needs are missing is skipped with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import standins
+
+HERE = Path(__file__).resolve().parent
+BIN = Path(sys.executable).parent
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float, env: dict) -> tuple[int | str, float, str]:
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+        code: int | str = done.returncode
+        output = done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code = "timeout"
+        output = (
+            (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        )
+    return code, time.perf_counter() - start, output
+
+
+def _setup(entry: dict, workdir: Path, env: dict) -> None:
+    for step in entry.get("setup", []):
+        if "standin" in step:
+            options = {k: v for k, v in step.items() if k != "standin"}
+            getattr(standins, step["standin"])(workdir, **options)
+        else:
+            cwd = workdir / step.get("cwd", ".")
+            subprocess.run([sys.executable, *step["run"]], cwd=cwd, env=env, check=True,
+                           capture_output=True)  # fmt: skip
+
+
+def run_one(entry: dict, src: Path, scratch: Path) -> dict:
+    missing = [m for m in entry.get("needs", []) if importlib.util.find_spec(m) is None]
+    row: dict = {"id": entry["id"], "repo": entry["repo"], "script": entry["script"]}
+    if missing:
+        return {**row, "skipped": f"needs {', '.join(missing)}"}
+    origin = src / entry["repo"].replace("/", "+") / entry.get("dir", "")
+    workdir = scratch / entry["id"]
+    shutil.copytree(origin, workdir)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
+    places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin")}
+    env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})
+    _setup(entry, workdir, env)
+    script, args = entry["script"], entry.get("args", [])
+    cwd = workdir / entry.get("cwd", ".")
+    plain = _run([sys.executable, script, *args], cwd, entry.get("plain_timeout", 120), env)
+    report = workdir / "torchdoctor-report.json"
+    diagnose_cmd = [str(BIN / "torchdoctor"), "diagnose", "--json", str(report),
+                    *entry.get("diagnose_args", []), script, *args]  # fmt: skip
+    diag = _run(diagnose_cmd, cwd, entry.get("diagnose_timeout", 300), env)
+    lint = _run([str(BIN / "torchdoctor"), "lint", "--format", "json", script], cwd, 120, env)
+    row.update(plain_rc=plain[0], plain_s=round(plain[1], 1), diagnose_rc=diag[0],
+               diagnose_s=round(diag[1], 1))  # fmt: skip
+    row["internal_error"] = "internal error" in diag[2]
+    row["tail"] = diag[2][-600:]
+    if report.exists():
+        data = json.loads(report.read_text())
+        run = data.get("run", data)
+        row["status"] = run.get("status")
+        row["verdict"] = data.get("verdict", "")
+        row["findings"] = [f"{f['id']}[{f['severity'][0]}]" for f in data.get("findings", [])]
+    try:
+        found = json.loads(lint[2][lint[2].index("{") :])["findings"]
+        row["lint"] = [f"{f['code']}:{f['line']}" for f in found]
+    except (ValueError, KeyError):
+        row["lint"] = ["(unparsed)"]
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| program | plain exit | diagnose exit | status | findings | lint | diag/plain wall |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "skipped" in r:
+            lines.append(f"| {r['id']} | skipped: {r['skipped']} | | | | | |")
+            continue
+        ratio = (
+            f"{r['diagnose_s'] / r['plain_s']:.2f}"
+            if isinstance(r["plain_rc"], int) and r["plain_s"]
+            else "-"
+        )
+        flag = " **internal error**" if r["internal_error"] else ""
+        lines.append(
+            f"| {r['id']} | {r['plain_rc']} | {r['diagnose_rc']}{flag} | {r.get('status', '-')} "
+            f"| {' '.join(r.get('findings', [])) or '-'} | {' '.join(r.get('lint', [])) or '-'} "
+            f"| {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, required=True)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    corpus = json.loads((HERE / "corpus.json").read_text())
+    wanted = set(filter(None, args.only.split(",")))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for entry in corpus:
+            if wanted and entry["id"] not in wanted:
+                continue
+            row = run_one(entry, args.src, Path(tmp))
+            print(json.dumps({k: v for k, v in row.items() if k != "tail"}), flush=True)
+            rows.append(row)
+    text = table(rows)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Generated stand-ins for MNIST, FashionMNIST, CIFAR10 and FakeData (PIL images, int labels)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from PIL import Image
+
+
+class _Generated(torch.utils.data.Dataset):
+    size: tuple[int, ...] = (28, 28)
+    mode = "L"
+    classes = [str(i) for i in range(10)]
+
+    def __init__(self, root=None, train=True, download=False, transform=None,
+                 target_transform=None, length=None):  # fmt: skip
+        n = length or (6000 if train else 1000)
+        rng = np.random.default_rng(0 if train else 1)
+        self.targets = torch.as_tensor(rng.integers(0, len(self.classes), n))
+        # class-dependent mean so a model can learn something
+        base = rng.integers(0, 256, (len(self.classes), *self.size), dtype=np.uint8)
+        noise = rng.integers(0, 64, (n, *self.size), dtype=np.uint8)
+        self.data = (base[self.targets.numpy()] // 2 + noise).astype(np.uint8)
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index):
+        pixels = self.data[index]
+        pixels = pixels.numpy() if isinstance(pixels, torch.Tensor) else pixels
+        image = Image.fromarray(pixels, mode=self.mode)
+        target = int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+
+class MNIST(_Generated):
+    """Like torchvision's: `data` is a uint8 tensor (N, 28, 28), `targets` a tensor."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.data = torch.from_numpy(self.data)
+
+
+class FashionMNIST(MNIST):
+    pass
+
+
+class CIFAR10(_Generated):
+    size = (32, 32, 3)
+    mode = "RGB"
+
+
+class FakeData(_Generated):
+    def __init__(self, size=1000, image_size=(3, 64, 64), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):  # fmt: skip
+        self.size = (image_size[1], image_size[2], image_size[0])
+        self.mode = "RGB" if image_size[0] == 3 else "L"
+        self.classes = [str(i) for i in range(num_classes)]
+        super().__init__(transform=transform, target_transform=target_transform, length=size)
