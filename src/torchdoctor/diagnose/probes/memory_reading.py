@@ -1,0 +1,51 @@
+"""Reading how much memory is in use now, cheaply: the CUDA caching allocator's counters, or the
+process's resident memory on CPU (torch has no CPU allocator statistics; /proc/self/statm is one
+small read)."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (ValueError, OSError, AttributeError):
+    _PAGE = 4096
+
+
+def process_rss() -> int | None:
+    """Resident memory of this process in bytes, or None where /proc is missing."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cuda_in_use() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
+
+
+class MemoryReader:
+    """`allocated()`: bytes in use now; on CUDA also `reserved()` and a peak per interval."""
+
+    def __init__(self) -> None:
+        self.cuda = cuda_in_use()
+        self.source = "cuda_allocator" if self.cuda else "process_rss"
+        self.peak_seen = 0  # CUDA: the largest peak read before a reset (the run's true peak)
+
+    def allocated(self) -> int | None:
+        return torch.cuda.memory_allocated() if self.cuda else process_rss()
+
+    def reserved(self) -> int | None:
+        return torch.cuda.memory_reserved() if self.cuda else None
+
+    def peak_and_reset(self) -> int | None:
+        """CUDA: the peak allocated since the last call (then reset); CPU: None."""
+        if not self.cuda:
+            return None
+        peak = torch.cuda.max_memory_allocated()
+        self.peak_seen = max(self.peak_seen, peak)
+        torch.cuda.reset_peak_memory_stats()
+        return peak
