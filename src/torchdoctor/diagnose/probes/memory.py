@@ -86,7 +86,8 @@ class MemoryTimelineProbe(Probe):
         self.phase = phase
 
     def on_step_end(self, record) -> None:
-        if not self.reader.cuda and self.reader.source == "process_rss" and cuda_in_use():
+        if not self.reader.cuda and cuda_in_use():
+            self.reader.close()
             self.reader = MemoryReader()  # the program moved to CUDA after we started
         now = self.reader.allocated()
         if now is not None:
@@ -148,6 +149,7 @@ class MemoryTimelineProbe(Probe):
 
     def stop(self) -> None:
         self._stop_counting()
+        self.reader.close()
         if self._phase_listener in self.tracker.phase_listeners:
             self.tracker.phase_listeners.remove(self._phase_listener)
 

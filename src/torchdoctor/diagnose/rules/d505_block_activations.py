@@ -2,9 +2,9 @@
 
 ## What it does
 Counts, during one step, the bytes autograd saves for backward (deduplicated by storage) and
-the module that saved them. When those activations are most of the memory the step's tensors
-hold (more than parameters, gradients and optimizer state together, and 32 MiB or more) and a
-few sibling submodules hold a large share of them beyond their own inputs (which a checkpoint
+the module that saved them. When those activations are a large part of the memory the step's
+tensors hold (16 MiB or more, and at least half of parameters, gradients and optimizer state
+together: a third of the step's tensors) and a few sibling submodules hold a large share of them beyond their own inputs (which a checkpoint
 keeps), it names those modules: the segments where activation checkpointing frees the most. A
 block holding nearly everything is replaced by its layers when they are worth checkpointing on
 their own (checkpointed one at a time, they are recomputed one at a time). It is a warning when
@@ -55,7 +55,10 @@ from torchdoctor.diagnose.rules._memory import (
 
 CODE = "D505"
 TITLE = "Activations of a few modules dominate memory"
-MIN_ACTIVATION_BYTES = 32 * 2**20
+MIN_ACTIVATION_BYTES = 16 * 2**20
+# activations at least this share of parameters + gradients + optimizer state: a third or more
+# of what the step's tensors hold
+MIN_SHARE_OF_FIXED = 0.5
 MIN_MODULE_SHARE = 0.4  # of the activations, held by the named modules together
 MEMORY_BOUND_USE = 0.80
 
@@ -73,7 +76,7 @@ def check(run: RunObservation) -> list[Finding]:
     if not activations or activations < MIN_ACTIVATION_BYTES:
         return []
     fixed = parameter_bytes(run) + gradient_bytes(run) + state_bytes(run)
-    if activations <= fixed:
+    if activations < MIN_SHARE_OF_FIXED * fixed:
         return []
     candidates = checkpoint_candidates(run)
     held = sum(m.bytes for m in candidates)
@@ -83,7 +86,7 @@ def check(run: RunObservation) -> list[Finding]:
     bound = use is not None and use >= MEMORY_BOUND_USE
     evidence = [
         f"Autograd saved {size(activations)} for backward in one step (counted by storage), "
-        f"more than parameters, gradients and optimizer state together ({size(fixed)}).",
+        f"beside {size(fixed)} of parameters, gradients and optimizer state.",
     ]
     parent = _parent(run, candidates)
     if parent is not None:
