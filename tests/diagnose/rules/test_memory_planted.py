@@ -118,3 +118,11 @@ def test_the_reported_module_names_are_what_the_trainer_checkpoints():
     with pytest.raises(UsageError):
         checkpoint_submodules(script["Net"](), ["trunk.nope"])
     checkpoint_submodules(script["Net"](), ["module." + names[0]])  # as a DDP-wrapped report
+
+
+def test_a_running_total_keeping_graphs_is_found_by_its_variable():
+    report = diagnose("d503_running_total")
+    d503 = finding(report, "D503")
+    text = " ".join(d503.evidence)
+    assert "variable `total_loss`" in text and "autograd graphs of about" in text
+    assert d503.fix.startswith("total_loss += loss.item()")

@@ -105,12 +105,16 @@ class MemoryTimelineProbe(Probe):
             self._finish_phases()
         if self._check_due(index):
             self.retention.check(index)
+            if index == self._last_measured() or not self.session.config.steps:
+                self.retention.check_graphs(index)  # walks graphs: not inside measured steps
+
+    def _last_measured(self) -> int | None:
+        steps = self.session.config.steps
+        return self.session.first_measured + steps - 1 if steps else None
 
     def _check_due(self, index: int) -> bool:
-        first = self.session.first_measured
-        last = first + self.session.config.steps - 1 if self.session.config.steps else None
-        since = index - first + 1
-        return index == last or (since >= 4 and since & (since - 1) == 0)
+        since = index - self.session.first_measured + 1
+        return index == self._last_measured() or (since >= 4 and since & (since - 1) == 0)
 
     def _stop_counting(self) -> None:
         if self.counter.active:

@@ -18,9 +18,11 @@ from types import FrameType
 
 import torch
 
-from torchdoctor.diagnose.callsite import is_library_file
+from torchdoctor.diagnose.callsite import is_library_file, short_path
 from torchdoctor.diagnose.observations import RetainedTensors
 
+MAX_NODES = 20_000  # autograd nodes walked per graph at most
+GRAPH_STEPS = 3  # a graph this many times the step's own loss graph spans several steps
 MAX_REFS = 64  # weak references kept per kind (older steps beyond it are thinned out)
 MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a retention
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
@@ -80,6 +82,33 @@ class RetentionWatch:
                 holder=holder,
             )
 
+    def check_graphs(self, current_step: int) -> None:
+        """A tensor in the training loop's variables whose autograd graph is several times the
+        step's loss graph holds the graphs of earlier steps: `total_loss += loss`."""
+        losses = [r for r in self.refs["loss"] if r.step == current_step]
+        loss = losses[-1].ref() if losses else None
+        if loss is None or loss.grad_fn is None:
+            return
+        own = _graph_nodes(loss.grad_fn)
+        frame = _user_frame()
+        if frame is None or own <= 0:
+            return
+        for name, value in list(frame.f_locals.items()):
+            if not isinstance(value, torch.Tensor) or value is loss or value.grad_fn is None:
+                continue
+            nodes = _graph_nodes(value.grad_fn)
+            if nodes >= GRAPH_STEPS * own:
+                self.found["graph"] = RetainedTensors(
+                    kind="graph",
+                    steps_alive=min(nodes // own, current_step + 1),
+                    steps_checked=current_step + 1,
+                    with_graph=True,
+                    bytes=value.numel() * value.element_size(),
+                    location=f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}",
+                    holder=f"variable `{name}` ({nodes} autograd nodes, {own} in one step's loss)",
+                )
+                return
+
     def results(self) -> list[RetainedTensors]:
         self.holders.clear()  # the program's containers are not ours to keep alive
         return list(self.found.values())
@@ -94,6 +123,26 @@ def _holder(tensor: torch.Tensor) -> tuple[object, str]:
         return None, ""
     container = max(containers, key=len)
     return container, _name_of(container)
+
+
+def _graph_nodes(root) -> int:
+    """Autograd nodes reachable from `root`, counted up to MAX_NODES."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending and len(seen) < MAX_NODES:
+        node = pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        pending.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return len(seen)
+
+
+def _user_frame() -> FrameType | None:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and is_library_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
 
 
 def _is_namespace(container) -> bool:

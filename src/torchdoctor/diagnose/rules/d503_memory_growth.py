@@ -5,7 +5,8 @@ Reports memory in use at the end of each step (CUDA allocator, or the process's 
 on CPU) that rises steadily over the measured steps, with the growth per step; and names what
 keeps memory alive when it is found: losses or model outputs of earlier steps that are still
 referenced later, with or without their autograd graph, the container that holds them and the
-user's line that made (or backpropagated) them.
+user's line that made (or backpropagated) them; and a tensor in the training loop's variables
+whose autograd graph spans several steps (`total_loss += loss`).
 
 ## Why is this bad
 Memory that grows every step runs out sooner or later: the job dies hours in, with an
@@ -65,11 +66,20 @@ def _growth(run: RunObservation) -> tuple[float, int] | None:
     return slope, total
 
 
+KIND_ORDER = {"graph": 0, "loss": 1, "output": 2}  # the most specific cause first
+
+
 def _culprits(run: RunObservation) -> list[RetainedTensors]:
-    return [r for r in run.memory.retained if r.with_graph or r.bytes >= MIN_RETAINED_BYTES]
+    kept = [r for r in run.memory.retained if r.with_graph or r.bytes >= MIN_RETAINED_BYTES]
+    return sorted(kept, key=lambda r: KIND_ORDER.get(r.kind, 3))
 
 
 def _describe(r: RetainedTensors) -> str:
+    if r.kind == "graph":
+        return (
+            f"A tensor that accumulates across steps keeps the autograd graphs of about "
+            f"{r.steps_alive} steps: {r.holder}, in the loop at {r.location}."
+        )
     what = "loss passed to backward()" if r.kind == "loss" else "model output"
     made = "backpropagated at" if r.kind == "loss" else "computed at"
     graph = "with its autograd graph (no .detach())" if r.with_graph else "detached"
@@ -100,8 +110,10 @@ def check(run: RunObservation) -> list[Finding]:
         details["retained"] = [r.kind for r in culprits]
         first = culprits[0]
         name = first.holder.split("`")[1] if "`" in first.holder else "history"
-        value = "loss" if first.kind == "loss" else "output"
+        value = "output" if first.kind == "output" else "loss"
         fix = f"{name}.append({value}.item())  # or {value}.detach(): the value, not the graph"
+        if first.kind == "graph":
+            fix = f"{name} += loss.item()  # or loss.detach(): the value, not the graph"
     else:
         fix = (
             "# keep values, not tensors, across steps: .item() or .detach()\n"
