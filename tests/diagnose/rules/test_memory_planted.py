@@ -8,20 +8,12 @@ import runpy
 
 import pytest
 import torch
-from test_planted_scripts import SCRIPTS
+from test_planted_scripts import SCRIPTS, one_thread  # noqa: F401 (autouse: one torch thread)
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.probes.activations import ActivationCounter
 from torchdoctor.errors import UsageError
 from torchdoctor.trainer.modelprep import checkpoint_submodules
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def diagnose(name: str, status: str = "stopped"):
