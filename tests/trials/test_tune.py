@@ -135,3 +135,32 @@ def test_output_files_in_a_missing_directory_are_refused_before_any_work(tmp_pat
             f"torchdoctor: error: {flag} {missing / 'o.json'}: directory {missing} does not exist"
         )
         assert done.stdout == ""
+
+
+def test_accumulation_plan_keeps_the_global_batch():
+    from torchdoctor.trials.tuning.batch_search import plan_accumulation
+
+    plan = plan_accumulation(256, 90)
+    assert (plan.micro_batch, plan.accumulate, plan.effective_batch) == (64, 4, 256)
+    assert plan_accumulation(64, 64).accumulate == 1
+    prime = plan_accumulation(97, 40)  # no exact split within 2x the fewest steps
+    assert prime.accumulate == 3 and prime.micro_batch <= 40 and prime.effective_batch >= 97
+
+
+def test_tune_lowers_the_micro_batch_and_raises_accumulation_under_a_memory_cap():
+    from torchdoctor.trials.tuning.tune import TuneOptions, tune
+
+    recipe = load_recipe(RECIPE)
+    per_sample = activation_bytes_per_sample(recipe.model)
+    options = TuneOptions(
+        steps=1, warmup=1, max_batch=128, memory_cap=per_sample * 37 + per_sample // 2,
+        stages=("amp",), sweep=False,
+    )  # fmt: skip
+    report = tune(recipe, TrainerConfig(workers=0, quiet=True, batch_size=64), options)
+    assert report.batch.largest_fit == 37 and report.batch.recommended == 33  # 10% margin
+    plan = report.accumulation
+    assert (plan.global_batch, plan.micro_batch, plan.accumulate) == (64, 32, 2)
+    assert (report.config["batch_size"], report.config["accumulate"]) == (32, 2)
+    assert any("global batch 64 kept: micro-batch 32 x 2" in note for note in report.notes)
+    baseline = report.ablation.cumulative[0].result
+    assert baseline.ok, baseline.error  # the ablation ran the micro-batch that fits

@@ -112,6 +112,9 @@ class Watch:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         session = self.session
+        assert session is not None, "__exit__ without __enter__"
+        if exc is not None and not isinstance(exc, KeyboardInterrupt):
+            session.program_crashed(exc)
         session.uninstall()
         if exc_type is None:
             status, code, error = "completed", 0, None

@@ -67,3 +67,8 @@ def user_location(depth: int = 2) -> str:
 
 def is_library_file(filename: str) -> bool:
     return _is_library(filename)
+
+
+def short_path(filename: str) -> str:
+    """The file name as the user wrote it: relative to the working directory when inside it."""
+    return _short(filename)

@@ -38,6 +38,9 @@ class StepObservation:
     # below 1 the thread waited (other processes had the CPU, blocking I/O, the GPU)
     cpu_share: float | None = None
     compiles: int = 0  # frames torch.compile compiled during the step (recompiles), evaluation too
+    # memory in use when the step ended (MemoryObservation.step_source says what is measured):
+    # read every step, one cheap read, so growth over the steps shows (rule D503)
+    memory_bytes: int | None = None
 
 
 @dataclass
@@ -158,6 +161,64 @@ class TensorCreationObservation:
 
 
 @dataclass
+class MemoryPoint:
+    """Memory at one point of the sampled step ("before_forward", "after_forward",
+    "after_backward", "after_optimizer")."""
+
+    at: str
+    allocated_bytes: int | None  # CUDA: allocated by tensors; CPU: process resident memory
+    reserved_bytes: int | None = None  # CUDA: held by the caching allocator (allocated + free)
+
+
+@dataclass
+class ModuleActivations:
+    """Bytes autograd saved for backward while a module ran (its submodules included), counted
+    once per storage; parameters excluded."""
+
+    name: str  # qualified name in the root model, e.g. "encoder.layers.3"; "" is the root itself
+    class_name: str
+    bytes: int
+    depth: int  # 0: the root model, 1: its children, ...
+    has_children: bool = False  # a container (a block of layers), not a single layer
+    # bytes of the tensors passed into its forward: what a checkpoint of it keeps anyway
+    input_bytes: int = 0
+
+
+@dataclass
+class RetainedTensors:
+    """Tensors of earlier steps still referenced later: what keeps memory alive (rule D503)."""
+
+    # "loss" (passed to backward()), "output" (the model's output), or "graph": a variable of the
+    # training loop whose autograd graph spans several steps (`total_loss += loss`)
+    kind: str
+    steps_alive: int  # how many earlier steps' tensors are still alive at the end of the run
+    steps_checked: int  # how many earlier steps were checked
+    with_graph: bool  # they still hold an autograd graph (grad_fn): not .detach()ed
+    bytes: int  # of the retained tensors themselves (not their graphs)
+    location: str  # the user's line that made them (model call) or used them (backward call)
+    holder: str = ""  # what holds them, e.g. "list `losses` (24 items)", when found
+
+
+@dataclass
+class OutOfMemoryObservation:
+    """The program died allocating memory (CUDA OOM or a CPU allocation failure)."""
+
+    message: str  # the error's first line
+    device: str = "cpu"
+    step: int | None = None  # index of the step it died in
+    phase: str | None = None  # "forward", "backward", "optimizer", or None when elsewhere
+    module: str | None = None  # innermost module whose forward was running ("name (Class)")
+    location: str | None = None  # the user's line in the traceback, innermost
+    requested_bytes: int | None = None  # the allocation that failed, when the message says
+    allocated_bytes: int | None = None  # CUDA: in use by tensors at that moment
+    reserved_free_bytes: int | None = None  # CUDA: reserved by the allocator but unallocated
+    capacity_bytes: int | None = None
+    # activations saved for backward in the failing step up to the failure, when it was the
+    # counted step; else None (the counted step's by-module numbers are in MemoryObservation)
+    activations_bytes: int | None = None
+
+
+@dataclass
 class MemoryObservation:
     source: Literal["cuda_allocator", "process_rss", "unknown"] = "unknown"
     peak_bytes: int | None = None
@@ -165,6 +226,21 @@ class MemoryObservation:
     activations_bytes: int | None = None
     optimizer_state_bytes: int | None = None
     parameter_bytes: int | None = None
+    gradient_bytes: int | None = None  # .grad tensors of the models' parameters after the run
+    # per-phase memory of the counted step (`phase_step`, a warm-up step); `phase_source` says
+    # what was read: "cuda_allocator" (allocated and reserved) or "process_rss" (CPU: resident
+    # memory of the process, the best cheap CPU source; no peak inside a phase)
+    phase_step: int | None = None
+    phase_source: str | None = None
+    phases: list[MemoryPoint] = field(default_factory=list)
+    phase_peaks: dict[str, int] = field(default_factory=dict)  # CUDA: phase -> peak allocated
+    # what StepObservation.memory_bytes measures: "cuda_allocated" or "process_rss"
+    step_source: str | None = None
+    # autograd's saved tensors in the counted step, deduplicated by storage (any device)
+    saved_activation_bytes: int | None = None
+    activations_by_module: list[ModuleActivations] = field(default_factory=list)  # largest first
+    retained: list[RetainedTensors] = field(default_factory=list)
+    out_of_memory: OutOfMemoryObservation | None = None
 
 
 @dataclass

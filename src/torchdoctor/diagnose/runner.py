@@ -233,6 +233,7 @@ def run_program(
     except _Terminated:
         end = ProgramEnd("interrupted", 128 + signal.SIGTERM, "SIGTERM")
     except BaseException as exc:  # the program's crash (or a probe's bug): say so, keep going
+        session.program_crashed(exc)  # while its frames (and their tensors) are still alive
         end = _report_crash(exc)
     finally:
         cleanup()

@@ -91,6 +91,11 @@ class Session:
             self.patcher.restore()
             self.installed = False
 
+    def program_crashed(self, exc: BaseException) -> None:
+        """The program raised (its traceback still holds its frames): probes may look."""
+        for probe in self.probes:
+            probe.on_crash(exc)
+
     # -- step boundaries (called by the probes) -----------------------------------------------
     @property
     def measuring(self) -> bool:

@@ -28,13 +28,31 @@ def checkpoint_submodules(model: nn.Module, names: list[str]) -> None:
     Checkpointing only applies while training with grad enabled; eval runs the plain forward.
     """
     for name in names:
-        try:
-            module = model.get_submodule(name)
-        except AttributeError as exc:
-            raise UsageError(f"activation checkpointing: model has no submodule {name!r}") from exc
+        module = _submodule(model, name)
         if getattr(module.forward, "_torchdoctor_checkpointed", False):
             continue
         module.forward = _checkpointed(module, module.forward)
+
+
+# Prefixes a report may show when diagnose saw the model through a wrapper: DataParallel/DDP
+# ("module."), torch.compile ("_orig_mod.").
+WRAPPER_PREFIXES = ("module.", "_orig_mod.")
+
+
+def _submodule(model: nn.Module, name: str) -> nn.Module:
+    """`model.get_submodule(name)`, also for a name as `torchdoctor diagnose` reports it (the
+    qualified name in the model it saw, which may carry a wrapper's prefix)."""
+    candidates = [name]
+    stripped = name
+    while stripped.startswith(WRAPPER_PREFIXES):
+        stripped = stripped.split(".", 1)[1]
+        candidates.append(stripped)
+    for candidate in candidates:
+        try:
+            return model.get_submodule(candidate)
+        except AttributeError:
+            continue
+    raise UsageError(f"activation checkpointing: model has no submodule {name!r}")
 
 
 def _checkpointed(module: nn.Module, forward):

@@ -15,6 +15,7 @@ from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProb
 from torchdoctor.diagnose.probes.forward import ForwardProbe
 from torchdoctor.diagnose.probes.io import IOProbe
 from torchdoctor.diagnose.probes.loader import LoaderProbe
+from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 from torchdoctor.diagnose.probes.sampling import SamplingProbe
@@ -37,6 +38,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     EnvironmentProbe,
     DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
+    MemoryTimelineProbe,  # after MemoryProbe: completes run.memory
     ComputeProbe,
 )
 

@@ -26,6 +26,9 @@ class Probe:
     def reacts_to_steps(self) -> bool:
         return type(self).on_step_end is not Probe.on_step_end
 
+    def on_crash(self, exc: BaseException) -> None:
+        """The program raised `exc`; called before its frames are released."""
+
     def stop(self) -> None:
         """The run is over (before the patches are removed): leave any mode or profiler."""
 

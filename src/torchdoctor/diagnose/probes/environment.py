@@ -8,7 +8,7 @@ import resource
 
 import torch
 
-from torchdoctor.diagnose.observations import DistributedObservation, MemoryObservation
+from torchdoctor.diagnose.observations import DistributedObservation
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.probes.peak_flops import _cpu_name
 
@@ -94,7 +94,7 @@ class EnvironmentProbe(Probe):
 
 class MemoryProbe(Probe):
     def contribute(self, run, measured) -> None:
-        memory = MemoryObservation(optimizer_state_bytes=run.memory.optimizer_state_bytes)
+        memory = run.memory  # the optimizer probe wrote the state bytes
         memory.parameter_bytes = sum(m.parameter_bytes for m in run.models) or None
         if run.environment.device_type == "cuda" and torch.cuda.is_available():
             memory.source = "cuda_allocator"

@@ -7,6 +7,7 @@ import statistics
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
+from torchdoctor.diagnose.report.memory_view import build_memory_view
 from torchdoctor.diagnose.report.model import Report
 
 COMPUTE = ("forward", "backward", "optimizer")
@@ -138,7 +139,13 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
 
 def build_report(run: RunObservation, findings: list[Finding]) -> Report:
     if not run.steps or run.warmup_only:  # warm-up steps include start-up: nothing to attribute
-        return Report(run=run, breakdown={}, findings=list(findings), verdict=_verdict(run, {}, []))
+        return Report(
+            run=run,
+            breakdown={},
+            findings=list(findings),
+            verdict=_verdict(run, {}, []),
+            memory=build_memory_view(run),
+        )
     typical, step_notes = _typical_steps(run.steps)
     breakdown = _breakdown(typical)
     step_time = statistics.median(s.wall_s for s in run.steps)
@@ -156,4 +163,5 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         dominant_phase=_bound(breakdown)[0] if breakdown else None,
         phase_seconds=phase_seconds,
         step_notes=step_notes,
+        memory=build_memory_view(run),
     )

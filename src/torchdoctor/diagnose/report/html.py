@@ -7,6 +7,7 @@ from html import escape
 from pathlib import Path
 
 from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.report.memory_render import memory_html
 from torchdoctor.diagnose.report.model import Report
 
 COLOURS = {
@@ -125,7 +126,7 @@ def render_html(report: Report) -> str:
 <table>{_rows(summary)}</table>
 <h2>Step-time breakdown</h2>{_breakdown_svg(report)}{_legend(report)}
 <h2>Step timeline</h2>{_timeline_svg(report)}
-<h2>Memory</h2><table>{_rows(memory_rows)}</table>
+<h2>Memory</h2><table>{_rows(memory_rows)}</table>{memory_html(report.memory)}
 <h2>Findings</h2>{_findings(report)}
 <h2>Notes</h2><ul>{notes}</ul>
 <p><small>report schema {escape(report.schema_version)}</small></p>

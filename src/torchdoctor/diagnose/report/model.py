@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.report.memory_view import MemoryView
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Report:
     # seconds of the median step, by phase: breakdown share x step_time_s (they sum to it)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     step_notes: list[str] = field(default_factory=list)  # step-time spread, outliers left out
+    memory: MemoryView | None = None  # per-phase memory, what is held, by module, over steps
 
     def to_dict(self) -> dict:
         return {
@@ -38,5 +40,6 @@ class Report:
             "phase_seconds": dict(self.phase_seconds),
             "step_notes": list(self.step_notes),
             "findings": [finding.to_dict() for finding in self.findings],
+            "memory": self.memory.to_dict() if self.memory is not None else None,
             "run": self.run.to_dict(),
         }

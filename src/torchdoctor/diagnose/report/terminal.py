@@ -10,6 +10,7 @@ from rich.text import Text
 
 from torchdoctor.console import make_console
 from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.report.memory_render import memory_lines
 from torchdoctor.diagnose.report.model import Report
 
 BAR_WIDTH = 50
@@ -70,6 +71,8 @@ def render_terminal(report: Report, console=None) -> None:
         console.print(legend, markup=False)
     for note in report.step_notes:
         console.print(f"note: {note}", markup=False)
+    for line in memory_lines(report.memory):
+        console.print(line, markup=False, highlight=False)
     for number, finding in enumerate(report.findings[:TOP_FINDINGS], start=1):
         console.print()
         console.print(

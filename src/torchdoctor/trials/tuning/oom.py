@@ -16,13 +16,9 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-CPU_OOM_MARKERS = ("can't allocate memory", "DefaultCPUAllocator", "out of memory")
+from torchdoctor.diagnose.probes.out_of_memory import is_oom
 
-
-def is_oom(exc: BaseException) -> bool:
-    if isinstance(exc, (torch.cuda.OutOfMemoryError, MemoryError)):
-        return True
-    return isinstance(exc, RuntimeError) and any(m in str(exc) for m in CPU_OOM_MARKERS)
+__all__ = ["MemoryCap", "is_oom", "preserved_state", "release"]
 
 
 def release(exc: BaseException | None = None) -> None:

@@ -29,10 +29,17 @@ def batch_line(report: TuneReport) -> str:
         if batch.memory_bound
         else f"search limit {batch.limit} reached"
     )
-    return (
+    line = (
         f"largest batch that fits: {batch.largest_fit} ({bound}); recommended with a "
         f"{batch.margin:.0%} margin: {batch.recommended}  [tried {probes}]"
     )
+    plan = report.accumulation
+    if plan is not None:
+        line += (
+            f"\nglobal batch {plan.global_batch}: micro-batch {plan.micro_batch} x "
+            f"{plan.accumulate} accumulation steps = {plan.effective_batch} per update"
+        )
+    return line
 
 
 def workers_table(report: TuneReport) -> Table:

@@ -16,7 +16,12 @@ from torchdoctor.trials.tuning.ablation import (
     run_ablation,
     stage_changes,
 )
-from torchdoctor.trials.tuning.batch_search import BatchSearchResult, find_max_batch
+from torchdoctor.trials.tuning.batch_search import (
+    AccumulationPlan,
+    BatchSearchResult,
+    find_max_batch,
+    plan_accumulation,
+)
 from torchdoctor.trials.tuning.probe import RecipeProber
 from torchdoctor.trials.tuning.workers_sweep import WorkerPoint, sweep_workers
 
@@ -47,6 +52,8 @@ class TuneReport:
     config: dict  # the TrainerConfig written by --write-config
     notes: list[str] = field(default_factory=list)
     schema_version: int = TUNE_SCHEMA_VERSION
+    # the asked batch did not fit: a smaller micro-batch and more accumulation keep it
+    accumulation: AccumulationPlan | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,23 +72,50 @@ def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
         batch = find_max_batch(prober.fits, start=1, limit=limit, margin=options.margin)
         if not batch.memory_bound:
             notes.append(f"batch size {limit} (the search limit) still fits")
-    points, best_workers = [], 0
+    asked = base.batch_size
+    plan = _keep_global_batch(batch, base)
+    if plan is not None:
+        # the rest of the tuning runs what will be trained: the micro-batch that fits
+        prober.base = base = base.replace(batch_size=plan.micro_batch, accumulate=plan.accumulate)
+        notes.append(_plan_note(plan))
+    points: list[WorkerPoint] = []
+    best_workers = 0
     if options.sweep:
         points, best_workers = sweep_workers(prober, cores, pin_memory=device == "cuda")
     memory_bound = (
         batch is not None
         and batch.memory_bound
-        and (batch.largest_fit is None or batch.largest_fit < base.batch_size)
+        and (batch.largest_fit is None or batch.largest_fit < asked)
     )
     stages = plan_stages(recipe.model, device, best_workers, memory_bound, options.stages)
     ablation = run_ablation(prober, stages)
     chosen = best_stages(ablation)
     notes.append(_why_chosen(ablation, chosen, base.batch_size))
     config = base.replace(**stage_changes(stages, chosen)).to_dict()
-    if batch is not None and batch.largest_fit is not None and batch.largest_fit < base.batch_size:
-        notes.append(f"batch size {base.batch_size} does not fit; {batch.recommended} does")
     return TuneReport(
-        recipe.name, device, batch, points, best_workers, ablation, chosen, config, notes
+        recipe.name, device, batch, points, best_workers, ablation, chosen, config, notes,
+        accumulation=plan,
+    )  # fmt: skip
+
+
+def _keep_global_batch(
+    batch: BatchSearchResult | None, base: TrainerConfig
+) -> AccumulationPlan | None:
+    """The asked micro-batch is above what fits with the margin: keep the global batch."""
+    if batch is None or batch.recommended is None or base.batch_size <= batch.recommended:
+        return None
+    return plan_accumulation(base.batch_size * base.accumulate, batch.recommended)
+
+
+def _plan_note(plan: AccumulationPlan) -> str:
+    kept = (
+        f"global batch {plan.global_batch} kept"
+        if plan.effective_batch == plan.global_batch
+        else f"global batch {plan.effective_batch} (asked {plan.global_batch}: no exact split)"
+    )
+    return (
+        f"{kept}: micro-batch {plan.micro_batch} x {plan.accumulate} accumulation steps "
+        "(written to the config; the rest of the tuning ran with it)"
     )
 
 

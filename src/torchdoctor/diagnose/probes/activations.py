@@ -1,0 +1,142 @@
+"""Activations by module: the bytes autograd saves for backward, and which module saved them.
+
+During one step, `torch.autograd.graph.saved_tensors_hooks` sees every tensor a forward keeps for
+backward and global module hooks keep the stack of running modules, so each saved storage is
+booked (once, by storage) to the innermost module and its ancestors. Parameters are left out:
+they are parameter memory, not activations. Gradient accumulation runs several forward/backward
+pairs in one step; their saved tensors do not live together, so the largest pair is kept.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.nn.modules import module as module_hooks
+
+from torchdoctor.diagnose.observations import ModuleActivations
+
+OUTSIDE = "(no module)"  # tensors saved by functional code outside every module
+MAX_MODULES = 40  # entries kept in the observation, largest first
+
+
+class ActivationCounter:
+    def __init__(self) -> None:
+        self.stack: list[torch.nn.Module] = []
+        self.names: dict[int, tuple[str, str, int, bool]] = {}  # id -> (name, class, depth, kids)
+        self.inputs: dict[int, int] = {}  # module id -> bytes of its first call's tensor inputs
+        self.parameter_storages: set[tuple] = set()
+        self.saved: dict[tuple, tuple[int, tuple[int, ...]]] = {}  # storage -> (bytes, owners)
+        self.best: dict[tuple, tuple[int, tuple[int, ...]]] = {}
+        self.best_total = 0
+        self.active = False
+        self.compiled = False  # a torch.compile'd model was called: counting stopped
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+        self._handles: list = []
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._handles = [
+            module_hooks.register_module_forward_pre_hook(self._enter),
+            module_hooks.register_module_forward_hook(self._leave, always_call=True),
+        ]
+        self._hooks.__enter__()
+        self.active = True
+
+    def stop(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        self._hooks.__exit__(None, None, None)
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self.graph_released()
+
+    def graph_released(self) -> None:
+        """A backward finished: its saved tensors are freed; keep the largest set seen."""
+        total = sum(size for size, _ in self.saved.values())
+        if total > self.best_total:
+            self.best, self.best_total = self.saved, total
+        self.saved = {}
+
+    # -- hooks --------------------------------------------------------------------------------
+    def _enter(self, module, args) -> None:
+        if torch.compiler.is_compiling():  # traced by dynamo: our bookkeeping is not its graph
+            return
+        if type(module).__name__ == "OptimizedModule":  # torch.compile: leave it alone
+            self.compiled = True
+            self.stop()
+            return
+        if not self.stack and id(module) not in self.names:
+            self._name_tree(module)
+        if id(module) not in self.inputs:
+            self.inputs[id(module)] = _input_bytes(args)
+        self.stack.append(module)
+
+    def _leave(self, module, args, output) -> None:
+        if torch.compiler.is_compiling():
+            return
+        while self.stack:  # a forward that raised may have left inner modules on the stack
+            if self.stack.pop() is module:
+                break
+
+    def _name_tree(self, root: torch.nn.Module) -> None:
+        for name, module in root.named_modules():
+            depth = name.count(".") + 1 if name else 0
+            has_children = next(module.children(), None) is not None
+            self.names.setdefault(id(module), (name, type(module).__name__, depth, has_children))
+        for tensor in (*root.parameters(), *root.buffers()):
+            self.parameter_storages.add(_storage_key(tensor))
+
+    def _pack(self, tensor):
+        try:
+            key = _storage_key(tensor)
+            if key not in self.saved and key not in self.parameter_storages:
+                owners = tuple(id(m) for m in self.stack)
+                self.saved[key] = (tensor.untyped_storage().nbytes(), owners)
+        except (RuntimeError, NotImplementedError):  # tensors without storage (sparse, meta)
+            pass
+        return tensor
+
+    # -- result -------------------------------------------------------------------------------
+    def total_bytes(self) -> int:
+        return max(self.best_total, sum(size for size, _ in self.saved.values()))
+
+    def by_module(self) -> list[ModuleActivations]:
+        current = sum(size for size, _ in self.saved.values())
+        saved = self.saved if current > self.best_total else self.best
+        totals: dict[int, int] = {}
+        outside = 0
+        for size, owners in saved.values():
+            if not owners:
+                outside += size
+            for owner in set(owners):
+                totals[owner] = totals.get(owner, 0) + size
+        result = []
+        for owner, size in totals.items():
+            name, class_name, depth, has_children = self.names.get(owner, ("", "?", 0, False))
+            inputs = self.inputs.get(owner, 0)
+            result.append(ModuleActivations(name, class_name, size, depth, has_children, inputs))
+        if outside:
+            result.append(ModuleActivations("", OUTSIDE, outside, 0))
+        result.sort(key=lambda m: (-m.bytes, m.depth, m.name))
+        return result[:MAX_MODULES]
+
+
+def _unpack(tensor):
+    return tensor
+
+
+def _input_bytes(args) -> int:
+    storages = {}
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            try:
+                storages[_storage_key(arg)] = arg.untyped_storage().nbytes()
+            except (RuntimeError, NotImplementedError):
+                continue
+    return sum(storages.values())
+
+
+def _storage_key(tensor: torch.Tensor) -> tuple:
+    storage = tensor.untyped_storage()
+    return (tensor.device.type, tensor.device.index, storage.data_ptr())

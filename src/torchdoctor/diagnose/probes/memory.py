@@ -1,0 +1,211 @@
+"""Memory over the run: per-phase memory of one step, activations by module, memory at every
+step end, tensors kept alive across steps, and what filled memory when the program ran out.
+
+Costs, and where they are paid:
+- step 0 (a warm-up step, never measured): autograd's saved tensors are counted by module
+  (activations.py); an out-of-memory crash in that step is explained with them;
+- the sampled step (warm-up too): memory is read at each phase transition, through the step
+  tracker's phase listeners (CUDA: allocated, reserved and the peak inside each phase);
+- every step: one memory read at the step's end and a weak reference to its loss;
+- a handful of checks (the 4th, 8th, 16th... step and the last measured one) of which earlier
+  losses and outputs are still alive (retention.py).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.observations import MemoryPoint, OutOfMemoryObservation
+from torchdoctor.diagnose.probes.activations import ActivationCounter
+from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.memory_reading import MemoryReader, cuda_in_use
+from torchdoctor.diagnose.probes.out_of_memory import explain, failing_module, is_oom
+from torchdoctor.diagnose.probes.retention import RetentionWatch
+
+COUNTED_STEP = 0  # activations by module are counted in the first step
+POINTS = ("before_forward", "after_forward", "after_backward", "after_optimizer")
+AFTER = {"forward": "after_forward", "backward": "after_backward", "optimizer": "after_optimizer"}
+
+
+class MemoryTimelineProbe(Probe):
+    def install(self, patcher) -> None:
+        self.reader = MemoryReader()
+        self.counter = ActivationCounter()
+        self.counter_skipped = False
+        self.step_memory: dict[int, int] = {}
+        self.points: dict[str, MemoryPoint] = {}
+        self.peaks: dict[str, int] = {}
+        self.phase = "other"  # the sampled step's current phase
+        self._counting_phase = "other"  # step 0's current phase
+        self.phase_step: int | None = None
+        self.gradient_bytes: int | None = None
+        self.retention = RetentionWatch()
+        self.out_of_memory: OutOfMemoryObservation | None = None
+        patcher.replace(torch.Tensor, "backward", self._wrap_backward)
+        self.tracker.phase_listeners.append(self._counting_listener)
+        self.counter.start()
+
+    # -- hooks --------------------------------------------------------------------------------
+    def _wrap_backward(self, original):
+        probe = self
+
+        def backward(tensor, *args, **kwargs):
+            if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
+                probe.retention.remember("loss", probe.tracker.index, tensor, user_location())
+            return original(tensor, *args, **kwargs)
+
+        return backward
+
+    def _counting_listener(self, phase: str) -> None:
+        """Step 0: a finished backward freed its saved tensors (accumulation: keep the
+        largest); a compiled model turns the counting off (hooks would change what it runs)."""
+        if self.session.compiled_model_seen and self.counter.active:
+            self.counter.stop()
+        self.counter_skipped = (
+            self.counter_skipped or self.counter.compiled or (self.session.compiled_model_seen)
+        )
+        if self._counting_phase == "backward" and phase != "backward":
+            self.counter.graph_released()
+        self._counting_phase = phase
+
+    def _phase_listener(self, phase: str) -> None:
+        """The sampled step: read memory at each transition."""
+        reader = self.reader
+        now = reader.allocated()
+        peak = reader.peak_and_reset()
+        if peak is not None:
+            self.peaks[self.phase] = max(self.peaks.get(self.phase, 0), peak)
+        point = MemoryPoint("", now, reader.reserved())
+        if phase == "forward" and "before_forward" not in self.points:
+            self.points["before_forward"] = _at("before_forward", point)
+        if self.phase in AFTER and phase != self.phase:
+            self.points[AFTER[self.phase]] = _at(AFTER[self.phase], point)  # the last one counts
+            if self.phase == "backward":
+                self.gradient_bytes = _gradient_bytes(self.session.last_model)
+        self.phase = phase
+
+    def on_step_end(self, record) -> None:
+        if not self.reader.cuda and cuda_in_use():
+            self.reader.close()
+            self.reader = MemoryReader()  # the program moved to CUDA after we started
+        now = self.reader.allocated()
+        if now is not None:
+            self.step_memory[record.index] = now
+        for forward in record.training_forwards[:1]:
+            output = forward.output_ref() if forward.output_ref is not None else None
+            if output is not None:
+                self.retention.remember("output", record.index, output, forward.location)
+        index = record.index
+        if index == COUNTED_STEP:
+            self._stop_counting()
+        if index == self.session.sampled_index - 1:
+            self._start_phases(record.index + 1)
+        elif index == self.phase_step:
+            self._finish_phases()
+        if self._check_due(index):
+            self.retention.check(index)
+            if index == self._last_measured() or not self.session.config.steps:
+                self.retention.check_graphs(index)  # walks graphs: not inside measured steps
+
+    def _last_measured(self) -> int | None:
+        steps = self.session.config.steps
+        return self.session.first_measured + steps - 1 if steps else None
+
+    def _check_due(self, index: int) -> bool:
+        since = index - self.session.first_measured + 1
+        return index == self._last_measured() or (since >= 4 and since & (since - 1) == 0)
+
+    def _stop_counting(self) -> None:
+        if self.counter.active:
+            self.counter.stop()
+        self.counter_skipped = self.counter_skipped or self.counter.compiled
+        if self._counting_listener in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.remove(self._counting_listener)
+
+    def _start_phases(self, step: int) -> None:
+        self.phase_step = step
+        self.phase = "other"
+        self.reader.peak_and_reset()
+        self.tracker.phase_listeners.append(self._phase_listener)
+
+    def _finish_phases(self) -> None:
+        self._phase_listener("other")
+        if "after_optimizer" not in self.points and self.points:
+            self.points["after_optimizer"] = _at(
+                "after_optimizer", MemoryPoint("", self.reader.allocated(), self.reader.reserved())
+            )
+        if self._phase_listener in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.remove(self._phase_listener)
+
+    def on_crash(self, exc: BaseException) -> None:
+        if not is_oom(exc):
+            return
+        device = "cuda" if isinstance(exc, torch.cuda.OutOfMemoryError) else "cpu"
+        observation = explain(exc, device)
+        observation.step = self.tracker.index
+        if self.counter.active:  # died in the counted step: its saved tensors so far
+            observation.activations_bytes = self.counter.total_bytes()
+        observation.module = _module_name(failing_module(exc), self.session.last_model)
+        if device == "cuda" and observation.allocated_bytes is None and self.reader.cuda:
+            observation.allocated_bytes = torch.cuda.memory_allocated()
+        self.out_of_memory = observation
+
+    def stop(self) -> None:
+        self._stop_counting()
+        self.reader.close()
+        if self._phase_listener in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.remove(self._phase_listener)
+
+    # -- result -------------------------------------------------------------------------------
+    def contribute(self, run, measured) -> None:
+        memory = run.memory
+        if self.reader.cuda and memory.peak_bytes is not None:
+            memory.peak_bytes = max(memory.peak_bytes, self.reader.peak_seen)
+        memory.step_source = "cuda_allocated" if self.reader.cuda else "process_rss"
+        for step in run.steps:
+            step.memory_bytes = self.step_memory.get(step.index)
+        if self.points and self.phase_step is not None:
+            memory.phase_step = self.phase_step
+            memory.phase_source = self.reader.source
+            memory.phases = [self.points[p] for p in POINTS if p in self.points]
+            memory.phase_peaks = dict(self.peaks) if self.reader.cuda else {}
+        memory.gradient_bytes = self.gradient_bytes
+        if not self.counter_skipped and self.counter.total_bytes():
+            memory.saved_activation_bytes = self.counter.total_bytes()
+            memory.activations_by_module = self.counter.by_module()
+        elif self.counter_skipped:
+            run.notes.append(
+                "activations by module not counted: the program uses torch.compile "
+                "(saved-tensor hooks would change the compiled program)"
+            )
+        memory.retained = self.retention.results()
+        if self.out_of_memory is not None:
+            oom = self.out_of_memory
+            if oom.capacity_bytes is None:
+                oom.capacity_bytes = memory.capacity_bytes
+            memory.out_of_memory = oom
+
+
+def _at(name: str, point: MemoryPoint) -> MemoryPoint:
+    return MemoryPoint(name, point.allocated_bytes, point.reserved_bytes)
+
+
+def _gradient_bytes(model) -> int | None:
+    if model is None:
+        return None
+    return sum(
+        p.grad.numel() * p.grad.element_size() for p in model.parameters() if p.grad is not None
+    )
+
+
+def _module_name(module, root) -> str | None:
+    """ "attn (Attention)": the module's qualified name in the root model, and its class."""
+    if module is None:
+        return None
+    class_name = type(module).__name__
+    if root is not None:
+        for name, candidate in root.named_modules():
+            if candidate is module:
+                return f"{name} ({class_name})" if name else class_name
+    return class_name

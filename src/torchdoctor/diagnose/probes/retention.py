@@ -1,0 +1,166 @@
+"""What keeps memory alive: tensors of earlier steps still referenced later.
+
+Each step's loss (the tensor passed to backward(), not a copy) and the model's output are held by
+weak references, which cost nothing and keep nothing alive. At a few checks during the run (while
+the program's frames still exist) we count how many of them outlived their step by more than one
+step: a `losses.append(loss)` keeps every step's loss and, with it, its autograd graph. The first
+time that happens the holder is looked up once (gc referrers, then a variable bound to it in the
+user's frames), which is the only costly part and runs at most once.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from dataclasses import dataclass
+from types import FrameType
+
+import torch
+
+from torchdoctor.diagnose.callsite import is_library_file, short_path
+from torchdoctor.diagnose.observations import RetainedTensors
+
+MAX_NODES = 20_000  # autograd nodes walked per graph at most
+GRAPH_STEPS = 3  # a graph this many times the step's own loss graph spans several steps
+MAX_REFS = 64  # weak references kept per kind (older steps beyond it are thinned out)
+MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a retention
+RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
+
+
+@dataclass
+class _Ref:
+    step: int
+    ref: weakref.ref
+    location: str
+
+
+class RetentionWatch:
+    def __init__(self) -> None:
+        self.refs: dict[str, list[_Ref]] = {"loss": [], "output": []}
+        self.found: dict[str, RetainedTensors] = {}
+        # kind -> (the container holding them, its name): looked up once; dropped at the end
+        self.holders: dict[str, tuple[object, str]] = {}
+
+    def remember(self, kind: str, step: int, tensor, location: str) -> None:
+        refs = self.refs[kind]
+        if refs and refs[-1].step == step:
+            return  # one per step is enough
+        if len(refs) >= MAX_REFS:
+            del refs[1::2]  # keep every other one: the span of steps stays covered
+        try:
+            refs.append(_Ref(step, weakref.ref(tensor), location))
+        except TypeError:
+            pass
+
+    def check(self, current_step: int) -> None:
+        """Count earlier steps' tensors still alive; describe them the first time."""
+        for kind, refs in self.refs.items():
+            earlier = [r for r in refs if r.step < current_step - RECENT]
+            alive: list[tuple[_Ref, torch.Tensor]] = []
+            for r in earlier:
+                tensor = r.ref()
+                if tensor is not None:
+                    alive.append((r, tensor))
+            if len(alive) < MIN_ALIVE or len(alive) < len(earlier) / 2:
+                continue
+            tensors = [t for _, t in alive]
+            if kind not in self.holders:
+                self.holders[kind] = _holder(tensors[-1])
+            container, name = self.holders[kind]
+            holder = ""
+            if container is not None:
+                named = f" `{name}`" if name else ""
+                holder = f"{type(container).__name__}{named} ({len(container)} items)"  # type: ignore[arg-type]
+            self.found[kind] = RetainedTensors(
+                kind=kind,
+                steps_alive=len(alive),
+                steps_checked=len(earlier),
+                with_graph=any(t.grad_fn is not None for t in tensors),
+                bytes=sum(t.numel() * t.element_size() for t in tensors),
+                location=alive[-1][0].location,
+                holder=holder,
+            )
+
+    def check_graphs(self, current_step: int) -> None:
+        """A tensor in the training loop's variables whose autograd graph is several times the
+        step's loss graph holds the graphs of earlier steps: `total_loss += loss`."""
+        losses = [r for r in self.refs["loss"] if r.step == current_step]
+        loss = losses[-1].ref() if losses else None
+        if loss is None or loss.grad_fn is None:
+            return
+        own = _graph_nodes(loss.grad_fn)
+        frame = _user_frame()
+        if frame is None or own <= 0:
+            return
+        for name, value in list(frame.f_locals.items()):
+            if not isinstance(value, torch.Tensor) or value is loss or value.grad_fn is None:
+                continue
+            nodes = _graph_nodes(value.grad_fn)
+            if nodes >= GRAPH_STEPS * own:
+                self.found["graph"] = RetainedTensors(
+                    kind="graph",
+                    steps_alive=min(nodes // own, current_step + 1),
+                    steps_checked=current_step + 1,
+                    with_graph=True,
+                    bytes=value.numel() * value.element_size(),
+                    location=f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}",
+                    holder=f"variable `{name}` ({nodes} autograd nodes, {own} in one step's loss)",
+                )
+                return
+
+    def results(self) -> list[RetainedTensors]:
+        self.holders.clear()  # the program's containers are not ours to keep alive
+        return list(self.found.values())
+
+
+def _holder(tensor: torch.Tensor) -> tuple[object, str]:
+    """The container that references the tensor (a list, dict or set) and, when a user frame
+    or module binds it to a name, that name."""
+    containers = [r for r in gc.get_referrers(tensor) if isinstance(r, (list, dict, set))]
+    containers = [c for c in containers if not _is_namespace(c)]
+    if not containers:
+        return None, ""
+    container = max(containers, key=len)
+    return container, _name_of(container)
+
+
+def _graph_nodes(root) -> int:
+    """Autograd nodes reachable from `root`, counted up to MAX_NODES."""
+    seen: set[int] = set()
+    pending = [root]
+    while pending and len(seen) < MAX_NODES:
+        node = pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        pending.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return len(seen)
+
+
+def _user_frame() -> FrameType | None:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and is_library_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _is_namespace(container) -> bool:
+    """A frame's locals or a module's globals, not a user's container."""
+    return isinstance(container, dict) and "__name__" in container and "__builtins__" in container
+
+
+def _name_of(container) -> str:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if not is_library_file(frame.f_code.co_filename):
+            for scope in (frame.f_locals, frame.f_globals):
+                for name, value in scope.items():
+                    if value is container:
+                        return name
+                    if hasattr(value, "__dict__") and not isinstance(value, type):
+                        for attribute, inner in vars(value).items():
+                            if inner is container:
+                                return f"{name}.{attribute}"
+        frame = frame.f_back
+    return ""

@@ -1,0 +1,137 @@
+"""D503: memory grows with the step index, or tensors of earlier steps are kept alive.
+
+## What it does
+Reports memory in use at the end of each step (CUDA allocator, or the process's resident memory
+on CPU) that rises steadily over the measured steps, with the growth per step; and names what
+keeps memory alive when it is found: losses or model outputs of earlier steps that are still
+referenced later, with or without their autograd graph, the container that holds them and the
+user's line that made (or backpropagated) them; and a tensor in the training loop's variables
+whose autograd graph spans several steps (`total_loss += loss`).
+
+## Why is this bad
+Memory that grows every step runs out sooner or later: the job dies hours in, with an
+out-of-memory error far from its cause. A loss appended to a list keeps its whole autograd
+graph referenced (`grad_fn` and everything it points to); a model output kept for a metric
+keeps the output tensor and, without `.detach()`, its graph.
+
+Estimated saving: none (0) in step time; the fix stops the growth.
+
+## Example
+```python
+losses = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss)  # every step's graph stays referenced
+```
+
+## Use instead
+```python
+losses.append(loss.item())  # a Python float (one sync), or loss.detach() to stay on device
+```
+
+## Fix safety
+Safe: `.detach()` and `.item()` keep the value and drop the graph; nothing that trains changes.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RetainedTensors, RunObservation
+from torchdoctor.diagnose.rules._common import measured_steps
+from torchdoctor.diagnose.rules._growth import linear_trend
+from torchdoctor.diagnose.rules._memory import size
+
+CODE = "D503"
+TITLE = "Memory grows with every step"
+MIN_STEPS = 5
+MIN_GROWTH_BYTES = 4 * 2**20  # over the measured steps: below it, allocator noise
+MIN_FIT = 0.9  # correlation of memory with the step index
+MIN_RETAINED_BYTES = 2**20  # detached tensors kept without a graph: only when this large
+
+
+def _growth(run: RunObservation) -> tuple[float, int] | None:
+    """(bytes per step, total growth) of the step-end memory, when it rises steadily."""
+    points = [(s.index, s.memory_bytes) for s in measured_steps(run) if s.memory_bytes]
+    if len(points) < MIN_STEPS:
+        return None
+    trend = linear_trend([float(i) for i, _ in points], [float(b) for _, b in points])
+    if trend is None:
+        return None
+    slope, fit = trend
+    total = points[-1][1] - points[0][1]
+    if slope <= 0 or fit < MIN_FIT or total < MIN_GROWTH_BYTES:
+        return None
+    return slope, total
+
+
+KIND_ORDER = {"graph": 0, "loss": 1, "output": 2}  # the most specific cause first
+
+
+def _culprits(run: RunObservation) -> list[RetainedTensors]:
+    kept = [r for r in run.memory.retained if r.with_graph or r.bytes >= MIN_RETAINED_BYTES]
+    return sorted(kept, key=lambda r: KIND_ORDER.get(r.kind, 3))
+
+
+def _describe(r: RetainedTensors) -> str:
+    if r.kind == "graph":
+        return (
+            f"A tensor that accumulates across steps keeps the autograd graphs of about "
+            f"{r.steps_alive} steps: {r.holder}, in the loop at {r.location}."
+        )
+    what = "loss passed to backward()" if r.kind == "loss" else "model output"
+    made = "backpropagated at" if r.kind == "loss" else "computed at"
+    graph = "with its autograd graph (no .detach())" if r.with_graph else "detached"
+    held = f", held by {r.holder}" if r.holder else ""
+    return (
+        f"The {what} of {r.steps_alive} of {r.steps_checked} earlier steps is still referenced, "
+        f"{graph}{held}; {made} {r.location}."
+    )
+
+
+def check(run: RunObservation) -> list[Finding]:
+    growth = _growth(run)
+    culprits = _culprits(run)
+    if growth is None and not culprits:
+        return []
+    evidence = []
+    details: dict = {}
+    if growth is not None:
+        slope, total = growth
+        source = run.memory.step_source or run.memory.source
+        evidence.append(
+            f"Memory at the end of each step grew by {size(slope)} per step "
+            f"({size(total)} over {len(run.steps)} measured steps; {source})."
+        )
+        details.update(growth_bytes_per_step=slope, growth_bytes=total)
+    evidence += [_describe(r) for r in culprits]
+    if culprits:
+        details["retained"] = [r.kind for r in culprits]
+        first = culprits[0]
+        name = first.holder.split("`")[1] if "`" in first.holder else "history"
+        value = "output" if first.kind == "output" else "loss"
+        fix = f"{name}.append({value}.item())  # or {value}.detach(): the value, not the graph"
+        if first.kind == "graph":
+            fix = f"{name} += loss.item()  # or loss.detach(): the value, not the graph"
+    else:
+        fix = (
+            "# keep values, not tensors, across steps: .item() or .detach()\n"
+            "history.append(loss.item())\n"
+            "# and drop references to old batches, outputs and caches"
+        )
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE if growth is not None else "Tensors of earlier steps are kept alive",
+            severity="warning",
+            saving=0.0,
+            evidence=evidence,
+            fix=fix,
+            source="issue 14 (growth and leaks); PyTorch FAQ (accumulating history across the "
+            "training loop)",
+            explanation="Memory held from one step to the next adds up until the run dies of "
+            "out-of-memory; a kept loss keeps its autograd graph.",
+            details=details,
+        )
+    ]
