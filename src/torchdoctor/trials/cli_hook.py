@@ -26,8 +26,8 @@ def run_try(report, script, args, module, try_spec, steps, repeats, json_path, q
             module=module,
             diagnosis=report,
         )
-    except NothingToTry as exc:
-        console.print(f"--try: {exc}", markup=False)
+    except NothingToTry as exc:  # said even with --quiet: the user asked for trials
+        make_console().print(f"--try: {exc}", markup=False)
         return
     render_terminal(trials, console)
     if json_path:
