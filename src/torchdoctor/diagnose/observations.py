@@ -69,6 +69,11 @@ class LoaderObservation:
     item_s: float | None = None  # mean seconds in dataset __getitem__ (main process only)
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
     cpu_count: int | None = None
+    # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
+    # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...
+    call_source: str = ""
+    sampler_type: str = ""  # type of loader.sampler: "RandomSampler", "SequentialSampler", ...
+    drop_last: bool = False
 
 
 @dataclass

@@ -95,7 +95,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=batched_fetch_fix(loader.batch_size, dataset_type=loader.dataset_type),
+            fix=batched_fetch_fix(loader),
             source="seed 003 (batch your operations: one op instead of many small ones); "
             "PyTorch DataLoader docs (automatic batching, batch_size=None)",
             explanation="Each sample is indexed separately and stacked back into a batch; one "
