@@ -100,8 +100,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=fix,
-            source="seed 001 (Mejora 2: usar workers en el DataLoader); seed 004 (pin_memory); "
-            "PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; PyTorch docs: Performance Tuning Guide "
+            "(asynchronous data loading)",
             explanation="The model waits while the training process loads data; worker "
             "processes would prepare the next batches during the step.",
             details={

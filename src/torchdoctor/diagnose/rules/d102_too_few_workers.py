@@ -102,8 +102,8 @@ def check(run: RunObservation) -> list[Finding]:
                     "prefetch_factor": str(prefetch),
                 },
             ),
-            source="seed 001 (Mejora 2: usar workers en el DataLoader); "
-            "PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; PyTorch docs: Performance Tuning Guide "
+            "(asynchronous data loading)",
             explanation="The workers build batches more slowly than the model consumes them; "
             "more workers build more batches in parallel.",
             details={

@@ -76,7 +76,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=rewrite_call(cost.loaders[0], {"persistent_workers": "True"}),
-            source="PyTorch DataLoader docs (persistent_workers); seed 001 (Mejora 2)",
+            source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data "
+            "(persistent_workers)",
             explanation="Each epoch starts new worker processes and waits for their first "
             "batch; persistent workers are started once.",
             details={

@@ -88,8 +88,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=batched_fetch_fix(loader, drop_workers=True),
-            source="seed 003 (batch your operations: one op instead of many small ones); "
-            "PyTorch DataLoader docs (automatic batching, batch_size=None)",
+            source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data (automatic "
+            "batching, batch_size=None)",
             explanation="Worker processes pay a hand-over per batch that costs more than indexing "
             "in-memory tensors; one indexing op per batch in the training process is faster.",
             details={

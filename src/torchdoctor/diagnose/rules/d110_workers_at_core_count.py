@@ -126,8 +126,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "itself must get cheaper.",
             ],
             fix=_fix(loader),
-            source="seed 001 (Dataset.__getitem__ converting each image); seed 003 (batch your "
-            "operations); PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; docs/techniques/vectorize-python-loops.md; "
+            "PyTorch docs: Performance Tuning Guide",
             explanation="The workers already use every spare core and still fall behind the "
             "model; only cheaper per-sample work (pre-processing once, batched augmentation) "
             "helps.",

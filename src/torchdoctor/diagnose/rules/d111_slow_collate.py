@@ -101,8 +101,8 @@ def check(run: RunObservation) -> list[Finding]:
                 f"DataLoader(dataset, ..., collate_fn=collate, num_workers={workers}, "
                 "persistent_workers=True)"
             ),
-            source="seed 003 (batch your operations: one op instead of many small ones); "
-            "PyTorch DataLoader docs (collate_fn, torch.nn.utils.rnn.pad_sequence)",
+            source="docs/techniques/vectorize-python-loops.md; PyTorch docs: torch.utils.data "
+            "(collate_fn); PyTorch docs: torch.nn.utils.rnn.pad_sequence",
             explanation="The collate function assembles each batch one sample (or token) at a "
             "time in Python while the model waits; whole-batch ops do it at once.",
             details={

@@ -96,8 +96,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "and sent between processes.",
             ],
             fix=_fix(loader),
-            source="PyTorch DataLoader docs (multi-process data loading); seed 001 (Mejora 3: "
-            "aumentar el batch size)",
+            source="docs/techniques/batch-size.md; PyTorch docs: torch.utils.data (multi-process "
+            "data loading)",
             explanation="Worker processes pay a fixed hand-over per batch; with a few samples "
             "per batch it outweighs the work, so batch more per hand-over or load in-process.",
             changes_semantics=True,

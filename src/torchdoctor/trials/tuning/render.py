@@ -48,7 +48,9 @@ def workers_table(report: TuneReport) -> Table:
 
 
 def ablation_table(report: TuneReport) -> Table:
-    table = Table(title="Performance stack (seed 004 order), same steps from the same weights")
+    table = Table(
+        title="Performance stack, one technique added per row, same steps from the same weights"
+    )
     for column in (
         "configuration",
         "samples/s",
