@@ -153,7 +153,14 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 
-        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+        trials = run_try(
+            report, script, list(args), module, try_spec, steps, repeats, json_path, quiet
+        )
+        if trials is not None and html_path:  # the page gets the --try table and loss curves
+            from torchdoctor.diagnose.report.html import write_html
+
+            report.trials = trials.to_dict()
+            write_html(report, html_path)
     sys.exit(report.run.exit_code)
 
 

@@ -38,6 +38,8 @@ class StepObservation:
     # below 1 the thread waited (other processes had the CPU, blocking I/O, the GPU)
     cpu_share: float | None = None
     compiles: int = 0  # frames torch.compile compiled during the step (recompiles), evaluation too
+    # memory in use at the step's end: CUDA allocated bytes, or the process's resident set (CPU)
+    memory_bytes: int | None = None
 
 
 @dataclass
@@ -173,6 +175,15 @@ class MemoryObservation:
 
 
 @dataclass
+class OpCount:
+    """One aten op of the sampled step: how often it was dispatched and its counted FLOPs."""
+
+    op: str  # "aten.addmm"
+    count: int
+    flops: float = 0.0
+
+
+@dataclass
 class ComputeObservation:
     flops_per_step: float | None = None
     achieved_flops_per_s: float | None = None
@@ -192,6 +203,8 @@ class ComputeObservation:
     # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
     # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not
     cpu_share: float | None = None
+    # the sampled step's most dispatched ops (most FLOPs first among equals), at most TOP_OPS
+    top_ops: list[OpCount] = field(default_factory=list)
 
 
 @dataclass

@@ -92,8 +92,30 @@ class EnvironmentProbe(Probe):
             run.distributed = DistributedObservation(world_size=env.world_size, backend=backend)
 
 
+def _memory_in_use(cuda: bool) -> int | None:
+    """CUDA allocated bytes (no sync), or this process's resident set from /proc (Linux)."""
+    if cuda:
+        return torch.cuda.memory_allocated()
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class MemoryProbe(Probe):
+    def install(self, patcher) -> None:
+        self.at_step_end: dict[int, int | None] = {}  # step index -> memory in use
+        self.cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+
+    def on_step_end(self, record) -> None:  # one /proc read or allocator counter: microseconds
+        if not self.cuda and torch.cuda.is_available():
+            self.cuda = torch.cuda.is_initialized()
+        self.at_step_end[record.index] = _memory_in_use(self.cuda)
+
     def contribute(self, run, measured) -> None:
+        for step in run.steps:
+            step.memory_bytes = self.at_step_end.get(step.index)
         memory = MemoryObservation(optimizer_state_bytes=run.memory.optimizer_state_bytes)
         memory.parameter_bytes = sum(m.parameter_bytes for m in run.models) or None
         if run.environment.device_type == "cuda" and torch.cuda.is_available():

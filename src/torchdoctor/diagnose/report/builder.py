@@ -8,6 +8,7 @@ import statistics
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.source_lines import lines_around
 
 COMPUTE = ("forward", "backward", "optimizer")
 
@@ -183,6 +184,27 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
     return words
 
 
+def finding_locations(finding: Finding) -> list[str]:
+    """The user's "file:line" places a finding names in its details."""
+    details = finding.details
+    found = [details["location"]] if isinstance(details.get("location"), str) else []
+    found += [loc for loc in details.get("locations") or [] if isinstance(loc, str)]
+    found += [site["location"] for site in details.get("sites") or [] if isinstance(site, dict)]
+    return list(dict.fromkeys(found))
+
+
+def _source_lines(findings: list[Finding]) -> dict[str, list[tuple[int, str]]]:
+    """The user's lines around each finding's first location, read once for the report."""
+    shown: dict[str, list[tuple[int, str]]] = {}
+    for finding in findings:
+        for location in finding_locations(finding)[:1]:
+            if location not in shown:
+                lines = lines_around(location)
+                if lines:
+                    shown[location] = lines
+    return shown
+
+
 def build_report(run: RunObservation, findings: list[Finding]) -> Report:
     if not run.steps or run.warmup_only:  # warm-up steps include start-up: nothing to attribute
         return Report(run=run, breakdown={}, findings=list(findings), verdict=_verdict(run, {}, []))
@@ -203,4 +225,5 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         dominant_phase=_bound(breakdown)[0] if breakdown else None,
         phase_seconds=phase_seconds,
         step_notes=step_notes,
+        source_lines=_source_lines(findings),
     )
