@@ -40,6 +40,9 @@ class StepObservation:
     compiles: int = 0  # frames torch.compile compiled during the step (recompiles), evaluation too
     # memory in use at the step's end: CUDA allocated bytes, or the process's resident set (CPU)
     memory_bytes: int | None = None
+    # (phase, start, end) in seconds since the diagnosis started: where each phase really ran,
+    # evaluation cut out, same-phase neighbours merged, at most 64 per step
+    phase_spans: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 @dataclass
