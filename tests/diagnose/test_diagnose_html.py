@@ -122,3 +122,28 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     drawn = [p for p, share in report.breakdown.items() if share > 0.02]
     for phase in drawn:  # every visible phase is painted in its own colour
         assert tuple(int(COLOURS[phase][i : i + 2], 16) for i in (1, 3, 5)) in colours, phase
+
+
+def test_watch_report_prints_as_text_and_renders_inline():
+    import torch
+    from torch import nn
+
+    import torchdoctor
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(16, 8), torch.randint(0, 2, (16,))
+        with torchdoctor.watch(warmup=2) as w:
+            for _ in range(8):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+    finally:
+        torch.set_num_threads(threads)
+    text = str(w.report)
+    assert text.startswith("torchdoctor diagnose ") and f"verdict: {w.report.verdict}" in text
+    fragment = w.report._repr_html_()
+    assert "milliseconds per step" in fragment and "<svg" in fragment

@@ -37,7 +37,8 @@ class Report:
         from torchdoctor.diagnose.report.terminal import render_terminal
 
         out = io.StringIO()
-        render_terminal(self, Console(file=out, width=100, no_color=True, highlight=False))
+        plain = Console(file=out, width=100, no_color=True, highlight=False, soft_wrap=True)
+        render_terminal(self, plain)  # soft wrap: lines as long as they are, like a pipe
         return out.getvalue()
 
     def _repr_html_(self) -> str:
