@@ -307,17 +307,26 @@ MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its fi
 
 def _phase_spans(intervals, cut, origin: float) -> list[tuple[str, float, float]]:
     """The step's intervals minus the evaluation spans `cut`, relative to `origin`, merged."""
+    if cut:  # evaluation inside the step (rare): split the intervals around it first
+        intervals = [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
     out: list[tuple[str, float, float]] = []
+    last_phase, last_end = None, None
     for phase, t0, t1 in intervals:
-        pieces = [(t0, t1)]
-        for a, b in cut:
-            pieces = [p for x, y in pieces for p in ((x, min(y, a)), (max(x, b), y)) if p[1] > p[0]]
-        for x, y in pieces:
-            if out and out[-1][0] == phase and abs(out[-1][2] - (x - origin)) < 1e-9:
-                out[-1] = (phase, out[-1][1], y - origin)
-            elif len(out) < MAX_SPANS:
-                out.append((phase, x - origin, y - origin))
+        if phase == last_phase and t0 == last_end:  # contiguous with the previous: one span
+            out[-1] = (phase, out[-1][1], t1 - origin)
+        elif len(out) < MAX_SPANS:
+            out.append((phase, t0 - origin, t1 - origin))
+        else:
+            break
+        last_phase, last_end = phase, t1
     return out
+
+
+def _outside(t0: float, t1: float, cut) -> list[tuple[float, float]]:
+    pieces = [(t0, t1)]
+    for a, b in cut:
+        pieces = [p for x, y in pieces for p in ((x, min(y, a)), (max(x, b), y)) if p[1] > p[0]]
+    return pieces
 
 
 def _evaluation_waits(state: _StepState, evaluation: set[int]):
