@@ -84,3 +84,14 @@ def test_train_accepts_short_quiet():
 
     ctx = train.make_context("train", ["shapes", "-q"])
     assert ctx.params["quiet"] is True
+
+
+@pytest.mark.skipif(
+    __import__("torch").cuda.is_available(), reason="tf32 can be tried on a CUDA machine"
+)
+def test_quiet_try_still_says_that_no_fix_could_be_tried(tmp_path):
+    result = _diagnose(tmp_path, "-q", "--steps", "3", "--warmup", "2", "--try", "tf32", "train.py")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("verdict: ") and len(lines) == 2, lines
+    assert lines[1].startswith("--try: no fix can be tried on this machine (tf32: "), lines
