@@ -93,11 +93,13 @@ def _list_indexing_note(dataset_type: str) -> str:
     )
 
 
-def cheaper_items_fix(workers: int | None = None) -> str:
-    """Make each sample cheaper: fixed work once, random work per batch, the rest in workers."""
+def cheaper_items_fix(workers: int | None = None, loader: LoaderObservation | None = None) -> str:
+    """Make each sample cheaper: fixed work once, random work per batch, the rest in workers
+    (the user's own loader call, when known, with only the worker settings changed)."""
+    spread = {"num_workers": str(workers), "persistent_workers": "True"}
+    call = rewrite_call(loader or LoaderObservation(location=""), spread)
     tail = (
-        f"# 3. per-sample work that must stay: spread it over workers\n"
-        f"loader = DataLoader(dataset, ..., num_workers={workers}, persistent_workers=True)"
+        f"# 3. per-sample work that must stay: spread it over workers\nloader = {call}"
         if workers
         else "# 3. every core already loads data: what stays per sample must get cheaper"
     )
