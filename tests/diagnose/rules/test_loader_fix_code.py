@@ -133,3 +133,13 @@ def test_d101_fix_keeps_the_flagged_loaders_own_settings(tmp_path: Path):
     assert kept["shuffle"] == "False" and kept["batch_size"] == "16", d101.fix
     assert kept["collate_fn"] == "stack" and kept["drop_last"] == "True", d101.fix
     assert kept["num_workers"] != "0" and "".join(d101.fix.split()).startswith("DataLoader(Slow(),")
+
+
+def test_comments_inside_an_argument_do_not_swallow_the_call():
+    call = (
+        "DataLoader(\n    ds,\n    collate_fn=make(  # padding\n        3),\n    shuffle=False,\n)"
+    )
+    fix = rewrite_call(LoaderObservation(location="t.py:1", call_source=call), SETTINGS)
+    compile(fix, "<fix>", "eval")
+    kept = call_keywords(fix)
+    assert kept["shuffle"] == "False" and kept["collate_fn"].startswith("make("), fix

@@ -11,6 +11,7 @@ Pure: ast on a string, no torch.
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from torchdoctor.diagnose.observations import LoaderObservation
 
@@ -30,6 +31,11 @@ def _parse_call(source: str) -> tuple[ast.Call, str] | None:
     except SyntaxError:
         return None
     return (node, source.strip()) if isinstance(node, ast.Call) else None
+
+
+def _flat(text: str) -> str:
+    """One line, unless a comment inside would then swallow the rest of the call."""
+    return text if "#" in text else " ".join(text.split())
 
 
 def _layout(func: str, arguments: list[str]) -> str:
@@ -60,7 +66,7 @@ def rewrite_call(
     pending = dict(changes)
     named = _callee_name(call.func) == "DataLoader"  # a subclass may take other positionals
     for index, arg in enumerate(call.args):
-        text = " ".join((segment(source, arg) or "").split())
+        text = _flat(segment(source, arg) or "")
         if not named or index == 0 or index >= len(POSITIONAL) or isinstance(arg, ast.Starred):
             arguments.append(text)
         elif POSITIONAL[index] in pending:
@@ -74,9 +80,12 @@ def rewrite_call(
         elif keyword.arg in pending:
             arguments.append(f"{keyword.arg}={pending.pop(keyword.arg)}")
         elif keyword.arg not in drop:
-            arguments.append(" ".join(text.split()))  # one line, whatever its layout was
+            arguments.append(_flat(text))  # one line, whatever its layout was
     arguments += [f"{key}={value}" for key, value in pending.items()]
-    return _layout(func, arguments)
+    rewritten = _layout(func, arguments)
+    if _parse_call(rewritten) is None:  # compiled before it is shown: never print broken code
+        return rewrite_call(dataclasses.replace(loader, call_source=""), changes, drop, func)
+    return rewritten
 
 
 def call_keywords(source: str) -> dict[str, str]:
