@@ -20,7 +20,11 @@ from report_screenshot import browser, screenshot  # noqa: E402
 
 LOADER_LOOP = """
 import time
+import torch
+from torch import nn
 from torch.utils.data import DataLoader, Dataset
+torch.set_num_threads(1)
+torch.manual_seed(0)
 
 class Slow(Dataset):
     def __len__(self):
@@ -45,7 +49,6 @@ def report(tmp_path_factory):
     import textwrap
 
     import torch
-    from conftest import PRELUDE
 
     from torchdoctor.diagnose.api import diagnose_script
     from torchdoctor.trials.report import (
@@ -57,7 +60,7 @@ def report(tmp_path_factory):
     )
 
     script = tmp_path_factory.mktemp("html") / "train <&>.py"  # names are escaped
-    script.write_text(PRELUDE + textwrap.dedent(LOADER_LOOP), encoding="utf-8")
+    script.write_text(textwrap.dedent(LOADER_LOOP), encoding="utf-8")
     threads = torch.get_num_threads()
     try:
         found = diagnose_script(str(script), steps=6, warmup=2)
