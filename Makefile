@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check lint-self docs clean
+.PHONY: demo test check lint-self docs report-screenshot clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ check: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(BIN)/python -m torchdoctor.diagnose.catalogue > docs/diagnose-rules.md
 	$(BIN)/python -m torchdoctor.lint.catalogue > docs/lint-rules.md
+
+# The HTML report rendered by a real headless Chromium (apt-get install -y chromium): diagnoses a
+# planted script with --html and writes build/report.png to look at.
+report-screenshot: $(VENV)/.installed
+	$(BIN)/python tools/report_screenshot.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -6,6 +6,7 @@ e.g. CI logs) gives plain, stable text. Everything that prints goes through `mak
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
@@ -19,10 +20,16 @@ def is_interactive(stream=None) -> bool:
         return False
 
 
+# Width of plain (non-TTY) output when COLUMNS does not say: wide enough for a report line
+PIPE_WIDTH = 120
+
+
 def make_console(quiet: bool = False, stderr: bool = False) -> Console:
-    """A rich Console; quiet consoles swallow everything, non-TTY ones print plain text."""
+    """A rich Console; quiet consoles swallow everything, non-TTY ones print plain text, as wide
+    as COLUMNS says (rich reads it when no width is given) or PIPE_WIDTH."""
     stream = sys.stderr if stderr else sys.stdout
     interactive = is_interactive(stream)
+    columns = os.environ.get("COLUMNS", "")
     return Console(
         file=stream,
         quiet=quiet,
@@ -30,7 +37,7 @@ def make_console(quiet: bool = False, stderr: bool = False) -> Console:
         no_color=not interactive,
         highlight=False,
         soft_wrap=not interactive,
-        width=None if interactive else 120,
+        width=None if interactive or columns.isdigit() else PIPE_WIDTH,
     )
 
 

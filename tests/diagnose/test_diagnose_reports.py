@@ -61,7 +61,7 @@ def validate(value, schema, path="$"):
 
 def test_validator_rejects_a_broken_report():
     schema = _schema()
-    broken = {"schema_version": "2", "verdict": "x"}
+    broken = {"schema_version": "9", "verdict": "x"}
     try:
         validate(broken, schema)
     except AssertionError:
@@ -96,9 +96,21 @@ def test_json_html_trace_reports(diagnose, tmp_path):
 
     trace = json.loads(trace_path.read_text())
     phases = [e for e in trace["traceEvents"] if e.get("cat") == "phase"]
-    assert len(phases) == len(PHASES) * 5
-    assert {e["name"] for e in phases} == set(PHASES)
+    steps = {e["name"]: e for e in trace["traceEvents"] if e.get("cat") == "step"}
+    assert len(steps) == 5 and {"forward", "backward", "optimizer"} <= {e["name"] for e in phases}
+    assert {e["name"] for e in phases} <= set(PHASES)
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in phases)
+    # phases at their real times: inside their step, in time order, never overlapping
+    for index in {e["args"]["step"] for e in phases}:
+        step = steps[f"step {index}"]
+        mine = [e for e in phases if e["args"]["step"] == index]
+        assert all(step["ts"] - 1 <= e["ts"] <= step["ts"] + step["dur"] + 1 for e in mine)
+        ends = [(e["ts"], e["ts"] + e["dur"]) for e in mine]
+        assert all(a[1] <= b[0] + 1e-3 for a, b in zip(ends, ends[1:])), ends
+    # real order, not the fixed phase order: LOOP calls zero_grad() (optimizer) before backward
+    first = min(e["args"]["step"] for e in phases)
+    order = [e["name"] for e in phases if e["args"]["step"] == first]
+    assert order.index("forward") < order.index("optimizer") < order.index("backward"), order
 
 
 def test_quiet_prints_only_the_verdict(diagnose):

@@ -86,6 +86,8 @@ def test_tune_cli_end_to_end_writes_a_config_that_train_accepts(tmp_path):
         "1",
         "--stages",
         "amp",
+        "--repeats",
+        "2",
         "--no-batch-search",
         "--json",
         str(report_path),
@@ -94,10 +96,12 @@ def test_tune_cli_end_to_end_writes_a_config_that_train_accepts(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "data wait share" in result.stdout and "baseline" in result.stdout
+    assert "range (repeats)" in result.stdout  # the spread of the repeats is shown
     report = json.loads(report_path.read_text())
     assert report["schema_version"] == 1 and report["batch"] is None
     assert [p["workers"] for p in report["workers"]][:2] == [0, 1]
     assert report["ablation"]["cumulative"][0]["label"] == "baseline"
+    assert all(len(row["rates"]) == 2 for row in report["ablation"]["cumulative"])
     config = json.loads(config_path.read_text())
     assert TrainerConfig.from_dict(config).batch_size == 32  # the tuner never changes the batch
     config.update(max_steps=2, quiet=True)

@@ -24,15 +24,30 @@ class _OneLineUsage(click.Command):
             raise UsageError(exc.format_message()) from None
 
 
-def outputs_ok(paths) -> None:
-    """Report files go into existing folders: say so before the program runs, not after."""
-    import os
+def outputs_ok(outputs: dict[str, str | None]) -> None:
+    """Report files must be writable: say so before the program runs, not after."""
+    from torchdoctor.output_files import check_writable
 
-    from torchdoctor.errors import UsageError
+    for flag, path in outputs.items():
+        if path:
+            check_writable(path, flag)
 
-    for path in paths:
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UsageError(f"cannot write {path}: no such directory")
+
+def misplaced_options(command: click.Command, args) -> list[str]:
+    """Our own options found in the program's argv (they go to the program, not to us)."""
+    ours = {name for param in command.params for name in getattr(param, "opts", ())}
+    found = (arg.split("=", 1)[0] for arg in args)
+    return list(dict.fromkeys(name for name in found if name in ours))
+
+
+def warn_misplaced_options(command: click.Command, args) -> None:
+    misplaced = misplaced_options(command, args)
+    if misplaced:
+        click.echo(
+            f"torchdoctor: warning: {', '.join(misplaced)} after SCRIPT goes to the program, not "
+            "to torchdoctor; put torchdoctor's options before SCRIPT",
+            err=True,
+        )
 
 
 def _absolute(path: str | None) -> str | None:
@@ -114,7 +129,8 @@ def diagnose(
         parse_fix_names(try_spec)
 
     resolve_target(script, module)  # before importing torch: a typo fails in a blink
-    outputs_ok((json_path, html_path, trace_path))
+    warn_misplaced_options(click.get_current_context().command, args)
+    outputs_ok({"--json": json_path, "--html": html_path, "--trace": trace_path})
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
@@ -137,7 +153,14 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 
-        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+        trials = run_try(
+            report, script, list(args), module, try_spec, steps, repeats, json_path, quiet
+        )
+        if trials is not None and html_path:  # the page gets the --try table and loss curves
+            from torchdoctor.diagnose.report.html import write_html
+
+            report.trials = trials.to_dict()
+            write_html(report, html_path)
     sys.exit(report.run.exit_code)
 
 

@@ -62,6 +62,10 @@ def lint(paths, fix, unsafe_fixes, diff, select, ignore, fmt, jobs, quiet):
         jobs=jobs,
     )
     result = run_lint(list(paths), options)
+    if not result.files:  # "All checks passed (0 files)" would pass a CI job that checked nothing
+        from torchdoctor.errors import UsageError
+
+        raise UsageError(f"no Python file to check in {', '.join(paths) or '.'}")
     if diff:
         sys.stdout.write(result.diff_text())
         if not quiet:

@@ -157,7 +157,7 @@ def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dic
 @click.option("--max-steps", type=click.IntRange(min=1))
 @click.option("--seed", type=int)
 @click.option("--device", help="auto, cpu, cuda, cuda:1 ...")
-@click.option("--quiet", is_flag=True, default=None, help="No progress bar and no table.")
+@click.option("-q", "--quiet", is_flag=True, default=None, help="No progress bar and no table.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the per-epoch history as JSON.")
 def train(recipe, options, config_file, json_path, **flags):
     """Train RECIPE (a built-in name or a .py file defining recipe(**options)) with the
@@ -167,7 +167,7 @@ def train(recipe, options, config_file, json_path, **flags):
     file_settings = read_config_file(config_file) if config_file else {}
     recipe_options = parse_options(options)
     if json_path:
-        from torchdoctor.demo.table import check_writable
+        from torchdoctor.output_files import check_writable
 
         check_writable(json_path)  # before training, not after it
 

@@ -43,6 +43,14 @@ def _parse_stages(value: str) -> tuple[str, ...]:
 )
 @click.option("--warmup", type=click.IntRange(1), default=2, show_default=True)
 @click.option(
+    "--repeats",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Measurements of each configuration (interleaved); a stack is chosen only when all "
+    "its repeats beat all the baseline's.",
+)
+@click.option(
     "--max-batch",
     type=click.IntRange(1),
     default=None,
@@ -84,6 +92,7 @@ def tune(
     config_file,
     steps,
     warmup,
+    repeats,
     max_batch,
     margin,
     memory_cap,
@@ -104,7 +113,7 @@ def tune(
     from torchdoctor.trials.tuning.tune import tune as run_tune
 
     wanted = _parse_stages(stages)
-    from torchdoctor.demo.table import check_writable
+    from torchdoctor.output_files import check_writable
 
     for path, flag in ((json_path, "--json"), (config_out, "--write-config")):
         if path:
@@ -126,6 +135,7 @@ def tune(
             stages=wanted,
             search_batch=not no_batch_search,
             sweep=not no_worker_sweep,
+            repeats=repeats,
         ),
     )
     render_terminal(report, make_console(quiet))

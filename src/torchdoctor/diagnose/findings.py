@@ -20,7 +20,8 @@ class Finding:
     saving: float  # estimated share of step time the fix would save, 0..1
     evidence: list[str]  # measured numbers, each a short sentence
     fix: str  # the change, as code
-    source: str  # seed or doc it comes from, e.g. "seed 001 (Mejora 2), docs/techniques/data-loading.md"
+    # pages the user has: "docs/techniques/data-loading.md; PyTorch docs: torch.utils.data"
+    source: str
     explanation: str = ""  # why this matters, two sentences at most
     changes_semantics: bool = False  # True: a suggestion (batch size, lr), never auto-applied
     details: dict = field(default_factory=dict)  # machine-readable numbers behind the evidence

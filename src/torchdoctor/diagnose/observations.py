@@ -41,6 +41,9 @@ class StepObservation:
     # memory in use when the step ended (MemoryObservation.step_source says what is measured):
     # read every step, one cheap read, so growth over the steps shows (rule D503)
     memory_bytes: int | None = None
+    # (phase, start, end) in seconds since the diagnosis started: where each phase really ran,
+    # evaluation cut out, same-phase neighbours merged, at most 64 per step
+    phase_spans: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -72,6 +75,11 @@ class LoaderObservation:
     item_s: float | None = None  # mean seconds in dataset __getitem__ (main process only)
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
     cpu_count: int | None = None
+    # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
+    # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...
+    call_source: str = ""
+    sampler_type: str = ""  # type of loader.sampler: "RandomSampler", "SequentialSampler", ...
+    drop_last: bool = False
 
 
 @dataclass
@@ -244,6 +252,15 @@ class MemoryObservation:
 
 
 @dataclass
+class OpCount:
+    """One aten op of the sampled step: how often it was dispatched and its counted FLOPs."""
+
+    op: str  # "aten.addmm"
+    count: int
+    flops: float = 0.0
+
+
+@dataclass
 class ComputeObservation:
     flops_per_step: float | None = None
     achieved_flops_per_s: float | None = None
@@ -263,6 +280,8 @@ class ComputeObservation:
     # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
     # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not
     cpu_share: float | None = None
+    # the sampled step's most dispatched ops (most FLOPs first among equals), at most TOP_OPS
+    top_ops: list[OpCount] = field(default_factory=list)
 
 
 @dataclass

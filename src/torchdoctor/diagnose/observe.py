@@ -31,6 +31,7 @@ def _step(record: StepRecord) -> StepObservation:
         evaluation_s=record.eval_seconds,
         cpu_share=record.cpu_share,
         compiles=record.compiles,
+        phase_spans=list(record.spans),
     )
 
 

@@ -85,6 +85,9 @@ class StepRecord:
     # clock times from each evaluation run's first forward to the next forward after it (or the
     # step end): host reads there belong to evaluation (a validation metric's .item())
     eval_windows: list[tuple[float, float]] = field(default_factory=list)
+    # (phase, start, end) since the origin, evaluation cut out, same-phase neighbours merged:
+    # where each phase really ran (the --trace places them there); at most MAX_SPANS
+    spans: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -284,6 +287,7 @@ class StepTracker:
                 kept -= sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in spans)
             if kept > 0:
                 phases[phase] += kept
+        record.spans = _phase_spans(state.intervals, spans, self.origin)
         training = [f for f in state.forwards if f.got_grad]
         record.wall = sum(phases.values())
         record.phases = dict(phases)
@@ -296,6 +300,33 @@ class StepTracker:
         step_end = record.end + self.origin
         record.eval_windows = [(a, _next_forward(state, b, step_end)) for a, b in spans]
         record.training_forwards = training
+
+
+MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its first ones
+
+
+def _phase_spans(intervals, cut, origin: float) -> list[tuple[str, float, float]]:
+    """The step's intervals minus the evaluation spans `cut`, relative to `origin`, merged."""
+    if cut:  # evaluation inside the step (rare): split the intervals around it first
+        intervals = [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
+    out: list[tuple[str, float, float]] = []
+    last_phase, last_end = None, None
+    for phase, t0, t1 in intervals:
+        if phase == last_phase and t0 == last_end:  # contiguous with the previous: one span
+            out[-1] = (phase, out[-1][1], t1 - origin)
+        elif len(out) < MAX_SPANS:
+            out.append((phase, t0 - origin, t1 - origin))
+        else:
+            break
+        last_phase, last_end = phase, t1
+    return out
+
+
+def _outside(t0: float, t1: float, cut) -> list[tuple[float, float]]:
+    pieces = [(t0, t1)]
+    for a, b in cut:
+        pieces = [p for x, y in pieces for p in ((x, min(y, a)), (max(x, b), y)) if p[1] > p[0]]
+    return pieces
 
 
 def _evaluation_waits(state: _StepState, evaluation: set[int]):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset
 
 from torchdoctor.errors import UsageError
 from torchdoctor.trainer.sampler import ResumableSampler, loader_seed
@@ -54,6 +54,18 @@ class LoaderHandle:
         return iter(self.loader)
 
 
+def in_memory_tensors(data) -> bool:
+    """A TensorDataset, or torch's wrappers (random_split's Subset, ConcatDataset) over them:
+    each sample is one indexing op, cheaper than a worker's hand-over of the batch."""
+    if isinstance(data, TensorDataset):
+        return True
+    if isinstance(data, Subset):
+        return in_memory_tensors(data.dataset)
+    if isinstance(data, ConcatDataset):
+        return all(in_memory_tensors(part) for part in data.datasets)
+    return False
+
+
 def build_loader(
     data,
     setup: ResolvedSetup,
@@ -77,8 +89,9 @@ def build_loader(
     sampler = ResumableSampler(
         len(data), shuffle=shuffle, seed=seed, rank=rank, world_size=world_size, drop_last=drop_last
     )
+    workers = 0 if setup.workers_auto and in_memory_tensors(data) else setup.workers
     extra = {}
-    if setup.workers > 0:
+    if workers > 0:
         extra = {
             "persistent_workers": setup.persistent_workers,
             "prefetch_factor": setup.prefetch_factor,
@@ -87,7 +100,7 @@ def build_loader(
         data,
         batch_size=batch_size,
         sampler=sampler,
-        num_workers=setup.workers,
+        num_workers=workers,
         pin_memory=setup.pin_memory,
         drop_last=drop_last,
         generator=torch.Generator(),

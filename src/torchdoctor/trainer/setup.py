@@ -36,6 +36,9 @@ class ResolvedSetup:
     tf32: bool
     channels_last: bool
     non_blocking: bool  # only meaningful (and only requested) when the copy is host -> GPU
+    # workers was "auto": a dataset of in-memory tensors then loads in the training process
+    # (handing its batches over from worker processes costs more than indexing them)
+    workers_auto: bool = False
 
     @property
     def autocast_dtype(self) -> torch.dtype | None:
@@ -139,6 +142,7 @@ def resolve_setup(config: TrainerConfig, model: nn.Module) -> ResolvedSetup:
     return ResolvedSetup(
         device=device,
         workers=workers,
+        workers_auto=config.workers == "auto",
         pin_memory=resolve_pin_memory(config.pin_memory, device),
         # Both are DataLoader errors when workers == 0, so they are only passed with workers.
         persistent_workers=config.persistent_workers and workers > 0,

@@ -9,8 +9,9 @@ from pathlib import Path
 from torchdoctor.errors import TorchdoctorError
 
 
-def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
-    """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20)."""
+def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet):
+    """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20).
+    Returns the TrialReport, or None when nothing could be tried."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
     from torchdoctor.trials.render import render_terminal
@@ -26,12 +27,13 @@ def run_try(report, script, args, module, try_spec, steps, repeats, json_path, q
             module=module,
             diagnosis=report,
         )
-    except NothingToTry as exc:
-        console.print(f"--try: {exc}", markup=False)
-        return
+    except NothingToTry as exc:  # said even with --quiet: the user asked for trials
+        make_console().print(f"--try: {exc}", markup=False)
+        return None
     render_terminal(trials, console)
     if json_path:
         add_trials_section(json_path, trials.to_dict())
+    return trials
 
 
 def add_trials_section(json_path: str, trials: dict) -> None:

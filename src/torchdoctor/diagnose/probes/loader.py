@@ -18,6 +18,7 @@ from torch.utils.data.dataloader import _BaseDataLoaderIter
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import LoaderObservation
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.source_lines import call_at, split_location
 
 EPOCH = "_torchdoctor_epoch"  # attribute set on each DataLoader iterator we saw started
 
@@ -73,7 +74,11 @@ class LoaderProbe(Probe):
                     kwargs = rewrite(type(loader), kwargs)
                 args = ()
             original(loader, *args, **kwargs)
-            probe._register(loader, user_location())
+            location = user_location()
+            stats = probe._register(loader, location)
+            where = split_location(location)
+            if where is not None:  # read once per loader built, not per batch
+                stats.observation.call_source = call_at(*where, type(loader).__name__)
 
         return __init__
 
@@ -177,6 +182,8 @@ class LoaderProbe(Probe):
             persistent_workers=bool(loader.persistent_workers),
             prefetch_factor=loader.prefetch_factor if loader.num_workers else None,
             cpu_count=_cpu_count(),
+            sampler_type=type(getattr(loader, "sampler", None)).__name__,
+            drop_last=bool(getattr(loader, "drop_last", False)),
         )
         stats = self.loaders[id(loader)] = _LoaderStats(observation)
         self._alive.append(loader)  # ids stay unique while we hold them

@@ -9,11 +9,42 @@ expensive ops in a note.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
 
 WINDOW = 3  # profiled steps
+# kineto writes one `USDT:... profiler_start` / `profiler_stop` line to fd 2 from C++ at each
+# start and stop, whatever its log level: our tool's noise in the user's stderr
+KINETO_NOISE = b"USDT:"
+
+
+@contextlib.contextmanager
+def _without_kineto_noise():
+    """Hold fd 2 for the (short) start or stop call; pass on every line but kineto's."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no fd 2 (a detached process): nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            kept = [line for line in held.read().splitlines(True) if KINETO_NOISE not in line]
+            if kept:
+                os.write(2, b"".join(kept))
 
 
 class ProfilerProbe(Probe):
@@ -32,7 +63,8 @@ class ProfilerProbe(Probe):
             if torch.cuda.is_available():
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
             self.profiler = torch.profiler.profile(activities=activities)
-            self.profiler.__enter__()
+            with _without_kineto_noise():
+                self.profiler.__enter__()
         elif self.profiler is not None:
             self.profiled.append(record.index)
             if len(self.profiled) >= WINDOW:
@@ -40,7 +72,8 @@ class ProfilerProbe(Probe):
 
     def _finish(self) -> None:
         profiler, self.profiler = self.profiler, None
-        profiler.__exit__(None, None, None)
+        with _without_kineto_noise():
+            profiler.__exit__(None, None, None)
         averages = profiler.key_averages()
         if torch.cuda.is_available():
             sample = averages[0] if len(averages) else None

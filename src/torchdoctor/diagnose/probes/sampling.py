@@ -10,11 +10,14 @@ import torch._dynamo (seconds) and stack a second mode.
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
+from torchdoctor.diagnose.observations import OpCount
 from torchdoctor.diagnose.probes.base import Probe
 
 aten = torch.ops.aten
@@ -23,6 +26,7 @@ _COMPUTE = {
     aten.convolution, aten.convolution_backward,
 }  # fmt: skip
 _LOW_PRECISION = {torch.float16, torch.bfloat16}
+TOP_OPS = 10  # ops of the sampled step named in the report
 
 
 class OpCounter(TorchDispatchMode):
@@ -36,6 +40,8 @@ class OpCounter(TorchDispatchMode):
         self.low_precision = 0
         self.flops = 0
         self.flop_errors: set[str] = set()
+        self.by_op: Counter[Any] = Counter()  # op overload packet -> dispatches
+        self.flops_by_op: Counter[Any] = Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -44,10 +50,13 @@ class OpCounter(TorchDispatchMode):
         if self.phases and self.phases[-1] == "data":
             self.data_ops += 1
         packet = func.overloadpacket
+        self.by_op[packet] += 1  # keyed by the packet: its name is built once, in contribute
         formula = flop_registry.get(packet)
         if formula is not None:
             try:
-                self.flops += formula(*args, **kwargs, out_val=out)
+                flops = formula(*args, **kwargs, out_val=out)
+                self.flops += flops
+                self.flops_by_op[packet] += flops
             except Exception:  # a formula that does not fit these arguments: count it as unknown
                 self.flop_errors.add(str(packet))
         if packet in _COMPUTE:
@@ -143,3 +152,9 @@ class SamplingProbe(Probe):
         run.compute.ops_per_step = float(self.counter.ops)
         run.compute.data_ops_per_step = float(self.counter.data_ops)
         run.compute.flops_per_step = float(self.counter.flops)
+        counter = self.counter
+        ranked = sorted(counter.by_op, key=lambda p: (-counter.by_op[p], -counter.flops_by_op[p]))
+        run.compute.top_ops = [
+            OpCount(str(p), counter.by_op[p], float(counter.flops_by_op[p]))
+            for p in ranked[:TOP_OPS]
+        ]

@@ -9,6 +9,7 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.report.memory_view import build_memory_view
 from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.source_lines import lines_around
 
 COMPUTE = ("forward", "backward", "optimizer")
 
@@ -65,17 +66,26 @@ def _pct(share: float) -> str:
     return f"{100 * share:.0f}%"
 
 
-def _bound(breakdown: dict[str, float], model_seen: bool = True) -> tuple[str, str]:
-    """(dominant phase, words) for the largest of data, h2d, compute and other."""
-    compute = sum(breakdown.get(p, 0.0) for p in COMPUTE)
-    candidates = {
+def _parts(breakdown: dict[str, float]) -> dict[str, float]:
+    """Shares of data, h2d, other and compute (forward + backward + optimizer)."""
+    return {
         "data": breakdown.get("data", 0.0),
         "h2d": breakdown.get("h2d", 0.0),
         "other": breakdown.get("other", 0.0),
-        "compute": compute,
+        "compute": sum(breakdown.get(p, 0.0) for p in COMPUTE),
     }
-    kind = max(candidates, key=candidates.get)
-    share = candidates[kind]
+
+
+def _kind(breakdown: dict[str, float]) -> str:
+    """The largest of data, h2d, other and compute."""
+    parts = _parts(breakdown)
+    return max(parts, key=parts.__getitem__)
+
+
+def _bound(breakdown: dict[str, float], model_seen: bool = True) -> tuple[str, str]:
+    """(dominant phase, words) for the largest of data, h2d, compute and other."""
+    kind = _kind(breakdown)
+    share = _parts(breakdown)[kind]
     if kind == "data":
         return "data", f"data-loading bound: {_pct(share)} of step time waiting for batches"
     if kind == "h2d":
@@ -94,6 +104,42 @@ def _bound(breakdown: dict[str, float], model_seen: bool = True) -> tuple[str, s
     parts = ", ".join(f"{p} {_pct(breakdown.get(p, 0.0))}" for p in COMPUTE)
     dominant = max(COMPUTE, key=lambda p: breakdown.get(p, 0.0))
     return dominant, f"compute bound: {_pct(share)} of step time in the model ({parts})"
+
+
+# The findings' savings must reach this share of the dominant part to count as explaining it.
+EXPLAINED = 0.5
+# Which findings act on which part of the step (code prefixes): a verdict whose dominant part no
+# finding acts on says so, and how to look, instead of pointing nowhere.
+ACTS_ON = {
+    "data": ("D1",),
+    "h2d": ("D104", "D402"),
+    "compute": ("D2", "D4", "D5", "D6"),
+    "other": ("D2", "D3", "D4", "D7"),
+}
+HOW_TO_LOOK = {
+    "data": "time the dataset's __getitem__ and collate_fn (python -m cProfile -s cumtime), or "
+    "open --trace FILE to see each step's data wait",
+    "h2d": "rerun with --profile to see the copy ops, or open --trace FILE",
+    "compute": "rerun with --profile to name the most expensive ops",
+    "other": "it is the code between the model, backward and optimizer calls: open --trace FILE "
+    "to see each step's phases, or python -m cProfile -s cumtime to name the functions",
+}
+
+
+def _unexplained(kind: str, share: float, findings: list[Finding]) -> str:
+    """ "" when findings acting on the dominant part account for most of it; else where to look."""
+    prefixes = ACTS_ON.get(kind, ())
+    explained = sum(f.saving for f in findings if f.id.startswith(prefixes))
+    if explained >= EXPLAINED * share:
+        return ""
+    # HOOK (phase-aware line profile, the `lines` section): once the observation carries it,
+    # name its top user line for `kind` here ("most of it at train.py:42") before how to look
+    if explained > 0:
+        return (
+            f"; the findings account for ~{_pct(explained)} of those {_pct(share)}, no rule "
+            f"explains the rest: {HOW_TO_LOOK[kind]}"
+        )
+    return f"; no rule explains it: {HOW_TO_LOOK[kind]}"
 
 
 def _no_steps_verdict(run: RunObservation) -> str:
@@ -121,6 +167,7 @@ def _evaluation_share(steps: list[StepObservation]) -> float:
 def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Finding]) -> str:
     if not breakdown:
         return _no_steps_verdict(run)
+    kind = _kind(breakdown)
     _, words = _bound(breakdown, model_seen=bool(run.models))
     evaluation = _evaluation_share(run.steps)
     if evaluation > EVALUATION_HEAVY:
@@ -129,12 +176,34 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
             "never got a gradient, or waited for their loaders (validation, or acting/inference "
             f"inside the loop), and is left out of the steps; within the steps, {words}"
         )
+    words += _unexplained(kind, _parts(breakdown)[kind], findings)
     if findings and findings[0].saving > 0:
         top = findings[0]
         words += f"; top fix: {top.title} (~{_pct(top.saving)} of step time)"
     if run.status in ("crashed", "interrupted"):
         words = f"[{run.status} after {len(run.steps)} measured steps] " + words
     return words
+
+
+def finding_locations(finding: Finding) -> list[str]:
+    """The user's "file:line" places a finding names in its details."""
+    details = finding.details
+    found = [details["location"]] if isinstance(details.get("location"), str) else []
+    found += [loc for loc in details.get("locations") or [] if isinstance(loc, str)]
+    found += [site["location"] for site in details.get("sites") or [] if isinstance(site, dict)]
+    return list(dict.fromkeys(found))
+
+
+def _source_lines(findings: list[Finding]) -> dict[str, list[tuple[int, str]]]:
+    """The user's lines around each finding's first location, read once for the report."""
+    shown: dict[str, list[tuple[int, str]]] = {}
+    for finding in findings:
+        for location in finding_locations(finding)[:1]:
+            if location not in shown:
+                lines = lines_around(location)
+                if lines:
+                    shown[location] = lines
+    return shown
 
 
 def build_report(run: RunObservation, findings: list[Finding]) -> Report:
@@ -164,4 +233,5 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         phase_seconds=phase_seconds,
         step_notes=step_notes,
         memory=build_memory_view(run),
+        source_lines=_source_lines(findings),
     )

@@ -1,5 +1,11 @@
-"""`--html FILE`: one self-contained page (inline CSS and SVG, no scripts, no network) with the
-verdict, the step-time breakdown, a per-step timeline, memory, findings and notes."""
+"""`--html FILE`: one self-contained page (inline CSS and SVG, no scripts, no links, no network):
+the verdict, the step-time breakdown, the per-step timeline with a time axis, memory over the
+steps, the sampled step's top ops, the findings with the user's source lines around them, the
+`--try` table with loss curves of the baseline and each fix, and how to open the trace.
+
+`render_fragment` is the same content for a notebook cell (`Report._repr_html_`), its styles
+scoped to the report's own element.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +14,24 @@ from pathlib import Path
 
 from torchdoctor.diagnose.observations import PHASES
 from torchdoctor.diagnose.report.memory_render import memory_html
+from torchdoctor.diagnose.report.html_charts import COLOURS, lines, stacked_steps
+from torchdoctor.diagnose.report.html_trials import trials_section
 from torchdoctor.diagnose.report.model import Report
 
-COLOURS = {
-    "data": "#d9534f",
-    "h2d": "#a05bc8",
-    "forward": "#5cb85c",
-    "backward": "#428bca",
-    "optimizer": "#5bc0de",
-    "other": "#f0ad4e",
-}
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}
-h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}
-.verdict{font-size:1.15em;font-weight:600;padding:.6em;background:#f4f4f4;
+.td{font-family:system-ui,sans-serif;max-width:960px;color:#222;line-height:1.4}
+.td h1{font-size:1.4em}.td h2{font-size:1.1em;margin-top:1.6em}
+.td .verdict{font-size:1.1em;font-weight:600;padding:.6em;background:#f4f4f4;
  border-left:4px solid #333}
-table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #ddd}
-pre{background:#f6f8fa;padding:.6em;overflow-x:auto}.finding{margin-bottom:1.2em}
-.legend span{display:inline-block;margin-right:1em}
-.swatch{width:.9em;height:.9em;display:inline-block}
+.td table{border-collapse:collapse}
+.td td,.td th{padding:2px 10px;text-align:left;border-bottom:1px solid #ddd}
+.td td.num{text-align:right;font-variant-numeric:tabular-nums}
+.td pre{background:#f6f8fa;padding:.6em;overflow-x:auto;margin:.4em 0}
+.td .finding{margin-bottom:1.4em}
+.td .legend span{display:inline-block;margin-right:1.2em}
+.td .swatch{width:.9em;height:.9em;display:inline-block;vertical-align:middle}
+.td svg text{font-size:11px;fill:#333}.td .grid{stroke:#e4e4e4}.td .axis{stroke:#555}
+.td .src .at{background:#fff3c4}.td .src .n{color:#888;user-select:none}
 """
 
 
@@ -49,29 +54,10 @@ def _breakdown_svg(report: Report, width: int = 900, height: int = 28) -> str:
                 f'fill="{COLOURS[phase]}"><title>{escape(title)}</title></rect>'
             )
         x += w
-    return f'<svg width="{width}" height="{height}" role="img">{"".join(parts)}</svg>'
-
-
-def _timeline_svg(report: Report, width: int = 900, height: int = 160) -> str:
-    steps = report.run.steps
-    if not steps:
-        return "<p>No measured steps.</p>"
-    tallest = max(s.wall_s for s in steps) or 1.0
-    bar = width / len(steps)
-    parts = []
-    for i, step in enumerate(steps):
-        y = float(height)
-        for phase in PHASES:
-            h = height * step.phases.get(phase, 0.0) / tallest
-            if h <= 0:
-                continue
-            y -= h
-            title = f"step {step.index} {phase}: {_ms(step.phases[phase])}"
-            parts.append(
-                f'<rect x="{i * bar:.1f}" y="{y:.1f}" width="{max(bar - 1, 1):.1f}" '
-                f'height="{h:.1f}" fill="{COLOURS[phase]}"><title>{escape(title)}</title></rect>'
-            )
-    return f'<svg width="{width}" height="{height}" role="img">{"".join(parts)}</svg>'
+    return (
+        f'<svg width="{width}" height="{height}" role="img" '
+        f'aria-label="share of the median step by phase">{"".join(parts)}</svg>'
+    )
 
 
 def _legend(report: Report) -> str:
@@ -83,26 +69,97 @@ def _legend(report: Report) -> str:
     return f'<div class="legend">{"".join(items)}</div>'
 
 
+def _timeline(report: Report) -> str:
+    steps = [(str(s.index), s.phases) for s in report.run.steps]
+    chart = stacked_steps(steps, PHASES, "milliseconds per measured step, by phase")
+    return chart + (_legend(report) if steps else "")
+
+
+def _memory(report: Report) -> str:
+    memory, steps = report.run.memory, report.run.steps
+    rows = [
+        ("source", memory.source), ("peak", _mib(memory.peak_bytes)),
+        ("capacity", _mib(memory.capacity_bytes)), ("parameters", _mib(memory.parameter_bytes)),
+        ("optimizer state", _mib(memory.optimizer_state_bytes)),
+        ("activations (estimate)", _mib(memory.activations_bytes)),
+    ]  # fmt: skip
+    table = f"<table>{_rows(rows)}</table>"
+    per_step = [s.memory_bytes for s in steps]
+    if not any(value is not None for value in per_step):
+        return table + "<p>No per-step memory was recorded.</p>"
+    what = "CUDA memory allocated" if memory.source == "cuda_allocator" else "process memory (RSS)"
+    chart = lines(
+        [(what, per_step)],
+        f"{what} at the end of each measured step",
+        "MiB",
+        "measured step",
+        x_names=[str(s.index) for s in steps],
+        scale=lambda b: b / 2**20,
+    )
+    return table + f"<p>{escape(what)} at the end of each measured step:</p>" + chart
+
+
+def _top_ops(report: Report) -> str:
+    ops = report.run.compute.top_ops
+    if not ops:
+        return "<p>No op counts (the sampled step was not counted: torch.compile, or no step).</p>"
+    rows = "".join(
+        f"<tr><td>{escape(op.op)}</td><td class='num'>{op.count}</td>"
+        f"<td class='num'>{'-' if not op.flops else f'{op.flops / 1e6:,.1f}'}</td></tr>"
+        for op in ops
+    )
+    return (
+        "<p>Ops dispatched in the sampled step (a warm-up step counted op by op), most frequent "
+        "first:</p><table><tr><th>op</th><th>calls</th><th>MFLOP</th></tr>" + rows + "</table>"
+    )
+
+
+def _source(report: Report, location: str) -> str:
+    lines_ = report.source_lines.get(location)
+    if not lines_:
+        return ""
+    at = int(location.rsplit(":", 1)[1])
+    body = "".join(
+        f'<span class="{"at" if number == at else ""}"><span class="n">{number:>5} </span>'
+        f"{escape(text)}</span>\n"
+        for number, text in lines_
+    )
+    return f'<div>{escape(location)}</div><pre class="src">{body}</pre>'
+
+
 def _findings(report: Report) -> str:
+    from torchdoctor.diagnose.report.builder import finding_locations
+
     if not report.findings:
         return "<p>No findings.</p>"
     blocks = []
     for f in report.findings:
         evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
+        where = "".join(_source(report, loc) for loc in finding_locations(f)[:1])
         blocks.append(
             f'<div class="finding"><b>{escape(f.id)} [{escape(f.severity)}] {escape(f.title)}</b>'
-            f" &mdash; saves ~{100 * f.saving:.0f}% of step time<ul>{evidence}</ul>"
-            f"<pre>{escape(f.fix)}</pre><small>source: {escape(f.source)}</small></div>"
+            f" &mdash; saves ~{100 * f.saving:.0f}% of step time ({escape(f.saving_basis)})"
+            f"<ul>{evidence}</ul>{where}<div>fix:</div><pre>{escape(f.fix)}</pre>"
+            f"<small>source: {escape(f.source)}</small></div>"
         )
     return "".join(blocks)
+
+
+TRACE_HELP = (
+    "<p>Each step's phases as a timeline: rerun with <code>--trace FILE</code>, then open "
+    "<b>ui.perfetto.dev</b> in a browser, choose <i>Open trace file</i> and pick FILE (or open "
+    "<b>chrome://tracing</b> and <i>Load</i> it). The trace never leaves your machine: Perfetto "
+    "reads it in the browser.</p>"
+)
 
 
 def _rows(pairs) -> str:
     return "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in pairs)
 
 
-def render_html(report: Report) -> str:
-    run, memory, env = report.run, report.run.memory, report.run.environment
+def render_fragment(report: Report) -> str:
+    """The report as one <div> with its own scoped styles (a notebook cell, or the page body)."""
+    run, env = report.run, report.run.environment
     summary = [
         ("status", run.status), ("exit code", run.exit_code),
         ("measured steps", 0 if run.warmup_only else len(run.steps)),
@@ -111,25 +168,29 @@ def render_html(report: Report) -> str:
         ("samples/s", "-" if report.samples_per_s is None else f"{report.samples_per_s:.0f}"),
         ("device", f"{env.device_type} {env.device_name}"), ("torch", env.torch_version),
     ]  # fmt: skip
-    memory_rows = [
-        ("source", memory.source), ("peak", _mib(memory.peak_bytes)),
-        ("capacity", _mib(memory.capacity_bytes)), ("parameters", _mib(memory.parameter_bytes)),
-        ("optimizer state", _mib(memory.optimizer_state_bytes)),
-        ("activations (estimate)", _mib(memory.activations_bytes)),
-    ]  # fmt: skip
     notes = "".join(f"<li>{escape(n)}</li>" for n in [*report.step_notes, *run.notes])
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>torchdoctor diagnose {escape(run.target)}</title>
-<style>{CSS}</style></head><body>
+    return f"""<div class="td"><style>{CSS}</style>
 <h1>torchdoctor diagnose {escape(run.target)}</h1>
 <p class="verdict">{escape(report.verdict)}</p>
 <table>{_rows(summary)}</table>
-<h2>Step-time breakdown</h2>{_breakdown_svg(report)}{_legend(report)}
-<h2>Step timeline</h2>{_timeline_svg(report)}
-<h2>Memory</h2><table>{_rows(memory_rows)}</table>{memory_html(report.memory)}
+<h2>Step-time breakdown (median step)</h2>{_breakdown_svg(report)}{_legend(report)}
+<h2>Step timeline</h2>{_timeline(report)}
+<h2>Memory</h2>{_memory(report)}{memory_html(report.memory)}
 <h2>Findings</h2>{_findings(report)}
+{trials_section(report.trials)}
+<h2>Top ops of the sampled step</h2>{_top_ops(report)}
+<h2>Trace</h2>{TRACE_HELP}
 <h2>Notes</h2><ul>{notes}</ul>
 <p><small>report schema {escape(report.schema_version)}</small></p>
+</div>"""
+
+
+def render_html(report: Report) -> str:
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>torchdoctor diagnose {escape(report.run.target)}</title></head>
+<body style="margin:2em auto;max-width:960px">
+{render_fragment(report)}
 </body></html>
 """
 

@@ -55,8 +55,9 @@ def memory_lines(view: MemoryView | None) -> list[str]:
     return lines
 
 
-def memory_html(view: MemoryView | None, width: int = 900, height: int = 120) -> str:
-    """Per-phase table, activations by module, and the memory-per-step timeline (inline SVG)."""
+def memory_html(view: MemoryView | None) -> str:
+    """Per-phase table, what the step holds, activations by module (the memory-per-step chart
+    is html._memory's, with axes)."""
     if view is None:
         return ""
     parts = []
@@ -84,27 +85,4 @@ def memory_html(view: MemoryView | None, width: int = 900, height: int = 120) ->
             for m in view.top_modules
         )
         parts.append(f"<h3>Activations saved for backward, by module</h3><table>{rows}</table>")
-    if len(view.step_memory) >= 2:
-        parts.append(f"<h3>Memory at each step's end</h3><p>{escape(view.step_source)}</p>")
-        parts.append(_timeline_svg(view.step_memory, width, height))
     return "".join(parts)
-
-
-def _timeline_svg(points: list[tuple[int, int]], width: int, height: int) -> str:
-    low = min(b for _, b in points)
-    high = max(b for _, b in points)
-    span = max(high - low, 1)
-    step = width / (len(points) - 1)
-    coords = " ".join(
-        f"{i * step:.1f},{height - 4 - (height - 8) * (b - low) / span:.1f}"
-        for i, (_, b) in enumerate(points)
-    )
-    title = (
-        f"step {points[0][0]}: {size(points[0][1])} .. step {points[-1][0]}: {size(points[-1][1])}"
-    )
-    return (
-        f'<svg width="{width}" height="{height}" role="img"><title>{escape(title)}</title>'
-        f'<polyline fill="none" stroke="#428bca" stroke-width="2" points="{coords}"/>'
-        f'<text x="2" y="12" font-size="11">{size(high)}</text>'
-        f'<text x="2" y="{height - 2}" font-size="11">{size(low)}</text></svg>'
-    )

@@ -25,6 +25,29 @@ class Report:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     step_notes: list[str] = field(default_factory=list)  # step-time spread, outliers left out
     memory: MemoryView | None = None  # per-phase memory, what is held, by module, over steps
+    # "file:line" of a finding -> [(line number, text)] of the user's source around it (HTML)
+    source_lines: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # `--try`'s TrialReport as a dict, once the trials ran (HTML; the JSON gets its own section)
+    trials: dict | None = None
+
+    def __str__(self) -> str:
+        """`print(report)`: the terminal report as plain text (a notebook, a log)."""
+        import io
+
+        from rich.console import Console
+
+        from torchdoctor.diagnose.report.terminal import render_terminal
+
+        out = io.StringIO()
+        plain = Console(file=out, width=100, no_color=True, highlight=False, soft_wrap=True)
+        render_terminal(self, plain)  # soft wrap: lines as long as they are, like a pipe
+        return out.getvalue()
+
+    def _repr_html_(self) -> str:
+        """Jupyter renders the report inline (the HTML report's body, its styles scoped)."""
+        from torchdoctor.diagnose.report.html import render_fragment
+
+        return render_fragment(self)
 
     def to_dict(self) -> dict:
         return {

@@ -43,6 +43,23 @@ def breakdown_bar(report: Report, colour: bool) -> Text:
     return text
 
 
+def legend(report: Report, colour: bool) -> Text:
+    """What each colour (TTY) or letter (plain text) of the bar means, with its share and time."""
+    text = Text()
+    for phase in PHASES:
+        if text:
+            text.append("  ")
+        if colour:
+            text.append("█", style=STYLE[phase])
+        else:
+            text.append(f"{LETTER[phase]}=")
+        text.append(
+            f"{phase} {100 * report.breakdown.get(phase, 0.0):.0f}% "
+            f"({_ms(report.phase_seconds.get(phase))})"
+        )
+    return text
+
+
 def _header(report: Report) -> str:
     run = report.run
     line = f"torchdoctor diagnose {run.target}: {run.status}"
@@ -63,12 +80,7 @@ def render_terminal(report: Report, console=None) -> None:
     console.print(_header(report), style="bold" if colour else "", markup=False)
     if report.breakdown:
         console.print(Text("[") + breakdown_bar(report, colour) + Text("]"))
-        legend = "  ".join(
-            f"{phase} {100 * report.breakdown.get(phase, 0.0):.0f}% "
-            f"({_ms(report.phase_seconds.get(phase))})"
-            for phase in PHASES
-        )
-        console.print(legend, markup=False)
+        console.print(legend(report, colour))
     for note in report.step_notes:
         console.print(f"note: {note}", markup=False)
     for line in memory_lines(report.memory):
@@ -84,8 +96,10 @@ def render_terminal(report: Report, console=None) -> None:
         for evidence in finding.evidence:
             console.print(f"   - {evidence}", markup=False)
         console.print("   fix:", markup=False)
-        for line in finding.fix.splitlines():
-            console.print(f"       {line}", style="cyan" if colour else "", markup=False)
+        for line in finding.fix.splitlines():  # never wrapped: it must paste as it reads
+            console.print(
+                f"       {line}", style="cyan" if colour else "", markup=False, soft_wrap=True
+            )
     if len(report.findings) > TOP_FINDINGS:
         console.print(f"\n... and {len(report.findings) - TOP_FINDINGS} more (see --json/--html)")
     if report.run.notes:

@@ -1,8 +1,8 @@
-"""`--trace FILE`: Chrome / Perfetto trace JSON with one event per phase per measured step.
-
-Phases of a step are laid end to end from the step's start in the fixed phase order (the tracker
-keeps totals per phase, not every interval), so the trace shows how each step splits up, and
-steps appear where they happened in time. Open it in ui.perfetto.dev or chrome://tracing.
+"""`--trace FILE`: Chrome / Perfetto trace JSON: each measured step, and each phase where it
+really ran within the step (`StepObservation.phase_spans`: a forward, the data wait between two
+micro-batches, the backward ...; evaluation cut out of the steps shows as a gap). A step without
+recorded spans (an observation from an older version) gets its phases laid end to end from the
+step's start, in the fixed phase order. Open it in ui.perfetto.dev or chrome://tracing.
 """
 
 from __future__ import annotations
@@ -32,15 +32,24 @@ def trace_events(report: Report) -> list[dict]:
             "ts": start_us, "dur": 1e6 * step.wall_s,
             "args": {"batch_size": step.batch_size, "loss": step.loss, "syncs": step.syncs},
         })  # fmt: skip
-        offset = start_us
-        for phase in PHASES:
-            duration = 1e6 * step.phases.get(phase, 0.0)
+        for phase, start_s, duration_s in _placed(step):
             events.append({
                 "name": phase, "cat": "phase", "ph": "X", "pid": PID, "tid": TID_PHASES,
-                "ts": offset, "dur": duration, "args": {"step": step.index},
+                "ts": 1e6 * start_s, "dur": 1e6 * duration_s, "args": {"step": step.index},
             })  # fmt: skip
-            offset += duration
     return events
+
+
+def _placed(step) -> list[tuple[str, float, float]]:
+    """(phase, start, duration) in seconds: the recorded spans, or the phases end to end."""
+    if step.phase_spans:
+        return [(phase, t0, t1 - t0) for phase, t0, t1 in step.phase_spans]
+    placed, offset = [], step.start_s or 0.0
+    for phase in PHASES:
+        duration = step.phases.get(phase, 0.0)
+        placed.append((phase, offset, duration))
+        offset += duration
+    return placed
 
 
 def write_trace(report: Report, path: str | Path) -> None:

@@ -3,6 +3,9 @@ the same advice give it in the same words. Pure strings; no torch."""
 
 from __future__ import annotations
 
+from torchdoctor.diagnose.observations import LoaderObservation
+from torchdoctor.diagnose.rules._loader_call import call_keywords, rewrite_call
+
 # Share of the data time left after a batched fetch of in-memory tensors: one indexing op per
 # batch instead of one per sample plus a collate (bench/rule_fix_speedups.py measured the batched
 # fetch 6.1x faster over an epoch, i.e. 84% saved; 80% is assumed).
@@ -13,25 +16,59 @@ BATCHED_FETCH_COST = 0.2
 CACHED_ITEM_COST = 0.1
 
 
-def batched_fetch_fix(
-    batch_size: int | None, *, drop_workers: bool = False, dataset_type: str = "TensorDataset"
-) -> str:
-    """Fetch whole batches from an indexable in-memory dataset in the training process.
+def _batch_sampler(loader: LoaderObservation, given: dict[str, str]) -> str:
+    """The sampler of whole batches, drawing indices in the user's own order."""
+    dataset = given.get("dataset", "dataset")
+    if "sampler" in given:  # the user's sampler (DistributedSampler, weighted, ...) is kept
+        indices = given["sampler"]
+    elif loader.sampler_type == "RandomSampler":
+        generator = f", generator={given['generator']}" if "generator" in given else ""
+        indices = f"RandomSampler({dataset}{generator})"
+    else:  # not shuffled: same order as before
+        indices = f"SequentialSampler({dataset})"
+    return f"BatchSampler({indices}, batch_size={loader.batch_size}, drop_last={loader.drop_last})"
 
-    `batch_size` None: the loader was built with a batch_sampler, whose batches are kept."""
-    workers = ", num_workers=0" if drop_workers else ""
-    custom = _list_indexing_note(dataset_type)
-    if batch_size is None:  # the loader was given a batch_sampler: keep the user's batches
-        return (
-            custom + "# keep your batch_sampler, passed as the sampler: each list of indices it\n"
-            "# yields is then fetched with one indexing op\n"
-            f"loader = DataLoader(dataset, sampler=batch_sampler, batch_size=None{workers})"
+
+def batched_fetch_fix(loader: LoaderObservation, *, drop_workers: bool = False) -> str:
+    """Fetch whole batches from an indexable in-memory dataset in the training process, with the
+    user's own batch size, order (shuffled or not, their sampler), drop_last and other settings.
+
+    A loader built with a batch_sampler keeps its batches: it is passed as the sampler."""
+    given = call_keywords(loader.call_source)
+    workers: dict[str, str] = {"num_workers": "0"} if drop_workers else {}
+    dropped = ("shuffle", "drop_last", "batch_sampler") + (
+        ("persistent_workers", "prefetch_factor") if drop_workers else ()
+    )
+    notes = _list_indexing_note(loader.dataset_type)
+    if "collate_fn" in given:
+        notes += (
+            "# with batch_size=None your collate_fn gets the whole batch fetched at once (not a\n"
+            "# list of samples): make it take a batch, or leave it out\n"
         )
+    if loader.batch_size is None:  # the loader was given a batch_sampler: keep the user's batches
+        call = rewrite_call(
+            loader,
+            {
+                "sampler": given.get("batch_sampler", "batch_sampler"),
+                "batch_size": "None",
+                **workers,
+            },
+            drop=dropped,
+        )
+        return (
+            notes + "# keep your batch_sampler, passed as the sampler: each list of indices it\n"
+            f"# yields is then fetched with one indexing op\nloader = {call}"
+        )
+    sampler = _batch_sampler(loader, given)
+    imports = sorted(
+        {"BatchSampler"} | {n for n in ("RandomSampler", "SequentialSampler") if n in sampler}
+    )
+    call = rewrite_call(
+        loader, {"sampler": "batches", "batch_size": "None", **workers}, drop=dropped
+    )
     return (
-        custom + "from torch.utils.data import BatchSampler, RandomSampler\n"
-        f"sampler = BatchSampler(RandomSampler(dataset), batch_size={batch_size}, "
-        "drop_last=False)\n"
-        f"loader = DataLoader(dataset, sampler=sampler, batch_size=None{workers})"
+        notes + f"from torch.utils.data import {', '.join(imports)}\n"
+        f"batches = {sampler}\nloader = {call}"
     )
 
 
@@ -56,11 +93,13 @@ def _list_indexing_note(dataset_type: str) -> str:
     )
 
 
-def cheaper_items_fix(workers: int | None = None) -> str:
-    """Make each sample cheaper: fixed work once, random work per batch, the rest in workers."""
+def cheaper_items_fix(workers: int | None = None, loader: LoaderObservation | None = None) -> str:
+    """Make each sample cheaper: fixed work once, random work per batch, the rest in workers
+    (the user's own loader call, when known, with only the worker settings changed)."""
+    spread = {"num_workers": str(workers), "persistent_workers": "True"}
+    call = rewrite_call(loader or LoaderObservation(location=""), spread)
     tail = (
-        f"# 3. per-sample work that must stay: spread it over workers\n"
-        f"loader = DataLoader(dataset, ..., num_workers={workers}, persistent_workers=True)"
+        f"# 3. per-sample work that must stay: spread it over workers\nloader = {call}"
         if workers
         else "# 3. every core already loads data: what stays per sample must get cheaper"
     )

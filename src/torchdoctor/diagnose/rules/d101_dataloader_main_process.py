@@ -54,6 +54,7 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
 
 CODE = "D101"
@@ -87,12 +88,10 @@ def check(run: RunObservation) -> list[Finding]:
         f"With {workers} worker(s) on {cpus} CPU core(s), the wait per step would drop to about "
         f"{secs(left_s)}."
     )
-    pin = "True" if on_cuda(run) else "torch.cuda.is_available()"
-    fix = (
-        f"DataLoader(dataset, batch_size={loader.batch_size or 'batch_size'}, shuffle=True,\n"
-        f"           num_workers={workers}, persistent_workers=True, prefetch_factor=2,\n"
-        f"           pin_memory={pin})"
-    )
+    settings = {"num_workers": str(workers), "persistent_workers": "True", "prefetch_factor": "2"}
+    if not loader.pin_memory:
+        settings["pin_memory"] = "True" if on_cuda(run) else "torch.cuda.is_available()"
+    fix = rewrite_call(loader, settings)  # the user's own call: their order, sampler, collate
     return [
         Finding(
             id=CODE,
@@ -101,8 +100,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=fix,
-            source="seed 001 (Mejora 2: usar workers en el DataLoader); seed 004 (pin_memory); "
-            "PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; PyTorch docs: Performance Tuning Guide "
+            "(asynchronous data loading)",
             explanation="The model waits while the training process loads data; worker "
             "processes would prepare the next batches during the step.",
             details={

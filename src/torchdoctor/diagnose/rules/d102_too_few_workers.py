@@ -48,6 +48,7 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory, waiting_loader
 from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
@@ -93,13 +94,16 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Each batch takes a worker about {secs(batch_s)} to build; with {workers} "
                 f"workers the wait per step would drop to about {secs(left_s)}.",
             ],
-            fix=(
-                f"DataLoader(dataset, batch_size={loader.batch_size or 'batch_size'},\n"
-                f"           num_workers={workers}, persistent_workers=True, "
-                f"prefetch_factor={prefetch})"
+            fix=rewrite_call(
+                loader,
+                {
+                    "num_workers": str(workers),
+                    "persistent_workers": "True",
+                    "prefetch_factor": str(prefetch),
+                },
             ),
-            source="seed 001 (Mejora 2: usar workers en el DataLoader); "
-            "PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; PyTorch docs: Performance Tuning Guide "
+            "(asynchronous data loading)",
             explanation="The workers build batches more slowly than the model consumes them; "
             "more workers build more batches in parallel.",
             details={

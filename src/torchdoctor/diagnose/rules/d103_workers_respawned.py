@@ -44,6 +44,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory
 from torchdoctor.diagnose.rules._respawn import MIN_RESPAWN_SHARE, respawn_cost
 
@@ -74,8 +75,9 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix="DataLoader(dataset, batch_size=..., num_workers=..., persistent_workers=True)",
-            source="PyTorch DataLoader docs (persistent_workers); seed 001 (Mejora 2)",
+            fix=rewrite_call(cost.loaders[0], {"persistent_workers": "True"}),
+            source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data "
+            "(persistent_workers)",
             explanation="Each epoch starts new worker processes and waits for their first "
             "batch; persistent workers are started once.",
             details={

@@ -45,6 +45,7 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 
 CODE = "D104"
 TITLE = "DataLoader does not pin memory on a CUDA run (pin_memory=False)"
@@ -79,11 +80,11 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=(
-                "loader = DataLoader(dataset, ..., pin_memory=True)\n"
+                f"loader = {rewrite_call(loader, {'pin_memory': 'True'})}\n"
                 "x = x.to(device, non_blocking=True)"
             ),
-            source="seed 004 (torch.Tensor.pin_memory); seed 000 (1.1 Non-blocking transfer); "
-            "seed 002 (4: asynchronous data transfer)",
+            source="docs/techniques/pinned-memory-non-blocking.md; PyTorch docs: torch.utils.data "
+            "(memory pinning)",
             explanation="Pageable batches are copied at about half speed and block the host; "
             "pinned batches copy faster and can overlap the step.",
             details={"h2d_share": h2d_share, "location": loader.location},

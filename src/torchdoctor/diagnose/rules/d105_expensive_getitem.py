@@ -107,9 +107,8 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "
                 "step.",
             ],
-            fix=cheaper_items_fix(suggested_workers(cpu_count(run, loader))),
-            source="seed 001 (Dataset.__getitem__ converting each image); "
-            "seed 003 (batch your operations)",
+            fix=cheaper_items_fix(suggested_workers(cpu_count(run, loader)), loader),
+            source="docs/techniques/data-loading.md; docs/techniques/vectorize-python-loops.md",
             explanation="Each sample is prepared again every epoch, one at a time; fixed work "
             "done once, and random augmentation done per batch, remove most of that cost.",
             details={

@@ -71,7 +71,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=fix,
-            source="seed 002 (8: from array to torch tensor)",
+            source="docs/techniques/tensor-creation.md; PyTorch docs: torch.from_numpy",
             explanation="torch.tensor copies, element by element for a list of arrays; "
             "torch.from_numpy shares the array's memory.",
             details={

@@ -94,8 +94,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "batches = forever(loader)  # once, before the loop\n"
                 "x, y = next(batches)       # in the loop, instead of next(iter(loader))"
             ),
-            source="PyTorch DataLoader docs (multi-process data loading, persistent_workers); "
-            "seed 000 (next(iter(loader)) to peek at one batch, not to train)",
+            source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data "
+            "(multi-process data loading, persistent_workers)",
             explanation="Each iter(loader) starts new worker processes and discards their "
             "prefetched batches; one iterator per epoch starts them once.",
             details={

@@ -87,11 +87,9 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=batched_fetch_fix(
-                loader.batch_size, drop_workers=True, dataset_type=loader.dataset_type
-            ),
-            source="seed 003 (batch your operations: one op instead of many small ones); "
-            "PyTorch DataLoader docs (automatic batching, batch_size=None)",
+            fix=batched_fetch_fix(loader, drop_workers=True),
+            source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data (automatic "
+            "batching, batch_size=None)",
             explanation="Worker processes pay a hand-over per batch that costs more than indexing "
             "in-memory tensors; one indexing op per batch in the training process is faster.",
             details={

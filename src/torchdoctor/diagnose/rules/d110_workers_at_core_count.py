@@ -80,9 +80,7 @@ def _fix(loader: LoaderObservation) -> str:
     if loader.iterable_dataset or loader.item_s is not None:
         return cheaper_items_fix()
     # __getitem__ ran only in workers, untimed: it may be plain indexing of in-memory tensors
-    batched = batched_fetch_fix(
-        loader.batch_size, drop_workers=True, dataset_type=loader.dataset_type
-    )
+    batched = batched_fetch_fix(loader, drop_workers=True)
     return (
         "# 0. if __getitem__ only indexes tensors already in memory, the workers cost more than\n"
         "#    they save: fetch whole batches in this process instead (rule D109)\n"
@@ -128,8 +126,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "itself must get cheaper.",
             ],
             fix=_fix(loader),
-            source="seed 001 (Dataset.__getitem__ converting each image); seed 003 (batch your "
-            "operations); PyTorch performance tuning guide",
+            source="docs/techniques/data-loading.md; docs/techniques/vectorize-python-loops.md; "
+            "PyTorch docs: Performance Tuning Guide",
             explanation="The workers already use every spare core and still fall behind the "
             "model; only cheaper per-sample work (pre-processing once, batched augmentation) "
             "helps.",

@@ -54,6 +54,7 @@ from torchdoctor.diagnose.rules._common import (
     suggested_workers,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import heavy_collate, wait_share
 
 CODE = "D111"
@@ -97,12 +98,11 @@ def check(run: RunObservation) -> list[Finding]:
                 "def collate(samples):\n"
                 "    xs, ys = zip(*samples)\n"
                 "    return pad_sequence(xs, batch_first=True), torch.as_tensor(ys)\n"
-                "# or at least overlap it with the step in worker processes:\n"
-                f"DataLoader(dataset, ..., collate_fn=collate, num_workers={workers}, "
-                "persistent_workers=True)"
+                "# or at least overlap yours with the step in worker processes:\n"
+                + rewrite_call(loader, {"num_workers": str(workers), "persistent_workers": "True"})
             ),
-            source="seed 003 (batch your operations: one op instead of many small ones); "
-            "PyTorch DataLoader docs (collate_fn, torch.nn.utils.rnn.pad_sequence)",
+            source="docs/techniques/vectorize-python-loops.md; PyTorch docs: torch.utils.data "
+            "(collate_fn); PyTorch docs: torch.nn.utils.rnn.pad_sequence",
             explanation="The collate function assembles each batch one sample (or token) at a "
             "time in Python while the model waits; whole-batch ops do it at once.",
             details={

@@ -46,6 +46,7 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
     typical_step_s,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import small_batches_through_workers, waiting_loader
 
 CODE = "D112"
@@ -55,14 +56,17 @@ BATCH_FACTOR = 4
 
 
 def _fix(loader: LoaderObservation) -> str:
+    # torch refuses persistent_workers / prefetch_factor without workers: they go too
+    in_process = rewrite_call(
+        loader, {"num_workers": "0"}, drop=("persistent_workers", "prefetch_factor")
+    )
     return (
         "# the per-batch hand-over is paid once for 4x the samples; scale the learning rate\n"
         "# with the batch (linear rule for SGD, about 2x for Adam-type) and re-check convergence\n"
-        f"loader = DataLoader(dataset, batch_size={BATCH_FACTOR * loader.batch_size}, "
-        f"num_workers={loader.num_workers}, ...)\n"
+        f"loader = {rewrite_call(loader, {'batch_size': str(BATCH_FACTOR * loader.batch_size)})}\n"
         "# or, when dataset[i] only indexes data already in memory (time a few calls in this\n"
         "# process): the workers cost more than they save, drop them\n"
-        f"loader = DataLoader(dataset, batch_size={loader.batch_size}, num_workers=0, ...)"
+        f"loader = {in_process}"
     )
 
 
@@ -92,8 +96,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "and sent between processes.",
             ],
             fix=_fix(loader),
-            source="PyTorch DataLoader docs (multi-process data loading); seed 001 (Mejora 3: "
-            "aumentar el batch size)",
+            source="docs/techniques/batch-size.md; PyTorch docs: torch.utils.data (multi-process "
+            "data loading)",
             explanation="Worker processes pay a fixed hand-over per batch; with a few samples "
             "per batch it outweighs the work, so batch more per hand-over or load in-process.",
             changes_semantics=True,

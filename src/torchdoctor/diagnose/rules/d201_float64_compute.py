@@ -100,8 +100,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=fix,
-            source="seed 001 (torch.from_numpy(img / 255.).float()); seed 003 (numerical "
-            "precision); PyTorch performance tuning guide",
+            source="docs/techniques/tensor-creation.md; PyTorch docs: torch.set_default_dtype",
             explanation="Float64 runs at half the float32 rate or worse and moves twice the "
             "bytes; training does not need it.",
             details={

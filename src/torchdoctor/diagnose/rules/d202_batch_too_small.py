@@ -182,8 +182,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=_fix(run, batch, micro),
-            source="seed 001 (Mejora 3: aumentar el batch size); seed 003 (many small ops are "
-            "inefficient)",
+            source="docs/techniques/batch-size.md; docs/techniques/vectorize-python-loops.md",
             explanation="Each op's fixed cost exceeds its arithmetic; a larger batch does more "
             "work per op.",
             changes_semantics=True,

@@ -90,7 +90,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "total = values.sum()           # not: sum(values[i] for i in range(n))\n"
                 "# or: step = torch.compile(step)"
             ),
-            source="seed 003 (overloaded operators: slicing 500 times; batch your operations)",
+            source="docs/techniques/vectorize-python-loops.md",
             explanation="Each tiny op pays microseconds of fixed cost; one batched op pays it "
             "once.",
             details={

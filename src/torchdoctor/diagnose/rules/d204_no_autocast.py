@@ -43,7 +43,6 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     MATMUL_SHARE,
-    PYTORCH_AMP_RECIPE,
     clamp,
     on_cuda,
     pct,
@@ -100,8 +99,8 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Forward and backward took {pct(compute_share)} of the step.",
             ],
             fix=fix,
-            source="seed 000 (1.2 mixed precision); seed 002 (5: mixed precision); seed 003 "
-            f"(automatic mixed precision); {PYTORCH_AMP_RECIPE}",
+            source="docs/techniques/mixed-precision.md; PyTorch docs: Automatic Mixed Precision "
+            "package - torch.amp",
             explanation="Tensor cores run half-precision matmuls far faster than float32, and "
             "half-precision activations halve memory traffic.",
             details={

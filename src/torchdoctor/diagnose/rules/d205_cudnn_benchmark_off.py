@@ -72,8 +72,8 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Forward and backward took {pct(compute_share)} of the step.",
             ],
             fix="torch.backends.cudnn.benchmark = True  # before the training loop",
-            source="seed 002 (10: torch.backends.cudnn.benchmark); PyTorch performance tuning "
-            "guide",
+            source="docs/techniques/cudnn-benchmark-and-tf32.md; PyTorch docs: Performance Tuning "
+            "Guide (enable cuDNN auto-tuner)",
             explanation="cuDNN picks convolution algorithms by heuristics; benchmarking once per "
             "shape finds the fastest.",
             details={"conv_layers": convs, "compute_share": compute_share},

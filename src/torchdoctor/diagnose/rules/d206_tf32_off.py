@@ -84,8 +84,8 @@ def check(run: RunObservation) -> list[Finding]:
             ],
             fix='torch.set_float32_matmul_precision("high")  # TF32 for float32 matmuls\n'
             "torch.backends.cudnn.allow_tf32 = True",
-            source="PyTorch CUDA semantics (TensorFloat-32 on Ampere and later); seed 003 "
-            "(faster training with lower precision)",
+            source="docs/techniques/cudnn-benchmark-and-tf32.md; PyTorch docs: CUDA semantics "
+            "(TensorFloat-32 on Ampere and later)",
             explanation="TF32 runs float32 matmuls on tensor cores several times faster; PyTorch "
             "leaves it off for matmuls by default.",
             details={"compute_share": compute_share, "matmul_share": matmul_share},

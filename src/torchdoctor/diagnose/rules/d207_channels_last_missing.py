@@ -76,7 +76,8 @@ def check(run: RunObservation) -> list[Finding]:
             ],
             fix="model = model.to(memory_format=torch.channels_last)\n"
             "x = x.to(device, non_blocking=True).to(memory_format=torch.channels_last)",
-            source="PyTorch channels_last tutorial; PyTorch performance tuning guide",
+            source="docs/techniques/channels-last.md; PyTorch tutorial: Channels Last Memory "
+            "Format",
             explanation="Half-precision tensor-core convolutions work in NHWC; NCHW inputs are "
             "transposed around every convolution.",
             details={"conv_layers": convs, "compute_share": compute_share},

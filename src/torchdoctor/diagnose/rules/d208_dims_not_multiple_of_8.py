@@ -66,7 +66,7 @@ def check(run: RunObservation) -> list[Finding]:
             ],
             fix="# round hidden sizes up to a multiple of 8 (64 is better), e.g.\n"
             "nn.Linear(1000, 128)  # instead of nn.Linear(1000, 100)",
-            source="seed 002 (9: sizes as multiples of 8)",
+            source="docs/techniques/dims-multiple-of-8.md",
             explanation="Tensor cores compute in tiles of 8; other sizes leave tiles partly "
             "empty or use slower kernels.",
             changes_semantics=True,

@@ -70,8 +70,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "scaler.step(optimizer)\n"
                 "scaler.update()"
             ),
-            source="seed 000 (1.2 mixed precision and gradient clipping: scaler.unscale_ before "
-            "clip_grad_norm_); PyTorch AMP examples (gradient clipping)",
+            source="docs/techniques/gradient-clipping.md; docs/techniques/mixed-precision.md; "
+            "PyTorch docs: Automatic Mixed Precision examples (gradient clipping)",
             explanation="Clipping scaled gradients clips against a norm thousands of times too "
             "large, shrinking every update by the loss scale.",
             details={

@@ -86,8 +86,7 @@ def check(run: RunObservation) -> list[Finding]:
             ],
             fix=f"torch.optim.{optimizer.class_name}(model.parameters(), ..., fused=True)"
             "  # torch < 2.4 on CPU: foreach=True",
-            source="PyTorch optimizer docs (foreach and fused implementations); seed 002 (2: "
-            "optimizer step)",
+            source="PyTorch docs: torch.optim (foreach and fused implementations)",
             explanation="The default loop updates each tensor with about ten separate ops; a "
             "fused step does it in one pass.",
             details={

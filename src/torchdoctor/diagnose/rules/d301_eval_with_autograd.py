@@ -67,8 +67,7 @@ def check(run: RunObservation) -> list[Finding]:
             fix=(
                 "@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n    ..."
             ),
-            source="seed 000 (1.4 evaluation mode); seed 004 (torch.no_grad vs "
-            "torch.inference_mode)",
+            source="docs/techniques/inference-mode-and-eval.md; PyTorch docs: torch.inference_mode",
             explanation="Autograd records a graph and keeps activations for a backward that "
             "evaluation never runs.",
             details={"with_grad": ev.with_grad, "forwards": ev.forwards, "evaluation_share": share},

@@ -72,8 +72,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=0.0,
             evidence=evidence,
             fix="model.eval()\nwith torch.inference_mode():\n    ...  # evaluate\nmodel.train()",
-            source="seed 000 (1.4 evaluation mode: model.eval()); seed 001 (model.eval() before "
-            "the test loop)",
+            source="docs/techniques/inference-mode-and-eval.md; PyTorch docs: torch.nn.Module.eval",
             explanation="In train mode Dropout drops activations and BatchNorm uses and updates "
             "batch statistics, so metrics are wrong and the model drifts.",
             details={

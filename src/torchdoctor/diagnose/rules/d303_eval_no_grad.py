@@ -60,8 +60,7 @@ def check(run: RunObservation) -> list[Finding]:
                 else []
             ),
             fix="with torch.inference_mode():  # instead of torch.no_grad()\n    ...",
-            source="seed 004 (torch.no_grad() vs torch.inference_mode()); seed 000 (1.4 "
-            "evaluation mode)",
+            source="docs/techniques/inference-mode-and-eval.md; PyTorch docs: torch.inference_mode",
             explanation="inference_mode also skips version counting and view tracking.",
             details={"under_no_grad": ev.under_no_grad, "evaluation_share": share},
         )

@@ -107,8 +107,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "if step % log_every == 0:\n"
                 "    print(running_loss.item() / log_every); running_loss.zero_()"
             ),
-            source="seed 001 (loss.item() and accuracy .item() in every step); PyTorch "
-            "performance tuning guide (avoid unnecessary CPU-GPU synchronization)",
+            source="PyTorch docs: Performance Tuning Guide (avoid unnecessary CPU-GPU "
+            "synchronization)",
             explanation="Each sync makes the host wait for the GPU and then the GPU wait for "
             "the host.",
             details={

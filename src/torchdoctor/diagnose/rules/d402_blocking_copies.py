@@ -87,8 +87,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=fix,
-            source="seed 000 (1.1 non-blocking transfer); seed 002 (4: asynchronous data "
-            "transfer); seed 004 (pin_memory + non_blocking)",
+            source="docs/techniques/pinned-memory-non-blocking.md; PyTorch tutorial: A guide on "
+            "good usage of non_blocking and pin_memory()",
             explanation="Blocking copies stop the host from queueing GPU work; pageable copies "
             "run at about half the bandwidth.",
             details={

@@ -75,8 +75,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=0.0,
             evidence=evidence,
             fix="\n".join(remedies),
-            source="seed 004 (torch.utils.checkpoint); seed 000 (1.3 gradient accumulation); "
-            "seed 002 (1: memory usage, 7: gradient accumulation)",
+            source="docs/techniques/activation-checkpointing.md; "
+            "docs/techniques/gradient-accumulation.md; docs/techniques/mixed-precision.md",
             explanation="Memory this close to the limit risks out-of-memory crashes and "
             "allocator thrashing.",
             details={

@@ -96,7 +96,7 @@ def check(run: RunObservation) -> list[Finding]:
             "optimizer = ZeroRedundancyOptimizer(model.parameters(), "
             "optimizer_class=torch.optim.AdamW, lr=lr)\n"
             "# one GPU: an optimizer with less state (SGD momentum: 1x), re-tuned",
-            source="seed 002 (2: optimizer step: Adam keeps twice the model size)",
+            source="docs/techniques/optimizer-state-memory.md",
             explanation="Adam keeps two moments per parameter; in a memory-bound run that "
             "state is a large part of the peak.",
             changes_semantics=True,

@@ -75,8 +75,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "model = nn.parallel.DistributedDataParallel(model.cuda(local_rank), "
                 "device_ids=[local_rank])"
             ),
-            source="PyTorch DDP notes (DistributedDataParallel over DataParallel); seed 004 "
-            "(DDP with SyncBatchNorm)",
+            source="docs/techniques/syncbatchnorm-ddp.md; PyTorch docs: CUDA semantics (use "
+            "DistributedDataParallel instead of DataParallel)",
             explanation="DataParallel drives every GPU from one GIL-bound process and funnels "
             "outputs and gradients through GPU 0.",
             details={"models": [m.class_name for m in wrapped]},

@@ -67,7 +67,7 @@ def check(run: RunObservation) -> list[Finding]:
             evidence=evidence,
             fix="model = nn.SyncBatchNorm.convert_sync_batchnorm(model)  # before DDP\n"
             "model = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])",
-            source="seed 004 (6: nn.SyncBatchNorm.convert_sync_batchnorm)",
+            source="docs/techniques/syncbatchnorm-ddp.md; PyTorch docs: torch.nn.SyncBatchNorm",
             explanation="Without SyncBatchNorm each GPU normalises with the statistics of its "
             "own small slice of the batch.",
             changes_semantics=True,

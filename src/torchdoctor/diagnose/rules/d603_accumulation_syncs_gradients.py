@@ -73,7 +73,8 @@ def check(run: RunObservation) -> list[Finding]:
             evidence=evidence,
             fix="with contextlib.nullcontext() if last_micro_batch else model.no_sync():\n"
             "    loss.backward()",
-            source="seed 000 (1.3 gradient accumulation); PyTorch DDP docs (no_sync)",
+            source="docs/techniques/gradient-accumulation.md; PyTorch docs: "
+            "DistributedDataParallel.no_sync",
             explanation="Only the last micro-batch's gradients need to be all-reduced.",
             details={
                 "micro_batches": k,

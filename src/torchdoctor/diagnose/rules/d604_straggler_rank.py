@@ -89,7 +89,8 @@ def check(run: RunObservation) -> list[Finding]:
             "# its data pipeline, its device; give every rank an equal shard:\n"
             "sampler = DistributedSampler(dataset)\n"
             "loader = DataLoader(dataset, batch_size=64, sampler=sampler, num_workers=4)",
-            source="PyTorch DDP notes (all-reduce waits for every rank); seed 004 (DDP)",
+            source="docs/techniques/syncbatchnorm-ddp.md; PyTorch docs: Distributed Data Parallel "
+            "notes (all-reduce waits for every rank)",
             explanation="An all-reduce finishes only when the slowest rank joins, so the job runs "
             "at the pace of its slowest rank.",
             details={"rank": slow, "busy_s": busy, "excess_s": excess},

@@ -75,7 +75,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=f"if step % {every} == 0:\n    torch.save(state, path)",
-            source="seed 002 (3: loading and saving models); PyTorch saving and loading tutorial",
+            source="docs/techniques/checkpoint-resume.md; PyTorch tutorial: Saving and Loading "
+            "Models",
             explanation="Each save blocks training for the whole write; saving less often "
             "protects the run almost as well.",
             details={"save_share": share, "save_s": save_s, "suggested_every": every},

@@ -78,8 +78,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=evidence,
             fix=f"if step % {LOG_EVERY} == 0:\n    print(...)",
-            source="seed 001 (tqdm description and loss.item() every step); PyTorch "
-            "performance tuning guide",
+            source="PyTorch docs: Performance Tuning Guide (avoid unnecessary CPU-GPU "
+            "synchronization)",
             explanation="Formatting and writing a line costs more than a short step; every "
             f"{LOG_EVERY}th step says as much.",
             details={"print_share": share, "prints_per_step": io.prints_per_step},

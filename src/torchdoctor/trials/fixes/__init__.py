@@ -39,7 +39,7 @@ FIX_NAMES = (
 
 SUGGESTIONS = {
     "batch_size": "a larger batch changes the gradient noise and the number of optimizer steps "
-    "per epoch; retune the learning rate (seed 001, Mejora 3) before adopting it",
+    "per epoch; retune the learning rate (docs/techniques/batch-size.md) before adopting it",
     "learning_rate": "a new learning rate changes what the model learns; it is a training "
     "decision, not a speed fix",
 }

@@ -17,6 +17,7 @@ from torch import nn
 
 from torchdoctor.trials.fixes._common import cpu_bf16_supported, has_conv
 from torchdoctor.trials.tuning.probe import ProbeResult, RecipeProber
+from torchdoctor.trials.tuning.repeated import beats, config_key, measure, spread
 
 STAGES = ("data", "amp", "channels_last", "compile", "checkpointing")
 
@@ -32,8 +33,11 @@ class Stage:
 class AblationRow:
     label: str  # "baseline", "+amp", "all - compile", ...
     stages: list[str]
-    result: ProbeResult
-    speedup: float | None = None  # samples/s over the baseline's
+    result: ProbeResult  # samples_per_s: the median of the repeats
+    speedup: float | None = None  # median samples/s over the baseline's median
+    rates: list[float] = field(default_factory=list)  # samples/s of each repeat
+    # (slowest, fastest) repeat as a speedup over the baseline's median: the noise to judge by
+    spread: tuple[float, float] | None = None
 
 
 @dataclass
@@ -116,37 +120,52 @@ def _checkpoint_targets(model: nn.Module) -> list[str]:
     return [name for name, child in model.named_children() if any(True for _ in child.parameters())]
 
 
-def run_ablation(prober: RecipeProber, stages: list[Stage]) -> Ablation:
+def run_ablation(prober: RecipeProber, stages: list[Stage], repeats: int = 3) -> Ablation:
+    """Baseline, cumulative and leave-one-out rows; each distinct configuration measured
+    `repeats` times, interleaved, once however many rows show it (with two stages "+a, +b" is
+    "all - ..." too: one measurement, not two that disagree)."""
     active = [s for s in stages if s.skipped is None]
     ablation = Ablation(stages)
-
-    def measure(label: str, names: list[str]) -> AblationRow:
-        return AblationRow(label, names, prober.run(evaluate=True, **stage_changes(stages, names)))
-
-    baseline = measure("baseline", [])
-    ablation.cumulative.append(baseline)
-    for i, stage in enumerate(active):
-        ablation.cumulative.append(measure(f"+{stage.name}", [s.name for s in active[: i + 1]]))
+    plan: list[tuple[str, list[str]]] = [("baseline", [])]
+    plan += [
+        (f"+{stage.name}", [s.name for s in active[: i + 1]]) for i, stage in enumerate(active)
+    ]
+    loo = [(f"all - {st.name}", [s.name for s in active if s is not st]) for st in active]
     if len(active) > 1:
-        for stage in active:
-            names = [s.name for s in active if s is not stage]
-            ablation.leave_one_out.append(measure(f"all - {stage.name}", names))
+        plan += loo
+    configs = {
+        config_key(stage_changes(stages, names)): stage_changes(stages, names) for _, names in plan
+    }
+    measured = measure(
+        configs, lambda changes, evaluate: prober.run(evaluate=evaluate, **changes), repeats
+    )
+    for index, (label, names) in enumerate(plan):
+        found = measured[config_key(stage_changes(stages, names))]
+        row = AblationRow(label, names, found.result, rates=list(found.rates))
+        (ablation.cumulative if index <= len(active) else ablation.leave_one_out).append(row)
+    baseline = ablation.cumulative[0]
     base_rate = baseline.result.samples_per_s
     for row in ablation.cumulative + ablation.leave_one_out:
         rate = row.result.samples_per_s
         row.speedup = rate / base_rate if rate and base_rate else None
+        row.spread = spread(row.rates, baseline.rates)
     return ablation
 
 
 def best_stages(ablation: Ablation, margin: float = 1.05) -> list[str]:
-    """The stages of the fastest configuration measured (cumulative or leave-one-out), or none
-    when no configuration beats the baseline by `margin`: a stack that is slower than doing
-    nothing is never recommended."""
-    measured = [row for row in ablation.cumulative + ablation.leave_one_out if row.speedup]
-    best = max(measured, key=lambda row: row.speedup, default=None)
-    if best is None or best.speedup < margin:
-        return []
-    return list(best.stages)
+    """The stages of the fastest configuration that beats the baseline beyond the noise (all its
+    repeats faster than all the baseline's, and its median by `margin`), or none: a stack that
+    is slower than doing nothing, or not surely faster, is never recommended."""
+    baseline = ablation.cumulative[0] if ablation.cumulative else None
+    candidates = [
+        row
+        for row in ablation.cumulative[1:] + ablation.leave_one_out
+        if row.speedup
+        and row.speedup >= margin
+        and (baseline is None or not row.rates or beats(row.rates, baseline.rates, margin))
+    ]
+    best = max(candidates, key=lambda row: row.speedup or 0.0, default=None)
+    return [] if best is None else list(best.stages)
 
 
 def stage_changes(stages: list[Stage], names: list[str]) -> dict:

@@ -42,24 +42,41 @@ def batch_line(report: TuneReport) -> str:
     return line
 
 
+def _range(rates: list[float]) -> str:
+    """The spread of the repeats, e.g. "1,210-1,380 (3)"."""
+    if len(rates) < 2:
+        return "-"
+    return f"{min(rates):,.0f}-{max(rates):,.0f} ({len(rates)})"
+
+
+def _speedup(row) -> str:
+    if row.speedup is None:
+        return "-"
+    if row.spread is None or len(row.rates) < 2:
+        return f"{row.speedup:.2f}x"
+    return f"{row.speedup:.2f}x ({row.spread[0]:.2f}-{row.spread[1]:.2f})"
+
+
 def workers_table(report: TuneReport) -> Table:
     table = Table(title="DataLoader workers (persistent, prefetch_factor=2)")
-    for column in ("workers", "samples/s", "data wait share"):
+    for column in ("workers", "samples/s (median)", "range (repeats)", "data wait share"):
         table.add_column(column)
     for point in report.workers:
         r = point.result
         mark = " <- best" if point.workers == report.best_workers else ""
         share = "-" if r.data_wait_share is None else f"{r.data_wait_share:.0%}"
-        table.add_row(f"{point.workers}{mark}", _num(r.samples_per_s), share)
+        table.add_row(f"{point.workers}{mark}", _num(r.samples_per_s), _range(point.rates), share)
     return table
 
 
 def ablation_table(report: TuneReport) -> Table:
-    table = Table(title="Performance stack (seed 004 order), same steps from the same weights")
+    table = Table(
+        title="Performance stack, one technique added per row, same steps from the same weights"
+    )
     for column in (
         "configuration",
-        "samples/s",
-        "speedup",
+        "samples/s (median)",
+        "speedup (range)",
         "peak memory",
         "val accuracy",
         "train loss",
@@ -74,7 +91,7 @@ def ablation_table(report: TuneReport) -> Table:
         table.add_row(
             row.label,
             _num(r.samples_per_s),
-            _num(row.speedup, "{:.2f}x"),
+            _speedup(row),
             _mib(r.peak_memory_bytes),
             _num(r.val_accuracy, "{:.1%}"),
             _num(r.train_loss, "{:.4f}"),

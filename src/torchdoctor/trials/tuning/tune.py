@@ -38,6 +38,7 @@ class TuneOptions:
     stages: tuple[str, ...] = STAGES
     search_batch: bool = True
     sweep: bool = True
+    repeats: int = 3  # measurements of each configuration, interleaved
 
 
 @dataclass
@@ -81,14 +82,16 @@ def tune(recipe, base: TrainerConfig, options: TuneOptions) -> TuneReport:
     points: list[WorkerPoint] = []
     best_workers = 0
     if options.sweep:
-        points, best_workers = sweep_workers(prober, cores, pin_memory=device == "cuda")
+        points, best_workers = sweep_workers(
+            prober, cores, pin_memory=device == "cuda", repeats=options.repeats
+        )
     memory_bound = (
         batch is not None
         and batch.memory_bound
         and (batch.largest_fit is None or batch.largest_fit < asked)
     )
     stages = plan_stages(recipe.model, device, best_workers, memory_bound, options.stages)
-    ablation = run_ablation(prober, stages)
+    ablation = run_ablation(prober, stages, options.repeats)
     chosen = best_stages(ablation)
     notes.append(_why_chosen(ablation, chosen, base.batch_size))
     config = base.replace(**stage_changes(stages, chosen)).to_dict()
@@ -128,8 +131,14 @@ def _why_chosen(ablation: Ablation, chosen: list[str], batch_size: int) -> str:
             "no speedup could be measured; lower batch_size (--config) and tune again"
         )
     if not chosen:
-        return "no stack chosen: no configuration beat the baseline by more than 5%"
-    return f"stack chosen: {', '.join(chosen)} (the fastest configuration measured)"
+        return (
+            "no stack chosen: no configuration beat the baseline beyond the noise (every "
+            "repeat faster than every baseline repeat, and the median by more than 5%)"
+        )
+    return (
+        f"stack chosen: {', '.join(chosen)} (the fastest configuration that beat the baseline "
+        "in every repeat)"
+    )
 
 
 def _device(config: TrainerConfig) -> str:
