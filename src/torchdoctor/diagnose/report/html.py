@@ -13,9 +13,9 @@ from html import escape
 from pathlib import Path
 
 from torchdoctor.diagnose.observations import PHASES
-from torchdoctor.diagnose.report.memory_render import memory_html
 from torchdoctor.diagnose.report.html_charts import COLOURS, lines, stacked_steps
 from torchdoctor.diagnose.report.html_trials import trials_section
+from torchdoctor.diagnose.report.memory_render import memory_html
 from torchdoctor.diagnose.report.model import Report
 
 CSS = """
