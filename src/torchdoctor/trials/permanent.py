@@ -11,15 +11,11 @@ import difflib
 from pathlib import Path
 
 from torchdoctor.program import Program
-from torchdoctor.trials.fixes import get_fix
+from torchdoctor.techniques import lint_codes_for_fix
+from torchdoctor.trials.fixes import FIX_NAMES, get_fix
 
 # fix name -> lint rule codes whose autofix makes the same change in the source
-LINT_CODES = {
-    "workers": ("TD102",),
-    "pin_memory": ("TD103",),
-    "non_blocking": ("TD104",),
-    "inference_mode": ("TD105", "TD106", "TD107"),
-}
+LINT_CODES = {name: lint_codes_for_fix(name) for name in FIX_NAMES}
 
 
 def lint_diff(script: str, fixes: list[str]) -> tuple[str, set[str]]:
