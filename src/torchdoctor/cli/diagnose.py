@@ -12,27 +12,6 @@ import sys
 import click
 
 
-class _OneLineUsage(click.Command):
-    """Bad options become one `torchdoctor: error:` line (exit 2), like our other usage errors."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            from torchdoctor.errors import UsageError
-
-            raise UsageError(exc.format_message()) from None
-
-
-def outputs_ok(outputs: dict[str, str | None]) -> None:
-    """Report files must be writable: say so before the program runs, not after."""
-    from torchdoctor.output_files import check_writable
-
-    for flag, path in outputs.items():
-        if path:
-            check_writable(path, flag)
-
-
 def misplaced_options(command: click.Command, args) -> list[str]:
     """Our own options found in the program's argv (they go to the program, not to us)."""
     ours = {name for param in command.params for name in getattr(param, "opts", ())}
@@ -57,7 +36,6 @@ def _absolute(path: str | None) -> str | None:
 
 
 @click.command(
-    cls=_OneLineUsage,
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
 )
 @click.option("-m", "module", is_flag=True, help="SCRIPT is a module name, run like `python -m`.")
@@ -89,7 +67,7 @@ def _absolute(path: str | None) -> str | None:
     help="Under torchrun: every rank writes its observation here; rank 0 reports them all.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
-# [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
+# --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
 @click.option(
     "--try",
     "try_spec",
@@ -121,16 +99,19 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
-    from torchdoctor.diagnose.target import resolve_target
+    from torchdoctor.outputs import check_writable
+    from torchdoctor.program import Program
 
-    if try_spec:  # [D] a bad fix name fails before anything runs
+    if try_spec:  # a bad fix name fails before anything runs
         from torchdoctor.trials.fixes import parse_fix_names
 
         parse_fix_names(try_spec)
 
-    resolve_target(script, module)  # before importing torch: a typo fails in a blink
+    program = Program(script, args, module)  # before importing torch: a typo fails in a blink
     warn_misplaced_options(click.get_current_context().command, args)
-    outputs_ok({"--json": json_path, "--html": html_path, "--trace": trace_path})
+    for path, flag in ((json_path, "--json"), (html_path, "--html"), (trace_path, "--trace")):
+        if path:  # report files go into writable folders: say so before the program runs
+            check_writable(path, flag)
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
@@ -139,9 +120,7 @@ def diagnose(
 
     outputs = (json_path, html_path, trace_path)
     report = diagnose_script(
-        script,
-        list(args),
-        module=module,
+        program,
         steps=steps,
         warmup=warmup,
         profile=profile,
@@ -150,12 +129,10 @@ def diagnose(
     )
     if not _publish(report, quiet, rank_dir, outputs):
         sys.exit(report.run.exit_code)
-    if try_spec and report.run.status in ("completed", "stopped"):  # [D]
+    if try_spec and report.run.status in ("completed", "stopped"):
         from torchdoctor.trials.cli_hook import run_try
 
-        trials = run_try(
-            report, script, list(args), module, try_spec, steps, repeats, json_path, quiet
-        )
+        trials = run_try(report, program, try_spec, steps, repeats, json_path, quiet)
         if trials is not None and html_path:  # the page gets the --try table and loss curves
             from torchdoctor.diagnose.report.html import write_html
 

@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from torchdoctor.demo.workload import Workload
+from torchdoctor.program import Program
 
 SCRIPT_MODULE = "torchdoctor.demo.naive_loop"
 
@@ -22,11 +23,8 @@ def unavailable(reason: str) -> dict[str, Any]:
 
 def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
     """Diagnose `python -m torchdoctor.demo.naive_loop` on the workload's data; print the report."""
-    try:
-        from torchdoctor.diagnose.api import diagnose_script
-    except ImportError as exc:
-        console.print(f"diagnosis unavailable: {exc}", markup=False)
-        return unavailable(str(exc))
+    from torchdoctor.diagnose.api import diagnose_script
+
     args = workload.naive_script_args(epochs=1)
     console.print(
         f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}", markup=False
@@ -38,9 +36,8 @@ def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
             warnings.filterwarnings(
                 "ignore", message=".*found in sys.modules", category=RuntimeWarning
             )
-            report = diagnose_script(
-                SCRIPT_MODULE, args, module=True, steps=steps, warmup=3, quiet=True
-            )
+            program = Program(SCRIPT_MODULE, args, module=True)
+            report = diagnose_script(program, steps=steps, warmup=3, quiet=True)
     except Exception as exc:  # noqa: BLE001 - any failure of the side show is reported, not fatal
         reason = f"{type(exc).__name__}: {exc}"
         console.print(f"diagnosis unavailable: {reason}", markup=False)

@@ -23,7 +23,7 @@ from torchdoctor.demo.table import (
 )
 from torchdoctor.demo.workload import prepare
 from torchdoctor.errors import UsageError
-from torchdoctor.output_files import check_writable
+from torchdoctor.outputs import check_writable
 
 
 def resolve_device(name: str) -> torch.device:

@@ -15,8 +15,6 @@ import argparse
 import gc
 import json
 import os
-import random
-import resource
 import runpy
 import sys
 import time
@@ -25,27 +23,19 @@ from dataclasses import asdict
 
 import torch
 
+from torchdoctor.process_memory import peak_rss_bytes
+from torchdoctor.program import Program
+from torchdoctor.seeding import seed_everything
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.recorder import StepRecorder, StopTrial
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
-    try:
-        import numpy
-
-        numpy.random.seed(seed)
-    except ImportError:  # numpy is optional for user scripts
-        pass
-
-
 def peak_memory() -> tuple[int, str]:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         return int(torch.cuda.max_memory_allocated()), "cuda_allocator"
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process_rss"
+    return peak_rss_bytes(), "process_rss"
 
 
 def _load_observation(path: str | None):
@@ -56,14 +46,13 @@ def _load_observation(path: str | None):
     return load_run_observation(path)
 
 
-def _run_target(target: str, args: list[str], module: bool) -> None:
-    if module:
-        sys.argv = [target, *args]
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+def _run_target(program: Program) -> None:
+    sys.argv = [program.target, *program.argv]
+    if program.module:
+        runpy.run_module(program.target, run_name="__main__", alter_sys=True)
     else:
-        sys.argv = [target, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-        runpy.run_path(target, run_name="__main__")
+        sys.path.insert(0, os.path.dirname(program.path))
+        runpy.run_path(program.target, run_name="__main__")
 
 
 def run_trial(options: argparse.Namespace) -> dict:
@@ -85,7 +74,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     hooks.install()
     started = time.perf_counter()
     try:
-        _run_target(options.target, options.args, options.module)
+        _run_target(options.program)
     except StopTrial:
         result["status"] = "stopped"
     except SystemExit as exc:
@@ -120,6 +109,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     options.fixes = [name for name in options.fixes.split(",") if name]
+    options.program = Program(options.target, options.args, options.module)
     return options
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.report import prose
 from torchdoctor.diagnose.report.memory_view import MemoryView
+from torchdoctor.diagnose.report.verdict import Verdict
+from torchdoctor.diagnose.step_analysis import StepSpread
 
 SCHEMA_VERSION = "2"
 
@@ -16,19 +19,29 @@ class Report:
     run: RunObservation
     breakdown: dict[str, float]  # phase -> share of measured step time (sums to 1 when steps)
     findings: list[Finding]  # ranked: largest estimated saving first
-    verdict: str  # one line
+    reason: Verdict  # what the verdict says, as data; `verdict` words it
     step_time_s: float | None = None  # median wall time of a measured step
     samples_per_s: float | None = None
     dominant_phase: str | None = None
     schema_version: str = SCHEMA_VERSION
     # seconds of the median step, by phase: breakdown share x step_time_s (they sum to it)
     phase_seconds: dict[str, float] = field(default_factory=dict)
-    step_notes: list[str] = field(default_factory=list)  # step-time spread, outliers left out
+    spread: StepSpread | None = None  # steps far slower than the median, and what was done
     memory: MemoryView | None = None  # per-phase memory, what is held, by module, over steps
     # "file:line" of a finding -> [(line number, text)] of the user's source around it (HTML)
     source_lines: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     # `--try`'s TrialReport as a dict, once the trials ran (HTML; the JSON gets its own section)
     trials: dict | None = None
+
+    @property
+    def verdict(self) -> str:
+        """One line."""
+        return prose.verdict_text(self.reason)
+
+    @property
+    def step_notes(self) -> list[str]:
+        """Step-time spread: outliers left out, or why all steps count."""
+        return [prose.spread_note(self.spread)] if self.spread else []
 
     def __str__(self) -> str:
         """`print(report)`: the terminal report as plain text (a notebook, a log)."""
@@ -53,6 +66,7 @@ class Report:
         return {
             "schema_version": self.schema_version,
             "verdict": self.verdict,
+            "verdict_reason": asdict(self.reason),
             "status": self.run.status,
             "exit_code": self.run.exit_code,
             "steps": 0 if self.run.warmup_only else len(self.run.steps),  # measured ones
@@ -62,6 +76,7 @@ class Report:
             "breakdown": dict(self.breakdown),
             "phase_seconds": dict(self.phase_seconds),
             "step_notes": list(self.step_notes),
+            "step_spread": asdict(self.spread) if self.spread else None,
             "findings": [finding.to_dict() for finding in self.findings],
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "run": self.run.to_dict(),
