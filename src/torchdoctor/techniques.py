@@ -221,9 +221,15 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique(
         "activation_checkpointing",
         "Activation checkpointing",
-        diagnose=("D501",),
+        diagnose=("D501", "D505", "D506"),
         trainer=("activation_checkpointing",),
         page="activation-checkpointing.md",
+    ),
+    Technique(
+        "memory_growth",
+        "No graph kept alive across steps (detach what you log)",
+        diagnose=("D503", "D504"),
+        page="memory-growth.md",
     ),
     Technique(
         "optimizer_state_memory",
