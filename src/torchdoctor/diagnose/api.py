@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.observe import build_run
 from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
@@ -18,6 +17,7 @@ from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
 from torchdoctor.diagnose.target import resolve_target
 from torchdoctor.errors import UsageError
+from torchdoctor.intercept.hooks import Hooks
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 
@@ -40,7 +40,7 @@ def diagnose_script(
     warmup: int = 3,
     quiet: bool = True,
     profile: bool = False,
-    extensions: Extensions | None = None,
+    hooks: Hooks | None = None,
     rank_dir: str | None = None,
     on_hard_exit: Callable[[Report], None] | None = None,
 ) -> Report:
@@ -55,7 +55,7 @@ def diagnose_script(
     """
     _check_counts(steps, warmup)
     resolve_target(target, module)
-    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
+    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), hooks)
 
     def report_for(end) -> Report:
         run = build_run(session, target, list(args), end.status, end.exit_code, end.error)

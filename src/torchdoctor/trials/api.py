@@ -16,9 +16,9 @@ from collections.abc import Callable
 import torch
 
 from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
-from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.permanent import permanent_change
 from torchdoctor.trials.report import Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
@@ -34,7 +34,7 @@ def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, 
     runnable, refused = [], {}
     for name in names:
         try:
-            get_fix(name).apply(TrialHooks(device_type=device_type))
+            get_fix(name).apply(Hooks(device_type=device_type))
             runnable.append(name)
         except RuntimeError as exc:
             refused[name] = str(exc)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from torchdoctor.trials.hooks import TrialHooks
+from torchdoctor.intercept.hooks import Hooks
 
 
 class StopTrial(BaseException):
@@ -44,12 +44,12 @@ class StepRecorder:
     _started_cpu: float = field(default_factory=time.process_time)
     _losses: list[float] = field(default_factory=list)
     _samples: int = 0
-    _hooks: TrialHooks | None = None
+    _hooks: Hooks | None = None
     prefetch_steps: int = 0  # the largest prefetch queue (batches) of any loader with workers
     # A training forward ran a Dropout layer with p > 0: the losses depend on its random masks.
     dropout_active: bool = False
 
-    def attach(self, hooks: TrialHooks) -> None:
+    def attach(self, hooks: Hooks) -> None:
         self._hooks = hooks
         hooks.around_forward.insert(0, self._count_samples)
         hooks.on_backward.append(self._record_loss)

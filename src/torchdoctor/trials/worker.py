@@ -25,8 +25,8 @@ from dataclasses import asdict
 
 import torch
 
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials.fixes import get_fix
-from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.recorder import StepRecorder, StopTrial
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
@@ -67,7 +67,7 @@ def _run_target(target: str, args: list[str], module: bool) -> None:
 
 
 def run_trial(options: argparse.Namespace) -> dict:
-    hooks = TrialHooks(
+    hooks = Hooks(
         device_type="cuda" if torch.cuda.is_available() else "cpu",
         observation=_load_observation(options.observation),
     )

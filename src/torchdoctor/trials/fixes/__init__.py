@@ -9,7 +9,7 @@ One module per fix. Each defines:
     FINDING_CODES  diagnose rule codes whose finding this fix answers (for `--try all`)
     PERMANENT      the code change that makes the fix permanent in the user's script
     applies_to(run: RunObservation) -> bool   pure: does the diagnosed run have the problem?
-    apply(hooks: TrialHooks) -> None          registers the run-time change
+    apply(hooks: Hooks) -> None          registers the run-time change
 
 Changes that alter what the model learns (a larger batch, a new learning rate) are never applied:
 `SUGGESTIONS` names them with the reason, and they are reported as suggestions.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from torchdoctor.trials.hooks import map_tensors
+from torchdoctor.intercept.hooks import map_tensors
 
 
 def has_conv(module: nn.Module) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.intercept.hooks import map_tensors
 from torchdoctor.trials.fixes._common import has_conv
-from torchdoctor.trials.hooks import map_tensors
 
 NAME = "channels_last"
 SUMMARY = "model.to(memory_format=torch.channels_last) and 4-D inputs likewise"

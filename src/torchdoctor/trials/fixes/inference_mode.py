@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from torchdoctor.trials.hooks import map_tensors
+from torchdoctor.intercept.hooks import map_tensors
 
 NAME = "inference_mode"
 SUMMARY = "model.eval() + torch.inference_mode() for evaluation forwards"

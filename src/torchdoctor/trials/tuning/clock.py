@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
+from torchdoctor.intercept.patching import Patcher
+
 
 @dataclass
 class StepClock:
@@ -23,8 +25,16 @@ class StepClock:
     def __enter__(self) -> StepClock:
         self._start = time.perf_counter()
         self._handle = register_optimizer_step_post_hook(self._on_step)
-        self._original_next = _BaseDataLoaderIter.__next__
-        clock, original = self, self._original_next
+        self._patcher = Patcher()
+        self._patcher.replace(_BaseDataLoaderIter, "__next__", self._timed_next)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.remove()
+        self._patcher.restore()
+
+    def _timed_next(self, original):
+        clock = self
 
         def __next__(iterator):
             started = time.perf_counter()
@@ -33,12 +43,7 @@ class StepClock:
             finally:
                 clock._pending_wait += time.perf_counter() - started
 
-        _BaseDataLoaderIter.__next__ = __next__
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._handle.remove()
-        _BaseDataLoaderIter.__next__ = self._original_next
+        return __next__
 
     def _on_step(self, optimizer, args, kwargs) -> None:
         self.ends.append(time.perf_counter())
