@@ -137,7 +137,10 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 
-        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+        run_try(
+            report, script, list(args), module, try_spec, steps, repeats, json_path, quiet,
+            warmup=warmup,
+        )  # fmt: skip
     sys.exit(report.run.exit_code)
 
 

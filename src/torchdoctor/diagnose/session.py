@@ -33,6 +33,7 @@ class DiagnoseConfig:
     warmup: int = 3
     profile: bool = False  # run a torch.profiler window over a few unmeasured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
+    count_ops: bool = True  # one warm-up step counts ops and FLOPs (a trial has no use for it)
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
 
 
@@ -146,12 +147,16 @@ class Session:
     def _after_step(self, record: StepRecord) -> None:
         for probe in self._step_listeners:
             probe.on_step_end(record)
-        if self.config.stop and self.config.steps and self.stopped:
-            self.insister.insist()  # the script caught our first stop: make the next one stick
-            raise StopDiagnosis
-        if self.config.stop and self.config.steps and self._enough_steps():
-            self.stopped = True
-            raise StopDiagnosis
+        if self.config.stop and self.config.steps and (self.stopped or self._enough_steps()):
+            self.stop_program()
+
+    def stop_program(self) -> None:
+        """Stop the program now (from a hook in its call stack): StopDiagnosis, and if the
+        program caught an earlier one, the insister makes this one stick."""
+        if self.stopped:
+            self.insister.insist()
+        self.stopped = True
+        raise StopDiagnosis
 
     def _enough_steps(self) -> bool:
         """All measured steps closed, and the last one's forwards judged: while some may still

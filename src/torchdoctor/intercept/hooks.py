@@ -81,14 +81,18 @@ class Hooks:
         self.attributes.append((owner, name, value))
 
     # -- installation ------------------------------------------------------------------------
-    def install(self) -> None:
+    def install(self, beside_probes: bool = False) -> None:
+        """Patch torch to call the hook points. `beside_probes`: diagnose's probes (installed
+        after this) call `loader_kwargs`/`on_loader`, `around_forward` and `tensor_to` from their
+        own patches, so only the other points are patched here (one patch per attribute)."""
         # The same reversible patcher diagnose's probes use: one mechanism puts torch back.
         if self._patcher is not None:
             return
         self._patcher = patcher = Patcher()
-        patcher.replace(DataLoader, "__init__", self._patched_loader_init)
-        patcher.replace(nn.Module, "__call__", self._patched_module_call)
-        patcher.replace(torch.Tensor, "to", self._patched_to)
+        if not beside_probes:
+            patcher.replace(DataLoader, "__init__", self._patched_loader_init)
+            patcher.replace(nn.Module, "__call__", self._patched_module_call)
+            patcher.replace(torch.Tensor, "to", self._patched_to)
         patcher.replace(torch.Tensor, "backward", self._patched_backward)
         patcher.replace(torch.optim.Optimizer, "__init__", self._patched_optimizer_init)
         for owner, name, value in self.attributes:

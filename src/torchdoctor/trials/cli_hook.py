@@ -9,8 +9,11 @@ from pathlib import Path
 from torchdoctor.errors import TorchdoctorError
 
 
-def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
-    """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20)."""
+def run_try(
+    report, script, args, module, try_spec, steps, repeats, json_path, quiet, *, warmup: int = 2
+) -> None:
+    """`steps` and `warmup` are diagnose's --steps and --warmup (--steps 0 there means "run to
+    the end": trials then measure 20); a trial counts steps as the diagnosis does."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
     from torchdoctor.trials.render import render_terminal
@@ -22,6 +25,7 @@ def run_try(report, script, args, module, try_spec, steps, repeats, json_path, q
             args,
             try_spec,
             steps=steps or 20,
+            warmup=warmup,
             repeats=repeats,
             module=module,
             diagnosis=report,
