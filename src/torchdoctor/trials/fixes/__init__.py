@@ -26,6 +26,7 @@ from torchdoctor.errors import UsageError
 # then the compiler last so it traces the already-changed model).
 FIX_NAMES = (
     "workers",
+    "persistent_workers",
     "pin_memory",
     "non_blocking",
     "float32",
@@ -33,6 +34,11 @@ FIX_NAMES = (
     "tf32",
     "cudnn_benchmark",
     "channels_last",
+    "anomaly_off",
+    "profiler_off",
+    "set_to_none",
+    "fused_optimizer",
+    "eval_mode",
     "inference_mode",
     "compile",
 )

@@ -1,0 +1,129 @@
+"""The --try fixes for a debugging session's leftovers and the optimizer: each changes what it
+names, in-process through the hook points, and keeps the loss trajectory on a real script."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from torchdoctor.intercept.hooks import Hooks
+from torchdoctor.trials.api import run_trials
+from torchdoctor.trials.fixes import fixes_for_findings, get_fix
+
+SCRIPT = Path(__file__).parent / "scripts" / "debug_leftovers.py"
+NEW = ("anomaly_off", "profiler_off", "set_to_none", "fused_optimizer", "eval_mode")
+
+
+def installed(*names):
+    hooks = Hooks(cpu_count=2)
+    for name in names:
+        get_fix(name).apply(hooks)
+    hooks.install()
+    return hooks
+
+
+def test_fused_optimizer_asks_for_the_fused_step_unless_the_script_chose():
+    model = nn.Linear(4, 2)
+    hooks = installed("fused_optimizer")
+    try:
+        adam = torch.optim.Adam(model.parameters(), lr=1e-3)
+        chosen = torch.optim.SGD(model.parameters(), lr=0.1, foreach=False)
+        rmsprop = torch.optim.RMSprop(model.parameters())  # no fused kernel: foreach
+    finally:
+        hooks.uninstall()
+    assert adam.defaults["fused"] is True and chosen.defaults["foreach"] is False
+    assert rmsprop.defaults["foreach"] is True and "fused_optimizer" in hooks.used
+    assert torch.optim.Adam(model.parameters()).defaults["fused"] is None  # put back
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_off_keeps_anomaly_mode_off_through_both_switches():
+    hooks = installed("anomaly_off")
+    try:
+        torch.autograd.set_detect_anomaly(True)
+        switched = torch.is_anomaly_enabled()
+        with torch.autograd.detect_anomaly():
+            in_block = torch.is_anomaly_enabled()
+    finally:
+        hooks.uninstall()
+    assert not switched and not in_block and "anomaly_off" in hooks.used
+
+
+def test_profiler_off_hands_the_script_a_profiler_that_records_nothing(tmp_path):
+    hooks = installed("profiler_off")
+    try:
+        with torch.profiler.profile(record_shapes=True) as profiler:
+            nn.Linear(4, 2)(torch.randn(3, 4)).sum()
+            profiler.step()
+        table = str(profiler.key_averages().table(sort_by="cpu_time_total", row_limit=5))
+        profiler.export_chrome_trace(str(tmp_path / "trace.json"))
+    finally:
+        hooks.uninstall()
+    assert table == "" and (tmp_path / "trace.json").read_text() == '{"traceEvents": []}'
+    assert torch.profiler.profile.__name__ == "profile"  # put back
+
+
+def test_set_to_none_drops_gradients_instead_of_zero_filling_them():
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(3, 4)).sum().backward()
+    hooks = installed("set_to_none")
+    try:
+        optimizer.zero_grad(set_to_none=False)
+    finally:
+        hooks.uninstall()
+    assert all(p.grad is None for p in model.parameters()) and "set_to_none" in hooks.used
+
+
+def test_persistent_workers_keeps_workers_of_loaders_that_have_some():
+    data = TensorDataset(torch.randn(8, 2))
+    hooks = installed("persistent_workers")
+    try:
+        with_workers = DataLoader(data, batch_size=2, num_workers=1)
+        without = DataLoader(data, batch_size=2)
+    finally:
+        hooks.uninstall()
+    assert with_workers.persistent_workers and not without.persistent_workers
+
+
+def test_eval_mode_switches_the_model_to_eval_for_evaluation_forwards_only():
+    seen = []
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    model.register_forward_hook(lambda module, args, out: seen.append(module.training))
+    hooks = installed("eval_mode")
+    try:
+        model(torch.randn(2, 4)).sum().backward()
+        with torch.no_grad():
+            model(torch.randn(2, 4))
+    finally:
+        hooks.uninstall()
+    assert seen == [True, False] and model.training and "eval_mode" in hooks.used
+
+
+def test_the_diagnosis_findings_select_the_new_fixes():
+    class Finding:
+        def __init__(self, code):
+            self.id, self.changes_semantics = code, False
+
+    codes = ["D103", "D210", "D211", "D212", "D220", "D302"]
+    chosen = fixes_for_findings([Finding(code) for code in codes], None)
+    assert set(NEW) | {"persistent_workers"} <= set(chosen)
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_the_fixes_that_touch_numerics_keep_the_loss_trajectory_of_a_real_script():
+    """The optimizer's arithmetic, the gradients' reset and the model's mode around evaluation
+    (the others only observe; the in-process tests above show they act). One repeat: the
+    verdicts here are about results, not speed."""
+    touching = ("set_to_none", "fused_optimizer", "eval_mode")
+    report = run_trials(str(SCRIPT), [], ",".join(touching), steps=4, repeats=1, warmup=1)
+    variants = {v.config.name: v for v in report.variants}
+    for name in touching:
+        variant = variants[name]
+        assert variant.config.status == "ok", (name, variant.config)  # it acted: not "no effect"
+        # eval_mode: the validation forwards draw no Dropout masks any more, so the training
+        # masks after them differ; the optimizer and gradient fixes keep every step
+        expected = "random draws differ" if name == "eval_mode" else "kept"
+        assert variant.semantics.verdict == expected, (name, variant.semantics)
