@@ -107,9 +107,9 @@ def test_the_diagnosis_findings_select_the_new_fixes():
         def __init__(self, code):
             self.id, self.changes_semantics = code, False
 
-    codes = ["D103", "D210", "D211", "D212", "D220", "D302"]
+    codes = ["D103", "D210", "D211", "D220", "D302"]  # D212 (profiler) joins with its rule
     chosen = fixes_for_findings([Finding(code) for code in codes], None)
-    assert set(NEW) | {"persistent_workers"} <= set(chosen)
+    assert set(NEW) - {"profiler_off"} | {"persistent_workers"} <= set(chosen)
 
 
 @pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -123,7 +123,6 @@ def test_the_fixes_that_touch_numerics_keep_the_loss_trajectory_of_a_real_script
     for name in touching:
         variant = variants[name]
         assert variant.config.status == "ok", (name, variant.config)  # it acted: not "no effect"
-        # eval_mode: the validation forwards draw no Dropout masks any more, so the training
-        # masks after them differ; the optimizer and gradient fixes keep every step
-        expected = "random draws differ" if name == "eval_mode" else "kept"
-        assert variant.semantics.verdict == expected, (name, variant.semantics)
+        # eval_mode: validation no longer updates BatchNorm's running statistics, which the
+        # train-mode training forwards do not read: every training step is kept
+        assert variant.semantics.verdict == "kept", (name, variant.semantics)

@@ -106,14 +106,14 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
-    from torchdoctor.diagnose.target import resolve_target
+    from torchdoctor.program import Program
 
     if try_spec:  # [D] a bad fix name fails before anything runs
         from torchdoctor.trials.fixes import parse_fix_names
 
         parse_fix_names(try_spec)
 
-    resolve_target(script, module)  # before importing torch: a typo fails in a blink
+    program = Program(script, args, module)  # before importing torch: a typo fails in a blink
     outputs_ok((json_path, html_path, trace_path))
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
@@ -123,9 +123,7 @@ def diagnose(
 
     outputs = (json_path, html_path, trace_path)
     report = diagnose_script(
-        script,
-        list(args),
-        module=module,
+        program,
         steps=steps,
         warmup=warmup,
         profile=profile,
@@ -137,10 +135,7 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 
-        run_try(
-            report, script, list(args), module, try_spec, steps, repeats, json_path, quiet,
-            warmup=warmup,
-        )  # fmt: skip
+        run_try(report, program, try_spec, steps, repeats, json_path, quiet, warmup=warmup)
     sys.exit(report.run.exit_code)
 
 

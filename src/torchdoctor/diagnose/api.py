@@ -1,6 +1,7 @@
 """Python API of `torchdoctor diagnose`.
 
 report = diagnose_script("train.py", ["--epochs", "1"], steps=20)
+report = diagnose_script(Program("pkg.train", module=True), steps=20)
 with torchdoctor.watch() as w:      # in a notebook: diagnose the code in the block
     train(model, loader)
 w.report.verdict
@@ -15,9 +16,9 @@ from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
-from torchdoctor.diagnose.target import resolve_target
 from torchdoctor.errors import UsageError
 from torchdoctor.intercept.hooks import Hooks
+from torchdoctor.program import Program, as_program
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 
@@ -32,7 +33,7 @@ def _check_counts(steps: int, warmup: int) -> None:
 
 
 def diagnose_script(
-    target: str,
+    target: Program | str,
     args: Sequence[str] = (),
     *,
     module: bool = False,
@@ -44,7 +45,8 @@ def diagnose_script(
     rank_dir: str | None = None,
     on_hard_exit: Callable[[Report], None] | None = None,
 ) -> Report:
-    """Run a script (or `-m` module) under the probes and return the report.
+    """Run a program (a Program, or a script path / `-m` module name and its args) under the
+    probes and return the report.
 
     `steps`: measured steps before the script is stopped (0: let it finish). `quiet=False` also
     prints the terminal report. The script's exit code is `report.run.exit_code`.
@@ -54,11 +56,13 @@ def diagnose_script(
     callback returns (the report is printed first unless `quiet`); write report files there.
     """
     _check_counts(steps, warmup)
-    resolve_target(target, module)
+    program = as_program(target, args, module)
     session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), hooks)
 
     def report_for(end) -> Report:
-        run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
+        run = build_run(
+            session, program.target, list(program.argv), end.status, end.exit_code, end.error
+        )
         if rank_dir:
             run = _merge_ranks(run, rank_dir)
         report = build_report(run, check_all(run))
@@ -73,7 +77,7 @@ def diagnose_script(
         if on_hard_exit is not None:
             on_hard_exit(report)
 
-    end = run_program(session, target, list(args), module, on_hard_exit=hard_exit)
+    end = run_program(session, program, on_hard_exit=hard_exit)
     return report_for(end)
 
 

@@ -91,9 +91,8 @@ def compare(
         getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False) for n in variant.fixes
     )
     redraws_dropout = any(getattr(get_fix(n), "REDRAWS_DROPOUT", False) for n in variant.fixes)
-    skips_draws = any(getattr(get_fix(n), "SKIPS_DROPOUT_DRAWS", False) for n in variant.fixes)
     judged = semantics.judge(
-        base_runs, var_runs, tolerance, reason, moves_randomness, redraws_dropout, skips_draws
+        base_runs, var_runs, tolerance, reason, moves_randomness, redraws_dropout
     )
     cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s")
     noise = noise or Noise()

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from torchdoctor.errors import TorchdoctorError
+from torchdoctor.program import Program
 
 
 def run_try(
-    report, script, args, module, try_spec, steps, repeats, json_path, quiet, *, warmup: int = 2
+    report, program: Program, try_spec, steps, repeats, json_path, quiet, *, warmup: int = 2
 ) -> None:
     """`steps` and `warmup` are diagnose's --steps and --warmup (--steps 0 there means "run to
     the end": trials then measure 20); a trial counts steps as the diagnosis does."""
@@ -21,13 +22,12 @@ def run_try(
     console = make_console(quiet)
     try:
         trials = run_trials(
-            script,
-            args,
+            program,
+            (),
             try_spec,
             steps=steps or 20,
             warmup=warmup,
             repeats=repeats,
-            module=module,
             diagnosis=report,
         )
     except NothingToTry as exc:

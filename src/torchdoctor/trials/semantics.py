@@ -51,12 +51,9 @@ def judge(
     reason: str,
     moves_data_randomness: bool = False,
     redraws_dropout: bool = False,
-    skips_dropout_draws: bool = False,
 ) -> Semantics:
     """`moves_data_randomness`: the variant builds batches in worker processes (workers fix).
-    `redraws_dropout`: the variant draws Dropout masks from another generator (torch.compile).
-    `skips_dropout_draws`: the variant's evaluation forwards run in eval() mode and draw no
-    Dropout masks, so the training masks after them come from another point of the stream."""
+    `redraws_dropout`: the variant draws Dropout masks from another generator (torch.compile)."""
     reference = losses(baseline_runs[0])
     noise = baseline_noise(baseline_runs)
     worst, first_changed, compared = None, None, 0
@@ -81,16 +78,6 @@ def judge(
         and _reproducible_random_loader(baseline_runs, noise)
     ):
         verdict = RANDOM_DRAWS_DIFFER
-    if (
-        verdict == "changed"
-        and skips_dropout_draws
-        and noise == 0.0
-        and any(run.get("dropout_active") for run in baseline_runs)
-    ):
-        verdict = RANDOM_DRAWS_DIFFER
-        reason = (
-            f"{reason}; evaluation in eval() mode draws no Dropout masks, so later masks differ"
-        )
     if (
         verdict == "changed"
         and redraws_dropout

@@ -31,6 +31,7 @@ import torch
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
 from torchdoctor.intercept.hooks import Hooks
+from torchdoctor.program import Program
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
@@ -82,7 +83,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     hooks.install(beside_probes=True)
     started = time.perf_counter()
     try:  # the user's traceback, if the script fails, is printed by run_program as the user's
-        end = run_program(session, options.target, options.args, options.module)
+        end = run_program(session, options.program)
     finally:
         hooks.uninstall()
     if end.status in ("stopped", "completed") and end.exit_code == 0:
@@ -114,6 +115,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     options.fixes = [name for name in options.fixes.split(",") if name]
+    options.program = Program(options.target, options.args, options.module)
     return options
 
 

@@ -1,5 +1,5 @@
 """A training loop with a debugging session's leftovers: anomaly detection and a profiler left on,
-gradients zero-filled, the per-tensor optimizer loop, and a validation pass in train mode."""
+gradients zero-filled, the per-tensor optimizer loop, and a validation pass in train mode (BatchNorm updates its running statistics there)."""
 
 import torch
 from torch import nn
@@ -10,7 +10,7 @@ def main():
     torch.autograd.set_detect_anomaly(True)
     x = torch.randn(1024, 32)
     y = (x[:, 0] > 0).long()
-    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Dropout(0.1), nn.Linear(64, 2))
+    model = nn.Sequential(nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 2))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     with torch.profiler.profile(record_shapes=True) as profiler:
         for step, i in enumerate(range(0, len(x), 32)):

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
+
 NAME = "anomaly_off"
 SUMMARY = "no torch.autograd.set_detect_anomaly(True) / detect_anomaly() in training"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "anomaly mode only checks and records: the arithmetic is the same"
-FINDING_CODES = ("D211",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "torch.autograd.set_detect_anomaly(False)  # or remove the detect_anomaly() block"
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import torch
 
 from torchdoctor.intercept.hooks import map_tensors
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import has_conv
 
 NAME = "channels_last"
 SUMMARY = "model.to(memory_format=torch.channels_last) and 4-D inputs likewise"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "other convolution kernels sum in another order (float32 rounding)"
-FINDING_CODES = ("D207",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model = model.to(memory_format=torch.channels_last)
 inputs = inputs.to(device, memory_format=torch.channels_last, non_blocking=True)"""

@@ -5,22 +5,22 @@ update) the batch's statistics: the validation numbers are noisier and wrong, an
 running statistics drift with every validation batch. The fix switches the root model to
 `eval()` for each evaluation forward (autograd off, or a line the diagnosis saw evaluate; see
 inference_mode.py) and back to its mode afterwards; autograd is left as the script set it. The
-training losses must not change; where validation updated BatchNorm statistics they do (the
-trial then says so), which is the bug the fix removes.
+training losses must not change (train-mode BatchNorm normalises with the batch's statistics,
+whatever the running ones). With Dropout they do: the evaluation no longer draws masks from the
+global generator, so every later training mask differs and the trial says "changed" although
+only the random stream moved (a known limit, shared with inference_mode).
 """
 
 from __future__ import annotations
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes.inference_mode import evaluation_detector
 
 NAME = "eval_mode"
 SUMMARY = "model.eval() around evaluation forwards (model.train() after)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
-# Evaluation in eval() mode draws no Dropout masks: the global generator's stream shifts, and
-# the training masks after it differ (trials.semantics: "random draws differ", not "changed").
-SKIPS_DROPOUT_DRAWS = True
-FINDING_CODES = ("D302",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():

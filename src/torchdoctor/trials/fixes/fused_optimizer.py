@@ -13,11 +13,13 @@ import inspect
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
+
 NAME = "fused_optimizer"
 SUMMARY = "torch.optim.<Optimizer>(..., fused=True) (foreach=True where no fused kernel exists)"
 TOLERANCE = 1e-4
 TOLERANCE_REASON = "the same update with the arithmetic ordered differently (last-bit rounding)"
-FINDING_CODES = ("D210",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)"
 FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")  # as rule D210 names them
 

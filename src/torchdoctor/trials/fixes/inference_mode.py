@@ -18,15 +18,13 @@ from collections.abc import Callable
 import torch
 
 from torchdoctor.intercept.hooks import map_tensors
+from torchdoctor.techniques import finding_codes_for_fix
 
 NAME = "inference_mode"
 SUMMARY = "model.eval() + torch.inference_mode() for evaluation forwards"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
-# Evaluation in eval() mode draws no Dropout masks: the global generator's stream shifts, and
-# the training masks after it differ (trials.semantics: "random draws differ", not "changed").
-SKIPS_DROPOUT_DRAWS = True
-FINDING_CODES = ("D301", "D302", "D303")
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():

@@ -10,13 +10,14 @@ generators across epochs instead of being re-seeded: those draws differ.
 
 from __future__ import annotations
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import draw_seed_on_reuse, loaders
 
 NAME = "persistent_workers"
 SUMMARY = "DataLoader(..., num_workers=N, persistent_workers=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only when the workers start changes"
-FINDING_CODES = ("D103",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 MOVES_DATA_RANDOMNESS = True  # worker generators are no longer re-seeded at each epoch
 PERMANENT = "DataLoader(dataset, ..., num_workers=N, persistent_workers=True)"
 

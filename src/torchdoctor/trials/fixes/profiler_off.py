@@ -14,11 +14,13 @@ import json
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
+
 NAME = "profiler_off"
 SUMMARY = "no torch.profiler.profile around the training steps"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "a profiler only observes: the arithmetic is the same"
-FINDING_CODES = ("D212",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "# remove the `with torch.profiler.profile(...)` around the training loop"
 
 

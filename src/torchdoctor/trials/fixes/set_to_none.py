@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
+
 NAME = "set_to_none"
 SUMMARY = "optimizer.zero_grad(set_to_none=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same gradients: the backward writes them instead of adding to zeros"
-FINDING_CODES = ("D220",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "optimizer.zero_grad(set_to_none=True)  # the default since PyTorch 2.0"
 
 
