@@ -126,3 +126,29 @@ def test_the_fixes_that_touch_numerics_keep_the_loss_trajectory_of_a_real_script
         # eval_mode: validation no longer updates BatchNorm's running statistics, which the
         # train-mode training forwards do not read: every training step is kept
         assert variant.semantics.verdict == "kept", (name, variant.semantics)
+
+
+def test_trial_progress_counts_every_run_and_stays_silent_off_a_terminal():
+    from torchdoctor.trials.progress import trial_progress
+    from torchdoctor.trials.runner import TrialPlan, run_order
+
+    plan = TrialPlan(None, {"baseline": [], "a": ["a"], "b": ["b"], "all": ["a", "b"]}, 5, 1)
+    assert run_order(plan) == ["baseline", "a", "b", "all", "baseline"]  # + a second baseline
+    plan.repeats = 2
+    assert run_order(plan) == ["baseline", "a", "b", "all", "all", "b", "a", "baseline"]
+    with trial_progress(quiet=False) as progress:  # pytest's output is not a terminal
+        assert progress is None
+
+
+def test_auto_tries_only_what_the_measured_phases_can_pay_back():
+    """A data-bound script (4 ms per sample, a tiny MLP): the model's phases are a few percent of
+    the step, so compute fixes are set aside with the measured share; adding workers is kept."""
+    from torchdoctor.diagnose.api import diagnose_script
+    from torchdoctor.trials.auto import worth_trying
+
+    script = Path(__file__).parent / "scripts" / "slow_data.py"
+    diagnosis = diagnose_script(str(script), steps=4, warmup=2)
+    kept, skipped = worth_trying(["workers", "autocast", "fused_optimizer"], diagnosis)
+    assert kept == ["workers"], (diagnosis.breakdown, skipped)
+    assert "forward + backward took" in skipped["autocast"]
+    assert "optimizer took" in skipped["fused_optimizer"]

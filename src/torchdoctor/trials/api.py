@@ -74,7 +74,7 @@ def run_trials(
     seed: int = 0,
     diagnosis=None,
     timeout_s: float = 600.0,
-    progress: Callable[[str, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TrialReport:
     """Run baseline and variants (each fix alone, then all together) `repeats` times each.
     `target`: a Program, or a script path (a module name with `module=True`) and its `args`."""
@@ -83,11 +83,17 @@ def run_trials(
     program = as_program(target, args, module)
     spec = fixes if isinstance(fixes, str) else ",".join(fixes)
     names, suggested, wants_all = parse_fix_names(spec)
+    skipped: dict[str, str] = {}
     if wants_all:
         diagnosis = diagnosis or _diagnose(program, steps)
         names = list(dict.fromkeys(names + fixes_for_findings(diagnosis.findings, diagnosis.run)))
+        if "auto" in (part.strip() for part in spec.split(",")):
+            from torchdoctor.trials.auto import worth_trying
+
+            names, skipped = worth_trying(names, diagnosis)
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
     runnable, not_applicable = preflight(names, device_type)
+    not_applicable |= skipped
     configs = {"baseline": []} | {name: [name] for name in runnable}
     if len(runnable) > 1:
         configs["all"] = runnable

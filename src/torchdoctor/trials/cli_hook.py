@@ -17,19 +17,22 @@ def run_try(
     the end": trials then measure 20); a trial counts steps as the diagnosis does."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
+    from torchdoctor.trials.progress import trial_progress
     from torchdoctor.trials.render import render_terminal
 
     console = make_console(quiet)
     try:
-        trials = run_trials(
-            program,
-            (),
-            try_spec,
-            steps=steps or 20,
-            warmup=warmup,
-            repeats=repeats,
-            diagnosis=report,
-        )
+        with trial_progress(quiet) as progress:
+            trials = run_trials(
+                program,
+                (),
+                try_spec,
+                steps=steps or 20,
+                warmup=warmup,
+                repeats=repeats,
+                diagnosis=report,
+                progress=progress,
+            )
     except NothingToTry as exc:
         console.print(f"--try: {exc}", markup=False)
         return

@@ -63,17 +63,17 @@ def all_fixes() -> list[ModuleType]:
 
 
 def unknown_fix_message(name: str) -> str:
-    return f"unknown fix {name!r} for --try (known: all, {', '.join(FIX_NAMES)})"
+    return f"unknown fix {name!r} for --try (known: all, auto, {', '.join(FIX_NAMES)})"
 
 
 def parse_fix_names(spec: str) -> tuple[list[str], list[str], bool]:
     """`"workers,float32"` -> (fixes, suggestions, wants_all). UsageError on an unknown name."""
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
-        raise UsageError("--try needs at least one fix name (or 'all')")
+        raise UsageError("--try needs at least one fix name (or 'all', or 'auto')")
     fixes, suggestions, wants_all = [], [], False
     for name in names:
-        if name == "all":
+        if name in ("all", "auto"):  # auto: all, then only what the phases can pay back
             wants_all = True
         elif name in SUGGESTIONS:
             suggestions.append(name)

@@ -18,6 +18,8 @@ SUMMARY = "no torch.autograd.set_detect_anomaly(True) / detect_anomaly() in trai
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "anomaly mode only checks and records: the arithmetic is the same"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward")
 PERMANENT = "torch.autograd.set_detect_anomaly(False)  # or remove the detect_anomaly() block"
 
 

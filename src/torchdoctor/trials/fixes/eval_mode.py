@@ -21,6 +21,8 @@ SUMMARY = "model.eval() around evaluation forwards (model.train() after)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("evaluation",)
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():

@@ -20,6 +20,8 @@ SUMMARY = "torch.optim.<Optimizer>(..., fused=True) (foreach=True where no fused
 TOLERANCE = 1e-4
 TOLERANCE_REASON = "the same update with the arithmetic ordered differently (last-bit rounding)"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("optimizer",)
 PERMANENT = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)"
 FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")  # as rule D210 names them
 

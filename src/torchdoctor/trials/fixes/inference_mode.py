@@ -25,6 +25,8 @@ SUMMARY = "model.eval() + torch.inference_mode() for evaluation forwards"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("evaluation",)
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():

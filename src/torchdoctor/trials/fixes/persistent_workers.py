@@ -18,6 +18,8 @@ SUMMARY = "DataLoader(..., num_workers=N, persistent_workers=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only when the workers start changes"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("data",)
 MOVES_DATA_RANDOMNESS = True  # worker generators are no longer re-seeded at each epoch
 PERMANENT = "DataLoader(dataset, ..., num_workers=N, persistent_workers=True)"
 

@@ -21,6 +21,8 @@ SUMMARY = "no torch.profiler.profile around the training steps"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "a profiler only observes: the arithmetic is the same"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("step",)
 PERMANENT = "# remove the `with torch.profiler.profile(...)` around the training loop"
 
 

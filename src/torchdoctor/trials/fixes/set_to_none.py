@@ -20,6 +20,8 @@ SUMMARY = "optimizer.zero_grad(set_to_none=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same gradients: the backward writes them instead of adding to zeros"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("optimizer",)
 PERMANENT = "optimizer.zero_grad(set_to_none=True)  # the default since PyTorch 2.0"
 
 

@@ -24,6 +24,8 @@ SUMMARY = "DataLoader(num_workers=<cores>, persistent_workers=True, prefetch_fac
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only where they are built changes"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("data",)
 # Batches are built in worker processes, which torch seeds per worker: random augmentation in
 # __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
 MOVES_DATA_RANDOMNESS = True
