@@ -19,15 +19,11 @@ from torchdoctor.trials.fixes.inference_mode import evaluation_detector
 NAME = "eval_mode"
 SUMMARY = "model.eval() around evaluation forwards (model.train() after)"
 TOLERANCE = 1e-6
-TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
+TOLERANCE_REASON = "only evaluation forwards change mode: the training losses must not move"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 # what the fix can shorten (`--try auto` skips it when these take little of the run)
 SHORTENS = ("evaluation",)
-PERMANENT = """\
-model.eval()
-with torch.inference_mode():
-    output = model(inputs)
-model.train()"""
+PERMANENT = "model.eval()  # before the validation loop; model.train() after it"
 
 
 def applies_to(run) -> bool:
