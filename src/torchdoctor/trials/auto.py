@@ -38,7 +38,7 @@ def worth_trying(names: list[str], diagnosis) -> tuple[list[str], dict[str, str]
         else:
             phases = " + ".join(get_fix(name).SHORTENS)
             skipped[name] = (
-                f"not tried by auto: {phases} took {100 * share:.0f}% of the measured run, "
+                f"auto: {phases} took {100 * share:.0f}% of the measured run, "
                 f"below the {100 * MIN_PAYBACK:.0f}% it must be able to give back"
             )
     return kept, skipped
