@@ -52,10 +52,18 @@ def test_verdict_names_the_top_fix_and_the_crash():
 
 
 def test_no_steps_gives_an_empty_breakdown_and_says_why():
-    run = RunObservation(target="t.py", status="no_training_loop", notes=["no backward() ran"])
+    run = RunObservation(target="t.py", status="no_training_loop", forwards_seen=3)
     report = build_report(run, [])
     assert report.breakdown == {} and report.step_time_s is None
-    assert report.verdict == "no training loop seen: no backward() ran"
+    assert report.reason.no_steps.why == "no_training_loop"  # data; the words come from prose
+    assert report.verdict == (
+        "no training loop seen: no backward() or optimizer step "
+        "(3 model forward pass(es) but no backward())"
+    )
+    stalled = build_report(RunObservation("t.py", status="no_training_loop", backwards_seen=2), [])
+    assert stalled.verdict == (
+        "no training step completed: backward() ran 2 time(s) but no optimizer step"
+    )
     crashed = build_report(RunObservation("t.py", status="crashed", error="OSError: x"), [])
     assert crashed.verdict == "no training step measured: the script crashed first (OSError: x)"
 

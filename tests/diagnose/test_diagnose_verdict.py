@@ -3,6 +3,8 @@ run that ended within warm-up (start-up costs included) gets no bound verdict at
 
 import pytest
 
+from torchdoctor.diagnose.report import prose
+
 # Forward, backward and optimizer of an MLP are nearly all of a step (~10-20 ms: large against
 # the ~10 ms scheduler stalls of a loaded test machine); one measured step also sleeps 0.5 s
 # outside the model (a one-off stall, e.g. the OS preempting the process).
@@ -24,15 +26,17 @@ def test_one_outlier_step_does_not_flip_the_verdict(diagnose_here):
     report = diagnose_here(ONE_SLOW_STEP, steps=8, warmup=3)
     walls = [s.wall_s for s in report.run.steps]
     assert max(walls) > 0.5  # the planted stall is in a measured step...
-    assert report.verdict.startswith("compute bound"), report.verdict  # ...and not the verdict
+    assert report.reason.bound.kind == "compute", report.verdict  # ...and not the verdict
     assert report.breakdown["other"] < 0.5
     assert report.step_time_s < 0.2
     # the phases shown add up to the median step shown beside them
     assert sum(report.phase_seconds.values()) == pytest.approx(report.step_time_s)
-    spread = [n for n in report.step_notes if "left out of the breakdown" in n]
     # the planted stall, plus at most one preemption on a loaded machine (a 10-100 ms stall)
-    assert len(spread) == 1 and spread[0][1:].startswith(" of 8 steps took over 4x"), spread
-    assert spread[0][0] in "12", spread
+    spread = report.spread
+    assert spread is not None and spread.left_out and spread.steps == 8, report.step_notes
+    assert spread.outliers in (1, 2) and spread.slowest_s > 0.5, report.step_notes
+    assert report.step_notes == [prose.spread_note(spread)]
+    assert "left out of the breakdown" in report.step_notes[0]
 
 
 CRASH_IN_WARMUP = """
@@ -86,7 +90,8 @@ def test_host_overhead_verdict_says_when_no_model_call_was_seen(diagnose_here):
         warmup=2,
     )
     assert report.run.models == []
-    assert report.verdict.startswith("host-overhead bound"), report.verdict
+    bound = report.reason.bound
+    assert bound.kind == "other" and not bound.model_seen, report.verdict
     assert "no nn.Module call was seen" in report.verdict
     assert "logging" not in report.verdict
 
@@ -114,5 +119,5 @@ def test_loop_dominated_by_no_grad_acting_forwards_says_so_first(diagnose_here):
         warmup=2,
     )
     assert report.run.evaluation.under_no_grad >= 15
-    assert report.verdict.startswith("evaluation-heavy: "), report.verdict
-    assert "within the steps, " in report.verdict
+    assert report.reason.evaluation_share > 0.5, report.verdict
+    assert "evaluation-heavy" in report.verdict and "within the steps, " in report.verdict

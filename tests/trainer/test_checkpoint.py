@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from torchdoctor.errors import CheckpointError
+from torchdoctor.seeding import seed_everything
 from torchdoctor.trainer import checkpoint
 from torchdoctor.trainer.checkpoint import (
     CheckpointManager,
@@ -24,7 +25,6 @@ from torchdoctor.trainer.checkpoint import (
     load_checkpoint,
     restore_rng_state,
     save_checkpoint,
-    seed_everything,
 )
 
 

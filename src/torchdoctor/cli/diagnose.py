@@ -12,29 +12,6 @@ import sys
 import click
 
 
-class _OneLineUsage(click.Command):
-    """Bad options become one `torchdoctor: error:` line (exit 2), like our other usage errors."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            from torchdoctor.errors import UsageError
-
-            raise UsageError(exc.format_message()) from None
-
-
-def outputs_ok(paths) -> None:
-    """Report files go into existing folders: say so before the program runs, not after."""
-    import os
-
-    from torchdoctor.errors import UsageError
-
-    for path in paths:
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UsageError(f"cannot write {path}: no such directory")
-
-
 def _absolute(path: str | None) -> str | None:
     import os
 
@@ -42,7 +19,6 @@ def _absolute(path: str | None) -> str | None:
 
 
 @click.command(
-    cls=_OneLineUsage,
     context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
 )
 @click.option("-m", "module", is_flag=True, help="SCRIPT is a module name, run like `python -m`.")
@@ -74,7 +50,7 @@ def _absolute(path: str | None) -> str | None:
     help="Under torchrun: every rank writes its observation here; rank 0 reports them all.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
-# [D] --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
+# --try: apply fixes at run time and measure them (torchdoctor.trials, docs/try.md)
 @click.option(
     "--try",
     "try_spec",
@@ -106,15 +82,18 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
+    from torchdoctor.outputs import check_writable
     from torchdoctor.program import Program
 
-    if try_spec:  # [D] a bad fix name fails before anything runs
+    if try_spec:  # a bad fix name fails before anything runs
         from torchdoctor.trials.fixes import parse_fix_names
 
         parse_fix_names(try_spec)
 
     program = Program(script, args, module)  # before importing torch: a typo fails in a blink
-    outputs_ok((json_path, html_path, trace_path))
+    for path, flag in ((json_path, "--json"), (html_path, "--html"), (trace_path, "--trace")):
+        if path:  # report files go into writable folders: say so before the program runs
+            check_writable(path, flag)
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
@@ -132,7 +111,7 @@ def diagnose(
     )
     if not _publish(report, quiet, rank_dir, outputs):
         sys.exit(report.run.exit_code)
-    if try_spec and report.run.status in ("completed", "stopped"):  # [D]
+    if try_spec and report.run.status in ("completed", "stopped"):
         from torchdoctor.trials.cli_hook import run_try
 
         run_try(report, program, try_spec, steps, repeats, json_path, quiet, warmup=warmup)

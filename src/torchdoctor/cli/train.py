@@ -44,16 +44,6 @@ FLAG_FIELDS = {
 }
 
 
-class OneLineErrorCommand(click.Command):
-    """Bad flag values exit 2 with one line (`torchdoctor: error: ...`), not click's usage block."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            raise UsageError(exc.format_message()) from exc
-
-
 def parse_workers(value: str | None):
     if value is None or value == "auto":
         return value
@@ -106,7 +96,7 @@ def seed_recipe_build(settings: dict) -> None:
     would otherwise start from different weights every run (same seed, different results).
     recipe.defaults are not known yet, so this is the file/flag seed or TrainerConfig's 0; a
     non-integer seed is left for TrainerConfig's one-line error."""
-    from torchdoctor.trainer.checkpoint import seed_everything  # imports torch
+    from torchdoctor.seeding import seed_everything  # imports torch
 
     seed = settings.get("seed", 0)
     if isinstance(seed, int) and not isinstance(seed, bool):
@@ -118,7 +108,7 @@ def merge_settings(recipe_defaults: dict, config_file: dict, flags: dict) -> dic
     return {**recipe_defaults, **config_file, **flags}
 
 
-@click.command(cls=OneLineErrorCommand)
+@click.command()
 @click.argument("recipe")
 @click.option(
     "-o",
@@ -167,7 +157,7 @@ def train(recipe, options, config_file, json_path, **flags):
     file_settings = read_config_file(config_file) if config_file else {}
     recipe_options = parse_options(options)
     if json_path:
-        from torchdoctor.demo.table import check_writable
+        from torchdoctor.outputs import check_writable
 
         check_writable(json_path)  # before training, not after it
 

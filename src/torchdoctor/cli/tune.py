@@ -104,7 +104,7 @@ def tune(
     from torchdoctor.trials.tuning.tune import tune as run_tune
 
     wanted = _parse_stages(stages)
-    from torchdoctor.demo.table import check_writable
+    from torchdoctor.outputs import check_writable
 
     for path, flag in ((json_path, "--json"), (config_out, "--write-config")):
         if path:

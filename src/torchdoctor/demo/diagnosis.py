@@ -23,11 +23,8 @@ def unavailable(reason: str) -> dict[str, Any]:
 
 def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
     """Diagnose `python -m torchdoctor.demo.naive_loop` on the workload's data; print the report."""
-    try:
-        from torchdoctor.diagnose.api import diagnose_script
-    except ImportError as exc:
-        console.print(f"diagnosis unavailable: {exc}", markup=False)
-        return unavailable(str(exc))
+    from torchdoctor.diagnose.api import diagnose_script
+
     args = workload.naive_script_args(epochs=1)
     console.print(
         f"$ torchdoctor diagnose -m {SCRIPT_MODULE} {' '.join(args)} --steps {steps}", markup=False

@@ -17,13 +17,13 @@ from torchdoctor.demo.stack import plan
 from torchdoctor.demo.table import (
     add_speedups,
     caveats,
-    check_writable,
     footnotes,
     render_table,
     write_json,
 )
 from torchdoctor.demo.workload import prepare
 from torchdoctor.errors import UsageError
+from torchdoctor.outputs import check_writable
 
 
 def resolve_device(name: str) -> torch.device:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from rich.table import Table
 
 from torchdoctor.demo.notes import measurement_rule, slowdown_notes
 from torchdoctor.demo.rows import RowResult
-from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.errors import TorchdoctorError
 
 SCHEMA_VERSION = 2
 
@@ -128,15 +127,6 @@ def write_json(path: str | Path, header: dict[str, Any], rows: list[RowResult]) 
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise TorchdoctorError(f"cannot write {target}: {exc.strerror or exc}") from exc
-
-
-def check_writable(path: str | Path, flag: str = "--json") -> None:
-    """Fail before a long run, not after it, when the JSON could not be written."""
-    parent = Path(path).resolve().parent
-    if not parent.is_dir():
-        raise UsageError(f"{flag} {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{flag} {path}: directory {parent} is not writable")
 
 
 def _finite(value):

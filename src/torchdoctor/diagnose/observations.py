@@ -266,6 +266,8 @@ class RunObservation:
     # the run ended within warm-up: `steps` holds warm-up steps (start-up costs included), and no
     # breakdown or verdict is drawn from them
     warmup_only: bool = False
+    backwards_seen: int = 0  # backward() calls seen, warm-up included (none: no training loop)
+    forwards_seen: int = 0  # root model forward passes seen, training and evaluation
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -61,6 +61,8 @@ def build_run(
         steps=[_step(r) for r in measured],
         manual_updates=manual,
         warmup_only=warm_only,
+        backwards_seen=session.tracker.backwards,
+        forwards_seen=session.tracker.forwards_seen,
     )
     for probe in session.probes:
         probe.contribute(run, measured)
@@ -76,24 +78,13 @@ def build_run(
 def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) -> list[str]:
     notes = []
     requested = session.config.steps
-    if not all_steps:
-        seen = session.tracker.backwards
-        if seen:
-            notes.append(
-                f"no training step completed: backward() ran {seen} time(s) but no optimizer step"
-            )
-        else:
-            forwards = session.tracker.forwards_seen
-            what = "no model call"
-            if forwards:
-                what = f"{forwards} model forward pass(es) but no backward()"
-            notes.append(f"no training loop seen: no backward() or optimizer step ({what})")
-    elif warm_only:
+    # no step at all: no note, the verdict says why (from backwards_seen and forwards_seen)
+    if all_steps and warm_only:
         notes.append(
             f"only {len(all_steps)} step(s) ran, all of them warm-up: the timings include "
             "start-up costs (use a longer run or a smaller --warmup)"
         )
-    else:
+    elif all_steps:
         counted = ""
         if run.compute.ops_per_step is not None:
             counted = f" (the op and FLOP counts come from warm-up step {session.sampled_index})"

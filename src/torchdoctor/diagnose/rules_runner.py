@@ -3,18 +3,15 @@ costs its own findings and adds a note ("rule D123 failed: ..."), never the whol
 
 Tests and CI set TORCHDOCTOR_STRICT_RULES=1 (tests/diagnose/conftest.py does), which lets a
 rule's exception propagate, so rule bugs fail loudly there instead of hiding in a note.
-The rules package (engineer C2's) is imported defensively only while it does not exist yet.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 
 from torchdoctor.diagnose.findings import Finding, rank
 from torchdoctor.diagnose.observations import RunObservation
 
-RULES_PACKAGE = "torchdoctor.diagnose.rules"
 STRICT_ENV = "TORCHDOCTOR_STRICT_RULES"
 
 
@@ -28,13 +25,9 @@ def _failure(exc: Exception) -> str:
 
 
 def load_rules() -> list:
-    try:
-        package = importlib.import_module(RULES_PACKAGE)
-    except ModuleNotFoundError as exc:
-        if exc.name == RULES_PACKAGE:
-            return []
-        raise
-    return list(package.all_rules())
+    from torchdoctor.diagnose.rules import all_rules  # a rule module that fails to import: a note
+
+    return all_rules()
 
 
 def check_all(run: RunObservation) -> list[Finding]:

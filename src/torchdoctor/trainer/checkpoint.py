@@ -161,13 +161,6 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict:
 # --- random number generators ------------------------------------------------------------------
 
 
-def seed_everything(seed: int) -> None:
-    """Seed every RNG that capture_rng_state covers, so a run is a function of its seed."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)  # also seeds every CUDA device
-
-
 def capture_rng_state() -> dict:
     """Every RNG a training step can draw from, as weights_only-loadable data."""
     version, internal, gauss = random.getstate()

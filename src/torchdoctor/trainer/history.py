@@ -7,11 +7,11 @@ the GPU queue every step.
 
 from __future__ import annotations
 
-import resource
-import sys
 from dataclasses import asdict, dataclass
 
 import torch
+
+from torchdoctor.process_memory import peak_rss_bytes
 
 HISTORY_SCHEMA_VERSION = 1
 
@@ -98,5 +98,4 @@ def peak_memory_bytes(device: torch.device) -> int:
     resident set size so far (getrusage reports KiB on Linux, bytes on macOS)."""
     if device.type == "cuda":
         return int(torch.cuda.max_memory_allocated(device))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak if sys.platform == "darwin" else peak * 1024)
+    return peak_rss_bytes()

@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 from torchdoctor.errors import TorchdoctorError
+from torchdoctor.seeding import seed_everything
 from torchdoctor.trainer import state as ckpt_state
-from torchdoctor.trainer.checkpoint import seed_everything  # [E]
 from torchdoctor.trainer.config import TrainerConfig
 from torchdoctor.trainer.data import (
     LoaderHandle,
@@ -26,7 +26,7 @@ from torchdoctor.trainer.data import (
     to_device,
 )
 from torchdoctor.trainer.evaluation import evaluate_loader, predict_loader
-from torchdoctor.trainer.faults import NonFiniteGuard, translate_worker_death  # [E]
+from torchdoctor.trainer.faults import NonFiniteGuard, translate_worker_death
 from torchdoctor.trainer.history import (
     EpochMeter,
     EpochRecord,
@@ -35,7 +35,7 @@ from torchdoctor.trainer.history import (
 )
 from torchdoctor.trainer.modelprep import checkpoint_submodules, compile_model, place_model
 from torchdoctor.trainer.progress import EpochProgress
-from torchdoctor.trainer.ranks import RankCoordinator  # [E]
+from torchdoctor.trainer.ranks import RankCoordinator
 from torchdoctor.trainer.setup import (
     apply_backend_flags,
     check_optimizer_params,
@@ -61,7 +61,7 @@ class Trainer:
         self.classification = classification
         # "auto" switches -> concrete choices for this device (see setup.py for each rule)
         self.setup = setup = resolve_setup(config, model)
-        # [E] under torchrun: join the process group, check all ranks have the same settings,
+        # under torchrun: join the process group, check all ranks have the same settings,
         # train on cuda:LOCAL_RANK (a no-op in a single process)
         self.ranks = RankCoordinator(config, setup)
         self.dist, self.setup = self.ranks.env, self.ranks.setup
@@ -70,7 +70,7 @@ class Trainer:
 
         checkpoint_submodules(model, config.activation_checkpointing)
         self.model = place_model(model, setup.device, setup.channels_last)
-        # [E] SyncBatchNorm + DDP under torchrun; self.model stays the unwrapped module
+        # SyncBatchNorm + DDP under torchrun; self.model stays the unwrapped module
         self.model, wrapped = self.ranks.wrap_model(self.model)
         self.forward_model = compile_model(wrapped, config.compile, config.compile_mode)
 
@@ -136,27 +136,25 @@ class Trainer:
             drop_last=cfg.drop_last,
             seed=cfg.seed,
             rank=self.dist.rank,
-            world_size=self.dist.world_size,  # [E] this rank's share
+            world_size=self.dist.world_size,  # this rank's share
         )
-        self.guard = NonFiniteGuard(cfg.nan_policy, self.dist)  # [E] NaN/inf loss policy
+        self.guard = NonFiniteGuard(cfg.nan_policy, self.dist)  # NaN/inf loss policy
         val = self._eval_loader(val_data, "validation") if val_data is not None else None
 
         # Dropout/augmentation RNG; the data order has its own generator (data.py)
-        seed_everything(
-            cfg.seed
-        )  # [E] Python, NumPy and torch RNGs: a run is a function of its seed
+        seed_everything(cfg.seed)  # Python, NumPy and torch RNGs: a run is a function of its seed
         self.global_step, self.history, self.resumed_from = 0, [], None
         # gradients left by code that ran before fit() must not leak into the first window
         self.optimizer.zero_grad(set_to_none=True)
         start_epoch, skip_batches, meter_state = 0, 0, None
-        if cfg.checkpoint_dir:  # [E] rank 0 probes; every rank learns the outcome
+        if cfg.checkpoint_dir:  # rank 0 probes; every rank learns the outcome
             from torchdoctor.trainer.checkpoint import CheckpointManager
 
             self.ranks.save(CheckpointManager(cfg.checkpoint_dir, cfg.keep_last).check_writable)
         if cfg.resume:
             start_epoch, skip_batches, meter_state = self._resume()
 
-        # [E] progress on rank 0 only; a dead DataLoader worker becomes one clear line
+        # progress on rank 0 only; a dead DataLoader worker becomes one clear line
         with (
             EpochProgress(cfg.quiet or not self.dist.is_main, cfg.epochs) as bar,
             translate_worker_death(),
@@ -205,13 +203,13 @@ class Trainer:
                 n = batch_size_of(inputs)
                 inputs = to_device(inputs, device, non_blocking, channels_last)
                 targets = to_device(targets, device, non_blocking, False)
-                # [E] DDP all-reduces gradients on the window's last micro-batch only
+                # DDP all-reduces gradients on the window's last micro-batch only
                 with self.ranks.gradient_sync(micro == len(split) - 1):
                     loss, outputs = forward_loss(parts, inputs, targets)
                     self.guard.observe(loss, epoch=epoch, step=self.global_step, batch=done + micro)
                     backward(parts, loss, n / n_window)
                 measured.append((loss, outputs, targets, n))
-            if self.guard.step_ok():  # [E] False only for nan_policy "skip" on a NaN/inf loss
+            if self.guard.step_ok():  # False only for nan_policy "skip" on a NaN/inf loss
                 norm = optimizer_step(parts)  # unscale -> clip -> step -> zero_grad(None) -> sched
                 for loss, outputs, targets, n in measured:
                     meter.add(loss, outputs, targets, n)
@@ -224,12 +222,12 @@ class Trainer:
             bar.advance(len(window), meter)
             if self._max_steps_reached():
                 break
-            if self.ranks.checkpoint_due(self.global_step):  # [E] every N steps or N seconds
+            if self.ranks.checkpoint_due(self.global_step):  # every N steps or N seconds
                 if done < total_batches:  # the end-of-epoch save covers the last step
                     self._save(epoch, done, meter.state())
 
-        self.guard.flush()  # [E] the last step's NaN check
-        totals = self.ranks.global_meter(meter)  # [E] sums over all ranks (meter keeps this rank's)
+        self.guard.flush()  # the last step's NaN check
+        totals = self.ranks.global_meter(meter)  # sums over all ranks (meter keeps this rank's)
         train_loss, train_accuracy, grad_norm = totals.summary()  # one device sync per epoch
         epoch_s = time.perf_counter() - started
         finished = done >= total_batches
@@ -261,7 +259,7 @@ class Trainer:
             return
         from torchdoctor.trainer.checkpoint import CheckpointManager
 
-        # [E] never checkpoint weights a pending NaN already spoiled; store all ranks' sums;
+        # never checkpoint weights a pending NaN already spoiled; store all ranks' sums;
         # rank 0 writes, and every rank learns whether that worked before going on
         self.guard.flush()
         meter_state = self.ranks.checkpoint_meter_state(meter_state)
@@ -284,13 +282,12 @@ class Trainer:
             return 0, 0, None
         state, path = loaded
         ckpt_state.check_compatible(state.get("config", {}), cfg.to_dict(), path)
-        self.ranks.check_resume(state.get("world_size"), path)  # [E]
+        self.ranks.check_resume(state.get("world_size"), path)
         ckpt_state.restore_state(self, state, path)
         self.resumed_from = (path, state["epoch"], state["step"])
         self.history = [EpochRecord(**record) for record in state.get("history", [])]
-        meter_state = self.ranks.resumed_meter_state(
-            state.get("epoch_meter")
-        )  # [E] rank 0 holds the sums
+        # rank 0 holds the sums
+        meter_state = self.ranks.resumed_meter_state(state.get("epoch_meter"))
         return state["epoch"], state["batches_done"], meter_state
 
     # ------------------------------------------------------------------ evaluation

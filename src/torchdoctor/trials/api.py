@@ -44,12 +44,8 @@ def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, 
 
 
 def _diagnose(program: Program, steps: int):
-    try:
-        from torchdoctor.diagnose.api import diagnose_script
-    except ImportError as exc:
-        raise TorchdoctorError(
-            f"--try all needs the diagnosis, which failed to load: {exc}"
-        ) from exc
+    from torchdoctor.diagnose.api import diagnose_script
+
     return diagnose_script(program, steps=steps, quiet=True)
 
 

@@ -23,11 +23,9 @@ def lint_diff(script: str, fixes: list[str]) -> tuple[str, set[str]]:
     codes = {code for name in fixes for code in LINT_CODES.get(name, ())}
     if not codes or not Path(script).is_file():
         return "", set()
-    try:
-        from torchdoctor.lint.engine import lint_source
-        from torchdoctor.lint.rules import all_rules
-    except ImportError:  # lint not installed in this build: snippets only
-        return "", set()
+    from torchdoctor.lint.engine import lint_source  # lint's libcst only when a diff is wanted
+    from torchdoctor.lint.rules import all_rules
+
     source = Path(script).read_text(encoding="utf-8")
     rules = [rule for rule in all_rules() if rule.code in codes]
     result = lint_source(source, script, rules, fix=True, unsafe=True)

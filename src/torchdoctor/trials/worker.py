@@ -20,8 +20,6 @@ import argparse
 import gc
 import json
 import os
-import random
-import resource
 import sys
 import time
 from dataclasses import asdict
@@ -31,27 +29,18 @@ import torch
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
 from torchdoctor.intercept.hooks import Hooks
+from torchdoctor.process_memory import peak_rss_bytes
 from torchdoctor.program import Program
+from torchdoctor.seeding import seed_everything
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
-    try:
-        import numpy
-
-        numpy.random.seed(seed)
-    except ImportError:  # numpy is optional for user scripts
-        pass
-
-
 def peak_memory() -> tuple[int, str]:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         return int(torch.cuda.max_memory_allocated()), "cuda_allocator"
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process_rss"
+    return peak_rss_bytes(), "process_rss"
 
 
 def _load_observation(path: str | None):

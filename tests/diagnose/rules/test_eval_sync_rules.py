@@ -21,9 +21,7 @@ from torchdoctor.diagnose.rules import (
 from torchdoctor.diagnose.rules import (
     d402_blocking_copies as d402,
 )
-from torchdoctor.diagnose.rules import (
-    run_rules,
-)
+from torchdoctor.diagnose.rules_runner import check_all as run_rules
 
 
 def evaluated(**fields):

@@ -12,7 +12,8 @@ import pytest
 from rule_builders import good_cpu_run, good_h100_run
 
 from torchdoctor.diagnose import catalogue
-from torchdoctor.diagnose.rules import all_rules, run_rules
+from torchdoctor.diagnose.rules import all_rules
+from torchdoctor.diagnose.rules_runner import check_all as run_rules
 
 REPO = Path(__file__).resolve().parents[3]
 RULES = all_rules()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 
 import torch
 
 from torchdoctor.diagnose.observations import DistributedObservation, MemoryObservation
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.probes.peak_flops import _cpu_name
+from torchdoctor.process_memory import peak_rss_bytes
 
 
 def _run_device(run) -> str:
@@ -105,7 +105,7 @@ class MemoryProbe(Probe):
                 memory.activations_bytes = memory.peak_bytes - fixed  # params + grads + state
         else:
             memory.source = "process_rss"
-            memory.peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            memory.peak_bytes = peak_rss_bytes()
             try:
                 memory.capacity_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
             except (ValueError, OSError):

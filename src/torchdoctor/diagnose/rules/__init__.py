@@ -4,6 +4,7 @@ A rule module defines `CODE` (stable, e.g. "D101"), `TITLE` (one line), a Ruff-s
 (What it does / Why is this bad / Example / Use instead / Fix safety) and `check`. Codes group by
 area: D1xx data loading, D2xx compute and precision, D3xx evaluation, D4xx host syncs and
 transfers, D5xx memory, D6xx distributed, D7xx I/O. Helper modules start with an underscore.
+`rules_runner.check_all` runs them, each one isolated.
 """
 
 from __future__ import annotations
@@ -12,9 +13,6 @@ import importlib
 import pkgutil
 from functools import lru_cache
 from types import ModuleType
-
-from torchdoctor.diagnose.findings import Finding, rank
-from torchdoctor.diagnose.observations import RunObservation
 
 
 @lru_cache(maxsize=1)
@@ -32,11 +30,3 @@ def _discover() -> tuple[ModuleType, ...]:
 def all_rules() -> list[ModuleType]:
     """The rule modules, sorted by CODE."""
     return list(_discover())
-
-
-def run_rules(run: RunObservation) -> list[Finding]:
-    """Every rule's findings on one run, ranked (largest estimated saving first)."""
-    findings: list[Finding] = []
-    for rule in all_rules():
-        findings.extend(rule.check(run))
-    return rank(findings)

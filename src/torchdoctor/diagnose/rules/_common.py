@@ -6,16 +6,23 @@ rules: `all_rules()` skips them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from torchdoctor.diagnose.findings import Severity
 from torchdoctor.diagnose.observations import (
-    PHASES,
     LoaderObservation,
     OptimizerObservation,
     RunObservation,
-    StepObservation,
 )
+
+# The step analysis is shared with the report (one definition of which steps count); the rules
+# import it from here.
+from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES as COMPUTE_PHASES
+from torchdoctor.diagnose.step_analysis import StepProfile as StepProfile
+from torchdoctor.diagnose.step_analysis import analyze
+from torchdoctor.diagnose.step_analysis import clamp as clamp
+from torchdoctor.diagnose.step_analysis import evaluation_share as evaluation_share
+from torchdoctor.diagnose.step_analysis import measured_steps as measured_steps
+from torchdoctor.diagnose.step_analysis import median as median
+from torchdoctor.diagnose.step_analysis import step_profile as step_profile
 
 # A finding whose fix would save at least this share of step time is a warning; below it, info.
 # Relative to the measured step, so it means the same on a laptop CPU and on an H100.
@@ -25,64 +32,8 @@ WARNING_SAVING = 0.10
 # gives no per-kernel split. Used by the precision rules (D204, D206, D207) in Amdahl's law.
 MATMUL_SHARE = 0.5
 
-COMPUTE_PHASES = ("forward", "backward", "optimizer")
-
 PYTORCH_TUNING_GUIDE = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
 PYTORCH_AMP_RECIPE = "https://pytorch.org/docs/stable/amp.html"
-
-
-@dataclass(frozen=True)
-class StepProfile:
-    """Mean seconds per measured step, in total and per phase."""
-
-    steps: int
-    step_s: float
-    phase_s: dict[str, float]
-
-    def seconds(self, *phases: str) -> float:
-        return sum(self.phase_s.get(p, 0.0) for p in phases)
-
-    def share(self, *phases: str) -> float:
-        """Share of step time spent in the given phases (0..1)."""
-        return clamp(self.seconds(*phases) / self.step_s) if self.step_s > 0 else 0.0
-
-    @property
-    def compute_s(self) -> float:
-        return self.seconds(*COMPUTE_PHASES)
-
-
-# A step slower than this many times the median is an outlier (another process took the CPU,
-# a garbage collection, an epoch's worker start-up): it is left out of the step profile, and the
-# rules that are about such spikes (D103 worker start-up) measure them on their own.
-OUTLIER_FACTOR = 3.0
-
-
-def measured_steps(run: RunObservation) -> list[StepObservation]:
-    """The timed measured steps; none when the run ended within warm-up (QA2-9): warm-up steps
-    carry start-up costs and evaluation-only syncs, so no per-step finding is drawn from them."""
-    if run.warmup_only:
-        return []
-    return [s for s in run.steps if s.wall_s > 0]
-
-
-def step_profile(run: RunObservation) -> StepProfile | None:
-    """Mean seconds per phase over the measured steps, leaving out outlier steps.
-
-    A mean keeps costs paid every few steps; dropping steps over OUTLIER_FACTOR x the median keeps
-    one descheduled step on a busy machine from deciding the diagnosis.
-    """
-    timed = measured_steps(run)
-    if not timed:
-        return None
-    limit = OUTLIER_FACTOR * median([s.wall_s for s in timed])
-    steps = [s for s in timed if s.wall_s <= limit]
-    n = len(steps)
-    phase_s = {p: sum(s.phases.get(p, 0.0) for s in steps) / n for p in PHASES}
-    return StepProfile(steps=n, step_s=sum(s.wall_s for s in steps) / n, phase_s=phase_s)
-
-
-def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
-    return max(lo, min(hi, x))
 
 
 def kernel_gain_saving(compute_share: float, kernel_gain: float) -> float:
@@ -153,18 +104,9 @@ def model_has(run: RunObservation, attribute: str) -> bool:
     return any(getattr(m, attribute) for m in run.models)
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    if n == 0:
-        return 0.0
-    mid = n // 2
-    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def typical_step_s(run: RunObservation) -> float:
     """Median step time: robust to the odd step another process on the machine slowed down."""
-    return median([s.wall_s for s in measured_steps(run)])
+    return analyze(run).median_step_s
 
 
 def model_time_s(run: RunObservation) -> float:
@@ -219,20 +161,6 @@ def uses_autocast(run: RunObservation) -> bool:
 
 def conv_layers(run: RunObservation) -> int:
     return sum(m.conv_layers for m in run.models)
-
-
-def evaluation_share(run: RunObservation) -> float:
-    """Evaluation time as a share of evaluation plus training time.
-
-    Prefers the evaluation cut out of the measured steps (same window as the training time);
-    falls back to all evaluation seen in the run.
-    """
-    steps = measured_steps(run)
-    if not steps:  # no measured training time to compare with
-        return 0.0
-    train_s = sum(s.wall_s for s in steps)
-    eval_s = sum(s.evaluation_s for s in steps) or run.evaluation.seconds
-    return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
 def memory_use(run: RunObservation) -> float | None:

@@ -1,0 +1,148 @@
+"""One analysis of the measured steps, shared by the rules and the report.
+
+Which steps count, which are outliers, the mean profile per phase, the breakdown shares, the
+median step and the evaluation share are defined here once: a rule's saving and the report's
+breakdown are drawn from the same steps. Pure (no torch); the results are data, and the words
+about them (the spread note) are written by the report's prose module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
+
+# A step slower than this many times the median is an outlier (another process took the CPU, a
+# garbage collection, an epoch's worker start-up, a one-off checkpoint). Outliers are left out of
+# the profile and the breakdown while they are rare (at most RARE_SHARE of the steps): otherwise
+# they are how the loop behaves, and count. The rules about such spikes (D103 worker start-up)
+# measure them on their own.
+OUTLIER_FACTOR = 3.0
+RARE_SHARE = 0.25
+COMPUTE_PHASES = ("forward", "backward", "optimizer")
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return 0.0
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    return max(lo, min(hi, x))
+
+
+def measured_steps(run: RunObservation) -> list[StepObservation]:
+    """The timed measured steps; none when the run ended within warm-up: warm-up steps carry
+    start-up costs and evaluation-only syncs, so nothing per step is drawn from them."""
+    if run.warmup_only:
+        return []
+    return [s for s in run.steps if s.wall_s > 0]
+
+
+@dataclass(frozen=True)
+class StepProfile:
+    """Mean seconds per typical step, in total and per phase."""
+
+    steps: int
+    step_s: float
+    phase_s: dict[str, float]
+
+    def seconds(self, *phases: str) -> float:
+        return sum(self.phase_s.get(p, 0.0) for p in phases)
+
+    def share(self, *phases: str) -> float:
+        """Share of step time spent in the given phases (0..1)."""
+        return clamp(self.seconds(*phases) / self.step_s) if self.step_s > 0 else 0.0
+
+    @property
+    def compute_s(self) -> float:
+        return self.seconds(*COMPUTE_PHASES)
+
+
+@dataclass(frozen=True)
+class StepSpread:
+    """Steps over OUTLIER_FACTOR x the median step."""
+
+    outliers: int
+    steps: int
+    slowest_s: float
+    median_s: float
+    compiled_steps: tuple[int, ...]  # outlier steps in which torch.compile compiled new code
+    left_out: bool  # rare enough to be left out of the profile and the breakdown
+
+    @property
+    def all_compiled(self) -> bool:
+        """Every outlier has a known cause (a compilation), no guess needed."""
+        return len(self.compiled_steps) == self.outliers
+
+
+@dataclass(frozen=True)
+class StepAnalysis:
+    measured: list[StepObservation]  # timed measured steps
+    typical: list[StepObservation]  # the steps the profile and the breakdown are drawn from
+    median_step_s: float
+    spread: StepSpread | None  # None: no outlier
+    evaluation_share: float
+
+    @property
+    def profile(self) -> StepProfile | None:
+        """Mean per phase: a mean keeps the costs paid every few steps."""
+        n = len(self.typical)
+        if not n:
+            return None
+        phase_s = {p: sum(s.phases.get(p, 0.0) for s in self.typical) / n for p in PHASES}
+        return StepProfile(n, sum(s.wall_s for s in self.typical) / n, phase_s)
+
+    @property
+    def breakdown(self) -> dict[str, float]:
+        """Share of the typical steps' time by phase (sums to 1 when phases cover the step)."""
+        total = sum(s.wall_s for s in self.typical)
+        if total <= 0:
+            return {}
+        return {p: sum(s.phases.get(p, 0.0) for s in self.typical) / total for p in PHASES}
+
+
+def _spread(steps: list[StepObservation], median_s: float) -> tuple[list, StepSpread | None]:
+    outliers = [s for s in steps if s.wall_s > OUTLIER_FACTOR * median_s]
+    if not outliers or median_s <= 0:
+        return steps, None
+    rare = len(outliers) <= RARE_SHARE * len(steps)
+    spread = StepSpread(
+        outliers=len(outliers),
+        steps=len(steps),
+        slowest_s=max(s.wall_s for s in outliers),
+        median_s=median_s,
+        compiled_steps=tuple(s.index for s in outliers if s.compiles),
+        left_out=rare,
+    )
+    typical = [s for s in steps if s.wall_s <= OUTLIER_FACTOR * median_s] if rare else steps
+    return typical, spread
+
+
+def evaluation_share(run: RunObservation) -> float:
+    """Evaluation time as a share of evaluation plus training time.
+
+    Prefers the evaluation cut out of the measured steps (same window as the training time);
+    falls back to all evaluation seen in the run.
+    """
+    steps = measured_steps(run)
+    if not steps:  # no measured training time to compare with
+        return 0.0
+    train_s = sum(s.wall_s for s in steps)
+    eval_s = sum(s.evaluation_s for s in steps) or run.evaluation.seconds
+    return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
+
+
+def analyze(run: RunObservation) -> StepAnalysis:
+    measured = measured_steps(run)
+    median_s = median([s.wall_s for s in measured])
+    typical, spread = _spread(measured, median_s)
+    return StepAnalysis(measured, typical, median_s, spread, evaluation_share(run))
+
+
+def step_profile(run: RunObservation) -> StepProfile | None:
+    return analyze(run).profile
