@@ -44,6 +44,14 @@ TECHNIQUES: tuple[Technique, ...] = (
         page="data-loading.md",
     ),
     Technique(
+        "persistent_workers",
+        "DataLoader workers kept alive across epochs (persistent_workers=True)",
+        diagnose=("D103",),
+        fixes=("persistent_workers",),
+        trainer=("persistent_workers",),
+        page="data-loading.md",
+    ),
+    Technique(
         "batched_data",
         "Batched data pipeline (in-memory tensors indexed per batch, vectorised preprocessing)",
         diagnose=("D105", "D108", "D109", "D110", "D111", "D112"),
@@ -168,6 +176,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "fused_optimizer",
         "Fused / multi-tensor (foreach) optimizer step",
         diagnose=("D210",),
+        fixes=("fused_optimizer",),
         demo="fused_optimizer",
     ),
     Technique(
@@ -181,6 +190,14 @@ TECHNIQUES: tuple[Technique, ...] = (
         page="inference-mode-and-eval.md",
     ),
     Technique(
+        "eval_mode",
+        "Evaluation with the model in eval() mode (Dropout off, BatchNorm running statistics)",
+        diagnose=("D302",),
+        fixes=("eval_mode",),
+        trainer_always=True,
+        page="inference-mode-and-eval.md",
+    ),
+    Technique(
         "no_host_syncs",
         "No host-device synchronisation (.item(), .cpu(), print of a tensor) in every step",
         diagnose=("D401",),
@@ -191,7 +208,9 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique(
         "zero_grad_set_to_none",
         "zero_grad(set_to_none=True)",
+        diagnose=("D220",),
         lint=("TD122",),
+        fixes=("set_to_none",),
         trainer_always=True,
         demo="trainer_loop",
         page="zero-grad-set-to-none.md",
@@ -273,6 +292,13 @@ TECHNIQUES: tuple[Technique, ...] = (
         "anomaly_detection_off",
         "Autograd anomaly detection off outside debugging",
         diagnose=("D211",),
+        fixes=("anomaly_off",),
+    ),
+    Technique(
+        "profiler_off",
+        "No torch profiler left on around the training steps",
+        # D212 (profiler left on) joins this row when its rule lands (the "lines" workstream)
+        fixes=("profiler_off",),
     ),
 )
 

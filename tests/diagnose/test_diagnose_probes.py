@@ -123,11 +123,12 @@ def test_gpu_peak_table_names_its_source_and_never_guesses():
     assert gpu_peak("Some Future GPU", "bf16") == (None, "unknown")
 
 
-def test_extensions_apply_fixes_through_the_probes(tmp_path):
-    """The --try interception points: loader kwargs rewritten, root forward run in a context."""
+def test_hook_points_apply_fixes_through_the_probes(tmp_path):
+    """The interception points under diagnose: loader kwargs rewritten by the loader probe, the
+    root forward run through a middleware by the forward probe (no second patch of torch)."""
     import torch
 
-    from torchdoctor.diagnose.extensions import Extensions
+    from torchdoctor.intercept.hooks import Hooks
 
     script = tmp_path / "train.py"
     script.write_text(
@@ -145,12 +146,17 @@ def test_extensions_apply_fixes_through_the_probes(tmp_path):
             """
         )
     )
-    extensions = Extensions()
-    extensions.loader_kwargs.append(lambda cls, kwargs: {**kwargs, "batch_size": 16})
-    extensions.forward_context.append(
-        lambda module, info: torch.autocast("cpu", torch.bfloat16) if info.grad_enabled else None
-    )
-    run = diagnose_script(str(script), steps=3, warmup=2, extensions=extensions).run
+
+    def in_autocast(module, call, args, kwargs):
+        if not torch.is_grad_enabled():
+            return call(module, args, kwargs)
+        with torch.autocast("cpu", torch.bfloat16):
+            return call(module, args, kwargs)
+
+    hooks = Hooks()
+    hooks.loader_kwargs.append(lambda kwargs: {**kwargs, "batch_size": 16})
+    hooks.around_forward.append(in_autocast)
+    run = diagnose_script(str(script), steps=3, warmup=2, hooks=hooks).run
     assert run.loaders[0].batch_size == 16
     assert all(step.batch_size == 16 for step in run.steps)
     assert run.precision.autocast_forwards == run.precision.forwards == 3

@@ -7,9 +7,9 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from torchdoctor.diagnose.observations import LoaderObservation, ModuleObservation, RunObservation
 from torchdoctor.errors import UsageError
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials.fixes import FIX_NAMES, all_fixes, get_fix, parse_fix_names
 from torchdoctor.trials.fixes._common import cpu_bf16_supported
-from torchdoctor.trials.hooks import TrialHooks
 
 
 def test_every_fix_module_follows_the_layout():
@@ -31,7 +31,7 @@ def test_learning_changes_are_suggestions_and_fixes_keep_catalogue_order():
 
 
 def applied(*names):
-    hooks = TrialHooks(cpu_count=2)
+    hooks = Hooks(cpu_count=2)
     for name in names:
         get_fix(name).apply(hooks)
     return hooks
@@ -114,7 +114,7 @@ def test_grad_scaler_plumbing_steps_the_scripts_optimizer_once_through_the_scale
 
     from torchdoctor.trials.fixes.autocast import _drive_grad_scaler
 
-    hooks = TrialHooks()
+    hooks = Hooks()
     steps = []
     hooks.on_step.append(steps.append)
     with warnings.catch_warnings():

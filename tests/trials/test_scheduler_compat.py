@@ -3,11 +3,11 @@
 import torch
 from torch import nn
 
-from torchdoctor.trials.hooks import TrialHooks
+from torchdoctor.intercept.hooks import Hooks
 
 
 def test_lr_scheduler_attaches_to_a_wrapped_optimizer_and_every_step_is_seen():
-    hooks = TrialHooks(cpu_count=2)
+    hooks = Hooks(cpu_count=2)
     steps_seen = []
     hooks.on_step.append(steps_seen.append)
     hooks.install()

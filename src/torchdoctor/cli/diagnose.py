@@ -132,7 +132,7 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):
         from torchdoctor.trials.cli_hook import run_try
 
-        trials = run_try(report, program, try_spec, steps, repeats, json_path, quiet)
+        trials = run_try(report, program, try_spec, steps, repeats, json_path, quiet, warmup=warmup)
         if trials is not None and html_path:  # the page gets the --try table and loss curves
             from torchdoctor.diagnose.report.html import write_html
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.observe import build_run
 from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
 from torchdoctor.errors import UsageError
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.program import Program, as_program
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]
@@ -41,7 +41,7 @@ def diagnose_script(
     warmup: int = 3,
     quiet: bool = True,
     profile: bool = False,
-    extensions: Extensions | None = None,
+    hooks: Hooks | None = None,
     rank_dir: str | None = None,
     on_hard_exit: Callable[[Report], None] | None = None,
 ) -> Report:
@@ -57,7 +57,7 @@ def diagnose_script(
     """
     _check_counts(steps, warmup)
     program = as_program(target, args, module)
-    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
+    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), hooks)
 
     def report_for(end) -> Report:
         run = build_run(

@@ -114,6 +114,8 @@ class OptimizerObservation:
     set_to_none: bool | None = None  # zero_grad(set_to_none=...) as called
     clip_before_unscale: int = 0  # clip_grad_* calls on still-scaled gradients
     foreach_or_fused: bool | None = None
+    # mean seconds per measured step spent in zero_grad(set_to_none=False) (None: not called so)
+    zero_fill_s: float | None = None
 
 
 @dataclass

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.session import Session, StopDiagnosis
+from torchdoctor.intercept.patching import Patcher
 from torchdoctor.program import Program
 
 
@@ -147,15 +148,20 @@ def _return_to(directory: str) -> None:
         pass
 
 
-def _hard_exit_patch(on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callable[[], None]):
+def _hard_exit_patch(
+    patcher: Patcher, on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callable[[], None]
+) -> None:
     """os._exit(code) skips every handler, ours included: the program would end without a
     report (scripts call it to get past hung DataLoader workers or NCCL at their end). While
     the program runs, os._exit in this process first puts everything back and hands the end to
     `on_hard_exit` (which writes the report), then exits as asked. Forked children (DataLoader
     workers end with os._exit) exit at once."""
-    real_exit, owner = os._exit, os.getpid()
+    owner = os.getpid()
 
-    def _exit(code):
+    def make_exit(real_exit):
+        return lambda code: _exit(real_exit, code)
+
+    def _exit(real_exit, code):
         if os.getpid() != owner:
             real_exit(code)
         try:
@@ -168,8 +174,7 @@ def _hard_exit_patch(on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callab
             _flush(sys.stderr)
             real_exit(code)
 
-    os._exit = _exit
-    return real_exit
+    patcher.replace(os, "_exit", make_exit)
 
 
 def run_program(
@@ -189,11 +194,10 @@ def run_program(
     _return_to(program.cwd)  # where the program was named; the same directory unless told
     previous_sigterm = _catch_sigterm()
     restore_torch_modes = _torch_modes()
-    real_exit = None
+    process_patches = Patcher()  # the process's own functions we replace while it runs
 
     def cleanup() -> None:
-        if real_exit is not None:
-            os._exit = real_exit
+        process_patches.restore()
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
         session.uninstall()
@@ -211,7 +215,7 @@ def run_program(
 
     session.install()
     if on_hard_exit is not None:
-        real_exit = _hard_exit_patch(hard_exit, cleanup)
+        _hard_exit_patch(process_patches, hard_exit, cleanup)
     try:
         if program.module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import torch
 
-from torchdoctor.diagnose.extensions import Extensions
 from torchdoctor.diagnose.insist import StopInsister
 from torchdoctor.diagnose.optimizer_cycle import OptimizerCycle
-from torchdoctor.diagnose.patching import Patcher
 from torchdoctor.diagnose.probes.profiler import WINDOW as PROFILE_WINDOW
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
+from torchdoctor.intercept.hooks import Hooks
+from torchdoctor.intercept.patching import Patcher
 
 
 class StopDiagnosis(BaseException):
@@ -33,15 +33,17 @@ class DiagnoseConfig:
     warmup: int = 3
     profile: bool = False  # run a torch.profiler window over a few unmeasured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
+    count_ops: bool = True  # one warm-up step counts ops and FLOPs (a trial has no use for it)
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
 
 
 class Session:
-    def __init__(self, config: DiagnoseConfig | None = None, extensions: Extensions | None = None):
+    def __init__(self, config: DiagnoseConfig | None = None, hooks: Hooks | None = None):
         from torchdoctor.diagnose.probes import make_probes
 
         self.config = config or DiagnoseConfig()
-        self.extensions = extensions or Extensions()
+        # the hook points run-time fixes act through: the probes call them from their patches
+        self.hooks = hooks or Hooks()
         self.tracker = StepTracker(max_kept=self.config.max_kept_steps)
         self.patcher = Patcher()
         self.first_measured = max(self.config.warmup, 2)
@@ -150,14 +152,16 @@ class Session:
     def _after_step(self, record: StepRecord) -> None:
         for probe in self._step_listeners:
             probe.on_step_end(record)
-        for callback in self.extensions.on_step:
-            callback(record)
-        if self.config.stop and self.config.steps and self.stopped:
-            self.insister.insist()  # the script caught our first stop: make the next one stick
-            raise StopDiagnosis
-        if self.config.stop and self.config.steps and self._enough_steps():
-            self.stopped = True
-            raise StopDiagnosis
+        if self.config.stop and self.config.steps and (self.stopped or self._enough_steps()):
+            self.stop_program()
+
+    def stop_program(self) -> None:
+        """Stop the program now (from a hook in its call stack): StopDiagnosis, and if the
+        program caught an earlier one, the insister makes this one stick."""
+        if self.stopped:
+            self.insister.insist()
+        self.stopped = True
+        raise StopDiagnosis
 
     def _enough_steps(self) -> bool:
         """All measured steps closed, and the last one's forwards judged: while some may still

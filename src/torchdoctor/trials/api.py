@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 import torch
 
 from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.program import Program, as_program
 from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
-from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.permanent import permanent_change
 from torchdoctor.trials.report import Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
@@ -36,7 +36,7 @@ def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, 
     runnable, refused = [], {}
     for name in names:
         try:
-            get_fix(name).apply(TrialHooks(device_type=device_type))
+            get_fix(name).apply(Hooks(device_type=device_type))
             runnable.append(name)
         except RuntimeError as exc:
             refused[name] = str(exc)
@@ -70,7 +70,7 @@ def run_trials(
     seed: int = 0,
     diagnosis=None,
     timeout_s: float = 600.0,
-    progress: Callable[[str, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TrialReport:
     """Run baseline and variants (each fix alone, then all together) `repeats` times each.
     `target`: a Program, or a script path (a module name with `module=True`) and its `args`."""
@@ -79,11 +79,17 @@ def run_trials(
     program = as_program(target, args, module)
     spec = fixes if isinstance(fixes, str) else ",".join(fixes)
     names, suggested, wants_all = parse_fix_names(spec)
+    skipped: dict[str, str] = {}
     if wants_all:
         diagnosis = diagnosis or _diagnose(program, steps)
         names = list(dict.fromkeys(names + fixes_for_findings(diagnosis.findings, diagnosis.run)))
+        if "auto" in (part.strip() for part in spec.split(",")):
+            from torchdoctor.trials.auto import worth_trying
+
+            names, skipped = worth_trying(names, diagnosis)
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
     runnable, not_applicable = preflight(names, device_type)
+    not_applicable |= skipped
     configs = {"baseline": []} | {name: [name] for name in runnable}
     if len(runnable) > 1:
         configs["all"] = runnable

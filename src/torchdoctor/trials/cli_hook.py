@@ -10,23 +10,30 @@ from torchdoctor.errors import TorchdoctorError
 from torchdoctor.program import Program
 
 
-def run_try(report, program: Program, try_spec, steps, repeats, json_path, quiet):
-    """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20).
-    Returns the TrialReport, or None when nothing could be tried."""
+def run_try(
+    report, program: Program, try_spec, steps, repeats, json_path, quiet, *, warmup: int = 2
+):
+    """`steps` and `warmup` are diagnose's --steps and --warmup (--steps 0 there means "run to
+    the end": trials then measure 20); a trial counts steps as the diagnosis does. Returns the
+    TrialReport, or None when nothing could be tried."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
+    from torchdoctor.trials.progress import trial_progress
     from torchdoctor.trials.render import render_terminal
 
     console = make_console(quiet)
     try:
-        trials = run_trials(
-            program,
-            (),
-            try_spec,
-            steps=steps or 20,
-            repeats=repeats,
-            diagnosis=report,
-        )
+        with trial_progress(quiet) as progress:
+            trials = run_trials(
+                program,
+                (),
+                try_spec,
+                steps=steps or 20,
+                warmup=warmup,
+                repeats=repeats,
+                diagnosis=report,
+                progress=progress,
+            )
     except NothingToTry as exc:  # said even with --quiet: the user asked for trials
         make_console().print(f"--try: {exc}", markup=False)
         return None

@@ -1,9 +1,14 @@
-"""What a trial worker measures per training step: wall time, samples, loss.
+"""What a trial worker measures per training step: wall time, CPU time, samples, loss.
 
-A step ends at each `optimizer.step()` (or, in a script without a torch optimizer, at each
-`backward()`). The loss of a step is the value of the tensor(s) `backward()` was called on, so the
-semantics check needs nothing from the script. Reading it costs one sync per backward, paid alike
-by the baseline and every variant.
+Steps are diagnose's steps: the worker runs the script under a diagnose `Session`, whose
+`StepTracker` decides where a step ends (the last optimizer of the iteration's cycle, so a GAN's
+two optimizer steps are one step; `backward()` in a script without a torch optimizer), and the
+recorder listens to it. `--steps 20` is therefore the same 20 iterations in the diagnosis and in
+its trials. A step's wall time runs from the previous step's end to its own, evaluation and epoch
+boundaries included (a fix that speeds evaluation shows). The loss of a step is the sum of the
+values of the tensors `backward()` was called on during it, so the semantics check needs nothing
+from the script. Reading it costs one sync per backward, paid alike by the baseline and every
+variant.
 
 Warm-up prefetch: DataLoader workers keep up to `num_workers x prefetch_factor` batches in flight.
 While a slow warm-up runs (compilation, worker start-up), they fill that queue, and the first
@@ -20,12 +25,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from torchdoctor.trials.hooks import TrialHooks
-
-
-class StopTrial(BaseException):
-    """Raised from inside the script once enough steps ran (BaseException: `except Exception`
-    in the user's script does not swallow it)."""
+from torchdoctor.diagnose.session import Session
+from torchdoctor.diagnose.steps import StepRecord as TrackedStep
+from torchdoctor.intercept.hooks import Hooks
 
 
 @dataclass
@@ -43,17 +45,17 @@ class StepRecorder:
     _started: float = field(default_factory=time.perf_counter)
     _started_cpu: float = field(default_factory=time.process_time)
     _losses: list[float] = field(default_factory=list)
-    _samples: int = 0
-    _hooks: TrialHooks | None = None
+    _session: Session | None = None
     prefetch_steps: int = 0  # the largest prefetch queue (batches) of any loader with workers
     # A training forward ran a Dropout layer with p > 0: the losses depend on its random masks.
     dropout_active: bool = False
+    _checked: set[int] = field(default_factory=set)  # models whose layers were looked at
 
-    def attach(self, hooks: TrialHooks) -> None:
-        self._hooks = hooks
-        hooks.around_forward.insert(0, self._count_samples)
+    def attach(self, hooks: Hooks, session: Session) -> None:
+        self._session = session
+        session.tracker.on_step_end.append(self._end_step)
+        hooks.around_forward.insert(0, self._note_dropout)
         hooks.on_backward.append(self._record_loss)
-        hooks.on_step.append(self._end_step)
         hooks.loader_kwargs.append(dict)  # unchanged: makes every loader reach on_loader
         hooks.on_loader.append(self._note_prefetch)
 
@@ -63,34 +65,31 @@ class StepRecorder:
             queue = workers * (final.get("prefetch_factor") or 2)  # torch's default factor: 2
             self.prefetch_steps = max(self.prefetch_steps, queue)
 
-    def _count_samples(self, module, call, args, kwargs):
-        if torch.is_grad_enabled() and module.training:
-            if not self.dropout_active:
+    def _note_dropout(self, module, call, args, kwargs):
+        if not self.dropout_active and torch.is_grad_enabled() and module.training:
+            if id(module) not in self._checked:  # one walk over the layers per model
+                self._checked.add(id(module))
                 self.dropout_active = _has_active_dropout(module)
-            first = next((a for a in args if isinstance(a, torch.Tensor) and a.dim() > 0), None)
-            if first is not None:
-                self._samples += int(first.shape[0])
         return call(module, args, kwargs)
 
     def _record_loss(self, loss: torch.Tensor) -> None:
         if loss.numel() == 1:
             self._losses.append(float(loss.detach()))  # full precision (float64 stays float64)
-        if self._hooks is not None and not self._hooks.optimizers:
-            self._end_step(None)  # no optimizer: a backward is a step
 
-    def _end_step(self, _optimizer) -> None:
+    def _end_step(self, record: TrackedStep) -> None:
+        session = self._session
+        if session is not None and session.stopped:  # the script caught our stop: insist
+            session.stop_program()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
         now, now_cpu = time.perf_counter(), time.process_time()
         loss = sum(self._losses) if self._losses else None
         self.steps.append(
-            StepRecord(
-                now - self._started, now_cpu - self._started_cpu, self._samples or None, loss
-            )
+            StepRecord(now - self._started, now_cpu - self._started_cpu, record.batch_size, loss)
         )
-        self._started, self._started_cpu, self._losses, self._samples = now, now_cpu, [], 0
-        if len(self.steps) >= self.max_steps + self.prefetch_steps:
-            raise StopTrial()
+        self._started, self._started_cpu, self._losses = now, now_cpu, []
+        if len(self.steps) >= self.max_steps + self.prefetch_steps and session is not None:
+            session.stop_program()
 
 
 def _has_active_dropout(module: torch.nn.Module) -> bool:

@@ -84,19 +84,28 @@ def run_one(plan: TrialPlan, name: str, workdir: str) -> RunOutcome:
     return RunOutcome(name, result, returncode, _tail(stderr), seconds)
 
 
-def run_plan(plan: TrialPlan, progress: Callable[[str, int], None] | None = None) -> TrialRuns:
+def run_order(plan: TrialPlan) -> list[str]:
+    """Every run of the plan in order: configurations interleaved round by round, and with one
+    repeat a second baseline run (its run-to-run spread and whether it reproduces itself)."""
+    names = list(plan.configs)
+    order = [name for index in range(plan.repeats) for name in round_order(names, index)]
+    if plan.repeats == 1 and "baseline" in plan.configs:
+        order.append("baseline")
+    return order
+
+
+def run_plan(plan: TrialPlan, progress: Callable[[str, int, int], None] | None = None) -> TrialRuns:
+    """`progress(config, runs_done, runs_total)` before each run (and once all are done)."""
     runs = TrialRuns({name: [] for name in plan.configs})
     started = time.perf_counter()
-    names = list(plan.configs)
+    order = run_order(plan)
     with tempfile.TemporaryDirectory(prefix="torchdoctor-trials-") as workdir:
-        for round_index in range(plan.repeats):
-            for name in round_order(names, round_index):
-                if progress:
-                    progress(name, round_index)
-                runs.outcomes[name].append(run_one(plan, name, workdir))
-        if plan.repeats == 1 and "baseline" in runs.outcomes:
-            # a second baseline run: its run-to-run spread and whether it reproduces itself
-            runs.outcomes["baseline"].append(run_one(plan, "baseline", workdir))
+        for done, name in enumerate(order):
+            if progress:
+                progress(name, done, len(order))
+            runs.outcomes[name].append(run_one(plan, name, workdir))
+    if progress:
+        progress("", len(order), len(order))
     runs.total_s = time.perf_counter() - started
     return runs
 

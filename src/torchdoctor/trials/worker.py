@@ -1,5 +1,10 @@
 """One trial in a fresh process: run the user's script with some fixes applied, for N steps.
 
+The script runs the way `torchdoctor diagnose` runs it (`diagnose.runner.run_program`: its argv,
+`__main__`, sys.path[0], a stop that sticks through a bare `except:`), under a diagnose `Session`
+whose step tracker defines the steps (trials.recorder) and whose probes call the fixes' hook
+points; `Hooks.install(beside_probes=True)` patches only the points the probes do not call.
+
     python -m torchdoctor.trials.worker --out RESULT.json --steps N [--fixes a,b] [--seed S]
         [--observation RUN.json] [--module] TARGET [ARGS...]
 
@@ -15,20 +20,20 @@ import argparse
 import gc
 import json
 import os
-import runpy
 import sys
 import time
-import traceback
 from dataclasses import asdict
 
 import torch
 
+from torchdoctor.diagnose.runner import run_program
+from torchdoctor.diagnose.session import DiagnoseConfig, Session
+from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.process_memory import peak_rss_bytes
 from torchdoctor.program import Program
 from torchdoctor.seeding import seed_everything
 from torchdoctor.trials.fixes import get_fix
-from torchdoctor.trials.hooks import TrialHooks
-from torchdoctor.trials.recorder import StepRecorder, StopTrial
+from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
 
@@ -46,22 +51,15 @@ def _load_observation(path: str | None):
     return load_run_observation(path)
 
 
-def _run_target(program: Program) -> None:
-    sys.argv = [program.target, *program.argv]
-    if program.module:
-        runpy.run_module(program.target, run_name="__main__", alter_sys=True)
-    else:
-        sys.path.insert(0, os.path.dirname(program.path))
-        runpy.run_path(program.target, run_name="__main__")
-
-
 def run_trial(options: argparse.Namespace) -> dict:
-    hooks = TrialHooks(
+    hooks = Hooks(
         device_type="cuda" if torch.cuda.is_available() else "cpu",
         observation=_load_observation(options.observation),
     )
+    # steps=0: the recorder, not the session, decides when enough steps ran (prefetch included)
+    session = Session(DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False), hooks)
     recorder = StepRecorder(max_steps=options.steps)
-    recorder.attach(hooks)
+    recorder.attach(hooks, session)
     rng_probe = LoaderRandomnessProbe()
     rng_probe.attach(hooks)
     result = {"fixes": options.fixes, "failed_fixes": {}, "status": "completed", "error": None}
@@ -71,21 +69,18 @@ def run_trial(options: argparse.Namespace) -> dict:
         except Exception as exc:  # a fix that cannot apply is reported; the others still run
             result["failed_fixes"][name] = f"{type(exc).__name__}: {exc}"
     seed_everything(options.seed)
-    hooks.install()
+    hooks.install(beside_probes=True)
     started = time.perf_counter()
-    try:
-        _run_target(options.program)
-    except StopTrial:
-        result["status"] = "stopped"
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            result["status"], result["error"] = "crashed", f"script exited with code {exc.code}"
-    except BaseException as exc:  # the user's script failed: its traceback is the user's
-        traceback.print_exc()
-        result["status"] = "crashed"
-        result["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    try:  # the user's traceback, if the script fails, is printed by run_program as the user's
+        end = run_program(session, options.program)
     finally:
         hooks.uninstall()
+    if end.status in ("stopped", "completed") and end.exit_code == 0:
+        result["status"] = end.status
+    elif end.status == "completed":
+        result["status"], result["error"] = "crashed", f"script exited with code {end.exit_code}"
+    else:
+        result["status"], result["error"] = "crashed", end.error or end.status
     result["elapsed_s"] = time.perf_counter() - started
     result["steps"] = [asdict(step) for step in recorder.steps]
     result["prefetch_steps"] = recorder.prefetch_steps

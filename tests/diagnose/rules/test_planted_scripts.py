@@ -81,6 +81,7 @@ def test_clean_loop_gets_no_warning():
         ("d301_eval_with_autograd", "D301"),
         ("d701_checkpoint_every_step", "D701"),
         ("d210_optimizer_loop", "D210"),
+        ("d220_zero_grad_zero_fill", "D220"),
         ("d702_print_every_step", "D702"),
     ],
 )

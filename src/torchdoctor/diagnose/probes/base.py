@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from torchdoctor.diagnose.observations import RunObservation
-    from torchdoctor.diagnose.patching import Patcher
     from torchdoctor.diagnose.session import Session
     from torchdoctor.diagnose.steps import StepRecord
+    from torchdoctor.intercept.patching import Patcher
 
 
 class Probe:

@@ -12,7 +12,6 @@ grad_fn: if a gradient ever reaches it, it was a training forward.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import weakref
 from functools import partial
@@ -21,7 +20,6 @@ import torch
 from torch import nn
 
 from torchdoctor.diagnose.callsite import user_location
-from torchdoctor.diagnose.extensions import ForwardInfo
 from torchdoctor.diagnose.probes.base import Probe, first_tensor
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
 from torchdoctor.diagnose.steps import ForwardRecord
@@ -111,8 +109,8 @@ class ForwardProbe(Probe):
                 record = probe._root_enter(module, args, kwargs)
                 if record is None:
                     output = original(module, *args, **kwargs)
-                elif probe.session.extensions.forward_context:
-                    output = probe._call_in_contexts(original, module, record, args, kwargs)
+                elif probe.session.hooks.around_forward:
+                    output = probe._call_through_hooks(original, module, record, args, kwargs)
                 else:
                     record.autocast = autocast_dtype(record.device_type)
                     output = original(module, *args, **kwargs)
@@ -160,17 +158,15 @@ class ForwardProbe(Probe):
         self.tracker.forward_started(record)
         return record
 
-    def _call_in_contexts(self, original, module, record: ForwardRecord, args, kwargs):
-        info = ForwardInfo(
-            record.grad_enabled, record.inference_mode, record.train_mode, record.location
-        )
-        with contextlib.ExitStack() as stack:
-            for make in self.session.extensions.forward_context:
-                context = make(module, info)
-                if context is not None:
-                    stack.enter_context(context)
-            record.autocast = autocast_dtype(record.device_type)  # as the forward will see it
+    def _call_through_hooks(self, original, module, record: ForwardRecord, args, kwargs):
+        """The forward through the `around_forward` hook points (a --try fix's autocast or
+        inference mode): autocast is read innermost, as the forward itself sees it."""
+
+        def innermost(module, *args, **kwargs):
+            record.autocast = autocast_dtype(record.device_type)
             return original(module, *args, **kwargs)
+
+        return self.session.hooks.run_forward(innermost, module, args, kwargs)
 
     def _root_exit(self, record: ForwardRecord, output) -> None:
         record.t1 = time.perf_counter()

@@ -1,6 +1,6 @@
 """DataLoader probe: construction site and settings, epochs, worker start-up, blocking waits.
 
-Patches `DataLoader.__init__` (where fixes may rewrite its keyword arguments), `DataLoader.__iter__`
+Patches `DataLoader.__init__` (where the `loader_kwargs` hook points may rewrite its arguments), `DataLoader.__iter__`
 (an epoch starts; worker processes start here) and `_BaseDataLoaderIter.__next__` (the main
 process blocks until a batch is ready: the "data" phase). With num_workers=0 the dataset and
 collate run in our process, so the iterator's fetcher is wrapped to time `__getitem__` and collate.
@@ -64,16 +64,13 @@ class LoaderProbe(Probe):
         probe = self
         signature = inspect.signature(original)
 
+        hooks = self.session.hooks
+
         def __init__(loader, *args, **kwargs):
-            if probe.session.extensions.loader_kwargs:
-                bound = signature.bind(loader, *args, **kwargs)
-                kwargs = dict(bound.arguments)
-                kwargs.pop("self", None)
-                kwargs.update(kwargs.pop("kwargs", {}))
-                for rewrite in probe.session.extensions.loader_kwargs:
-                    kwargs = rewrite(type(loader), kwargs)
-                args = ()
-            original(loader, *args, **kwargs)
+            if hooks.loader_kwargs:
+                hooks.construct_loader(original, signature, loader, args, kwargs)
+            else:
+                original(loader, *args, **kwargs)
             location = user_location()
             stats = probe._register(loader, location)
             where = split_location(location)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import time
 
 import torch
 from torch.optim.optimizer import (
@@ -20,7 +21,9 @@ from torch.optim.optimizer import (
 
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
-from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.base import Probe, per_step
+
+ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 
 
 def _tensor_bytes(tensors) -> int:
@@ -89,9 +92,13 @@ class OptimizerProbe(Probe):
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
             probe._observe(optimizer).set_to_none = bool(set_to_none)
             probe.tracker.push("optimizer")
+            started = time.perf_counter()
             try:
                 return original(optimizer, *args, **kwargs)
             finally:
+                if not set_to_none:  # gradients filled with zeros: rule D220's cost
+                    key = f"{ZERO_FILL}{id(optimizer)}"
+                    probe.tracker.counters[key] += time.perf_counter() - started
                 probe.tracker.pop()
 
         return zero_grad
@@ -169,6 +176,9 @@ class OptimizerProbe(Probe):
 
     def contribute(self, run, measured) -> None:
         run.optimizers = [observation for _, observation in self.optimizers.values()]
+        for key, (_, observation) in self.optimizers.items():
+            if observation.set_to_none is False:
+                observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
 
 

@@ -102,6 +102,8 @@ class SamplingProbe(Probe):
         if frames != self.frames_seen:
             record.compiles = frames - self.frames_seen
             self.frames_seen = frames
+        if not self.session.config.count_ops:
+            return
         if record.index == self.session.sampled_index - 1 and not (self.done or self.active):
             if self._program_compiles():
                 self.skipped = True

@@ -29,12 +29,11 @@ class TransferProbe(Probe):
     def _wrap(self, original):
         probe = self
         tracker = self.tracker
-        extensions = self.session.extensions
+        hooks = self.session.hooks
 
         def copy(tensor, *args, **kwargs):
-            if extensions.tensor_to:
-                for rewrite in extensions.tensor_to:
-                    args, kwargs = rewrite(tensor, args, kwargs)
+            if hooks.tensor_to:
+                args, kwargs = hooks.rewrite_copy(tensor, args, kwargs)
             top = not tracker.stack
             if top:
                 tracker.push("h2d")

@@ -10,7 +10,7 @@ One module per fix. Each defines:
                    from the technique registry (torchdoctor.techniques): a new fix is added there
     PERMANENT      the code change that makes the fix permanent in the user's script
     applies_to(run: RunObservation) -> bool   pure: does the diagnosed run have the problem?
-    apply(hooks: TrialHooks) -> None          registers the run-time change
+    apply(hooks: Hooks) -> None          registers the run-time change
 
 Changes that alter what the model learns (a larger batch, a new learning rate) are never applied:
 `SUGGESTIONS` names them with the reason, and they are reported as suggestions.
@@ -27,6 +27,7 @@ from torchdoctor.errors import UsageError
 # then the compiler last so it traces the already-changed model).
 FIX_NAMES = (
     "workers",
+    "persistent_workers",
     "pin_memory",
     "non_blocking",
     "float32",
@@ -34,6 +35,11 @@ FIX_NAMES = (
     "tf32",
     "cudnn_benchmark",
     "channels_last",
+    "anomaly_off",
+    "profiler_off",
+    "set_to_none",
+    "fused_optimizer",
+    "eval_mode",
     "inference_mode",
     "compile",
 )
@@ -57,17 +63,17 @@ def all_fixes() -> list[ModuleType]:
 
 
 def unknown_fix_message(name: str) -> str:
-    return f"unknown fix {name!r} for --try (known: all, {', '.join(FIX_NAMES)})"
+    return f"unknown fix {name!r} for --try (known: all, auto, {', '.join(FIX_NAMES)})"
 
 
 def parse_fix_names(spec: str) -> tuple[list[str], list[str], bool]:
     """`"workers,float32"` -> (fixes, suggestions, wants_all). UsageError on an unknown name."""
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
-        raise UsageError("--try needs at least one fix name (or 'all')")
+        raise UsageError("--try needs at least one fix name (or 'all', or 'auto')")
     fixes, suggestions, wants_all = [], [], False
     for name in names:
-        if name == "all":
+        if name in ("all", "auto"):  # auto: all, then only what the phases can pay back
             wants_all = True
         elif name in SUGGESTIONS:
             suggestions.append(name)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
+from torch.utils.data import DataLoader
 
-from torchdoctor.trials.hooks import map_tensors
+from torchdoctor.intercept.hooks import map_tensors
 
 
 def has_conv(module: nn.Module) -> bool:
@@ -36,3 +39,26 @@ def cpu_bf16_supported() -> bool:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
+
+
+def draw_seed_on_reuse(hooks, made_persistent: Callable[[dict, dict], object]) -> None:
+    """Keep the data order of loaders a fix made persistent: a fresh DataLoader iterator draws
+    one number from the loader's generator each epoch (its workers' base seed), a reused
+    persistent one does not, so from the second epoch on the shuffling (and every later random
+    draw) would differ. For loaders where `made_persistent(given_kwargs, final_kwargs)` holds,
+    make that draw on each reuse, as a fresh iterator would."""
+    changed = set()
+
+    def remember(loader, given: dict, final: dict) -> None:
+        if made_persistent(given, final):
+            changed.add(id(loader))
+
+    original_iter = DataLoader.__iter__
+
+    def __iter__(loader):
+        if id(loader) in changed and loader._iterator is not None:
+            torch.empty((), dtype=torch.int64).random_(generator=loader.generator)
+        return original_iter(loader)
+
+    hooks.on_loader.append(remember)
+    hooks.set_attribute(DataLoader, "__iter__", __iter__)

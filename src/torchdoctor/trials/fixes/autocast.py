@@ -20,6 +20,8 @@ SUMMARY = "torch.amp.autocast(device, dtype=bfloat16 | float16 + GradScaler) aro
 TOLERANCE = 5e-2
 TOLERANCE_REASON = "bf16/fp16 keep 8/11 mantissa bits (~0.4%/0.05% per op), compounding per step"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward")
 PERMANENT = """\
 with torch.amp.autocast(device_type, dtype=torch.bfloat16):  # float16 + GradScaler if no bf16
     output = model(inputs)

@@ -19,6 +19,8 @@ SUMMARY = "model.compile() (torch.compile of the root model)"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "fused kernels sum in another order (float32 rounding)"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward")
 # Compiled dropout draws its masks from its own generator (Inductor's Philox stream), so with
 # active Dropout the losses differ from eager by design: the comparison cannot tell.
 REDRAWS_DROPOUT = True

@@ -17,6 +17,8 @@ SUMMARY = "torch.backends.cudnn.benchmark = True"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "another convolution algorithm sums in another order (float32 rounding)"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward")
 PERMANENT = "torch.backends.cudnn.benchmark = True  # input shapes are fixed"
 
 

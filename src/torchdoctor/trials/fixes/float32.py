@@ -19,6 +19,8 @@ SUMMARY = "model.float() and float64 inputs cast to float32"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "float32 rounds at ~6e-8 relative per op; the trajectory drifts slowly"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward", "optimizer")
 PERMANENT = """\
 model = model.float()
 inputs = torch.as_tensor(array, dtype=torch.float32)  # NumPy arrays default to float64"""

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import torch
 
+from torchdoctor.intercept.hooks import map_tensors
 from torchdoctor.techniques import finding_codes_for_fix
-from torchdoctor.trials.hooks import map_tensors
 
 NAME = "inference_mode"
 SUMMARY = "model.eval() + torch.inference_mode() for evaluation forwards"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("evaluation",)
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():
@@ -59,14 +62,22 @@ def _matches(location: str, known: list[str]) -> bool:
     return any(k == location or k == f"{os.path.basename(path)}:{line}" for k in known)
 
 
-def apply(hooks) -> None:
+def evaluation_detector(hooks) -> Callable[[], bool]:
+    """`evaluating()`: is the root forward starting now an evaluation forward? Autograd off, or
+    called from a line the diagnosis saw evaluate (forwards never followed by backward())."""
     known = list(hooks.observation.evaluation.locations) if hooks.observation else []
 
+    def evaluating() -> bool:
+        return not torch.is_grad_enabled() or bool(known and _matches(caller_location(), known))
+
+    return evaluating
+
+
+def apply(hooks) -> None:
+    evaluating = evaluation_detector(hooks)
+
     def forward(module, call, args, kwargs):
-        if torch.is_inference_mode_enabled():
-            return call(module, args, kwargs)
-        evaluating = not torch.is_grad_enabled() or (known and _matches(caller_location(), known))
-        if not evaluating:
+        if torch.is_inference_mode_enabled() or not evaluating():
             return call(module, args, kwargs)
         hooks.mark_used(NAME)
         was_training = module.training

@@ -17,6 +17,8 @@ SUMMARY = "tensor.to(device, non_blocking=True) for pinned host-to-device copies
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same bytes arrive; only the host stops waiting for them"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("h2d",)
 PERMANENT = "x = x.to(device, non_blocking=True)  # with DataLoader(..., pin_memory=True)"
 
 

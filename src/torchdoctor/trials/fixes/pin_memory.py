@@ -17,6 +17,8 @@ SUMMARY = "DataLoader(pin_memory=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same bytes, copied from a different kind of host memory"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("h2d",)
 PERMANENT = "DataLoader(dataset, ..., pin_memory=torch.cuda.is_available())"
 
 

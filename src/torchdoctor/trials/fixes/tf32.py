@@ -16,6 +16,8 @@ SUMMARY = "torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.al
 TOLERANCE = 2e-2
 TOLERANCE_REASON = "TF32 rounds matmul inputs to a 10-bit mantissa (~1e-3 per op, compounding)"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("forward", "backward")
 PERMANENT = 'torch.set_float32_matmul_precision("high")  # TF32 matmuls on Ampere+'
 
 

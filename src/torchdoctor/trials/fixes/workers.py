@@ -14,17 +14,18 @@ changed, the fix makes that draw on each reuse, as a fresh iterator would.
 
 from __future__ import annotations
 
-import torch
-from torch.utils.data import DataLoader, IterableDataset
+from torch.utils.data import IterableDataset
 
 from torchdoctor.techniques import finding_codes_for_fix
-from torchdoctor.trials.fixes._common import loaders
+from torchdoctor.trials.fixes._common import draw_seed_on_reuse, loaders
 
 NAME = "workers"
 SUMMARY = "DataLoader(num_workers=<cores>, persistent_workers=True, prefetch_factor=2)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only where they are built changes"
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
+# what the fix can shorten (`--try auto` skips it when these take little of the run)
+SHORTENS = ("data",)
 # Batches are built in worker processes, which torch seeds per worker: random augmentation in
 # __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
 MOVES_DATA_RANDOMNESS = True
@@ -57,18 +58,6 @@ def apply(hooks) -> None:
         return kwargs
 
     hooks.loader_kwargs.append(rewrite)
-    changed = set()
-
-    def remember(loader, given: dict, final: dict) -> None:
-        if final.get("num_workers", 0) and not given.get("num_workers", 0):
-            changed.add(id(loader))
-
-    original_iter = DataLoader.__iter__
-
-    def __iter__(loader):
-        if id(loader) in changed and loader._iterator is not None:
-            torch.empty((), dtype=torch.int64).random_(generator=loader.generator)
-        return original_iter(loader)
-
-    hooks.on_loader.append(remember)
-    hooks.set_attribute(DataLoader, "__iter__", __iter__)
+    draw_seed_on_reuse(
+        hooks, lambda given, final: final.get("num_workers", 0) and not given.get("num_workers", 0)
+    )

@@ -1,49 +1,41 @@
-"""Per-step timestamps and DataLoader wait time during a Trainer run.
+"""Per-step end times and DataLoader wait during a Trainer run, from diagnose's step tracker.
 
-Steps end at each optimizer step (a global step post-hook, so any torch.optim optimizer counts);
-data wait is the time spent inside the DataLoader iterator's `__next__`. Throughput and data-wait
-share are computed after `warmup` steps, so worker start-up and first-step costs are excluded.
+One definition of a step for diagnose, `--try` and `tune`: the clock runs the Trainer under a
+diagnose `Session` (no op counting, never stopping the run) and reads its `StepTracker`: a step
+ends at the last optimizer of the iteration's cycle, and its data wait is the time in the "data"
+phase (the DataLoader's `next()`, and `iter()` with its workers' start-up). Throughput and
+data-wait share are computed after `warmup` steps, so worker start-up and first-step costs are
+excluded.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
-from torch.optim.optimizer import register_optimizer_step_post_hook
-from torch.utils.data.dataloader import _BaseDataLoaderIter
+from torchdoctor.diagnose.session import DiagnoseConfig, Session
 
 
 @dataclass
 class StepClock:
-    ends: list[float] = field(default_factory=list)  # perf_counter at each step's end
+    ends: list[float] = field(default_factory=list)  # seconds at each step's end
     waits: list[float] = field(default_factory=list)  # data wait during each step
-    _pending_wait: float = 0.0
+    _session: Session | None = None
 
     def __enter__(self) -> StepClock:
-        self._start = time.perf_counter()
-        self._handle = register_optimizer_step_post_hook(self._on_step)
-        self._original_next = _BaseDataLoaderIter.__next__
-        clock, original = self, self._original_next
-
-        def __next__(iterator):
-            started = time.perf_counter()
-            try:
-                return original(iterator)
-            finally:
-                clock._pending_wait += time.perf_counter() - started
-
-        _BaseDataLoaderIter.__next__ = __next__
+        config = DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False)
+        self._session = Session(config)
+        self._session.tracker.on_step_end.append(self._on_step)
+        self._session.install()
         return self
 
     def __exit__(self, *exc) -> None:
-        self._handle.remove()
-        _BaseDataLoaderIter.__next__ = self._original_next
+        if self._session is not None:
+            self._session.uninstall()
+            self._session = None
 
-    def _on_step(self, optimizer, args, kwargs) -> None:
-        self.ends.append(time.perf_counter())
-        self.waits.append(self._pending_wait)
-        self._pending_wait = 0.0
+    def _on_step(self, record) -> None:
+        self.ends.append(record.end)
+        self.waits.append(record.phases.get("data", 0.0))
 
     def measured_seconds(self, warmup: int) -> float | None:
         if len(self.ends) <= warmup or warmup < 1:

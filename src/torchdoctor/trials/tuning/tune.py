@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from torchdoctor.intercept.hooks import usable_cores
 from torchdoctor.trainer import TrainerConfig
-from torchdoctor.trials.hooks import usable_cores
 from torchdoctor.trials.tuning.ablation import (
     STAGES,
     Ablation,

@@ -1,23 +1,29 @@
-"""Run-time interception points that the fixes act through, without editing the user's script.
+"""The hook points every run-time change acts through, and the patches that call them.
 
-`TrialHooks.install()` patches torch in the worker process the way diagnose's probes do
-(class attributes of torch, restored by `uninstall()`):
+One set of hook points (one signature each) serves the three users of interception:
 
-- `DataLoader.__init__`: every `loader_kwargs` callback may rewrite the constructor's keyword
-  arguments (num_workers, pin_memory, ...) before the real constructor runs; `on_loader(loader,
-  given_kwargs, final_kwargs)` listeners see the result.
-- `nn.Module.__call__`: calls of the *root model* (the outermost module with parameters, i.e. a
-  call not nested in another module's forward) run through the `around_forward` middlewares, each
+- diagnose's probes already patch these torch attributes to time them; they call the points of
+  `Session.hooks` from their own patches (one patch per attribute, the points cost one truth
+  test when empty);
+- a `--try` trial and `tune` run without probes: `Hooks.install()` patches torch itself (class
+  attributes, put back by `uninstall()` through the same `Patcher`).
+
+The points:
+
+- `loader_kwargs`: `fn(kwargs) -> kwargs` before `DataLoader.__init__` runs (every argument by
+  name, the dataset included: num_workers, pin_memory, ...); `on_loader(loader, given_kwargs,
+  final_kwargs)` listeners see the result.
+- `around_forward`: calls of the *root model* (the outermost module with parameters, i.e. a call
+  not nested in another module's forward) run through these middlewares, each
   `fn(module, call, args, kwargs) -> output` that may change the inputs, enter a context or swap
   the callable (`call(module, args, kwargs)` continues the chain).
-- `Tensor.to`: `tensor_to` callbacks may rewrite the arguments of a copy (non_blocking).
-- `Tensor.backward`: `around_backward` callbacks `fn(loss) -> tensor` choose what to back-propagate
-  (a GradScaler scales the loss), and `on_backward(loss)` listeners see each backward.
-- `Optimizer.__init__`: each optimizer instance gets a `step` wrapper running the `around_step`
-  middlewares `fn(optimizer, step, args, kwargs)`; `on_step(optimizer)` listeners run after it.
-
-Extension point for diagnose (engineer C1): these are the interception points a `--try` fix needs;
-diagnose/probes could own them and expose this same registration API.
+- `tensor_to`: `fn(tensor, args, kwargs) -> (args, kwargs)` may rewrite the arguments of a copy
+  (non_blocking).
+- `around_backward`: `fn(loss) -> tensor` chooses what to back-propagate (a GradScaler scales the
+  loss), and `on_backward(loss)` listeners see each backward.
+- `around_step`: each optimizer instance gets a `step` wrapper running these middlewares
+  `fn(optimizer, step, args, kwargs)`; `on_step(optimizer)` listeners run after it.
+- `attributes`: `set_attribute(owner, name, value)` sets any other attribute while installed.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from torchdoctor.diagnose.patching import Patcher
+from torchdoctor.intercept.patching import Patcher
 
 
 def usable_cores() -> int:
@@ -45,7 +51,9 @@ def usable_cores() -> int:
 
 
 @dataclass
-class TrialHooks:
+class Hooks:
+    """The hook points (lists of callbacks) and, once `install()`ed, the patches calling them."""
+
     device_type: str = "cpu"  # "cuda" when the run can use CUDA
     observation: Any = None  # the baseline's RunObservation when a diagnosis ran, else None
     cpu_count: int = field(default_factory=lambda: usable_cores())
@@ -73,18 +81,22 @@ class TrialHooks:
         self.attributes.append((owner, name, value))
 
     # -- installation ------------------------------------------------------------------------
-    def install(self) -> None:
+    def install(self, beside_probes: bool = False) -> None:
+        """Patch torch to call the hook points. `beside_probes`: diagnose's probes (installed
+        after this) call `loader_kwargs`/`on_loader`, `around_forward` and `tensor_to` from their
+        own patches, so only the other points are patched here (one patch per attribute)."""
         # The same reversible patcher diagnose's probes use: one mechanism puts torch back.
         if self._patcher is not None:
             return
         self._patcher = patcher = Patcher()
-        patcher.replace(DataLoader, "__init__", self._patched_loader_init)
-        patcher.replace(nn.Module, "__call__", self._patched_module_call)
-        patcher.replace(torch.Tensor, "to", self._patched_to)
+        if not beside_probes:
+            patcher.replace(DataLoader, "__init__", self._patched_loader_init)
+            patcher.replace(nn.Module, "__call__", self._patched_module_call)
+            patcher.replace(torch.Tensor, "to", self._patched_to)
         patcher.replace(torch.Tensor, "backward", self._patched_backward)
         patcher.replace(torch.optim.Optimizer, "__init__", self._patched_optimizer_init)
         for owner, name, value in self.attributes:
-            patcher.replace(owner, name, lambda _original, value=value: value)
+            patcher.replace(owner, name, _replacement(value))
 
     def uninstall(self) -> None:
         if self._patcher is None:
@@ -95,23 +107,40 @@ class TrialHooks:
     # -- patches -----------------------------------------------------------------------------
     def _patched_loader_init(self, original):
         hooks = self
-
         signature = inspect.signature(original)
 
         def __init__(loader, *args, **kwargs):
             if not hooks.loader_kwargs:
                 return original(loader, *args, **kwargs)
-            # every argument by keyword, so rewrites see the dataset too
-            bound = signature.bind(loader, *args, **kwargs)
-            given = {k: v for k, v in bound.arguments.items() if k != "self"}
-            kwargs = dict(given)
-            for rewrite in hooks.loader_kwargs:
-                kwargs = rewrite(dict(kwargs))
-            original(loader, **kwargs)
-            for listener in hooks.on_loader:
-                listener(loader, given, kwargs)
+            hooks.construct_loader(original, signature, loader, args, kwargs)
 
         return __init__
+
+    def construct_loader(self, original, signature, loader, args: tuple, kwargs: dict) -> None:
+        """Run `DataLoader.__init__` (`original`) with the `loader_kwargs` rewrites applied, then
+        tell the `on_loader` listeners (diagnose's loader probe calls this from its own patch)."""
+        # every argument by keyword, so rewrites see the dataset too
+        bound = signature.bind(loader, *args, **kwargs)
+        given = {k: v for k, v in bound.arguments.items() if k != "self"}
+        given.update(given.pop("kwargs", {}))  # a subclass's **kwargs
+        final = dict(given)
+        for rewrite in self.loader_kwargs:
+            final = rewrite(dict(final))
+        original(loader, **final)
+        for listener in self.on_loader:
+            listener(loader, given, final)
+
+    def run_forward(self, original: Callable, module, args: tuple, kwargs: dict):
+        """The root model's forward through the `around_forward` middlewares; `original` is
+        `nn.Module.__call__` (diagnose's forward probe calls this from its own patch)."""
+        return _chain(self.around_forward, lambda m, a, k: original(m, *a, **k))(
+            module, args, kwargs
+        )
+
+    def rewrite_copy(self, tensor, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        for rewrite in self.tensor_to:
+            args, kwargs = rewrite(tensor, args, kwargs)
+        return args, kwargs
 
     def _patched_module_call(self, original):
         hooks = self
@@ -126,9 +155,7 @@ class TrialHooks:
                     hooks._local.depth = depth
             hooks._local.depth = 1
             try:
-                return _chain(hooks.around_forward, lambda m, a, k: original(m, *a, **k))(
-                    module, args, kwargs
-                )
+                return hooks.run_forward(original, module, args, kwargs)
             finally:
                 hooks._local.depth = 0
 
@@ -138,8 +165,8 @@ class TrialHooks:
         hooks = self
 
         def to(tensor, *args, **kwargs):
-            for rewrite in hooks.tensor_to:
-                args, kwargs = rewrite(tensor, args, kwargs)
+            if hooks.tensor_to:
+                args, kwargs = hooks.rewrite_copy(tensor, args, kwargs)
             return original(tensor, *args, **kwargs)
 
         return to
@@ -185,6 +212,10 @@ class TrialHooks:
             optimizer.step = types.MethodType(step, optimizer)
 
         return __init__
+
+
+def _replacement(value: Any) -> Callable[[Any], Any]:
+    return lambda _original: value
 
 
 def _chain(middlewares: list[Callable], innermost: Callable) -> Callable:
