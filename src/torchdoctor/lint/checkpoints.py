@@ -1,0 +1,164 @@
+"""Where a `torch.load` call's file comes from and where its result goes.
+
+TD110 (map_location) and TD111 (weights_only) ask the same questions: did this program save the
+file itself, from CPU, in the same scope; does the load sit in the branch that deliberately
+leaves an option out; does the loaded value go into `load_state_dict` or into NumPy.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import argument, method_call, walk
+
+_SAVE = "torch.save"
+_NUMPY_SINKS = ("torch.from_numpy", "torch.as_tensor")
+
+
+def load_path_text(ctx, call: cst.Call) -> str | None:
+    """The source text naming the loaded file: the path expression, or the `open(path)` behind
+    a file handle opened by `with open(path, ...) as f`."""
+    source = argument(call, "f", 0)
+    if source is None:
+        return None
+    opened = _opened_path(ctx, source)
+    return ctx.code(opened if opened is not None else source)
+
+
+def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
+    if not isinstance(handle, cst.Name):
+        return None
+    for with_node in ctx.index.withs:
+        for item in with_node.items:
+            if (
+                item.asname is not None
+                and isinstance(item.asname.name, cst.Name)
+                and item.asname.name.value == handle.value
+                and isinstance(item.item, cst.Call)
+                and ctx.call_name(item.item) == "builtins.open"
+            ):
+                return argument(item.item, "file", 0)
+    return None
+
+
+def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
+    """`torch.save(obj, path)` calls in this file that write the file `load` reads (same path
+    text, directly or through `with open(path) as f`)."""
+    path = load_path_text(ctx, load)
+    if path is None:
+        return []
+    return [save for save in ctx.calls_to(_SAVE) if _save_path_text(ctx, save) == path]
+
+
+def _save_path_text(ctx, save: cst.Call) -> str | None:
+    target = argument(save, "f", 1)
+    if target is None:
+        return None
+    opened = _opened_path(ctx, target)
+    return ctx.code(opened if opened is not None else target)
+
+
+def saved_from_cpu(ctx, save: cst.Call) -> bool:
+    """The saved object is moved to CPU in the call (`.cpu()`, `.to("cpu")`) or is a name bound
+    to such a value (a CPU-offloaded state dict)."""
+    obj = argument(save, "obj", 0)
+    if obj is None:
+        return False
+    values = [obj]
+    if isinstance(obj, cst.Name):
+        values += ctx.assigned_values(obj) or []
+    return any(_mentions_cpu(ctx, value) for value in values)
+
+
+def _mentions_cpu(ctx, expr: cst.BaseExpression) -> bool:
+    for node in [expr, *walk(ctx, expr)]:
+        if method_call(node, "cpu"):
+            return True
+        if isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu":
+            return True
+        if isinstance(node, cst.Name) and node.value == "offload_to_cpu":
+            return True
+    return False
+
+
+def same_scope(ctx, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    return ctx.enclosing(a, cst.FunctionDef) is ctx.enclosing(b, cst.FunctionDef)
+
+
+def sibling_branch_sets(ctx, call: cst.Call, option: str, position: int) -> bool:
+    """`call` sits in one branch of an `if` whose other branch calls the same function with
+    `option` given: the branch that leaves it out does so on purpose."""
+    branch_if = ctx.enclosing(call, cst.If)
+    if branch_if is None:
+        return False
+    name = ctx.call_name(call)
+    for other in ctx.calls_to(name) if name else []:
+        if other is call or argument(other, option, position) is None:
+            continue
+        other_if = ctx.enclosing(other, cst.If)
+        if other_if is None:
+            continue
+        if (
+            other_if is branch_if
+            or ctx.is_inside(other_if, branch_if)
+            or ctx.is_inside(branch_if, other_if)
+        ):
+            return True
+    return False
+
+
+def loaded_into_numpy(ctx, load: cst.Call) -> bool:
+    """The loaded value is turned into a tensor with `torch.from_numpy` (the file holds NumPy
+    arrays) or handed to NumPy."""
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    scope = ctx.scope(target)
+    for access in ctx.accesses(target.value, scope):
+        for ancestor in ctx.ancestors(access.node):
+            if isinstance(ancestor, cst.Call):
+                name = ctx.call_name(ancestor) or ""
+                if name in _NUMPY_SINKS or name.startswith("numpy."):
+                    return True
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+    return False
+
+
+def _assigned_name(ctx, call: cst.Call) -> cst.Name | None:
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return target if isinstance(target, cst.Name) else None
+    return None
+
+
+def loads_into_state_dict(ctx, load: cst.Call) -> bool:
+    """`m.load_state_dict(torch.load(...))`, or a name assigned from the load that is only
+    passed to `load_state_dict`: a state dict, which `weights_only=True` always loads."""
+    parent = ctx.parent(load)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return method_call(call, "load_state_dict")
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    accesses = ctx.accesses(target.value, ctx.scope(target))
+    if not accesses:
+        return False
+    for access in accesses:
+        parent = ctx.parent(access.node)
+        if isinstance(parent, cst.Arg) and method_call(ctx.parent(parent), "load_state_dict"):
+            continue
+        return False
+    return True
+
+
+def in_safe_globals_block(ctx, call: cst.Call) -> bool:
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                target = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if (ctx.qualified_name(target) or "").endswith("safe_globals"):
+                    return True
+    return False
