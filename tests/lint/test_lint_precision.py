@@ -16,12 +16,14 @@ def grads_after_zero(model, opt):
 """
 
 
-def test_plain_fix_keeps_zero_grad_set_to_none_false(project):
+def test_zero_grad_set_to_none_false_kept_where_grads_are_updated_in_place(project):
     target = project / "train.py"
     target.write_text(ZERO_GRAD_THEN_ADD)
-    out = run_cli("--fix", target)
-    assert out.returncode == 1 and target.read_text() == ZERO_GRAD_THEN_ADD
-    assert "1 more fixable with `--fix --unsafe-fixes`" in out.stdout
+    out = run_cli("--fix", "--unsafe-fixes", target)
+    assert out.returncode == 0 and target.read_text() == ZERO_GRAD_THEN_ADD
+    plain = ZERO_GRAD_THEN_ADD.replace("        p.grad += 0.01 * p.data", "        p.data -= 0.01")
+    target.write_text(plain)
+    assert run_cli("--fix", target).returncode == 1 and target.read_text() == plain
     run_cli("--fix", "--unsafe-fixes", target)
     assert "opt.zero_grad()\n" in target.read_text()
 

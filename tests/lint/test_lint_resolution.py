@@ -73,4 +73,5 @@ def test_fix_after_dotted_import_uses_torch():
 def test_no_fix_without_a_torch_binding():
     source = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
     result = lint_text(source, select="TD115", fix=True)
-    assert [v.code for v in result.violations] == ["TD115"] and not result.changed
+    assert [(v.line, v.code) for v in result.violations] == [(1, "TD115"), (2, "TD115")]
+    assert not result.changed

@@ -25,6 +25,7 @@ class NodeIndex(cst.CSTVisitor):
         # (target, value) for `a.b.c = value`
         self.attribute_assigns: list[tuple[cst.Attribute, cst.BaseExpression]] = []
         self.aug_assigns: list[cst.AugAssign] = []
+        self.import_froms: list[cst.ImportFrom] = []
         self.torch_aliases: list[str] = []  # names bound to the `torch` module itself
         self._stack: list[cst.CSTNode] = []
 
@@ -56,6 +57,8 @@ class NodeIndex(cst.CSTVisitor):
             self.withs.append(node)
         elif kind is cst.Import:
             self._record_import(node)
+        elif kind is cst.ImportFrom:
+            self.import_froms.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:

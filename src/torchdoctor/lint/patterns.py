@@ -215,6 +215,21 @@ def batch_names(ctx: FileContext, loop: cst.For) -> set[str]:
     return names
 
 
+def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` sit in different branches of one `if` (body vs. `else`/`elif`): one run
+    never executes both."""
+    for branch_if in ctx.ancestors(a):
+        if not isinstance(branch_if, cst.If) or branch_if.orelse is None:
+            continue
+        if not ctx.is_inside(b, branch_if):
+            continue
+        a_in_body = ctx.is_inside(a, branch_if.body)
+        b_in_body = ctx.is_inside(b, branch_if.body)
+        if a_in_body != b_in_body:
+            return True
+    return False
+
+
 def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs under `with torch.no_grad()/inference_mode()/set_grad_enabled(...)` or in a
     function decorated with one of them (or one that calls `torch.set_grad_enabled`)."""
