@@ -57,7 +57,7 @@ class NodeIndex(cst.CSTVisitor):
             self.withs.append(node)
         elif kind is cst.Import:
             self._record_import(node)
-        elif kind is cst.ImportFrom:
+        elif isinstance(node, cst.ImportFrom):
             self.import_froms.append(node)
         return True
 

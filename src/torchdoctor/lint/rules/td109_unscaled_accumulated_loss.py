@@ -47,12 +47,16 @@ def _stepped_right_after(ctx, backward: cst.Call) -> bool:
 
 
 def _steps_here(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        method_call(small.value, "step")
-        and _OPTIMIZER_RE.search(terminal_name(small.value.func.value) or "")
-        for small in statement.body
-        if isinstance(small, cst.Expr)
-    )
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        call = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            if call.func.attr.value == "step" and _OPTIMIZER_RE.search(
+                terminal_name(call.func.value) or ""
+            ):
+                return True
+    return False
 
 
 def _has_division(ctx, node: cst.CSTNode) -> bool:

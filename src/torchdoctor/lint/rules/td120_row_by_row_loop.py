@@ -77,7 +77,11 @@ def _item_per_row(ctx, loop: cst.For, bound) -> str | None:
     if counted not in rows:
         return None
     for node in walk(ctx, loop.body):
-        if not method_call(node, "item"):
+        if not (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "item"
+        ):
             continue
         receiver = node.func.value
         subscripts = [n for n in [receiver, *walk(ctx, receiver)] if isinstance(n, cst.Subscript)]
