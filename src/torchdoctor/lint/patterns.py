@@ -250,6 +250,22 @@ def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
+def disables_grad_inside(ctx: FileContext, body: cst.CSTNode) -> bool:
+    """`body` opens a `with torch.no_grad()/inference_mode()/...` block somewhere inside."""
+    for node in walk(ctx, body):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if _grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
+                    return True
+    return False
+
+
+def only_called_without_grad(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """`function` is called in this file, and always under no_grad/inference_mode."""
+    calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
+    return bool(calls) and all(grad_disabled_around(ctx, c) for c in calls)
+
+
 def _grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
     return ctx.qualified_name(expr.func if isinstance(expr, cst.Call) else expr)
 
@@ -286,6 +302,11 @@ def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bo
         if any(is_model_like(ctx, value) for value in passed):
             return True
     return False
+
+
+def is_plain_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A module-level or nested function, not a method of a class."""
+    return not isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)
 
 
 def calls_backward(ctx, body: cst.CSTNode) -> bool:
