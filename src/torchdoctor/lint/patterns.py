@@ -306,7 +306,8 @@ def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bo
 
 def is_plain_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A module-level or nested function, not a method of a class."""
-    return not isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)
+    block = ctx.parent(function)
+    return block is None or not isinstance(ctx.parent(block), cst.ClassDef)
 
 
 def calls_backward(ctx, body: cst.CSTNode) -> bool:
