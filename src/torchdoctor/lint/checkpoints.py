@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import argument, method_call, walk
+from torchdoctor.lint.patterns import argument, method_call, string_value, walk
 
 _SAVE = "torch.save"
 _NUMPY_SINKS = ("torch.from_numpy", "torch.as_tensor")
 
 
-def load_path_text(ctx, call: cst.Call) -> str | None:
-    """The source text naming the loaded file: the path expression, or the `open(path)` behind
-    a file handle opened by `with open(path, ...) as f`."""
-    source = argument(call, "f", 0)
-    if source is None:
-        return None
-    opened = _opened_path(ctx, source)
-    return ctx.code(opened if opened is not None else source)
+def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
+    """What identifies a file path in the source: its text, and the file-name literal inside
+    it (`'{}.pkl'` in `'{}.pkl'.format(epoch)`, `'model.pt'` in `os.path.join(d, 'model.pt')`),
+    so a save and a load that differ only in the variable parts still match."""
+    if path is None:
+        return set()
+    opened = _opened_path(ctx, path)
+    path = opened if opened is not None else path
+    keys = {ctx.code(path)}
+    for node in [path, *walk(ctx, path)]:
+        text = string_value(node) if isinstance(node, cst.SimpleString) else None
+        if text and "." in text.strip("."):
+            keys.add(f"literal:{text}")
+    return keys
 
 
 def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -44,18 +50,8 @@ def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
 def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
     """`torch.save(obj, path)` calls in this file that write the file `load` reads (same path
     text, directly or through `with open(path) as f`)."""
-    path = load_path_text(ctx, load)
-    if path is None:
-        return []
-    return [save for save in ctx.calls_to(_SAVE) if _save_path_text(ctx, save) == path]
-
-
-def _save_path_text(ctx, save: cst.Call) -> str | None:
-    target = argument(save, "f", 1)
-    if target is None:
-        return None
-    opened = _opened_path(ctx, target)
-    return ctx.code(opened if opened is not None else target)
+    keys = _path_keys(ctx, argument(load, "f", 0))
+    return [save for save in ctx.calls_to(_SAVE) if keys & _path_keys(ctx, argument(save, "f", 1))]
 
 
 def saved_from_cpu(ctx, save: cst.Call) -> bool:
@@ -81,8 +77,11 @@ def _mentions_cpu(ctx, expr: cst.BaseExpression) -> bool:
     return False
 
 
-def same_scope(ctx, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-    return ctx.enclosing(a, cst.FunctionDef) is ctx.enclosing(b, cst.FunctionDef)
+def saved_earlier_in_scope(ctx, save: cst.Call, load: cst.Call) -> bool:
+    """`save` comes before `load` in the same function (or both at module level): the load
+    reads back what this run wrote, onto the devices it runs on."""
+    same = ctx.enclosing(save, cst.FunctionDef) is ctx.enclosing(load, cst.FunctionDef)
+    return same and ctx.line(save) < ctx.line(load)
 
 
 def sibling_branch_sets(ctx, call: cst.Call, option: str, position: int) -> bool:

@@ -2,15 +2,40 @@
 
 from __future__ import annotations
 
-from torchdoctor.lint.patterns import DATALOADER, argument, file_moves_to_cuda, has_star_args
+import libcst as cst
+
+from torchdoctor.lint.patterns import (
+    DATALOADER,
+    argument,
+    file_moves_to_cuda,
+    has_star_args,
+    method_call,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
+
+_INDEX_SOURCES = {"builtins.range", "torch.arange", "torch.randperm"}
+
+
+def _index_batches(ctx, dataset) -> bool:
+    """The loader batches indices (`range(n)`, `torch.arange(n)`, `mask.nonzero()...`): a few
+    kilobytes per batch, where pinning gains nothing measurable."""
+    if isinstance(dataset, cst.Name):
+        dataset = ctx.single_value(dataset)
+    if dataset is None:
+        return False
+    calls = [n for n in [dataset, *walk(ctx, dataset)] if isinstance(n, cst.Call)]
+    return any(
+        ctx.call_name(c) in _INDEX_SOURCES or method_call(c, "nonzero", "arange") for c in calls
+    )
 
 
 class DataLoaderNoPinMemory(Rule):
     """
     ## What it does
     Flags `DataLoader(...)` without `pin_memory` in a file that moves data to CUDA
-    (`.cuda()` or `.to(<cuda device>)`).
+    (`.cuda()` or `.to(<cuda device>)`). Loaders that batch indices (`range(n)`,
+    `torch.arange(n)`, `mask.nonzero()`) are left alone: their batches are too small to gain.
 
     ## Why is this bad
     Copies from pageable host memory to the GPU are staged and synchronous. Batches in pinned
@@ -44,6 +69,8 @@ class DataLoaderNoPinMemory(Rule):
         if not loaders or not file_moves_to_cuda(ctx):
             return
         for call in loaders:
+            if _index_batches(ctx, argument(call, "dataset", 0)):
+                continue
             if argument(call, "pin_memory", 7) is None:
                 yield ctx.violation(
                     self,

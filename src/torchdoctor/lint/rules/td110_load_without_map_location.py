@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchdoctor.lint.checkpoints import (
     loaded_into_numpy,
-    same_scope,
+    saved_earlier_in_scope,
     saved_from_cpu,
     saves_of_same_file,
     sibling_branch_sets,
@@ -61,6 +61,6 @@ class LoadWithoutMapLocation(Rule):
 
 def _device_is_known(ctx, call) -> bool:
     saves = saves_of_same_file(ctx, call)
-    if any(saved_from_cpu(ctx, save) or same_scope(ctx, save, call) for save in saves):
+    if any(saved_from_cpu(ctx, save) or saved_earlier_in_scope(ctx, save, call) for save in saves):
         return True
     return loaded_into_numpy(ctx, call) or sibling_branch_sets(ctx, call, "map_location", 1)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from torchdoctor.lint.checkpoints import in_safe_globals_block, loads_into_state_dict
+from torchdoctor.lint.checkpoints import (
+    in_safe_globals_block,
+    loaded_into_numpy,
+    loads_into_state_dict,
+    saves_of_same_file,
+)
 from torchdoctor.lint.edits import add_keyword
 from torchdoctor.lint.patterns import has_star_args, keyword
 from torchdoctor.lint.project import declared_torch_maximum, declared_torch_minimum
@@ -13,6 +18,12 @@ _SAFE_DEFAULT_FROM = (2, 6)
 _ARGUMENT_FROM = (1, 13)
 
 
+def _own_file(ctx, call) -> bool:
+    """The program reads back a file it writes itself (a `torch.save` of the same path in this
+    file), or its own NumPy data: nobody else's pickle runs."""
+    return bool(saves_of_same_file(ctx, call)) or loaded_into_numpy(ctx, call)
+
+
 class LoadWithoutWeightsOnly(Rule):
     """
     ## What it does
@@ -20,7 +31,9 @@ class LoadWithoutWeightsOnly(Rule):
     (`pyproject.toml`, `setup.cfg` or `requirements*.txt` next to the file or above it), where
     that is the default, or declares only versions before 1.13, which lack the argument. A load
     inside `with torch.serialization.safe_globals(...)` already expects a weights-only load,
-    and an explicit `weights_only=False` is a decision: both are left alone.
+    a file this program writes itself (a `torch.save` of the same path in the file) or its
+    own NumPy data runs nobody else's pickle, and an explicit `weights_only=False` is a
+    decision: all are left alone.
 
     ## Why is this bad
     A full unpickle runs arbitrary code stored in the file: loading a checkpoint from anyone
@@ -56,7 +69,7 @@ class LoadWithoutWeightsOnly(Rule):
         for call in ctx.calls_to("torch.load"):
             if has_star_args(call) or keyword(call, "weights_only") is not None:
                 continue
-            if in_safe_globals_block(ctx, call):
+            if in_safe_globals_block(ctx, call) or _own_file(ctx, call):
                 continue
             fix = None
             if loads_into_state_dict(ctx, call):

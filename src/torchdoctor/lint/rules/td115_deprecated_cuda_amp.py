@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
-from torchdoctor.lint.project import declared_torch_maximum
+from torchdoctor.lint.project import declared_torch_maximum, declared_torch_minimum
 from torchdoctor.lint.rule import Rule
 
 # old positional order of torch.cuda.amp.autocast; the new API takes device_type first
@@ -16,6 +16,7 @@ DECORATORS = {"torch.cuda.amp.custom_fwd": "custom_fwd", "torch.cuda.amp.custom_
 
 
 _DEPRECATED_IN = (2, 4)
+_AMP_GRAD_SCALER_FROM = (2, 3)
 
 
 def _module_name(module) -> str:
@@ -70,7 +71,8 @@ class DeprecatedCudaAmp(Rule):
     of the old `autocast` become keywords because the new signature starts with the device,
     and the decorators get `device_type="cuda"`, which is what the old ones pass on. Needs
     `import torch` in the file (and torch >= 2.4 for `torch.amp.custom_fwd`, the release
-    that deprecated the old decorators).
+    that deprecated the old decorators). No fix for `GradScaler` where the project declares
+    support for torch before 2.3, which has no `torch.amp.GradScaler`.
     """
 
     code = "TD115"
@@ -126,6 +128,9 @@ class DeprecatedCudaAmp(Rule):
     def _fix(self, ctx, call: cst.Call, kind: str):
         if not ctx.index.torch_aliases or any(a.star for a in call.args):
             return None
+        minimum = declared_torch_minimum(ctx.path)
+        if kind == "GradScaler" and minimum is not None and minimum < _AMP_GRAD_SCALER_FROM:
+            return None  # the project supports torch without `torch.amp.GradScaler`
         args = list(call.args)
         if kind == "autocast":
             positional = [a for a in args if a.keyword is None]
