@@ -24,7 +24,9 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
     opened = _opened_path(ctx, path)
     path = opened if opened is not None else path
     keys = {ctx.code(path)}
-    for node in [path, *walk(ctx, path)]:
+    value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
+    nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
+    for node in nodes:
         text = string_value(node) if isinstance(node, cst.SimpleString) else None
         if text and "." in text.strip("."):
             keys.add(f"literal:{text}")
@@ -64,6 +66,16 @@ def saved_from_cpu(ctx, save: cst.Call) -> bool:
     if isinstance(obj, cst.Name):
         values += ctx.assigned_values(obj) or []
     return any(_mentions_cpu(ctx, value) for value in values)
+
+
+def offloads_state_to_cpu(ctx) -> bool:
+    """The file gathers state dicts onto CPU (`FullStateDictConfig(offload_to_cpu=True)`), so
+    what it saves holds CPU tensors."""
+    for call in ctx.index.calls:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "offload_to_cpu":
+                return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
 
 
 def _mentions_cpu(ctx, expr: cst.BaseExpression) -> bool:

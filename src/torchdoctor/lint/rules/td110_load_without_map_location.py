@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torchdoctor.lint.checkpoints import (
     loaded_into_numpy,
+    offloads_state_to_cpu,
     saved_earlier_in_scope,
     saved_from_cpu,
     saves_of_same_file,
@@ -60,6 +61,8 @@ class LoadWithoutMapLocation(Rule):
 
 
 def _device_is_known(ctx, call) -> bool:
+    if offloads_state_to_cpu(ctx):
+        return True
     saves = saves_of_same_file(ctx, call)
     if any(saved_from_cpu(ctx, save) or saved_earlier_in_scope(ctx, save, call) for save in saves):
         return True
