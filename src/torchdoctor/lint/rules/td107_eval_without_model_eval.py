@@ -9,6 +9,7 @@ import libcst as cst
 from torchdoctor.lint.patterns import (
     calls_backward,
     calls_model,
+    is_model_like,
     is_plain_function,
     method_call,
     terminal_name,
@@ -51,6 +52,18 @@ def _has_mode_dependent_layers(ctx) -> bool:
     return next(ctx.calls_to(*_MODE_DEPENDENT), None) is not None
 
 
+def _model_is_callers(ctx, function: cst.FunctionDef) -> bool:
+    """The function receives the model as a parameter and nothing in this file calls it: a
+    library helper whose callers (in other files) choose the mode."""
+    params = {p.name.value for p in function.params.params}
+    if not any(is_model_like(ctx, cst.Name(p)) for p in params if _MODEL_PARAM_RE.search(p)):
+        return False
+    return not any(terminal_name(c.func) == function.name.value for c in ctx.index.calls)
+
+
+_MODEL_PARAM_RE = re.compile(r"(model|net|network|module)$", re.IGNORECASE)
+
+
 class EvalWithoutModelEval(Rule):
     """
     ## What it does
@@ -58,7 +71,8 @@ class EvalWithoutModelEval(Rule):
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
-    in the same file comes after an `.eval()` call. Methods are left alone (frameworks such as
+    in the same file comes after an `.eval()` call. A helper that receives the model as a
+    parameter and is not called in its own file is left to its callers. Methods are left alone (frameworks such as
     Lightning switch modes around `validation_step`).
 
     ## Why is this bad
@@ -103,6 +117,8 @@ class EvalWithoutModelEval(Rule):
                 and calls_model(ctx, function.body, direct=True)
                 and not calls_backward(ctx, function.body)
             ):
+                continue
+            if _model_is_callers(ctx, function):
                 continue
             if self._called_after_eval(ctx, name):
                 continue
