@@ -24,6 +24,8 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
     opened = _opened_path(ctx, path)
     path = opened if opened is not None else path
     keys = {ctx.code(path)}
+    if isinstance(path, cst.Attribute) and isinstance(path.value, cst.Name):
+        keys.add(path.attr.value)  # `self.snapshot_path` is the `snapshot_path` passed around
     value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
     nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
     for node in nodes:
@@ -163,6 +165,37 @@ def loads_into_state_dict(ctx, load: cst.Call) -> bool:
             continue
         return False
     return True
+
+
+_MODULE_METHODS = ("eval", "train", "to", "cuda", "parameters", "state_dict", "forward")
+
+
+def loaded_into_model(ctx, load: cst.Call) -> bool:
+    """The loaded value feeds a model or optimizer: passed (or a key of it passed) to
+    `load_state_dict`, or used as a module (called, `.eval()`, `.to(...)`, `.parameters()`).
+    Other loads hold data whose device the code does not show."""
+    if _feeds_state_dict(ctx, load):
+        return True
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    for access in ctx.accesses(target.value, ctx.scope(target)):
+        node = access.node
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Subscript) and _feeds_state_dict(ctx, parent):
+            return True
+        if _feeds_state_dict(ctx, node):
+            return True
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return True
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _MODULE_METHODS:
+            return isinstance(ctx.parent(parent), cst.Call)
+    return False
+
+
+def _feeds_state_dict(ctx, node: cst.CSTNode) -> bool:
+    parent = ctx.parent(node)
+    return isinstance(parent, cst.Arg) and method_call(ctx.parent(parent), "load_state_dict")
 
 
 def in_safe_globals_block(ctx, call: cst.Call) -> bool:

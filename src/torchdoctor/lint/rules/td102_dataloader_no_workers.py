@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import DATALOADER, argument, has_star_args, walk
+from torchdoctor.lint.patterns import (
+    DATALOADER,
+    argument,
+    calls_backward,
+    has_star_args,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
 # Datasets that read and decode files, or run transforms, for every item.
@@ -35,7 +42,8 @@ class DataLoaderNoWorkers(Rule):
     a transform. A loader over data already in memory (a `TensorDataset`, a class that indexes
     tensors or lists built in `__init__`) is left alone: indexing it costs less than sending
     batches between processes. So is an explicit `num_workers=0` (a deliberate choice, often
-    on short evaluation loaders) and a dataset whose origin the file does not show.
+    on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
+    no other loop, without `backward()`), and a dataset whose origin the file does not show.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -66,6 +74,8 @@ class DataLoaderNoWorkers(Rule):
         for call in ctx.calls_to(DATALOADER):
             if has_star_args(call) or argument(call, "num_workers", 5) is not None:
                 continue
+            if _iterated_once(ctx, call):
+                continue  # one pass after training: workers would save seconds, once
             if _items_cost_work(ctx, argument(call, "dataset", 0)):
                 yield ctx.violation(
                     self,
@@ -93,6 +103,45 @@ def _items_cost_work(ctx, dataset, depth: int = 0) -> bool:
         dataset_class = _local_class(ctx, dataset.func.value)
         return dataset_class is not None and _getitem_does_work(ctx, dataset_class)
     return False
+
+
+def _iterated_once(ctx, call: cst.Call) -> bool:
+    """The loader (`name = DataLoader(...)`) is only iterated by loops that sit in no other
+    loop, call no `backward()`, and are not in a function called from a loop: a single
+    evaluation pass. Any other use of the name (passed on, stored) answers "no"."""
+    parent = ctx.parent(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    passes = 0
+    for access in ctx.accesses(target.value, ctx.scope(target)):
+        loop = ctx.enclosing(access.node, cst.For)
+        if (
+            loop is None
+            or not ctx.is_inside(access.node, loop.iter)
+            and loop.iter is not access.node
+        ):
+            return False
+        if ctx.enclosing(loop, _LOOPS) is not None or calls_backward(ctx, loop.body):
+            return False
+        if _called_in_a_loop(ctx, ctx.enclosing(loop, cst.FunctionDef)):
+            return False
+        passes += 1
+    return passes == 1
+
+
+_LOOPS = (cst.For, cst.While)
+
+
+def _called_in_a_loop(ctx, function: cst.FunctionDef | None) -> bool:
+    if function is None:
+        return False
+    return any(
+        terminal_name(c.func) == function.name.value and ctx.enclosing(c, _LOOPS) is not None
+        for c in ctx.index.calls
+    )
 
 
 def _local_class(ctx, name: str) -> cst.ClassDef | None:

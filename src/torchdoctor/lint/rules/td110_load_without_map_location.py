@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.lint.checkpoints import (
+    loaded_into_model,
     loaded_into_numpy,
     offloads_state_to_cpu,
     saved_earlier_in_scope,
@@ -17,7 +18,10 @@ from torchdoctor.lint.rule import Rule
 class LoadWithoutMapLocation(Rule):
     """
     ## What it does
-    Flags `torch.load(...)` calls that do not pass `map_location`. Left alone: a file this
+    Flags `torch.load(...)` calls that do not pass `map_location` and whose result feeds a
+    model or optimizer (into `load_state_dict`, directly or by key, or used as a module): that
+    is where tensors saved from a GPU come from. Loads of other data are left alone (the code
+    does not show their device), and so is a file this
     program saves itself from CPU (`.cpu()` before `torch.save`, CPU-offloaded state dicts) or
     saves earlier in the same function (a reload in the same process, on the same devices);
     files whose content goes to `torch.from_numpy` or NumPy (NumPy data holds no device); and
@@ -50,7 +54,7 @@ class LoadWithoutMapLocation(Rule):
         for call in ctx.calls_to("torch.load"):
             if has_star_args(call) or argument(call, "map_location", 1) is not None:
                 continue
-            if _device_is_known(ctx, call):
+            if not loaded_into_model(ctx, call) or _device_is_known(ctx, call):
                 continue
             yield ctx.violation(
                 self,
