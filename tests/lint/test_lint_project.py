@@ -61,3 +61,13 @@ def test_info_rule_is_off_by_default_and_selected_by_code(project):
     rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["TD105"]["defaultConfiguration"] == {"level": "note", "enabled": False}
     assert rules["TD108"]["defaultConfiguration"]["level"] == "error"
+
+
+def test_correctness_bugs_are_errors_and_negligible_advice_is_off():
+    from torchdoctor.lint.rules import rule_classes
+
+    levels = {cls.code: cls.level for cls in rule_classes()}
+    assert {levels[c] for c in ("TD107", "TD108", "TD109")} == {"error"}
+    off = {cls.code for cls in rule_classes() if not cls.default_enabled}
+    assert off == {"TD103", "TD105", "TD117"}
+    assert all(levels[c] == "info" for c in off)
