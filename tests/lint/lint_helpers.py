@@ -7,6 +7,7 @@ from pathlib import Path
 
 from torchdoctor.lint.engine import lint_source
 from torchdoctor.lint.rules import all_rules
+from torchdoctor.lint.selection import select_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
@@ -15,9 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def lint_text(
     source: str, select: str | None = None, fix: bool = False, unsafe: bool = False, path="t.py"
 ):
-    rules = [
-        r for r in all_rules() if select is None or r.code.startswith(tuple(select.split(",")))
-    ]
+    rules = select_rules(all_rules(), select.split(",") if select else [], [])
     return lint_source(source, path, rules, fix=fix, unsafe=unsafe)
 
 

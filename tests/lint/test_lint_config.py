@@ -9,7 +9,7 @@ from torchdoctor.lint.rules import all_rules
 from torchdoctor.lint.runner import LintOptions, run_lint
 from torchdoctor.lint.selection import select_rules
 
-SOURCE = "import torch\na = torch.load(p)\nb = torch.nn.DataParallel(m)\n"
+SOURCE = "import torch\nm.load_state_dict(torch.load(p))\nb = torch.nn.DataParallel(m)\n"
 
 
 def _codes(project, options=None, target=None):
@@ -25,7 +25,8 @@ def _configure(project, body: str):
 
 def test_select_and_ignore_prefixes():
     chosen = {r.code for r in select_rules(all_rules(), ["TD11"], ["TD111"])}
-    assert chosen == {f"TD11{i}" for i in range(10)} - {"TD111"}
+    assert chosen == {f"TD11{i}" for i in range(10)} - {"TD111", "TD117"}  # TD117: off by default
+    assert "TD117" in {r.code for r in select_rules(all_rules(), ["TD117"], [])}
     specific = {r.code for r in select_rules(all_rules(), ["TD111"], ["TD11"])}
     assert specific == {"TD111"}  # the more specific pattern wins
     assert {r.code for r in select_rules(all_rules(), ["TD1"], ["TD11"])} >= {"TD101", "TD122"}

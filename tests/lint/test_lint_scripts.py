@@ -14,8 +14,12 @@ SCRIPTS = Path(__file__).parent / "scripts"
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("seed001_cifar.py", [(25, "TD102"), (26, "TD102"), (51, "TD116"), (56, "TD105")]),
-        ("seed002_tips.py", [(5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")]),
+        # the dataset indexes arrays loaded in __init__: no TD102; TD105 (info) is off by default
+        ("seed001_cifar.py", [(51, "TD116")]),
+        (
+            "seed002_tips.py",
+            [(3, "TD115"), (5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")],
+        ),
         ("seed000_good.py", []),
     ],
 )
@@ -28,7 +32,8 @@ def test_safe_fixes_on_a_seed_script_keep_it_valid_and_quiet_for_fixed_rules():
     source = (SCRIPTS / "seed002_tips.py").read_text()
     fixed = lint_text(source, fix=True)
     assert fixed.changed and 'torch.amp.GradScaler("cuda")' in fixed.fixed_source
-    assert "TD115" not in [v.code for v in fixed.violations]
+    # only the `from torch.cuda.amp import` line is left (no fix: its uses are rewritten)
+    assert [v.line for v in fixed.violations if v.code == "TD115"] == [3]
     compile(fixed.fixed_source, "fixed.py", "exec")
 
 
@@ -51,6 +56,6 @@ def test_a_crashing_rule_becomes_a_note_and_other_rules_still_report():
             raise RuntimeError("boom")
 
     rules = [Broken(), *[r for r in all_rules() if r.code == "TD110"]]
-    result = lint_source("import torch\nx = torch.load(p)\n", "t.py", rules)
+    result = lint_source("import torch\nm.load_state_dict(torch.load(p))\n", "t.py", rules)
     assert [v.code for v in result.violations] == ["TD110"]
     assert result.notes == ["t.py: internal error in TD199, skipped: RuntimeError: boom"]

@@ -42,7 +42,8 @@ def catalogue() -> str:
             "",
             f"## {cls.code} {cls.name}",
             "",
-            f"Fix: {_SAFETY[cls.fix_safety]}. Severity: {cls.level}.",
+            f"Fix: {_SAFETY[cls.fix_safety]}. Severity: {cls.level}."
+            + ("" if cls.default_enabled else f" Off by default (`--select {cls.code}`)."),
             "",
             _demote(cls.doc()),
         ]

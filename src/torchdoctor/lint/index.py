@@ -22,9 +22,12 @@ class NodeIndex(cst.CSTVisitor):
         self.binary_ops: list[cst.BinaryOperation] = []
         # id(Name target) -> the value assigned to it (plain `name = value` only)
         self.assigned: dict[int, cst.BaseExpression] = {}
+        # name -> every value bound to it by a plain assignment, in any scope
+        self.bindings: dict[str, list[cst.BaseExpression]] = {}
         # (target, value) for `a.b.c = value`
         self.attribute_assigns: list[tuple[cst.Attribute, cst.BaseExpression]] = []
         self.aug_assigns: list[cst.AugAssign] = []
+        self.import_froms: list[cst.ImportFrom] = []
         self.torch_aliases: list[str] = []  # names bound to the `torch` module itself
         self._stack: list[cst.CSTNode] = []
 
@@ -56,6 +59,8 @@ class NodeIndex(cst.CSTVisitor):
             self.withs.append(node)
         elif kind is cst.Import:
             self._record_import(node)
+        elif isinstance(node, cst.ImportFrom):
+            self.import_froms.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -68,6 +73,7 @@ class NodeIndex(cst.CSTVisitor):
     def _record_target(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.assigned[id(target)] = value
+            self.bindings.setdefault(target.value, []).append(value)
         elif isinstance(target, cst.Attribute):
             self.attribute_assigns.append((target, value))
 

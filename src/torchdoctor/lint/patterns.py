@@ -215,6 +215,21 @@ def batch_names(ctx: FileContext, loop: cst.For) -> set[str]:
     return names
 
 
+def exclusive_branches(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """`a` and `b` sit in different branches of one `if` (body vs. `else`/`elif`): one run
+    never executes both."""
+    for branch_if in ctx.ancestors(a):
+        if not isinstance(branch_if, cst.If) or branch_if.orelse is None:
+            continue
+        if not ctx.is_inside(b, branch_if):
+            continue
+        a_in_body = ctx.is_inside(a, branch_if.body)
+        b_in_body = ctx.is_inside(b, branch_if.body)
+        if a_in_body != b_in_body:
+            return True
+    return False
+
+
 def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
     """`node` runs under `with torch.no_grad()/inference_mode()/set_grad_enabled(...)` or in a
     function decorated with one of them (or one that calls `torch.set_grad_enabled`)."""
@@ -233,6 +248,22 @@ def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
             ):
                 return True
     return False
+
+
+def disables_grad_inside(ctx: FileContext, body: cst.CSTNode) -> bool:
+    """`body` opens a `with torch.no_grad()/inference_mode()/...` block somewhere inside."""
+    for node in walk(ctx, body):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if _grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
+                    return True
+    return False
+
+
+def only_called_without_grad(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """`function` is called in this file, and always under no_grad/inference_mode."""
+    calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
+    return bool(calls) and all(grad_disabled_around(ctx, c) for c in calls)
 
 
 def _grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
@@ -271,6 +302,12 @@ def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bo
         if any(is_model_like(ctx, value) for value in passed):
             return True
     return False
+
+
+def is_plain_function(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A module-level or nested function, not a method of a class."""
+    block = ctx.parent(function)
+    return block is None or not isinstance(ctx.parent(block), cst.ClassDef)
 
 
 def calls_backward(ctx, body: cst.CSTNode) -> bool:

@@ -17,6 +17,7 @@ from torchdoctor.lint.model import FIX_SAFETIES, Violation
 if TYPE_CHECKING:
     from torchdoctor.lint.context import FileContext
 
+LEVELS = ("error", "warning", "info")
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety")
 _SECTION_RE = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 
@@ -25,8 +26,11 @@ class Rule:
     code: ClassVar[str] = ""
     name: ClassVar[str] = ""
     fix_safety: ClassVar[str] = "none"
-    # SARIF level / severity: "warning" for performance, "error" for correctness bugs.
+    # Severity: "error" for correctness bugs (wrong results, crashes), "warning" for speed
+    # advice that usually pays, "info" for advice whose gain is usually negligible.
     level: ClassVar[str] = "warning"
+    # Rules off by default run only when `--select`/`select` names their exact code.
+    default_enabled: ClassVar[bool] = True
 
     def check(self, ctx: FileContext) -> Iterator[Violation]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -59,6 +63,8 @@ class Rule:
             problems.append(f"{cls.__name__}: bad code {cls.code!r}")
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cls.name):
             problems.append(f"{cls.__name__}: bad name {cls.name!r}")
+        if cls.level not in LEVELS:
+            problems.append(f"{cls.__name__}: bad level {cls.level!r}")
         if cls.fix_safety not in FIX_SAFETIES:
             problems.append(f"{cls.__name__}: bad fix_safety {cls.fix_safety!r}")
         if tuple(cls.sections()) != DOC_SECTIONS:

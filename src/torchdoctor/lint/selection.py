@@ -24,11 +24,17 @@ def matches(code: str, patterns) -> bool:
 
 
 def select_rules(rules, select: list[str], ignore: list[str]):
-    """Rules picked by `select` (all when empty) minus those hit by `ignore`; the more specific
-    pattern wins when both match (`--select TD1 --ignore TD10` keeps TD110)."""
+    """Rules picked by `select` (all rules on by default when empty) minus those hit by
+    `ignore`; the more specific pattern wins when both match (`--select TD1 --ignore TD10` keeps
+    TD110). A rule off by default is picked only when `select` names its exact code."""
     chosen = []
     for rule in rules:
-        sel = [p for p in select if p == "ALL" or rule.code.startswith(p)] if select else ["ALL"]
+        if not rule.default_enabled:
+            sel = [p for p in select if p == rule.code]
+        elif select:
+            sel = [p for p in select if p == "ALL" or rule.code.startswith(p)]
+        else:
+            sel = ["ALL"]
         ign = [p for p in ignore if p == "ALL" or rule.code.startswith(p)]
         if not sel:
             continue

@@ -12,11 +12,15 @@ def _escape(text: str, property_value: bool = False) -> str:
     return text
 
 
+# Rule levels -> GitHub workflow commands.
+_COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
 def render_github(result) -> str:
     levels = rule_levels()
     lines = []
     for v in sorted(result.violations, key=lambda v: v.sort_key()):
-        command = "error" if levels.get(v.code) == "error" else "warning"
+        command = _COMMANDS[levels.get(v.code, "warning")]
         lines.append(
             f"::{command} file={_escape(v.path, True)},line={v.line},col={v.column},"
             f"endLine={v.end_line},endColumn={v.end_column},"

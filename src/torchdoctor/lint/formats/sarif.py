@@ -13,6 +13,10 @@ from torchdoctor.lint.rules import rule_classes
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+# Rule levels -> SARIF's names for them ("info" is SARIF's "note").
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
 def rule_levels() -> dict[str, str]:
     return {SYNTAX_ERROR_CODE: "error", **{cls.code: cls.level for cls in rule_classes()}}
 
@@ -47,7 +51,10 @@ def _descriptors() -> list[dict]:
                 "shortDescription": {"text": cls.summary()},
                 "fullDescription": {"text": " ".join(sections.get("Why is this bad", "").split())},
                 "help": {"text": cls.doc(), "markdown": cls.doc()},
-                "defaultConfiguration": {"level": cls.level},
+                "defaultConfiguration": {
+                    "level": _SARIF_LEVEL[cls.level],
+                    "enabled": cls.default_enabled,
+                },
                 "properties": {"fixSafety": cls.fix_safety},
             }
         )
@@ -64,7 +71,7 @@ def render_sarif(result) -> str:
             {
                 "ruleId": v.code,
                 "ruleIndex": index.get(v.code, 0),
-                "level": levels.get(v.code, "warning"),
+                "level": _SARIF_LEVEL[levels.get(v.code, "warning")],
                 "message": {"text": v.message},
                 "locations": [
                     {

@@ -4,18 +4,46 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import DATALOADER, argument, has_star_args, int_value
+from torchdoctor.lint.patterns import (
+    DATALOADER,
+    argument,
+    calls_backward,
+    has_star_args,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
-TENSOR_DATASET = "torch.utils.data.TensorDataset"
+# Datasets that read and decode files, or run transforms, for every item.
+_FILE_DATASET_MODULES = ("torchvision.datasets.", "torchaudio.datasets.")
+# Calls inside `__getitem__` that read files or decode data (by the resolved name's last part).
+_READERS = {
+    "open",
+    "imread",
+    "imdecode",
+    "read_image",
+    "decode_image",
+    "read_file",
+    "loadtxt",
+    "load_wav",
+    "read",
+    "load",
+    "fromfile",
+    "memmap",
+}
 
 
 class DataLoaderNoWorkers(Rule):
     """
     ## What it does
-    Flags `DataLoader(...)` without `num_workers`, or with `num_workers=0`. A loader over a
-    `TensorDataset` (tensors already in memory, built in the same file) is left alone: indexing
-    it is cheaper than sending batches between processes.
+    Flags `DataLoader(...)` without `num_workers` over a dataset whose items cost work to
+    produce. That is a `torchvision`/`torchaudio` dataset (files decoded and transformed per
+    item), or a `Dataset` class in the same file whose `__getitem__` reads files, decodes data or applies
+    a transform. A loader over data already in memory (a `TensorDataset`, a class that indexes
+    tensors or lists built in `__init__`) is left alone: indexing it costs less than sending
+    batches between processes. So is an explicit `num_workers=0` (a deliberate choice, often
+    on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
+    no other loop, without `backward()`), and a dataset whose origin the file does not show.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -24,6 +52,7 @@ class DataLoaderNoWorkers(Rule):
 
     ## Example
     ```python
+    dataset = torchvision.datasets.ImageFolder(root, transform=augment)
     loader = DataLoader(dataset, batch_size=64, shuffle=True)
     ```
 
@@ -43,29 +72,100 @@ class DataLoaderNoWorkers(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to(DATALOADER):
-            if has_star_args(call) or _over_in_memory_tensors(ctx, argument(call, "dataset", 0)):
+            if has_star_args(call) or argument(call, "num_workers", 5) is not None:
                 continue
-            workers = argument(call, "num_workers", 5)
-            if workers is None:
+            if _iterated_once(ctx, call):
+                continue  # one pass after training: workers would save seconds, once
+            if _items_cost_work(ctx, argument(call, "dataset", 0)):
                 yield ctx.violation(
                     self,
                     call,
-                    "`DataLoader` without `num_workers` loads every "
-                    "batch in the training process; set `num_workers`",
-                )
-            elif int_value(workers) == 0:
-                yield ctx.violation(
-                    self,
-                    workers,
-                    "`num_workers=0` loads every batch in the "
-                    "training process; use worker processes",
+                    "`DataLoader` without `num_workers` reads and decodes every "
+                    "item in the training process; set `num_workers`",
                 )
 
 
-def _over_in_memory_tensors(ctx, dataset) -> bool:
-    """True when the dataset is a `TensorDataset(...)`, directly or through one assignment."""
-    if dataset is None:
+def _items_cost_work(ctx, dataset, depth: int = 0) -> bool:
+    """The dataset visibly reads files or runs transforms per item."""
+    if dataset is None or depth > 2:
         return False
+    if isinstance(dataset, cst.Name):
+        value = ctx.single_value(dataset)
+        return value is not None and _items_cost_work(ctx, value, depth + 1)
     if not isinstance(dataset, cst.Call):
-        dataset = ctx.single_value(dataset)
-    return isinstance(dataset, cst.Call) and ctx.call_name(dataset) == TENSOR_DATASET
+        return False
+    name = ctx.call_name(dataset) or ""
+    if name.startswith(_FILE_DATASET_MODULES):
+        return True
+    if name in ("torch.utils.data.Subset", "torch.utils.data.ConcatDataset") and dataset.args:
+        return _items_cost_work(ctx, dataset.args[0].value, depth + 1)
+    if isinstance(dataset.func, cst.Name):
+        dataset_class = _local_class(ctx, dataset.func.value)
+        return dataset_class is not None and _getitem_does_work(ctx, dataset_class)
+    return False
+
+
+def _iterated_once(ctx, call: cst.Call) -> bool:
+    """The loader (`name = DataLoader(...)`) is only iterated by loops that sit in no other
+    loop, call no `backward()`, and are not in a function called from a loop: a single
+    evaluation pass. Any other use of the name (passed on, stored) answers "no"."""
+    parent = ctx.parent(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    passes = 0
+    for access in ctx.accesses(target.value, ctx.scope(target)):
+        loop = ctx.enclosing(access.node, cst.For)
+        if (
+            loop is None
+            or not ctx.is_inside(access.node, loop.iter)
+            and loop.iter is not access.node
+        ):
+            return False
+        if ctx.enclosing(loop, _LOOPS) is not None or calls_backward(ctx, loop.body):
+            return False
+        if _called_in_a_loop(ctx, ctx.enclosing(loop, cst.FunctionDef)):
+            return False
+        passes += 1
+    return passes == 1
+
+
+_LOOPS = (cst.For, cst.While)
+
+
+def _called_in_a_loop(ctx, function: cst.FunctionDef | None) -> bool:
+    if function is None:
+        return False
+    return any(
+        terminal_name(c.func) == function.name.value and ctx.enclosing(c, _LOOPS) is not None
+        for c in ctx.index.calls
+    )
+
+
+def _local_class(ctx, name: str) -> cst.ClassDef | None:
+    for cls in ctx.index.classes:
+        if cls.name.value == name:
+            return cls
+    return None
+
+
+def _getitem_does_work(ctx, dataset_class: cst.ClassDef) -> bool:
+    for statement in dataset_class.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__getitem__":
+            return any(_reads_or_transforms(ctx, n) for n in walk(ctx, statement.body))
+    return False
+
+
+def _reads_or_transforms(ctx, node) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    resolved = ctx.call_name(node) or ""
+    last = resolved.rsplit(".", 1)[-1] if resolved else ""
+    func = node.func
+    attr = func.attr.value if isinstance(func, cst.Attribute) else None
+    if last in _READERS or (attr is not None and attr in _READERS and ctx.is_imported(func)):
+        return True
+    # `self.transform(x)`, `self.transforms(x)`: per-item Python work the workers would overlap
+    return attr is not None and "transform" in attr.lower()

@@ -6,14 +6,19 @@ import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
 from torchdoctor.lint.patterns import (
+    DATALOADER,
     argument,
     batch_names,
     is_cuda_move,
     is_false,
     keyword,
     loader_call,
+    method_call,
     names_in,
     positional,
+    string_value,
+    terminal_name,
+    unwrap_iterable,
     walk,
 )
 from torchdoctor.lint.rule import Rule
@@ -23,8 +28,12 @@ class BlockingHostToDevice(Rule):
     """
     ## What it does
     Flags `.to(<cuda device>)` / `.cuda()` on the batches of a `DataLoader` created with
-    `pin_memory` when the call lacks `non_blocking=True`. A batch name that the loop has
-    already rebound (`x = x.cuda()`) holds a GPU tensor after that line and is left alone.
+    `pin_memory` when the call lacks `non_blocking=True`. The loader may be built in the same
+    function or passed in (`train(model, device, train_loader)` called with a loader built in
+    the file), and pinned directly or through a `**kwargs` dict built in the file; from a
+    pinned loader, `.to(device)` with a `device` parameter counts as a device copy. A batch
+    name that the loop has already rebound (`x = x.cuda()`) holds a GPU tensor after that
+    line and is left alone.
 
     ## Why is this bad
     Pinned memory exists so that host-to-device copies can run asynchronously; a blocking copy
@@ -47,7 +56,8 @@ class BlockingHostToDevice(Rule):
 
     ## Fix safety
     Safe: a non-blocking copy from pinned memory is ordered on the current CUDA stream before
-    any kernel that reads it, and from unpinned memory it silently degrades to a blocking copy.
+    any kernel that reads it, from unpinned memory it silently degrades to a blocking copy, and
+    when the target is the CPU it does nothing.
     """
 
     code = "TD104"
@@ -58,9 +68,8 @@ class BlockingHostToDevice(Rule):
         for loop in ctx.index.loops:
             if not isinstance(loop, cst.For):
                 continue
-            loader = loader_call(ctx, loop.iter)
-            pinned = argument(loader, "pin_memory", 7) if loader is not None else None
-            if pinned is None or is_false(pinned):
+            loader = loader_call(ctx, loop.iter) or _loader_passed_in(ctx, loop)
+            if loader is None or not _pinned(ctx, loader):
                 continue
             names = batch_names(ctx, loop)
             rebinds: list[
@@ -90,7 +99,11 @@ class BlockingHostToDevice(Rule):
 
     @staticmethod
     def _blocking_batch_copy(ctx, call: cst.Call, names: set[str]) -> bool:
-        if not is_cuda_move(ctx, call) or keyword(call, "non_blocking") is not None:
+        # From pinned memory any device copy may be asynchronous; `non_blocking` is a no-op
+        # when the target turns out to be the CPU, so a device parameter is enough evidence.
+        if not (is_cuda_move(ctx, call) or _to_device_parameter(ctx, call)):
+            return False
+        if keyword(call, "non_blocking") is not None:
             return False
         if any(a.star for a in call.args):
             return False
@@ -101,3 +114,77 @@ class BlockingHostToDevice(Rule):
         if isinstance(receiver, cst.Subscript):
             receiver = receiver.value
         return isinstance(receiver, cst.Name) and receiver.value in names
+
+
+def _to_device_parameter(ctx, call: cst.Call) -> bool:
+    """`x.to(device)` where `device` is a parameter of the enclosing function (the usual
+    `train(model, device, loader)`), not a dtype."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    target = argument(call, "device", 0)
+    if not isinstance(target, cst.Name):
+        return False
+    function = ctx.enclosing(call, cst.FunctionDef)
+    return function is not None and target.value in _parameter_names(function)
+
+
+def _parameter_names(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    return [p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]]
+
+
+def _loader_passed_in(ctx, loop: cst.For) -> cst.Call | None:
+    """The `DataLoader(...)` a function's loader parameter receives, when every call of the
+    function in this file passes the same visible loader kind (all pinned or not is decided
+    by the caller's loader, so one visible call is used)."""
+    source = unwrap_iterable(ctx, loop.iter)
+    function = ctx.enclosing(loop, cst.FunctionDef)
+    if not isinstance(source, cst.Name) or function is None:
+        return None
+    names = _parameter_names(function)
+    if source.value not in names:
+        return None
+    position = names.index(source.value)
+    for call in ctx.index.calls:
+        if not (isinstance(call.func, cst.Name) and call.func.value == function.name.value):
+            continue
+        passed = argument(call, source.value, position)
+        if isinstance(passed, cst.Name):
+            value = ctx.single_value(passed)
+            if isinstance(value, cst.Call) and ctx.call_name(value) == DATALOADER:
+                return value
+    return None
+
+
+def _pinned(ctx, loader: cst.Call) -> bool:
+    """`pin_memory=True`, given directly or in a `**kwargs` dict built in this file
+    (`kwargs = {...}`, `kwargs.update({...})`, `kwargs.update(other)`)."""
+    pinned = argument(loader, "pin_memory", 7)
+    if pinned is not None:
+        return not is_false(pinned)
+    for arg in loader.args:
+        if arg.star == "**" and isinstance(arg.value, cst.Name):
+            if _dict_pins(ctx, arg.value.value, depth=0):
+                return True
+    return False
+
+
+def _dict_pins(ctx, name: str, depth: int) -> bool:
+    if depth > 2:
+        return False
+    values = list(ctx.index.bindings.get(name, []))
+    for call in ctx.index.calls:
+        if method_call(call, "update") and terminal_name(call.func.value) == name and call.args:
+            values.append(call.args[0].value)
+    for value in values:
+        if isinstance(value, cst.Name) and _dict_pins(ctx, value.value, depth + 1):
+            return True
+        if isinstance(value, cst.Dict):
+            for element in value.elements:
+                if (
+                    isinstance(element, cst.DictElement)
+                    and string_value(element.key) == "pin_memory"
+                    and not is_false(element.value)
+                ):
+                    return True
+    return False

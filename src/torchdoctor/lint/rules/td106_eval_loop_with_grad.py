@@ -7,13 +7,12 @@ import re
 import libcst as cst
 
 from torchdoctor.lint.patterns import (
-    GRAD_OFF_CONTEXTS,
     calls_backward,
     calls_model,
+    disables_grad_inside,
     grad_disabled_around,
-    terminal_name,
+    only_called_without_grad,
     unwrap_iterable,
-    walk,
 )
 from torchdoctor.lint.rule import Rule
 
@@ -69,9 +68,10 @@ class EvalLoopWithGrad(Rule):
                 continue
             if not calls_model(ctx, loop.body, direct=True) or calls_backward(ctx, loop.body):
                 continue
-            if grad_disabled_around(ctx, loop) or self._disables_inside(ctx, loop):
+            if grad_disabled_around(ctx, loop) or disables_grad_inside(ctx, loop.body):
                 continue
-            if self._only_called_without_grad(ctx, loop):
+            function = ctx.enclosing(loop, cst.FunctionDef)
+            if function is not None and only_called_without_grad(ctx, function):
                 continue
             yield ctx.violation(
                 self,
@@ -79,22 +79,3 @@ class EvalLoopWithGrad(Rule):
                 "evaluation loop runs the model with autograd on; wrap "
                 "it in `torch.inference_mode()` (or `torch.no_grad()`)",
             )
-
-    @staticmethod
-    def _only_called_without_grad(ctx, loop) -> bool:
-        """The loop's function is called in this file, and always under no_grad/inference_mode."""
-        function = ctx.enclosing(loop, cst.FunctionDef)
-        if function is None:
-            return False
-        calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
-        return bool(calls) and all(grad_disabled_around(ctx, c) for c in calls)
-
-    @staticmethod
-    def _disables_inside(ctx, loop) -> bool:
-        for node in walk(ctx, loop.body):
-            if isinstance(node, cst.With):
-                for item in node.items:
-                    target = item.item.func if isinstance(item.item, cst.Call) else item.item
-                    if ctx.qualified_name(target) in GRAD_OFF_CONTEXTS:
-                        return True
-        return False

@@ -6,7 +6,15 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import calls_model, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    calls_backward,
+    calls_model,
+    is_model_like,
+    is_plain_function,
+    method_call,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
 EVAL_FUNCTION_RE = re.compile(
@@ -30,13 +38,42 @@ def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
     return False
 
 
+# layers that behave differently in training mode
+_MODE_DEPENDENT = tuple(
+    [f"torch.nn.{kind}" for kind in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")]
+    + ["torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout"]
+    + [f"torch.nn.BatchNorm{d}d" for d in (1, 2, 3)]
+    + [f"torch.nn.functional.{f}" for f in ("dropout", "dropout1d", "dropout2d", "dropout3d")]
+)
+
+
+def _has_mode_dependent_layers(ctx) -> bool:
+    """The file builds dropout or BatchNorm layers (or calls functional dropout)."""
+    return next(ctx.calls_to(*_MODE_DEPENDENT), None) is not None
+
+
+def _model_is_callers(ctx, function: cst.FunctionDef) -> bool:
+    """The function receives the model as a parameter and nothing in this file calls it: a
+    library helper whose callers (in other files) choose the mode."""
+    params = {p.name.value for p in function.params.params}
+    if not any(is_model_like(ctx, cst.Name(p)) for p in params if _MODEL_PARAM_RE.search(p)):
+        return False
+    return not any(terminal_name(c.func) == function.name.value for c in ctx.index.calls)
+
+
+_MODEL_PARAM_RE = re.compile(r"(model|net|network|module)$", re.IGNORECASE)
+
+
 class EvalWithoutModelEval(Rule):
     """
     ## What it does
     Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
-    that calls a model inside a loop but never calls `.eval()`, `.train(False)` or a helper
-    named for it (`with eval_mode(model):`), when no call of it in the same file comes after an
-    `.eval()` call.
+    that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
+    layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
+    `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
+    in the same file comes after an `.eval()` call. A helper that receives the model as a
+    parameter and is not called in its own file is left to its callers. Methods are left alone (frameworks such as
+    Lightning switch modes around `validation_step`).
 
     ## Why is this bad
     In training mode dropout stays active and BatchNorm normalizes with batch statistics and
@@ -64,22 +101,32 @@ class EvalWithoutModelEval(Rule):
 
     code = "TD107"
     name = "eval-without-model-eval"
+    level = "error"
 
     def check(self, ctx):
+        mode_dependent = _has_mode_dependent_layers(ctx)
         for function in ctx.index.functions:
             name = function.name.value
             if not EVAL_FUNCTION_RE.match(name) or _sets_eval_mode(ctx, function.body):
                 continue
             loops = [n for n in walk(ctx, function.body) if isinstance(n, (cst.For, cst.While))]
-            if not any(calls_model(ctx, loop.body) for loop in loops):
+            in_loop = any(calls_model(ctx, loop.body) for loop in loops)
+            if not in_loop and not (
+                mode_dependent
+                and is_plain_function(ctx, function)
+                and calls_model(ctx, function.body, direct=True)
+                and not calls_backward(ctx, function.body)
+            ):
+                continue
+            if _model_is_callers(ctx, function):
                 continue
             if self._called_after_eval(ctx, name):
                 continue
             yield ctx.violation(
                 self,
                 function.name,
-                f"`{name}()` runs the model in a loop without "
-                "calling `model.eval()`; dropout and BatchNorm stay in training mode",
+                f"`{name}()` runs the model without calling `model.eval()`; "
+                "dropout and BatchNorm stay in training mode",
             )
 
     @staticmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import method_call, walk
+from torchdoctor.lint.patterns import exclusive_branches, method_call, walk
 from torchdoctor.lint.rule import Rule
 
 CLIP_FUNCTIONS = ("torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_")
@@ -52,7 +52,7 @@ class ClipBeforeUnscale(Rule):
         for clip in ctx.calls_to(*CLIP_FUNCTIONS):
             container = ctx.enclosing(clip, cst.FunctionDef) or ctx.module
             clip_line = ctx.line(clip)
-            scaler, backward_line = self._scaled_backward_before(ctx, container, clip_line)
+            scaler, backward_line = self._scaled_backward_before(ctx, container, clip)
             if scaler is None or self._unscaled_between(
                 ctx, container, scaler, backward_line, clip_line
             ):
@@ -69,12 +69,15 @@ class ClipBeforeUnscale(Rule):
     def _nodes(ctx, container):
         return walk(ctx, container if isinstance(container, cst.Module) else container.body)
 
-    def _scaled_backward_before(self, ctx, container, line: int) -> tuple[str | None, int]:
-        """The scaler expression and line of the last `S.scale(loss).backward()` before `line`."""
+    def _scaled_backward_before(self, ctx, container, clip) -> tuple[str | None, int]:
+        """The scaler expression and line of the last `S.scale(loss).backward()` before `clip`
+        on a path that reaches it (not in the other branch of an `if`: the branch without the
+        scaler clips unscaled gradients, rightly)."""
         found, found_line = None, 0
+        line = ctx.line(clip)
         for node in self._nodes(ctx, container):
             if method_call(node, "backward") and method_call(node.func.value, "scale"):
-                if ctx.line(node) < line:
+                if ctx.line(node) < line and not exclusive_branches(ctx, node, clip):
                     found, found_line = ctx.code(node.func.value.func.value), ctx.line(node)
         return found, found_line
 

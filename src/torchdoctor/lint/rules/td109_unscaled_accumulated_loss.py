@@ -34,6 +34,31 @@ def _steps_optimizer(ctx, body: cst.CSTNode) -> bool:
     )
 
 
+def _stepped_right_after(ctx, backward: cst.Call) -> bool:
+    """A later plain statement of the block holding `backward` steps an optimizer
+    unconditionally: these gradients are applied every iteration, not accumulated."""
+    statement = ctx.statement_of(backward)
+    block = ctx.parent(statement)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or statement not in body:
+        return False
+    later = body[body.index(statement) + 1 :]
+    return any(_steps_here(s) for s in later)
+
+
+def _steps_here(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        call = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            if call.func.attr.value == "step" and _OPTIMIZER_RE.search(
+                terminal_name(call.func.value) or ""
+            ):
+                return True
+    return False
+
+
 def _has_division(ctx, node: cst.CSTNode) -> bool:
     return any(
         isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Divide, cst.FloorDivide))
@@ -97,6 +122,8 @@ class UnscaledAccumulatedLoss(Rule):
             for node in walk(ctx, loop.body, skip_loops=True):
                 if not method_call(node, "backward") or any(ctx.is_inside(node, g) for g in guards):
                     continue
+                if _stepped_right_after(ctx, node):
+                    continue  # its own optimizer steps every iteration (another one is delayed)
                 loss = node.func.value
                 if method_call(loss, "scale") and loss.args:
                     loss = loss.args[0].value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
+from torchdoctor.lint.project import declared_torch_maximum, declared_torch_minimum
 from torchdoctor.lint.rule import Rule
 
 # old positional order of torch.cuda.amp.autocast; the new API takes device_type first
@@ -14,12 +15,26 @@ DEPRECATED = {"torch.cuda.amp.autocast": "autocast", "torch.cuda.amp.GradScaler"
 DECORATORS = {"torch.cuda.amp.custom_fwd": "custom_fwd", "torch.cuda.amp.custom_bwd": "custom_bwd"}
 
 
+_DEPRECATED_IN = (2, 4)
+_AMP_GRAD_SCALER_FROM = (2, 3)
+
+
+def _module_name(module) -> str:
+    if isinstance(module, cst.Name):
+        return module.value
+    if isinstance(module, cst.Attribute):
+        return f"{_module_name(module.value)}.{module.attr.value}"
+    return ""
+
+
 class DeprecatedCudaAmp(Rule):
     """
     ## What it does
     Flags calls of `torch.cuda.amp.autocast(...)` and `torch.cuda.amp.GradScaler(...)`, and
     the decorators `@torch.cuda.amp.custom_fwd` / `@torch.cuda.amp.custom_bwd` of custom
-    autograd functions (however they are imported).
+    autograd functions (however they are imported), and `from torch.cuda.amp import ...`.
+    Nothing is flagged where the project declares only torch versions before 2.4
+    (`pyproject.toml`, `setup.cfg`, `requirements*.txt`), which did not deprecate them.
 
     ## Why is this bad
     All of them are deprecated since torch 2.4 and emit a `FutureWarning` when used; the
@@ -56,7 +71,8 @@ class DeprecatedCudaAmp(Rule):
     of the old `autocast` become keywords because the new signature starts with the device,
     and the decorators get `device_type="cuda"`, which is what the old ones pass on. Needs
     `import torch` in the file (and torch >= 2.4 for `torch.amp.custom_fwd`, the release
-    that deprecated the old decorators).
+    that deprecated the old decorators). No fix for `GradScaler` where the project declares
+    support for torch before 2.3, which has no `torch.amp.GradScaler`.
     """
 
     code = "TD115"
@@ -64,6 +80,17 @@ class DeprecatedCudaAmp(Rule):
     fix_safety = "safe"
 
     def check(self, ctx):
+        maximum = declared_torch_maximum(ctx.path)
+        if maximum is not None and maximum < _DEPRECATED_IN:
+            return
+        for node in ctx.index.import_froms:
+            if _module_name(node.module) == "torch.cuda.amp":
+                yield ctx.violation(
+                    self,
+                    node,
+                    "`torch.cuda.amp` is deprecated; import `autocast` and `GradScaler` "
+                    'from `torch.amp` and pass the device (`"cuda"`)',
+                )
         for call in ctx.calls_to(*DEPRECATED):
             kind = DEPRECATED[ctx.call_name(call)]
             yield ctx.violation(
@@ -101,6 +128,9 @@ class DeprecatedCudaAmp(Rule):
     def _fix(self, ctx, call: cst.Call, kind: str):
         if not ctx.index.torch_aliases or any(a.star for a in call.args):
             return None
+        minimum = declared_torch_minimum(ctx.path)
+        if kind == "GradScaler" and minimum is not None and minimum < _AMP_GRAD_SCALER_FROM:
+            return None  # the project supports torch without `torch.amp.GradScaler`
         args = list(call.args)
         if kind == "autocast":
             positional = [a for a in args if a.keyword is None]

@@ -86,6 +86,18 @@ class PerStepHostSync(Rule):
                 for n in walk(ctx, loop.body, skip_loops=True)
                 if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)
             ]
+            if syncs:
+                # once the loop is shown to sync on a loss, its other `.item()` reads (other
+                # losses, accuracies) sync on every step too
+                flagged = {id(n) for n in syncs}
+                syncs += [
+                    n
+                    for n in walk(ctx, loop.body, skip_loops=True)
+                    if id(n) not in flagged
+                    and value_method(ctx, n, "item")
+                    and not self._guarded(ctx, n, loop)
+                ]
+                syncs.sort(key=ctx.line)
             receivers = {id(n.func.value) for n in syncs if isinstance(n.func, cst.Attribute)}
             for call in syncs:
                 if id(call) not in receivers:  # report `x.cpu().numpy()` once

@@ -38,7 +38,8 @@ class DdpBatchNormWithoutSync(Rule):
     noisy, the running averages differ between ranks, and accuracy drops compared to
     single-GPU training with the same global batch. With large per-GPU batches (32 or more)
     local statistics are usually fine and many recipes skip SyncBatchNorm on purpose, because
-    it adds a collective per BatchNorm layer: that is why this is a warning, not an error.
+    it adds a collective per BatchNorm layer: the per-GPU batch size decides, which the code
+    rarely shows, so the rule is at `info` level and off by default (`--select TD117`).
 
     ## Example
     ```python
@@ -58,6 +59,8 @@ class DdpBatchNormWithoutSync(Rule):
     """
 
     code = "TD117"
+    level = "info"
+    default_enabled = False
     name = "ddp-batchnorm-without-sync"
 
     def check(self, ctx):

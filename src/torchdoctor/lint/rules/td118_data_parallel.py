@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from torchdoctor.lint.rule import Rule
 
+# the function, as `torch.nn.parallel.data_parallel` and from its own module (canonicalized)
+_FUNCTIONAL = ("torch.nn.parallel.data_parallel", "torch.nn.data_parallel")
+
 
 class DataParallel(Rule):
     """
     ## What it does
-    Flags `torch.nn.DataParallel(...)`.
+    Flags `torch.nn.DataParallel(...)` and its functional form
+    `torch.nn.parallel.data_parallel(module, inputs, ...)`, which does the same scatter,
+    replicate and gather on every call.
 
     ## Why is this bad
     DataParallel runs one Python process that scatters each batch, replicates the model on
@@ -35,6 +40,13 @@ class DataParallel(Rule):
     name = "data-parallel"
 
     def check(self, ctx):
+        for call in ctx.calls_to(*_FUNCTIONAL):
+            yield ctx.violation(
+                self,
+                call,
+                "`nn.parallel.data_parallel` replicates the module onto every GPU on each "
+                "call and gathers on GPU 0; use DistributedDataParallel",
+            )
         for call in ctx.calls_to("torch.nn.DataParallel"):
             yield ctx.violation(
                 self,

@@ -7,6 +7,7 @@ import libcst as cst
 from torchdoctor.lint.patterns import int_value, method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import known_shape
+from torchdoctor.lint.tensors import is_tensor
 
 
 def _row_count_of(ctx, expr) -> str | None:
@@ -36,17 +37,67 @@ def _row_count_of(ctx, expr) -> str | None:
     return None
 
 
-def _is_tensor(ctx, name: cst.Name) -> bool:
+def _counted_by_size(bound) -> bool:
+    """`x.size(0)` / `x.size()[0]`: only tensors have a `size()` method (NumPy's is a field)."""
+    if isinstance(bound, cst.Subscript):
+        bound = bound.value
+    return method_call(bound, "size")
+
+
+def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
+    if sized:
+        return True
     value = ctx.single_value(name)
-    return isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch.")
+    if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
+        return True
+    return is_tensor(ctx, name)
+
+
+def _rows_indexed(ctx, loop: cst.For) -> dict[str, cst.Name]:
+    """Names `x` indexed as `x[i]` by the loop's variable `i` in its body."""
+    index = loop.target.value
+    rows = {}
+    for node in walk(ctx, loop.body):
+        if (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and terminal_name(node.slice[0].slice.value) == index
+        ):
+            rows[node.value.value] = node.value
+    return rows
+
+
+def _item_per_row(ctx, loop: cst.For, bound) -> str | None:
+    """`x` when the loop runs over the rows of tensor `x` and calls `x[i].item()` (in any
+    statement, `if` tests included)."""
+    counted = _row_count_of(ctx, bound)
+    rows = _rows_indexed(ctx, loop)
+    if counted not in rows:
+        return None
+    for node in walk(ctx, loop.body):
+        if not (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "item"
+        ):
+            continue
+        receiver = node.func.value
+        subscripts = [n for n in [receiver, *walk(ctx, receiver)] if isinstance(n, cst.Subscript)]
+        if any(isinstance(n.value, cst.Name) and n.value.value == counted for n in subscripts):
+            if _is_tensor(ctx, rows[counted], _counted_by_size(bound)):
+                return counted
+    return None
 
 
 class RowByRowLoop(Rule):
     """
     ## What it does
     Flags `for i in range(len(x))` (or `range(x.shape[0])`, `range(x.size(0))`, or the literal
-    row count) over a tensor `x` built by a torch function, whose body only accumulates
-    `x[i]` (`z += x[i]`, `out.append(f(x[i]))`).
+    row count) over a tensor `x` (built by a torch function, computed from one, or known by
+    its `size()` method), whose body only accumulates `x[i]` (`z += x[i]`,
+    `out.append(f(x[i]))`) or calls `x[i].item()` (one device sync per element).
 
     ## Why is this bad
     Every `x[i]` is a separate indexing op with its own Python and dispatch overhead (and a
@@ -84,7 +135,18 @@ class RowByRowLoop(Rule):
                 and len(loop.iter.args) == 1
             ):
                 continue
-            tensor = self._indexed_tensor(ctx, loop, loop.iter.args[0].value)
+            bound = loop.iter.args[0].value
+            synced = _item_per_row(ctx, loop, bound)
+            if synced is not None:
+                yield ctx.violation(
+                    self,
+                    loop,
+                    f"Python loop calls `.item()` on each row of `{synced}` (one device sync "
+                    f"per element); compute on the whole tensor and read it once "
+                    f"(`{synced}.tolist()`)",
+                )
+                continue
+            tensor = self._indexed_tensor(ctx, loop, bound)
             if tensor is not None:
                 yield ctx.violation(
                     self,
@@ -95,23 +157,12 @@ class RowByRowLoop(Rule):
 
     @staticmethod
     def _indexed_tensor(ctx, loop: cst.For, bound) -> str | None:
-        index = loop.target.value
         statements = loop.body.body
         if not statements or not all(isinstance(s, cst.SimpleStatementLine) for s in statements):
             return None
-        rows = {}
-        for node in walk(ctx, loop.body):
-            if (
-                isinstance(node, cst.Subscript)
-                and isinstance(node.value, cst.Name)
-                and len(node.slice) == 1
-                and isinstance(node.slice[0].slice, cst.Index)
-                and terminal_name(node.slice[0].slice.value) == index
-            ):
-                rows[node.value.value] = node.value
         counted = _row_count_of(ctx, bound)
-        for name, node in rows.items():
-            if not _is_tensor(ctx, node):
+        for name, node in _rows_indexed(ctx, loop).items():
+            if not _is_tensor(ctx, node, counted == name and _counted_by_size(bound)):
                 continue
             shape = known_shape(ctx, node)
             if counted == name or (shape and int_value(bound) == shape[0]):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchdoctor.lint.edits import remove_argument
 from torchdoctor.lint.patterns import is_false, keyword, method_call
 from torchdoctor.lint.rule import Rule
@@ -10,7 +12,9 @@ from torchdoctor.lint.rule import Rule
 class ZeroGradSetToNoneFalse(Rule):
     """
     ## What it does
-    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`).
+    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`),
+    unless the file updates gradients in place (`p.grad += g`, `p.grad /= n`,
+    `p.grad.add_(...)`): that code needs the zeros, and `None` would crash it.
 
     ## Why is this bad
     Filling every gradient with zeros launches a memset per parameter and keeps the gradient
@@ -42,6 +46,8 @@ class ZeroGradSetToNoneFalse(Rule):
     fix_safety = "unsafe"
 
     def check(self, ctx):
+        if _updates_grads_in_place(ctx):
+            return
         for call in ctx.index.calls:
             if not method_call(call, "zero_grad"):
                 continue
@@ -57,3 +63,19 @@ class ZeroGradSetToNoneFalse(Rule):
                     "every gradient; let it set them to `None`",
                     fix,
                 )
+
+
+_IN_PLACE_METHODS = ("add_", "sub_", "mul_", "div_", "copy_", "addcmul_", "addcdiv_", "zero_")
+
+
+def _updates_grads_in_place(ctx) -> bool:
+    """`x.grad += g` (any augmented assignment) or `x.grad.add_(g)` anywhere in the file."""
+    for node in ctx.index.aug_assigns:
+        if isinstance(node.target, cst.Attribute) and node.target.attr.value == "grad":
+            return True
+    for call in ctx.index.calls:
+        if method_call(call, *_IN_PLACE_METHODS):
+            receiver = call.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad":
+                return True
+    return False

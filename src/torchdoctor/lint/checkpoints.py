@@ -1,0 +1,208 @@
+"""Where a `torch.load` call's file comes from and where its result goes.
+
+TD110 (map_location) and TD111 (weights_only) ask the same questions: did this program save the
+file itself, from CPU, in the same scope; does the load sit in the branch that deliberately
+leaves an option out; does the loaded value go into `load_state_dict` or into NumPy.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import argument, method_call, string_value, walk
+
+_SAVE = "torch.save"
+_NUMPY_SINKS = ("torch.from_numpy", "torch.as_tensor")
+
+
+def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
+    """What identifies a file path in the source: its text, and the file-name literal inside
+    it (`'{}.pkl'` in `'{}.pkl'.format(epoch)`, `'model.pt'` in `os.path.join(d, 'model.pt')`),
+    so a save and a load that differ only in the variable parts still match."""
+    if path is None:
+        return set()
+    opened = _opened_path(ctx, path)
+    path = opened if opened is not None else path
+    keys = {ctx.code(path)}
+    if isinstance(path, cst.Attribute) and isinstance(path.value, cst.Name):
+        keys.add(path.attr.value)  # `self.snapshot_path` is the `snapshot_path` passed around
+    value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
+    nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
+    for node in nodes:
+        text = string_value(node) if isinstance(node, cst.SimpleString) else None
+        if text and "." in text.strip("."):
+            keys.add(f"literal:{text}")
+    return keys
+
+
+def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
+    if not isinstance(handle, cst.Name):
+        return None
+    for with_node in ctx.index.withs:
+        for item in with_node.items:
+            if (
+                item.asname is not None
+                and isinstance(item.asname.name, cst.Name)
+                and item.asname.name.value == handle.value
+                and isinstance(item.item, cst.Call)
+                and ctx.call_name(item.item) == "builtins.open"
+            ):
+                return argument(item.item, "file", 0)
+    return None
+
+
+def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
+    """`torch.save(obj, path)` calls in this file that write the file `load` reads (same path
+    text, directly or through `with open(path) as f`)."""
+    keys = _path_keys(ctx, argument(load, "f", 0))
+    return [save for save in ctx.calls_to(_SAVE) if keys & _path_keys(ctx, argument(save, "f", 1))]
+
+
+def saved_from_cpu(ctx, save: cst.Call) -> bool:
+    """The saved object is moved to CPU in the call (`.cpu()`, `.to("cpu")`) or is a name bound
+    to such a value (a CPU-offloaded state dict)."""
+    obj = argument(save, "obj", 0)
+    if obj is None:
+        return False
+    values = [obj]
+    if isinstance(obj, cst.Name):
+        values += ctx.assigned_values(obj) or []
+    return any(_mentions_cpu(ctx, value) for value in values)
+
+
+def offloads_state_to_cpu(ctx) -> bool:
+    """The file gathers state dicts onto CPU (`FullStateDictConfig(offload_to_cpu=True)`), so
+    what it saves holds CPU tensors."""
+    for call in ctx.index.calls:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "offload_to_cpu":
+                return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
+
+
+def _mentions_cpu(ctx, expr: cst.BaseExpression) -> bool:
+    for node in [expr, *walk(ctx, expr)]:
+        if method_call(node, "cpu"):
+            return True
+        if isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu":
+            return True
+        if isinstance(node, cst.Name) and node.value == "offload_to_cpu":
+            return True
+    return False
+
+
+def saved_earlier_in_scope(ctx, save: cst.Call, load: cst.Call) -> bool:
+    """`save` comes before `load` in the same function (or both at module level): the load
+    reads back what this run wrote, onto the devices it runs on."""
+    same = ctx.enclosing(save, cst.FunctionDef) is ctx.enclosing(load, cst.FunctionDef)
+    return same and ctx.line(save) < ctx.line(load)
+
+
+def sibling_branch_sets(ctx, call: cst.Call, option: str, position: int) -> bool:
+    """`call` sits in one branch of an `if` whose other branch calls the same function with
+    `option` given: the branch that leaves it out does so on purpose."""
+    branch_if = ctx.enclosing(call, cst.If)
+    if branch_if is None:
+        return False
+    name = ctx.call_name(call)
+    for other in ctx.calls_to(name) if name else []:
+        if other is call or argument(other, option, position) is None:
+            continue
+        other_if = ctx.enclosing(other, cst.If)
+        if other_if is None:
+            continue
+        if (
+            other_if is branch_if
+            or ctx.is_inside(other_if, branch_if)
+            or ctx.is_inside(branch_if, other_if)
+        ):
+            return True
+    return False
+
+
+def loaded_into_numpy(ctx, load: cst.Call) -> bool:
+    """The loaded value is turned into a tensor with `torch.from_numpy` (the file holds NumPy
+    arrays) or handed to NumPy."""
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    scope = ctx.scope(target)
+    for access in ctx.accesses(target.value, scope):
+        for ancestor in ctx.ancestors(access.node):
+            if isinstance(ancestor, cst.Call):
+                name = ctx.call_name(ancestor) or ""
+                if name in _NUMPY_SINKS or name.startswith("numpy."):
+                    return True
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+    return False
+
+
+def _assigned_name(ctx, call: cst.Call) -> cst.Name | None:
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return target if isinstance(target, cst.Name) else None
+    return None
+
+
+def loads_into_state_dict(ctx, load: cst.Call) -> bool:
+    """`m.load_state_dict(torch.load(...))`, or a name assigned from the load that is only
+    passed to `load_state_dict`: a state dict, which `weights_only=True` always loads."""
+    parent = ctx.parent(load)
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        return method_call(call, "load_state_dict")
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    accesses = ctx.accesses(target.value, ctx.scope(target))
+    if not accesses:
+        return False
+    for access in accesses:
+        parent = ctx.parent(access.node)
+        if isinstance(parent, cst.Arg) and method_call(ctx.parent(parent), "load_state_dict"):
+            continue
+        return False
+    return True
+
+
+_MODULE_METHODS = ("eval", "train", "to", "cuda", "parameters", "state_dict", "forward")
+
+
+def loaded_into_model(ctx, load: cst.Call) -> bool:
+    """The loaded value feeds a model or optimizer: passed (or a key of it passed) to
+    `load_state_dict`, or used as a module (called, `.eval()`, `.to(...)`, `.parameters()`).
+    Other loads hold data whose device the code does not show."""
+    if _feeds_state_dict(ctx, load):
+        return True
+    target = _assigned_name(ctx, load)
+    if target is None:
+        return False
+    for access in ctx.accesses(target.value, ctx.scope(target)):
+        node = access.node
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Subscript) and _feeds_state_dict(ctx, parent):
+            return True
+        if _feeds_state_dict(ctx, node):
+            return True
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return True
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _MODULE_METHODS:
+            return isinstance(ctx.parent(parent), cst.Call)
+    return False
+
+
+def _feeds_state_dict(ctx, node: cst.CSTNode) -> bool:
+    parent = ctx.parent(node)
+    return isinstance(parent, cst.Arg) and method_call(ctx.parent(parent), "load_state_dict")
+
+
+def in_safe_globals_block(ctx, call: cst.Call) -> bool:
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                target = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if (ctx.qualified_name(target) or "").endswith("safe_globals"):
+                    return True
+    return False
