@@ -183,7 +183,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "inference_mode_eval",
         "Evaluation under model.eval() and torch.inference_mode()",
         diagnose=("D301", "D302", "D303"),
-        lint=("TD105", "TD106", "TD107"),
+        lint=("TD105", "TD106", "TD107", "TD123"),
         fixes=("inference_mode",),
         trainer_always=True,
         demo="trainer_loop",
