@@ -14,6 +14,7 @@ from torchdoctor.diagnose.probes.distributed import DistributedProbe
 from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProbe
 from torchdoctor.diagnose.probes.forward import ForwardProbe
 from torchdoctor.diagnose.probes.io import IOProbe
+from torchdoctor.diagnose.probes.lines import LineSampler
 from torchdoctor.diagnose.probes.loader import LoaderProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
@@ -38,6 +39,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
     ComputeProbe,
+    LineSampler,
 )
 
 

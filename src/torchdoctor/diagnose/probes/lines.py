@@ -1,0 +1,134 @@
+"""Line sampler: which of the program's own lines the training thread is on, phase by phase.
+
+A daemon thread wakes every INTERVAL_S while steps are measured, reads the training thread's
+current frame (`sys._current_frames()`; no tracing, no `sys.setprofile`), and keeps the phase the
+step tracker is in, the user frames on the stack (innermost first) and the library code the
+innermost user line called. The training thread never runs any of this: its only cost is the
+GIL the sampler takes for a few microseconds per sample (torch ops release the GIL, so a sample
+usually lands while the training thread waits in one). Aggregation into `run.lines` happens after
+the run (diagnose/line_profile.py).
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+import threading
+import time
+
+import torch
+
+from torchdoctor.diagnose.callsite import is_library_file
+from torchdoctor.diagnose.line_profile import OURS, RawSample, build_lines
+from torchdoctor.diagnose.probes.base import Probe
+
+INTERVAL_S = 0.002  # 500 Hz: a 20 ms step gets about ten samples
+MAX_SAMPLES = 200_000  # about 400 s of measured steps; later samples are dropped (a note says so)
+MAX_CHAIN = 6  # user frames kept per sample
+MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
+
+
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.update(getattr(site, "getsitepackages", list)())
+    roots.add(os.path.dirname(torch.__file__))
+    return tuple(os.path.join(r, "") for r in roots if r)
+
+
+_LIBRARY_ROOTS = _library_roots()
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# our probes' wrappers sit between the user's line and torch: not the callee to name
+_OURS = tuple(os.path.join(_PACKAGE, part, "") for part in ("diagnose", "cli", "trials"))
+_PACKAGES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def is_user_file(filename: str) -> bool:
+    """The program's own code: not torch, installed packages, the standard library, torchdoctor's
+    machinery or generated code ("<string>", "<frozen ...>")."""
+    if filename.startswith("<") or is_library_file(filename):
+        return False
+    return not filename.startswith(_LIBRARY_ROOTS) and not any(p in filename for p in _PACKAGES)
+
+
+class LineSampler(Probe):
+    def install(self, patcher) -> None:
+        self.samples: list[RawSample] = []
+        self.dropped = 0
+        self._user: dict = {}  # code object -> is it the program's own code?
+        self._main = threading.get_ident()
+        self._bookkeeping = False  # the training thread is closing a step: our time, not theirs
+        end_step = self.tracker.end_step
+
+        def end_step_marked():
+            self._bookkeeping = True
+            try:
+                return end_step()
+            finally:
+                self._bookkeeping = False
+
+        self.tracker.end_step = end_step_marked  # type: ignore[method-assign]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="torchdoctor-lines", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.tracker.__dict__.pop("end_step", None)
+        self._thread.join(timeout=1.0)
+
+    def _run(self) -> None:
+        current_frames = sys._current_frames
+        clock = time.perf_counter
+        tracker = self.tracker
+        session = self.session
+        main = self._main
+        while not self._stop.wait(INTERVAL_S):
+            if not session.measuring:
+                continue
+            frame = current_frames().get(main)
+            if frame is None:
+                continue
+            stack = tracker.stack
+            phase = OURS if self._bookkeeping else stack[-1] if stack else "other"
+            if len(self.samples) >= MAX_SAMPLES:
+                self.dropped += 1
+                continue
+            self.samples.append((clock(), phase, *self._walk(frame)))
+            del frame
+
+    def _walk(self, frame) -> tuple[tuple, tuple]:
+        """(user frames innermost first as (code, line), library code objects the innermost
+        user line called, outermost first)."""
+        user_code = self._user
+        users: list = []
+        below: list = []
+        while frame is not None and len(users) < MAX_CHAIN:
+            code = frame.f_code
+            mine = user_code.get(code)
+            if mine is None:
+                mine = user_code[code] = is_user_file(code.co_filename)
+            if mine:
+                users.append((code, frame.f_lineno))
+            elif not users and not code.co_filename.startswith(_OURS):
+                below.append(code)
+            frame = frame.f_back
+        return tuple(users), tuple(below[-MAX_CALLEES:][::-1])
+
+    def contribute(self, run, measured) -> None:
+        windows = [(r.start, r.end, r.wall) for r in measured]
+        run.lines = build_lines(
+            self.samples,
+            origin=self.tracker.origin,
+            windows=windows,
+            evaluation=self.tracker.evaluation_windows(),
+            interval_s=INTERVAL_S,
+        )
+        if self.dropped:
+            run.notes.append(
+                f"line profile: the first {MAX_SAMPLES} samples only ({self.dropped} later "
+                "ones dropped to bound memory)"
+            )
+        self.samples = []
