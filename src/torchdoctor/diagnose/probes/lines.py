@@ -25,6 +25,12 @@ from torchdoctor.diagnose.line_profile import OURS, RawSample, build_lines
 from torchdoctor.diagnose.probes.base import Probe
 
 INTERVAL_S = 0.002  # 500 Hz: a 20 ms step gets about ten samples
+# While the sampler waits for the GIL, the training thread is asked to drop it after this long
+# (Python's default is 5 ms). A sample is taken where the training thread drops the GIL: with
+# 5 ms, Python work shorter than that (a NumPy loop of 2 ms) would be booked to the next line
+# that releases the GIL (the next torch op). It only matters when another thread waits for the
+# GIL, which the sampler does once per sample.
+SWITCH_INTERVAL_S = 0.0002
 MAX_SAMPLES = 200_000  # about 400 s of measured steps; later samples are dropped (a note says so)
 MAX_CHAIN = 6  # user frames kept per sample
 MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
@@ -71,11 +77,14 @@ class LineSampler(Probe):
 
         self.tracker.end_step = end_step_marked  # type: ignore[method-assign]
         self._stop = threading.Event()
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
         self._thread = threading.Thread(target=self._run, name="torchdoctor-lines", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
+        sys.setswitchinterval(self._switch_interval)
         self.tracker.__dict__.pop("end_step", None)
         self._thread.join(timeout=1.0)
 

@@ -165,45 +165,77 @@ class HotLine:
     inner: tuple[LineStat, ...] = ()  # a call site's hottest inner lines
 
 
-def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
-    """User lines outside the model's compute taking at least `min_share` of the mean step
-    (self time; else, for a call that spreads its time over many lines, the call's), largest
-    first. A call whose hot line is already listed is not listed again."""
-    lines = [
-        line
-        for line in run.lines.lines
-        if line.phase in LINE_PHASES and line.samples >= MIN_SAMPLES
-    ]
+def _loop_hot_spots(lines: list[LineStat], min_share: float) -> list[HotLine]:
+    """Loops within the step whose body lines add up to `min_share`: one hot spot each, named
+    by its hottest line (a loop's time is spread over its lines, none of which may be hot)."""
+    groups: dict[tuple, list[LineStat]] = {}
+    for line in lines:
+        if line.loop and line.self_samples and not is_model_compute(line):
+            key = (line.phase, line.location.rsplit(":", 1)[0], line.function, line.loop)
+            groups.setdefault(key, []).append(line)
+    found = []
+    for body in groups.values():
+        if len(body) < 2:
+            continue
+        share = sum(line.self_share for line in body)
+        if share < min_share or sum(line.self_samples for line in body) < MIN_SAMPLES:
+            continue
+        body.sort(key=lambda line: -line.self_share)
+        kinds = [kind_of(line) for line in body]
+        kind = next((k for k in kinds if k.name != "python"), kinds[0])
+        found.append(HotLine(body[0], kind, share, False, tuple(body[1:4])))
+    return found
+
+
+def _call_sites(lines: list[LineStat], min_share: float) -> list[HotLine]:
+    """Calls of user functions (not the training loop's) whose whole time, the lines inside
+    included, reaches `min_share`: a helper computing a metric is one hot spot, not five."""
     found: list[HotLine] = []
-    for line in lines:
-        if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
-            kind = kind_of(line)
-            # evaluation's own work (a metric over the batches) is D304's unless recognisable
-            if not is_model_compute(line) and (line.phase != "evaluation" or kind.name != "python"):
-                found.append(HotLine(line, kind, line.self_share, False))
-    taken = {(h.line.phase, h.line.location) for h in found}
-    for line in lines:
-        if line.encloses_training or line.share < min_share or (line.phase, line.location) in taken:
+    covered: set[str] = set()
+    for line in sorted(lines, key=lambda line: -line.share):
+        if line.encloses_training or line.share < min_share or line.location in covered:
             continue
         if is_model_compute(line) or line.samples - line.self_samples < MIN_SAMPLES:
             continue  # not a call that spreads its time over the lines of a user function
-        inner = tuple(
-            other
-            for other in lines
-            if other.phase == line.phase
-            and other is not line
-            and other.self_samples > 0
-            and any(c.startswith(line.location + " ") for c in other.chain)
+        inner = sorted(
+            (
+                other
+                for other in lines
+                if other.phase == line.phase
+                and other is not line
+                and other.self_samples > 0
+                and any(c.startswith(line.location + " ") for c in other.chain)
+            ),
+            key=lambda other: -other.self_share,
         )
-        explained = sum(h.share for h in found if h.line in inner)
-        if explained >= line.share / 2 or any(is_model_compute(i) for i in inner[:1]):
+        if inner and is_model_compute(inner[0]):
             continue
-        inner = tuple(sorted(inner, key=lambda i: -i.self_share)[:3])
-        kinds = [kind_of(i) for i in inner]
-        kind = kinds[0] if kinds and kinds[0].name != "python" else kind_of(line)
-        if line.phase == "evaluation" and kind.name == "python":
-            continue
-        found.append(HotLine(line, kind, line.share, True, inner))
+        kinds = [kind_of(other) for other in (line, *inner)]
+        kind = next((k for k in kinds if k.name != "python"), kinds[0])
+        found.append(HotLine(line, kind, line.share, True, tuple(inner[:3])))
+        covered |= {line.location, *(other.location for other in inner)}
+    return found
+
+
+def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
+    """User lines outside the model's compute taking at least `min_share` of the mean step,
+    largest first: calls of user functions (with the lines inside), loops within the step (their
+    lines together), then single lines (self time). Each line is named once. Evaluation's own
+    work (a metric over the validation batches) counts only when recognisable (D304 has it)."""
+    found: list[HotLine] = []
+    for phase in LINE_PHASES:
+        lines = [line for line in run.lines.lines if line.phase == phase]
+        spots = _call_sites(lines, min_share)
+        taken = {line.location for h in spots for line in (h.line, *h.inner)}
+        rest = [line for line in lines if line.location not in taken]
+        spots += _loop_hot_spots(rest, min_share)
+        taken |= {line.location for h in spots for line in (h.line, *h.inner)}
+        for line in rest:
+            if line.location in taken or is_model_compute(line):
+                continue
+            if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
+                spots.append(HotLine(line, kind_of(line), line.self_share, False))
+        found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
     return sorted(found, key=lambda h: -h.share)
 
 

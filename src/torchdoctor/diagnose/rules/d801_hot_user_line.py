@@ -71,6 +71,7 @@ def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
     removable = kind.removable
     saving = clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share)
     samples = line.samples if hot.call_site else line.self_samples
+    samples += sum(inner.self_samples for inner in hot.inner if not hot.call_site)
     where = "evaluation" if line.phase == "evaluation" else "the step"
     evidence = [
         f"{line.location} (in {line.function}) took {pct(hot.share)} of the step "
@@ -82,8 +83,9 @@ def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
         evidence.append(f"It runs inside the loop `{line.loop}`.")
     if line.callees:
         evidence.append("It called " + ", ".join(line.callees[:3]) + ".")
+    within = "Inside the call" if hot.call_site else "In the same loop"
     for inner in hot.inner:
-        evidence.append(f"Inside the call: {inner.location} {pct(inner.self_share)} `{inner.code}`")
+        evidence.append(f"{within}: {inner.location} {pct(inner.self_share)} `{inner.code}`")
     if line.chain:
         evidence.append("Called from " + " <- ".join(line.chain[:3]) + ".")
     if removable:

@@ -1,0 +1,87 @@
+"""The line profile and the findings drawn from it, on real scripts with one slow line each that
+no specific rule names (metrics in NumPy, a JSON log, a Python loop over the parameters or over
+the samples, a whole-model copy), diagnosed for real; clean loops stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from torchdoctor.diagnose.api import diagnose_script
+
+SCRIPTS = Path(__file__).parent / "scripts"
+STEPS = 30  # the sampler takes a sample every 2 ms: enough samples on a busy machine
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def diagnose(name: str):
+    report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=STEPS, warmup=3)
+    assert report.run.status == "stopped", (report.run.status, report.run.error)
+    return report
+
+
+def line_of(name: str, text: str) -> int:
+    lines = (SCRIPTS / f"{name}.py").read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def summary(report) -> list:
+    return [(f.id, round(f.saving, 3), f.details.get("location"), f.details.get("kind"))
+            for f in report.findings]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "script, text, kind",
+    [
+        ("d801_numpy_metrics", "scores.append(f1_per_class(", "host"),
+        ("d801_json_log", 'log.write(json.dumps(record) + "\\n")', "io"),
+        ("d801_sample_loop", "batch[i] = ", "sample_loop"),
+        ("d801_parameter_loop", "param.", "parameter_loop"),
+    ],
+)
+def test_slow_line_is_a_finding_with_its_line_kind_and_measured_share(script, text, kind):
+    report = diagnose(script)
+    findings = [f for f in report.findings if f.id == "D801"]
+    assert findings, summary(report)
+    top = findings[0]
+    file, _, number = top.details["location"].rpartition(":")
+    assert file.endswith(f"{script}.py"), summary(report)
+    assert top.details["kind"] == kind, summary(report)
+    source = (SCRIPTS / f"{script}.py").read_text().splitlines()
+    named = [source[int(number) - 1]] + [e for e in top.evidence if "`" in e]
+    assert any(text in line for line in named), (named, summary(report))
+    assert top.saving >= 0.05 and top.details["samples"] >= 3
+    assert top.saving_basis == ("measured" if kind in ("host", "io") else "estimated")
+
+
+def test_whole_model_copy_is_d215_not_a_generic_line():
+    report = diagnose("d215_ema_deepcopy")
+    copy = next((f for f in report.findings if f.id == "D215"), None)
+    assert copy is not None, summary(report)
+    line = line_of("d215_ema_deepcopy", "ema = copy.deepcopy(model)  #")
+    assert f"d215_ema_deepcopy.py:{line}" in " ".join(copy.evidence)
+    assert copy.saving_basis == "measured" and copy.saving > 0.03
+    assert not any(f.details.get("location", "").endswith(f":{line}") for f in report.findings
+                   if f.id == "D801")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "script", ["clean_loop", "d202_batch_too_small", "d301_eval_with_autograd"]
+)
+def test_loops_whose_time_is_the_model_get_no_line_finding(script):
+    report = diagnose(script)
+    assert not [f for f in report.findings if f.id.startswith("D8")], summary(report)
+    lines = report.run.lines
+    assert lines.samples > 0 and lines.lines
+    # the model's own lines are profiled: forward/backward time is attributed, not hidden
+    phases = {line.phase for line in lines.lines}
+    assert {"forward", "backward"} & phases, phases
