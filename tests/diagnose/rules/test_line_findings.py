@@ -4,6 +4,10 @@ the samples, a whole-model copy), diagnosed for real; clean loops stay silent.""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +89,29 @@ def test_loops_whose_time_is_the_model_get_no_line_finding(script):
     # the model's own lines are profiled: forward/backward time is attributed, not hidden
     phases = {line.phase for line in lines.lines}
     assert {"forward", "backward"} & phases, phases
+
+
+def test_cli_json_has_the_lines_section_and_html_shows_the_source(tmp_path):
+    out, html = tmp_path / "report.json", tmp_path / "report.html"
+    script = SCRIPTS / "d801_json_log.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "diagnose", "--json", str(out), "--html", str(html),
+         "--steps", str(STEPS), str(script)],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=tmp_path,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["schema_version"] == "2"
+    section = report["lines"]
+    assert section["samples"] > 0 and section["phases"]
+    for rows in section["phases"].values():
+        assert all(row["location"].startswith(str(script)) for row in rows), rows
+        assert all(0 < row["share"] and row["samples"] >= 1 for row in rows)
+    d801 = next(f for f in report["findings"] if f["id"] == "D801")
+    line = line_of("d801_json_log", "log.write(")
+    assert d801["lines"][0]["location"].endswith(f"d801_json_log.py:{line}")
+    assert f"{line}:" in " ".join(d801["lines"][0]["context"])
+    assert "top lines:" in done.stdout and f"d801_json_log.py:{line}" in done.stdout
+    page = html.read_text()
+    assert "log.write(json.dumps(record)" in page and "with open(self.log_path" in page

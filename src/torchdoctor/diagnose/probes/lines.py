@@ -38,7 +38,8 @@ MAX_CALLEES = 48  # library frames kept between the innermost user line and the 
 
 def _library_roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    kinds = ("stdlib", "platstdlib", "purelib", "platlib", "scripts")  # scripts: console entries
+    roots = {paths[k] for k in kinds if k in paths}
     roots.update(getattr(site, "getsitepackages", list)())
     roots.add(os.path.dirname(torch.__file__))
     return tuple(os.path.join(r, "") for r in roots if r)

@@ -7,6 +7,7 @@ import statistics
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
+from torchdoctor.diagnose.report.lines import LineRow, finding_lines, verdict_lines
 from torchdoctor.diagnose.report.model import Report
 
 COMPUTE = ("forward", "backward", "optimizer")
@@ -20,6 +21,9 @@ RARE_SHARE = 0.25
 # Above this share of the measured time in evaluation spans (cut out of the steps), the verdict
 # says so first: acting forwards of an RL loop, inference inside the loop, heavy validation.
 EVALUATION_HEAVY = 0.5
+# A top finding saving less than this leaves the dominant phase unexplained: the verdict names
+# the phase's top line of the program's own code instead (from the line profile)
+EXPLAINED_SAVING = 0.05
 
 
 def _typical_steps(steps: list[StepObservation]) -> tuple[list[StepObservation], list[str]]:
@@ -117,7 +121,12 @@ def _evaluation_share(steps: list[StepObservation]) -> float:
     return evaluation / total if total > 0 else 0.0
 
 
-def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Finding]) -> str:
+def _verdict(
+    run: RunObservation,
+    breakdown: dict[str, float],
+    findings: list[Finding],
+    top_lines: list[LineRow] | None = None,
+) -> str:
     if not breakdown:
         return _no_steps_verdict(run)
     _, words = _bound(breakdown, model_seen=bool(run.models))
@@ -131,6 +140,9 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
     if findings and findings[0].saving > 0:
         top = findings[0]
         words += f"; top fix: {top.title} (~{_pct(top.saving)} of step time)"
+    if top_lines and not (findings and findings[0].saving >= EXPLAINED_SAVING):
+        line = top_lines[0]
+        words += f"; top line: {line.location} `{line.code}` ({_pct(line.share)} of step time)"
     if run.status in ("crashed", "interrupted"):
         words = f"[{run.status} after {len(run.steps)} measured steps] " + words
     return words
@@ -146,14 +158,18 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
     samples = statistics.median(batches) / step_time if batches and step_time else None
     # the median step split by the shares: the phases add up to the step time shown beside them
     phase_seconds = {p: breakdown.get(p, 0.0) * step_time for p in PHASES} if breakdown else {}
+    dominant = _bound(breakdown)[0] if breakdown else None
+    top_lines = verdict_lines(run, dominant)
     return Report(
         run=run,
         breakdown=breakdown,
         findings=list(findings),
-        verdict=_verdict(run, breakdown, findings),
+        verdict=_verdict(run, breakdown, findings, top_lines),
         step_time_s=step_time,
         samples_per_s=samples,
-        dominant_phase=_bound(breakdown)[0] if breakdown else None,
+        dominant_phase=dominant,
         phase_seconds=phase_seconds,
         step_notes=step_notes,
+        finding_lines=[finding_lines(run, finding) for finding in findings],
+        verdict_lines=top_lines,
     )

@@ -7,6 +7,7 @@ from html import escape
 from pathlib import Path
 
 from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.report.lines_render import html_lines
 from torchdoctor.diagnose.report.model import Report
 
 COLOURS = {
@@ -86,12 +87,14 @@ def _findings(report: Report) -> str:
     if not report.findings:
         return "<p>No findings.</p>"
     blocks = []
-    for f in report.findings:
+    rows = report.finding_lines if len(report.finding_lines) == len(report.findings) else None
+    for index, f in enumerate(report.findings):
         evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
+        lines = html_lines(rows[index]) if rows else ""
         blocks.append(
             f'<div class="finding"><b>{escape(f.id)} [{escape(f.severity)}] {escape(f.title)}</b>'
             f" &mdash; saves ~{100 * f.saving:.0f}% of step time<ul>{evidence}</ul>"
-            f"<pre>{escape(f.fix)}</pre><small>source: {escape(f.source)}</small></div>"
+            f"{lines}<pre>{escape(f.fix)}</pre><small>source: {escape(f.source)}</small></div>"
         )
     return "".join(blocks)
 
@@ -121,7 +124,7 @@ def render_html(report: Report) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>torchdoctor diagnose {escape(run.target)}</title>
 <style>{CSS}</style></head><body>
 <h1>torchdoctor diagnose {escape(run.target)}</h1>
-<p class="verdict">{escape(report.verdict)}</p>
+<p class="verdict">{escape(report.verdict)}</p>{html_lines(report.verdict_lines)}
 <table>{_rows(summary)}</table>
 <h2>Step-time breakdown</h2>{_breakdown_svg(report)}{_legend(report)}
 <h2>Step timeline</h2>{_timeline_svg(report)}

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.report.lines import LineRow, lines_section
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass
@@ -23,6 +24,9 @@ class Report:
     # seconds of the median step, by phase: breakdown share x step_time_s (they sum to it)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     step_notes: list[str] = field(default_factory=list)  # step-time spread, outliers left out
+    # the line profile: the top user lines under each finding (same order) and under the verdict
+    finding_lines: list[list[LineRow]] = field(default_factory=list)
+    verdict_lines: list[LineRow] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -37,6 +41,16 @@ class Report:
             "breakdown": dict(self.breakdown),
             "phase_seconds": dict(self.phase_seconds),
             "step_notes": list(self.step_notes),
-            "findings": [finding.to_dict() for finding in self.findings],
+            "findings": [
+                {**finding.to_dict(), "lines": [row.to_dict() for row in rows]}
+                for finding, rows in zip(self.findings, self._lines_per_finding(), strict=True)
+            ],
+            "verdict_lines": [row.to_dict() for row in self.verdict_lines],
+            "lines": lines_section(self.run),
             "run": self.run.to_dict(),
         }
+
+    def _lines_per_finding(self) -> list[list[LineRow]]:
+        if len(self.finding_lines) == len(self.findings):
+            return self.finding_lines
+        return [[] for _ in self.findings]
