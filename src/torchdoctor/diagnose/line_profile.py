@@ -126,9 +126,11 @@ def build_lines(
     windows: list[tuple[float, float, float]],
     evaluation: list[tuple[float, float]],
     interval_s: float,
+    training_callers: set[tuple[str, int]] | None = None,
 ) -> LinesObservation:
     """`windows`: (start, end, wall) of each measured step, start/end relative to `origin`;
-    `evaluation`: evaluation windows in clock time."""
+    `evaluation`: evaluation windows in clock time; `training_callers`: (file, line) of user
+    frames seen calling into training compute or data loading."""
     observation = LinesObservation(interval_s=interval_s)
     steps = [(origin + a, origin + b) for a, b, _ in windows]
     if not samples or not steps:
@@ -138,7 +140,9 @@ def build_lines(
     eval_starts = sorted(evaluation)
     tallies: dict[tuple[str, tuple], _Tally] = defaultdict(_Tally)
     training: dict[str, set[int]] = defaultdict(set)  # file -> lines seen in training samples
-    enclosing: set[tuple] = set()  # (file, line) under which training compute ran
+    enclosing: set[tuple] = set(training_callers or ())  # (file, line) holding training compute
+    for filename, line in enclosing:
+        training[filename].add(line)
     phase_samples: Counter = Counter()
     total_weight = 0.0
     times = [s[0] for s in samples]

@@ -277,10 +277,11 @@ class HabitsObservation:
     # torch.profiler recorded during this share of the measured steps (the program's own
     # profiler, not --profile); None: no step seen
     profiler_active_share: float | None = None
-    # measured slowdown of a small forward+backward with the mode on versus off, timed at a step
-    # end (the program's torch.profiler / anomaly detection); None: not measured
-    profiler_slowdown: float | None = None
-    anomaly_slowdown: float | None = None
+    # extra seconds per dispatched op with the mode on (the program's torch.profiler / anomaly
+    # detection): a small forward+backward timed with the mode on at a warm-up step end, minus
+    # the same timed before the program ran, over its ops; None: not measured
+    profiler_op_overhead_s: float | None = None
+    anomaly_op_overhead_s: float | None = None
     # backward() calls with retain_graph=True followed, in the same step and with no model
     # forward between, by another backward (a second backward through the same graph), per step
     retained_backwards_per_step: float = 0.0

@@ -13,6 +13,7 @@ from torchdoctor.diagnose.probes.cuda_timing import CudaPhaseProbe
 from torchdoctor.diagnose.probes.distributed import DistributedProbe
 from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProbe
 from torchdoctor.diagnose.probes.forward import ForwardProbe
+from torchdoctor.diagnose.probes.habits import HabitsProbe
 from torchdoctor.diagnose.probes.io import IOProbe
 from torchdoctor.diagnose.probes.lines import LineSampler
 from torchdoctor.diagnose.probes.loader import LoaderProbe
@@ -39,6 +40,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
     ComputeProbe,
+    HabitsProbe,  # after the probes whose patches it wraps (backward, checkpoint)
     LineSampler,
 )
 

@@ -21,7 +21,7 @@ import time
 import torch
 
 from torchdoctor.diagnose.callsite import is_library_file
-from torchdoctor.diagnose.line_profile import OURS, RawSample, build_lines
+from torchdoctor.diagnose.line_profile import OURS, TRAINING_PHASES, RawSample, build_lines
 from torchdoctor.diagnose.probes.base import Probe
 
 INTERVAL_S = 0.002  # 500 Hz: a 20 ms step gets about ten samples
@@ -31,7 +31,8 @@ INTERVAL_S = 0.002  # 500 Hz: a 20 ms step gets about ten samples
 # that releases the GIL (the next torch op). It only matters when another thread waits for the
 # GIL, which the sampler does once per sample.
 SWITCH_INTERVAL_S = 0.0002
-MAX_SAMPLES = 200_000  # about 400 s of measured steps; later samples are dropped (a note says so)
+MAX_SAMPLES = 200_000
+MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per step)  # about 400 s of measured steps; later samples are dropped (a note says so)
 MAX_CHAIN = 6  # user frames kept per sample
 MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
 
@@ -77,13 +78,27 @@ class LineSampler(Probe):
                 self._bookkeeping = False
 
         self.tracker.end_step = end_step_marked  # type: ignore[method-assign]
+        # user lines that call into training compute (the loop, a train_step() call), seen at
+        # phase transitions: they hold the model's work, they are not hot spots themselves
+        self.training_callers: set[tuple[str, int]] = set()
+        self._transitions_left = MAX_TRANSITIONS
+        self.tracker.phase_listeners.append(self._phase_started)
         self._stop = threading.Event()
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
         self._thread = threading.Thread(target=self._run, name="torchdoctor-lines", daemon=True)
         self._thread.start()
 
+    def _phase_started(self, phase: str) -> None:
+        if phase not in TRAINING_PHASES or self._transitions_left <= 0:
+            return
+        self._transitions_left -= 1
+        users, _ = self._walk(sys._getframe(1))
+        self.training_callers.update((code.co_filename, line) for code, line in users)
+
     def stop(self) -> None:
+        if self._phase_started in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.remove(self._phase_started)
         self._stop.set()
         sys.setswitchinterval(self._switch_interval)
         self.tracker.__dict__.pop("end_step", None)
@@ -135,6 +150,7 @@ class LineSampler(Probe):
             windows=windows,
             evaluation=self.tracker.evaluation_windows(),
             interval_s=INTERVAL_S,
+            training_callers=self.training_callers,
         )
         if self.dropped:
             run.notes.append(

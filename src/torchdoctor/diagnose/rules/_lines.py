@@ -19,8 +19,10 @@ from torchdoctor.diagnose.observations import LineStat, RunObservation
 # and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
 LINE_PHASES = ("other", "evaluation")
 MODEL_CALL_SHARE = 0.5  # an evaluation line mostly inside the model's forward is the model call
-# What a line called that makes its time model compute: a loss or module call, autograd, optim
+# What a line called that makes its time model compute (a loss or module call, autograd, optim)
+# or data loading (a DataLoader's iterator starting or shutting down workers: the D1xx rules')
 MODEL_CALLEES = (
+    "torch.utils.data.",
     "torch.nn.modules.module.Module._wrapped_call_impl",
     "torch.nn.modules.module.Module._call_impl",
     "torch.nn.functional.",
@@ -153,6 +155,8 @@ def is_model_compute(line: LineStat) -> bool:
     """The line's time is the model's or the loss's compute, not a hot spot of its own."""
     if line.callees and line.callees[0].startswith(MODEL_CALLEES):
         return True
+    if _calls(line, ("torch.utils.data.",)):
+        return True
     return line.phase == "evaluation" and line.model_share >= MODEL_CALL_SHARE
 
 
@@ -239,5 +243,7 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
     return sorted(found, key=lambda h: -h.share)
 
 
-def lines_at(run: RunObservation, location: str) -> list[LineStat]:
-    return [line for line in run.lines.lines if line.location == location]
+def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
+    """The phase's lines with time of their own, the largest first."""
+    found = [line for line in run.lines.lines if line.phase == phase and line.self_samples]
+    return sorted(found, key=lambda line: -line.self_share)
