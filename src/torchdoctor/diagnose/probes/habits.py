@@ -140,6 +140,7 @@ class HabitsProbe(Probe):
         habits.anomaly_op_overhead_s = self.anomaly_op_s
         habits.retained_backwards_per_step = per_step(measured, "second_backwards")
         habits.second_backward_s_per_step = per_step(measured, "second_backward_s")
-        habits.retained_backward_locations = sorted(self.locations, key=self.locations.get)[::-1]
+        by_count = sorted(self.locations.items(), key=lambda item: -item[1])
+        habits.retained_backward_locations = [location for location, _ in by_count]
         if any("recompute_s" in r.counters for r in measured):
             habits.checkpoint_recompute_s_per_step = per_step(measured, "recompute_s")

@@ -64,7 +64,7 @@ def check(run: RunObservation) -> list[Finding]:
         f"makes them at least {ANOMALY_SLOWDOWN:g}x slower (about {pct(saving)} of the "
         "step).",
     ]
-    basis, how = "estimated", f"a {ANOMALY_SLOWDOWN:g}x slowdown of forward and backward assumed"
+    how = f"a {ANOMALY_SLOWDOWN:g}x slowdown of forward and backward assumed"
     overhead = run.habits.anomaly_op_overhead_s
     cost = mode_cost_share(run, profile, overhead)
     if cost is not None:
@@ -74,10 +74,7 @@ def check(run: RunObservation) -> list[Finding]:
             f"{run.compute.ops_per_step:.0f} ops per step = {secs(seconds)}, about "
             f"{pct(saving)} of the step ({secs(profile.step_s)})."
         )
-        basis, how = (
-            "estimated",
-            "extra time per op with anomaly mode on (measured on a benchmark) x ops per step",
-        )
+        how = "extra time per op with anomaly mode on (measured on a benchmark) x ops per step"
     return [
         Finding(
             id=CODE,
@@ -94,7 +91,6 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="Anomaly mode records a traceback per op and checks every backward "
             "output for NaN; it is for locating a NaN, not for training.",
             details={"autograd_share": autograd_share, "slowdown_assumed": ANOMALY_SLOWDOWN},
-            saving_basis=basis,
             saving_how=how,
         )
     ]
