@@ -34,6 +34,7 @@ class DiagnoseConfig:
     profile: bool = False  # run a torch.profiler window over a few unmeasured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
+    line_profile: bool = True  # sample the training thread's stack (run.lines; probes/lines.py)
 
 
 class Session:

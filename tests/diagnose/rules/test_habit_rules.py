@@ -4,28 +4,13 @@ validation after every step (D304), the program's torch.profiler left on (D212).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import torch
-
-from torchdoctor.diagnose.api import diagnose_script
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from planted import diagnose as diagnose_steps
+from planted import line_of, one_thread  # noqa: F401  (fixture)
 
 
 def diagnose(name: str):
-    report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=8, warmup=3)
-    assert report.run.status == "stopped", (report.run.status, report.run.error)
-    return report
+    return diagnose_steps(name, 8)
 
 
 def finding(report, code: str):
@@ -38,10 +23,7 @@ def test_second_backward_through_a_retained_graph():
     report = diagnose("d214_two_backwards")
     d214 = finding(report, "D214")
     assert report.findings[0].id == "D214"
-    lines = (SCRIPTS / "d214_two_backwards.py").read_text().splitlines()
-    second = next(
-        n for n, text in enumerate(lines, 1) if "mse_loss(pred, values).backward()" in text
-    )
+    second = line_of("d214_two_backwards", "mse_loss(pred, values).backward()")
     assert f"d214_two_backwards.py:{second}" in d214.evidence[0]
     assert report.run.habits.second_backward_s_per_step > 0 and d214.saving > 0.02
 

@@ -8,34 +8,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-import torch
+from planted import SCRIPTS, line_of, one_thread  # noqa: F401  (fixture)
+from planted import diagnose as diagnose_steps
 
-from torchdoctor.diagnose.api import diagnose_script
-
-SCRIPTS = Path(__file__).parent / "scripts"
-STEPS = 30  # the sampler takes a sample every 2 ms: enough samples on a busy machine
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+STEPS = 30  # the sampler takes a sample every 3 ms: enough samples on a busy machine
 
 
 def diagnose(name: str):
-    report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=STEPS, warmup=3)
-    assert report.run.status == "stopped", (report.run.status, report.run.error)
-    return report
-
-
-def line_of(name: str, text: str) -> int:
-    lines = (SCRIPTS / f"{name}.py").read_text().splitlines()
-    return next(number for number, line in enumerate(lines, 1) if text in line)
+    return diagnose_steps(name, STEPS)
 
 
 def summary(report) -> list:

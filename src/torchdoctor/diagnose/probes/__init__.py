@@ -46,4 +46,5 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
 
 
 def make_probes(session) -> list[Probe]:
-    return [probe_type(session) for probe_type in PROBE_TYPES]
+    wanted = [t for t in PROBE_TYPES if t is not LineSampler or session.config.line_profile]
+    return [probe_type(session) for probe_type in wanted]

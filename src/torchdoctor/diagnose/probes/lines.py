@@ -24,7 +24,7 @@ from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.line_profile import OURS, TRAINING_PHASES, RawSample, build_lines
 from torchdoctor.diagnose.probes.base import Probe
 
-INTERVAL_S = 0.002  # 500 Hz: a 20 ms step gets about ten samples
+INTERVAL_S = 0.003  # about 330 Hz: a 30 ms step gets about ten samples
 # While the sampler waits for the GIL, the training thread is asked to drop it after this long
 # (Python's default is 5 ms). A sample is taken where the training thread drops the GIL: with
 # 5 ms, Python work shorter than that (a NumPy loop of 2 ms) would be booked to the next line

@@ -4,7 +4,7 @@
 Flags a line of the training script (or of the user's own modules: not torch, installed packages,
 the standard library) on which the training thread spent a large share of the measured steps
 outside the model's forward and backward, the optimizer and data loading, as sampled by the line
-profile (a sampler thread reading the training thread's stack every 2 ms). When a call spreads
+profile (a sampler thread reading the training thread's stack every 3 ms). When a call spreads
 its time over many lines of a user function, the call is the line named. The finding says what
 the line does when that is recognisable from the library code it called, its text and the loop
 around it: a deep copy, file or JSON I/O, formatting tensors as text, a host copy feeding NumPy or

@@ -1,4 +1,4 @@
-"""Writes every step's predictions to a JSON lines file."""
+"""Writes every step's inputs and predictions to a JSON lines file."""
 
 import json
 import os
@@ -20,7 +20,7 @@ class Trainer:
         loss = nn.functional.cross_entropy(out, labels)
         loss.backward()
         self.optim.step()
-        record = {"loss": loss.item(), "probs": out.softmax(-1).tolist()}
+        record = {"loss": loss.item(), "inputs": inputs.tolist(), "probs": out.softmax(-1).tolist()}
         with open(self.log_path, "a") as log:
             log.write(json.dumps(record) + "\n")
 
