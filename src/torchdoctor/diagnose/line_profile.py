@@ -24,7 +24,7 @@ RawSample = tuple
 EVALUATION = "evaluation"
 OURS = "torchdoctor"  # samples taken while torchdoctor closed a step: in no line's time
 TRAINING_PHASES = ("data", "h2d", "forward", "backward", "optimizer")
-MAX_GAP_INTERVALS = 4  # a sample stands for at most this many intervals of time
+MAX_GAP_INTERVALS = 10  # a sample stands for at most this many intervals of time
 TOP_PER_PHASE = 8  # lines kept per phase by self samples (and as many again by inclusive ones)
 CONTEXT_LINES = 2  # source lines shown on each side of a line (HTML)
 
@@ -104,20 +104,20 @@ class _Tally:
 
 
 def _weights(times: list[float], windows: list[tuple[float, float]], interval: float):
-    """Per sample: (index of its window, seconds it stands for); window -1: outside them all."""
+    """Per sample: (index of its window, seconds it stands for); window -1: outside them all.
+    A sample stands for the time since the sample before it (capped), wherever that one fell:
+    cutting at window starts would shrink the first sample of every step, and with it whatever
+    runs early in a step (an evaluation forward)."""
     starts = [w[0] for w in windows]
-    previous: tuple[int, float] | None = None
+    previous: float | None = None
     for t in times:
         index = bisect.bisect_right(starts, t) - 1
+        gap = interval if previous is None else min(t - previous, MAX_GAP_INTERVALS * interval)
+        previous = t
         if index < 0 or t > windows[index][1]:
             yield -1, 0.0
-            continue
-        if previous is not None and previous[0] == index:
-            gap = min(t - previous[1], MAX_GAP_INTERVALS * interval)
         else:
-            gap = min(t - windows[index][0], interval)
-        previous = (index, t)
-        yield index, gap
+            yield index, gap
 
 
 def build_lines(

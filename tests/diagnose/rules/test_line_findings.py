@@ -32,6 +32,7 @@ def summary(report) -> list:
         ("d801_json_log", 'log.write(json.dumps(record) + "\\n")', "io"),
         ("d801_sample_loop", "batch[i] = ", "sample_loop"),
         ("d801_parameter_loop", "param.", "parameter_loop"),
+        ("d801_repeated_forward", "return (net(inputs)", "model_call"),
     ],
 )
 def test_slow_line_is_a_finding_with_its_line_kind_and_measured_share(script, text, kind):
@@ -46,7 +47,7 @@ def test_slow_line_is_a_finding_with_its_line_kind_and_measured_share(script, te
     named = [source[int(number) - 1]] + [e for e in top.evidence if "`" in e]
     assert any(text in line for line in named), (named, summary(report))
     assert top.saving >= 0.05 and top.details["samples"] >= 3
-    assert top.saving_basis == ("measured" if kind in ("host", "io") else "estimated")
+    assert top.saving_basis == ("measured" if kind in ("host", "io", "model_call") else "estimated")
 
 
 def test_whole_model_copy_is_d215_not_a_generic_line():

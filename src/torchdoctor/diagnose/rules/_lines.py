@@ -31,8 +31,12 @@ MODEL_CALLEES = (
     "torch._tensor.Tensor.backward",
     "torch.optim.",
     "torch.utils.checkpoint.",
+    "torch.nn.utils.",  # clip_grad_norm_ and friends: fused over the gradients
+    "torch.amp.",  # GradScaler.scale / update
 )
 MIN_SAMPLES = 3  # fewer samples are too few to name a line
+# fewer samples in all (a few short steps) make every share noise: no line is named then
+MIN_RUN_SAMPLES = 20
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,13 @@ KINDS = {
         "vectorise: apply the operation to the whole batch tensor at once",
         False,
     ),
+    "model_call": LineKind(
+        "model_call",
+        "calls the model again in every step (a forward whose output gets no gradient)",
+        "logits = model(x)\nloss = loss_fn(logits, y)\n"
+        "accuracy = (logits.detach().argmax(1) == y).float().mean()  # reuse the training forward",
+        True,
+    ),
     "backward": LineKind(
         "backward",
         "runs another backward pass",
@@ -142,7 +153,7 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["format"]
     if _calls(line, _IO_CALLEES) or _IO.search(code):
         return KINDS["io"]
-    if _PARAMS.search(code) or _PARAMS.search(line.loop):
+    if _PARAMS.search(line.loop) or (" for " in f" {code}" and _PARAMS.search(code)):
         return KINDS["parameter_loop"]
     if _HOST.search(code) or _calls(line, ("numpy.",)):
         return KINDS["host"]
@@ -227,6 +238,8 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
     lines together), then single lines (self time). Each line is named once. Evaluation's own
     work (a metric over the validation batches) counts only when recognisable (D304 has it)."""
     found: list[HotLine] = []
+    if run.lines.samples < MIN_RUN_SAMPLES:
+        return found
     for phase in LINE_PHASES:
         lines = [line for line in run.lines.lines if line.phase == phase]
         spots = _call_sites(lines, min_share)
@@ -247,3 +260,28 @@ def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
     """The phase's lines with time of their own, the largest first."""
     found = [line for line in run.lines.lines if line.phase == phase and line.self_samples]
     return sorted(found, key=lambda line: -line.self_share)
+
+
+def evaluation_is_validation(run: RunObservation) -> bool:
+    """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
+    loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
+    evaluation = run.evaluation
+    eval_mode = evaluation.forwards - evaluation.in_train_mode
+    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
+
+
+def repeated_model_calls(run: RunObservation, min_share: float, every: float) -> list[HotLine]:
+    """Model calls whose output never gets a gradient, made in at least `every` of the steps
+    outside validation (a second forward for a metric): evaluation lines inside the model."""
+    steps = [s for s in run.steps if s.wall_s > 0]
+    if not steps or evaluation_is_validation(run) or run.lines.samples < MIN_RUN_SAMPLES:
+        return []
+    if sum(1 for s in steps if s.evaluation_s > 0) < every * len(steps):
+        return []
+    return [
+        HotLine(line, KINDS["model_call"], line.self_share, False)
+        for line in lines_in_phase(run, "evaluation")
+        if line.model_share >= MODEL_CALL_SHARE
+        and line.self_share >= min_share
+        and line.self_samples >= MIN_SAMPLES
+    ]

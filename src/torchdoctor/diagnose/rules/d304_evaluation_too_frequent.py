@@ -39,7 +39,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, measured_steps, pct, secs, severity_for
-from torchdoctor.diagnose.rules._lines import lines_in_phase
+from torchdoctor.diagnose.rules._lines import evaluation_is_validation, lines_in_phase
 
 CODE = "D304"
 TITLE = "Evaluation runs so often that it takes a large share of the run"
@@ -48,15 +48,9 @@ MIN_SHARE = 0.25  # of the measured time
 LESS_OFTEN = 10
 
 
-def _is_validation(run: RunObservation) -> bool:
-    evaluation = run.evaluation
-    eval_mode = evaluation.forwards - evaluation.in_train_mode
-    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
-
-
 def check(run: RunObservation) -> list[Finding]:
     steps = measured_steps(run)
-    if not steps or not run.evaluation.forwards or not _is_validation(run):
+    if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
         return []
     evaluated = [s for s in steps if s.evaluation_s > 0]
     frequency = len(evaluated) / len(steps)

@@ -8,7 +8,8 @@ profile (a sampler thread reading the training thread's stack every 3 ms). When 
 its time over many lines of a user function, the call is the line named. The finding says what
 the line does when that is recognisable from the library code it called, its text and the loop
 around it: a deep copy, file or JSON I/O, formatting tensors as text, a host copy feeding NumPy or
-Python work, a Python loop over the parameters or over the samples of a batch. A line that only
+Python work, a Python loop over the parameters or over the samples of a batch, a second model
+call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
 calls the model, a loss or the optimizer is compute, not a hot line, and is never flagged.
 
 Thresholds: 5% of the step for a recognised kind, 15% for a line whose work is not recognised.
@@ -50,7 +51,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
-from torchdoctor.diagnose.rules._lines import HotLine, hot_lines
+from torchdoctor.diagnose.rules._lines import HotLine, hot_lines, repeated_model_calls
 
 CODE = "D801"
 TITLE = "A line of the program's own code takes a large share of every step"
@@ -58,6 +59,7 @@ MIN_SHARE = 0.05  # recognised work
 MIN_SHARE_UNKNOWN = 0.15  # work the finding cannot name
 EVERY = 10  # removable work run every EVERY-th step keeps 1/EVERY of its cost
 MAX_FINDINGS = 3
+REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps repeats work
 # what other rules already report with their own advice: line kinds and locations
 CLAIMED_KINDS = ("model_copy", "backward")
 
@@ -124,7 +126,8 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     claimed = _claimed_locations(run)
     findings = []
-    for hot in hot_lines(run, MIN_SHARE):
+    spots = hot_lines(run, MIN_SHARE) + repeated_model_calls(run, MIN_SHARE, REPEATED_EVERY)
+    for hot in sorted(spots, key=lambda h: -h.share):
         if hot.kind.name in CLAIMED_KINDS or hot.line.location in claimed:
             continue
         if hot.kind.name == "python" and hot.share < MIN_SHARE_UNKNOWN:

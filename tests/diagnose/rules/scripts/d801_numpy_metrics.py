@@ -20,7 +20,7 @@ def main():
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     scores = []
     for it in range(300):
-        xb, yb = torch.randn(512, 32), torch.randint(0, 10, (512,))
+        xb, yb = torch.randn(2048, 32), torch.randint(0, 10, (2048,))
         logits = net(xb)
         loss = F.cross_entropy(logits, yb)
         opt.zero_grad(set_to_none=True)
