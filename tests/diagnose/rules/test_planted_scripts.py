@@ -16,19 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
+from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread)
 
 from torchdoctor.diagnose.api import diagnose_script
 
 SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 # A verdict that names data loading as the dominant phase above this share must come with a
