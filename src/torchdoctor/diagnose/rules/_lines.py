@@ -251,7 +251,11 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
             if line.location in taken or is_model_compute(line):
                 continue
             if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
-                spots.append(HotLine(line, kind_of(line), line.self_share, False))
+                kind = kind_of(line)
+                # a line that calls the model (loss = loss_fn(model(x[idx]), y)): its own
+                # time is the glue around training (indexing, the loss), not a hot spot
+                if kind.name != "python" or not line.encloses_training:
+                    spots.append(HotLine(line, kind, line.self_share, False))
         found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
     return sorted(found, key=lambda h: -h.share)
 

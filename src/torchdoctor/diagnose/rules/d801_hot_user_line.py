@@ -109,6 +109,8 @@ def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
         "does not train; this line is where this run's went.",
         details={
             "location": line.location,
+            # the line and, for a call or a loop, the lines inside it (shown under the finding)
+            "locations": [line.location, *(inner.location for inner in hot.inner)],
             "phase": line.phase,
             "kind": kind.name,
             "share": hot.share,
