@@ -70,8 +70,10 @@ def main() -> None:
     run = make_loop(args.batch_size, args.width)
     run(10)  # warm the allocator and BLAS before either mode is timed
 
-    def watched_round() -> list[tuple[float, float]]:
-        with torchdoctor.watch(warmup=args.warmup) as w:
+    def watched_round(line_profile: bool = True) -> list[tuple[float, float]]:
+        w = torchdoctor.watch(warmup=args.warmup)
+        w.config.line_profile = line_profile  # False: every probe but the line sampler
+        with w:
             times = run(args.warmup + args.steps)[args.warmup :]
         assert len(w.report.run.steps) == args.steps, "the probes did not see every step"
         return times
@@ -80,13 +82,16 @@ def main() -> None:
         return run(args.warmup + args.steps)[args.warmup :]
 
     pairs = []  # (plain round, watched round), adjacent in time
+    sampler_pairs = []  # (watched without the line sampler, watched), adjacent in time
     for round_index in range(args.rounds):  # ABBA order: drifts hit both modes alike
         if round_index % 2 == 0:
             plain = plain_round()
             pairs.append((plain, watched_round()))
+            sampler_pairs.append((watched_round(line_profile=False), pairs[-1][1]))
         else:
             watched = watched_round()
             pairs.append((plain_round(), watched))
+            sampler_pairs.append((watched_round(line_profile=False), watched))
     print(
         f"loop: MLP 784-{args.width}-{args.width}-10, batch {args.batch_size}, "
         f"{args.threads} thread(s), {args.rounds} rounds x {args.steps} steps per mode"
@@ -101,6 +106,15 @@ def main() -> None:
             f"diagnose {1000 * statistics.median(watched_s):.3f} ms, "
             f"ratio diagnosed/plain {ratio:.3f} (+{1e6 * extra:.0f} us per step); "
             "median over rounds of paired round medians"
+        )
+    for index, clock in ((0, "wall"), (1, "cpu")):
+        ratio = statistics.median(
+            statistics.median(t[index] for t in w) / statistics.median(t[index] for t in n)
+            for n, w in sampler_pairs
+        )
+        print(
+            f"{clock:4s}: line sampler: ratio diagnosed/diagnosed without the line sampler "
+            f"{ratio:.3f} (median over rounds of paired round medians)"
         )
     fastest_plain = min(t[1] for p, _ in pairs for t in p)
     fastest_watched = min(t[1] for _, w in pairs for t in w)

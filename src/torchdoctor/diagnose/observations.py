@@ -323,6 +323,73 @@ class DistributedObservation:
     per_rank_comm_s: list[float] = field(default_factory=list)
 
 
+@dataclass
+class LineStat:
+    """Time of one line of the program's own code (not torch, site-packages, the standard library
+    or torchdoctor) within one phase, from the line sampler (probes/lines.py)."""
+
+    location: str  # "file.py:LINE"
+    phase: str  # data, h2d, forward, backward, optimizer, other, or evaluation
+    samples: int = 0  # samples with this line on the stack of user frames (it or its callees)
+    self_samples: int = 0  # samples with this line as the innermost user frame
+    seconds_per_step: float = 0.0  # inclusive time per measured step (samples x sample time)
+    share: float = 0.0  # seconds_per_step / the mean measured step (evaluation is not in it)
+    self_share: float = 0.0  # the same for self_samples
+    function: str = ""  # the function the line is in
+    code: str = ""  # the source line, stripped
+    context: list[str] = field(default_factory=list)  # "LINE: text" around it (HTML report)
+    # enclosing innermost loop's header ("for p in model.parameters():"), when the line is in a
+    # loop that runs within the step (not the training loop itself)
+    loop: str = ""
+    # user frames that called it, innermost first ("train.py:88 in train_step")
+    chain: list[str] = field(default_factory=list)
+    # library functions below the line while sampled: first the one the line itself called most
+    # often ("copy.deepcopy"), then the others seen, most frequent first ("torch.nn.modules.
+    # module.Module.state_dict"); empty: time in the line itself or in C code
+    callees: list[str] = field(default_factory=list)
+    # the line also sits on the stack of training compute samples (model forward, backward,
+    # optimizer, data loading): it is the loop or a call that contains it, not a hot spot
+    encloses_training: bool = False
+    # share of its samples taken while the tracker was in the model's forward (evaluation lines:
+    # the time of the model call itself)
+    model_share: float = 0.0
+
+
+@dataclass
+class LinesObservation:
+    """The phase-aware line profile of the measured steps (a sampler thread reading the training
+    thread's Python stack; no tracing)."""
+
+    interval_s: float = 0.0  # sampling interval asked for
+    samples: int = 0  # samples taken within measured steps (evaluation spans included)
+    seconds_per_sample: float = 0.0  # measured time the average sample stands for
+    phase_samples: dict[str, int] = field(default_factory=dict)
+    lines: list[LineStat] = field(default_factory=list)  # the top lines per phase, by samples
+
+
+@dataclass
+class HabitsObservation:
+    """Debugging modes and training-loop habits seen during the measured steps (probes/habits.py)."""
+
+    # torch.profiler recorded during this share of the measured steps (the program's own
+    # profiler, not --profile); None: no step seen
+    profiler_active_share: float | None = None
+    # extra seconds per dispatched op with the mode on (the program's torch.profiler / anomaly
+    # detection): a small forward+backward timed with the mode on at a warm-up step end, minus
+    # the same timed before the program ran, over its ops; None: not measured
+    profiler_op_overhead_s: float | None = None
+    anomaly_op_overhead_s: float | None = None
+    # backward() calls with retain_graph=True followed, in the same step and with no model
+    # forward between, by another backward (a second backward through the same graph), per step
+    retained_backwards_per_step: float = 0.0
+    retained_backward_locations: list[str] = field(default_factory=list)
+    # seconds per step spent in the backward() calls after the first of such a chain
+    second_backward_s_per_step: float = 0.0
+    # seconds per step spent recomputing checkpointed segments inside backward (activation
+    # checkpointing); None: no checkpointing seen
+    checkpoint_recompute_s_per_step: float | None = None
+
+
 RunStatus = Literal[
     "completed",  # the script ran to its end
     "stopped",  # we stopped it after --steps measured steps
@@ -363,6 +430,8 @@ class RunObservation:
     warmup_only: bool = False
     backwards_seen: int = 0  # backward() calls seen, warm-up included (none: no training loop)
     forwards_seen: int = 0  # root model forward passes seen, training and evaluation
+    lines: LinesObservation = field(default_factory=LinesObservation)
+    habits: HabitsObservation = field(default_factory=HabitsObservation)
 
     def to_dict(self) -> dict:
         return asdict(self)

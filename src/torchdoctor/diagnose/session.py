@@ -35,6 +35,7 @@ class DiagnoseConfig:
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
     count_ops: bool = True  # one warm-up step counts ops and FLOPs (a trial has no use for it)
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
+    line_profile: bool = True  # sample the training thread's stack (run.lines; probes/lines.py)
 
 
 class Session:

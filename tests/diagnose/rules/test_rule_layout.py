@@ -24,7 +24,7 @@ def test_codes_are_unique_sorted_and_match_module_names():
     assert codes == sorted(codes) and len(set(codes)) == len(codes)
     assert len(codes) >= 25
     for rule in RULES:
-        assert re.fullmatch(r"D[1-7]\d\d", rule.CODE)
+        assert re.fullmatch(r"D[1-8]\d\d", rule.CODE)
         assert rule.__name__.rsplit(".", 1)[1].startswith(rule.CODE.lower() + "_")
 
 

@@ -13,7 +13,9 @@ from torchdoctor.diagnose.probes.cuda_timing import CudaPhaseProbe
 from torchdoctor.diagnose.probes.distributed import DistributedProbe
 from torchdoctor.diagnose.probes.environment import EnvironmentProbe, MemoryProbe
 from torchdoctor.diagnose.probes.forward import ForwardProbe
+from torchdoctor.diagnose.probes.habits import HabitsProbe
 from torchdoctor.diagnose.probes.io import IOProbe
+from torchdoctor.diagnose.probes.lines import LineSampler
 from torchdoctor.diagnose.probes.loader import LoaderProbe
 from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
@@ -40,8 +42,11 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     MemoryProbe,
     MemoryTimelineProbe,  # after MemoryProbe: completes run.memory
     ComputeProbe,
+    HabitsProbe,  # after the probes whose patches it wraps (backward, checkpoint)
+    LineSampler,
 )
 
 
 def make_probes(session) -> list[Probe]:
-    return [probe_type(session) for probe_type in PROBE_TYPES]
+    wanted = [t for t in PROBE_TYPES if t is not LineSampler or session.config.line_profile]
+    return [probe_type(session) for probe_type in wanted]

@@ -8,9 +8,17 @@ import statistics
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation
+from torchdoctor.diagnose.report.lines import LineRow, finding_lines, verdict_lines
 from torchdoctor.diagnose.report.memory_view import build_memory_view
 from torchdoctor.diagnose.report.model import Report
-from torchdoctor.diagnose.report.verdict import Bound, NoSteps, TopFix, Unexplained, Verdict
+from torchdoctor.diagnose.report.verdict import (
+    Bound,
+    NoSteps,
+    TopFix,
+    TopLine,
+    Unexplained,
+    Verdict,
+)
 from torchdoctor.diagnose.source_lines import lines_around
 from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES, analyze
 
@@ -18,6 +26,9 @@ from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES, analyze
 # says so first: acting forwards of an RL loop, inference inside the loop, heavy validation.
 EVALUATION_HEAVY = 0.5
 
+# A top finding saving less than this leaves the dominant phase unexplained: the verdict names
+# the phase's top line of the program's own code (from the line profile)
+EXPLAINED_SAVING = 0.05
 # The findings' savings must reach this share of the dominant part to count as explaining it.
 EXPLAINED = 0.5
 # Which findings act on which part of the step (code prefixes): a verdict whose dominant part no
@@ -64,15 +75,26 @@ def _unexplained(bound: Bound, findings: list[Finding]) -> Unexplained | None:
     return Unexplained(bound.kind, bound.share, explained)
 
 
-def _verdict(run, bound: Bound | None, evaluation: float, findings: list[Finding]) -> Verdict:
+def _verdict(
+    run,
+    bound: Bound | None,
+    evaluation: float,
+    findings: list[Finding],
+    top_lines: list[LineRow] | None = None,
+) -> Verdict:
     if bound is None:
         return Verdict(no_steps=_no_steps(run))
     top = findings[0] if findings and findings[0].saving > 0 else None
+    line = None
+    if top_lines and not (top and top.saving >= EXPLAINED_SAVING):
+        row = top_lines[0]
+        line = TopLine(row.location, row.code, row.share)
     return Verdict(
         bound=bound,
         evaluation_share=evaluation if evaluation > EVALUATION_HEAVY else None,
         top_fix=TopFix(top.id, top.title, top.saving) if top else None,
         unexplained=_unexplained(bound, findings),
+        top_line=line,
         ended=run.status if run.status in ("crashed", "interrupted") else None,
         measured_steps=len(run.steps),
     )
@@ -112,6 +134,7 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
             memory=build_memory_view(run),
         )
     bound = _bound(breakdown, model_seen=bool(run.models))
+    top_lines = verdict_lines(run, bound.dominant_phase)
     step_time = analysis.median_step_s
     batches = [s.batch_size for s in analysis.measured if s.batch_size]
     samples = statistics.median(batches) / step_time if batches and step_time else None
@@ -119,7 +142,7 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         run=run,
         breakdown=breakdown,
         findings=list(findings),
-        reason=_verdict(run, bound, analysis.evaluation_share, findings),
+        reason=_verdict(run, bound, analysis.evaluation_share, findings, top_lines),
         step_time_s=step_time,
         samples_per_s=samples,
         dominant_phase=_bound(breakdown).dominant_phase,
@@ -128,4 +151,6 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         spread=analysis.spread,
         memory=build_memory_view(run),
         source_lines=_source_lines(findings),
+        finding_lines=[finding_lines(run, finding) for finding in findings],
+        verdict_lines=top_lines,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from torchdoctor.diagnose.observations import PHASES
 from torchdoctor.diagnose.report.html_charts import COLOURS, lines, stacked_steps
 from torchdoctor.diagnose.report.html_trials import trials_section
+from torchdoctor.diagnose.report.lines_render import html_lines
 from torchdoctor.diagnose.report.memory_render import memory_html
 from torchdoctor.diagnose.report.model import Report
 
@@ -133,13 +134,15 @@ def _findings(report: Report) -> str:
     if not report.findings:
         return "<p>No findings.</p>"
     blocks = []
-    for f in report.findings:
+    rows = report.finding_lines if len(report.finding_lines) == len(report.findings) else None
+    for index, f in enumerate(report.findings):
         evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
         where = "".join(_source(report, loc) for loc in finding_locations(f)[:1])
+        lines = html_lines(rows[index]) if rows else ""
         blocks.append(
             f'<div class="finding"><b>{escape(f.id)} [{escape(f.severity)}] {escape(f.title)}</b>'
             f" &mdash; saves ~{100 * f.saving:.0f}% of step time ({escape(f.saving_basis)})"
-            f"<ul>{evidence}</ul>{where}<div>fix:</div><pre>{escape(f.fix)}</pre>"
+            f"<ul>{evidence}</ul>{where}{lines}<div>fix:</div><pre>{escape(f.fix)}</pre>"
             f"<small>source: {escape(f.source)}</small></div>"
         )
     return "".join(blocks)
@@ -171,7 +174,7 @@ def render_fragment(report: Report) -> str:
     notes = "".join(f"<li>{escape(n)}</li>" for n in [*report.step_notes, *run.notes])
     return f"""<div class="td"><style>{CSS}</style>
 <h1>torchdoctor diagnose {escape(run.target)}</h1>
-<p class="verdict">{escape(report.verdict)}</p>
+<p class="verdict">{escape(report.verdict)}</p>{html_lines(report.verdict_lines)}
 <table>{_rows(summary)}</table>
 <h2>Step-time breakdown (median step)</h2>{_breakdown_svg(report)}{_legend(report)}
 <h2>Step timeline</h2>{_timeline(report)}

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.report import prose
+from torchdoctor.diagnose.report.lines import LineRow, lines_section
 from torchdoctor.diagnose.report.memory_view import MemoryView
 from torchdoctor.diagnose.report.verdict import Verdict
 from torchdoctor.diagnose.step_analysis import StepSpread
@@ -32,6 +33,9 @@ class Report:
     source_lines: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     # `--try`'s TrialReport as a dict, once the trials ran (HTML; the JSON gets its own section)
     trials: dict | None = None
+    # the line profile: the top user lines under each finding (same order) and under the verdict
+    finding_lines: list[list[LineRow]] = field(default_factory=list)
+    verdict_lines: list[LineRow] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -77,7 +81,17 @@ class Report:
             "phase_seconds": dict(self.phase_seconds),
             "step_notes": list(self.step_notes),
             "step_spread": asdict(self.spread) if self.spread else None,
-            "findings": [finding.to_dict() for finding in self.findings],
+            "findings": [
+                {**finding.to_dict(), "lines": [row.to_dict() for row in rows]}
+                for finding, rows in zip(self.findings, self._lines_per_finding(), strict=True)
+            ],
+            "verdict_lines": [row.to_dict() for row in self.verdict_lines],
+            "lines": lines_section(self.run),
             "memory": self.memory.to_dict() if self.memory is not None else None,
             "run": self.run.to_dict(),
         }
+
+    def _lines_per_finding(self) -> list[list[LineRow]]:
+        if len(self.finding_lines) == len(self.findings):
+            return self.finding_lines
+        return [[] for _ in self.findings]

@@ -3,7 +3,7 @@ builder chose (report/verdict.py, diagnose/step_analysis.py). Every renderer sho
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.report.verdict import Bound, NoSteps, Unexplained, Verdict
+from torchdoctor.diagnose.report.verdict import Bound, NoSteps, TopLine, Unexplained, Verdict
 from torchdoctor.diagnose.step_analysis import OUTLIER_FACTOR, StepSpread
 
 
@@ -66,9 +66,20 @@ HOW_TO_LOOK = {
 }
 
 
-def unexplained_text(gap: Unexplained) -> str:
-    # HOOK (phase-aware line profile, the `lines` section): name its top user line for
-    # `gap.kind` here ("most of it at train.py:42") before how to look
+def top_line_text(line: TopLine) -> str:
+    return f"top line: {line.location} `{line.code}` ({pct(line.share)} of step time)"
+
+
+def unexplained_text(gap: Unexplained, line: TopLine | None = None) -> str:
+    """Where the dominant part went when no rule explains it: the line profile's top line when it
+    named one, else how to look."""
+    if line is not None:
+        lead = (
+            "; no rule explains it"
+            if gap.explained <= 0
+            else (f"; the findings account for ~{pct(gap.explained)} of those {pct(gap.share)}")
+        )
+        return f"{lead}; {top_line_text(line)}"
     if gap.explained > 0:
         return (
             f"; the findings account for ~{pct(gap.explained)} of those {pct(gap.share)}, no rule "
@@ -89,10 +100,12 @@ def verdict_text(verdict: Verdict) -> str:
             f"{words}"
         )
     if verdict.unexplained is not None:
-        words += unexplained_text(verdict.unexplained)
+        words += unexplained_text(verdict.unexplained, verdict.top_line)
     if verdict.top_fix is not None:
         top = verdict.top_fix
         words += f"; top fix: {top.title} (~{pct(top.saving)} of step time)"
+    if verdict.top_line is not None and verdict.unexplained is None:
+        words += "; " + top_line_text(verdict.top_line)
     if verdict.ended:
         words = f"[{verdict.ended} after {verdict.measured_steps} measured steps] " + words
     return words

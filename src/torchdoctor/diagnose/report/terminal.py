@@ -10,6 +10,7 @@ from rich.text import Text
 
 from torchdoctor.console import make_console
 from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.report.lines_render import terminal_lines
 from torchdoctor.diagnose.report.memory_render import memory_lines
 from torchdoctor.diagnose.report.model import Report
 
@@ -85,6 +86,7 @@ def render_terminal(report: Report, console=None) -> None:
         console.print(f"note: {note}", markup=False)
     for line in memory_lines(report.memory):
         console.print(line, markup=False, highlight=False)
+    rows = report.finding_lines if len(report.finding_lines) == len(report.findings) else None
     for number, finding in enumerate(report.findings[:TOP_FINDINGS], start=1):
         console.print()
         console.print(
@@ -95,6 +97,8 @@ def render_terminal(report: Report, console=None) -> None:
         )
         for evidence in finding.evidence:
             console.print(f"   - {evidence}", markup=False)
+        if rows:
+            terminal_lines(console, rows[number - 1], "   ", colour)
         console.print("   fix:", markup=False)
         for line in finding.fix.splitlines():  # never wrapped: it must paste as it reads
             console.print(
@@ -108,6 +112,7 @@ def render_terminal(report: Report, console=None) -> None:
             console.print(f"note: {note}", markup=False)
     console.print()
     console.print(f"verdict: {report.verdict}", style="bold" if colour else "", markup=False)
+    terminal_lines(console, report.verdict_lines, "  ", colour)
 
 
 def render_verdict(report: Report, console=None) -> None:

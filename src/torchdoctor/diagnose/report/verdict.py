@@ -42,6 +42,15 @@ class TopFix:
 
 
 @dataclass(frozen=True)
+class TopLine:
+    """The program's own line that took most of the dominant phase (the line profile)."""
+
+    location: str  # "train.py:42"
+    code: str
+    share: float  # of step time
+
+
+@dataclass(frozen=True)
 class Unexplained:
     """The dominant part of the step, which the findings do not account for."""
 
@@ -57,5 +66,6 @@ class Verdict:
     evaluation_share: float | None = None  # set when evaluation dominates the measured time
     top_fix: TopFix | None = None
     unexplained: Unexplained | None = None  # no rule explains most of the dominant part
+    top_line: TopLine | None = None  # named when no finding saves much
     ended: str | None = None  # "crashed" / "interrupted" after some measured steps
     measured_steps: int = 0

@@ -3,8 +3,8 @@
 A rule module defines `CODE` (stable, e.g. "D101"), `TITLE` (one line), a Ruff-style docstring
 (What it does / Why is this bad / Example / Use instead / Fix safety) and `check`. Codes group by
 area: D1xx data loading, D2xx compute and precision, D3xx evaluation, D4xx host syncs and
-transfers, D5xx memory, D6xx distributed, D7xx I/O. Helper modules start with an underscore.
-`rules_runner.check_all` runs them, each one isolated.
+transfers, D5xx memory, D6xx distributed, D7xx I/O, D8xx the program's own lines (the line profile).
+Helper modules start with an underscore. `rules_runner.check_all` runs them, each one isolated.
 """
 
 from __future__ import annotations

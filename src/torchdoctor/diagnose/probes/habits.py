@@ -1,0 +1,146 @@
+"""Habits probe: debugging modes left on and training-loop habits that cost time, each measured.
+
+- The program's own torch.profiler recording during measured steps (our `--profile` window is
+  not the program's), and anomaly detection: their cost is measured, not assumed. A small
+  forward+backward (a few matmuls, no nn.Module, so no probe sees it) is timed when the probe is
+  installed (modes off) and again at the end of the step before the sampled one when a mode is
+  on: the sampled step is never measured, so the benchmark costs no measured step anything.
+- `backward(retain_graph=True)` followed by another backward with no model forward between: a
+  second backward through the same graph, timed.
+- Activation checkpointing: the time the checkpointed functions take when re-run inside
+  backward (the recompute), per step.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.utils.checkpoint
+
+from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.diagnose.probes.profiler import ProfilerProbe
+
+_GRAD = torch.autograd.grad  # before any probe patches it: the benchmark is not a user backward
+BENCH_REPEATS = 20
+BENCH_ROUNDS = 3  # best of
+BENCH_OPS = BENCH_REPEATS * 11  # aten ops per run: 5 forward (mm, tanh, mm, tanh, sum), ~6 backward
+
+
+def _bench_once() -> float:
+    weight = torch.full((64, 64), 0.01, requires_grad=True)
+    x = torch.ones(16, 64)
+    started = time.perf_counter()
+    for _ in range(BENCH_REPEATS):
+        h = torch.tanh(x @ weight)
+        h = torch.tanh(h @ weight)
+        _GRAD(h.sum(), weight)
+    return time.perf_counter() - started
+
+
+def benchmark() -> float:
+    """Seconds for a small forward+backward, best of BENCH_ROUNDS (a busy machine slows some)."""
+    return min(_bench_once() for _ in range(BENCH_ROUNDS))
+
+
+class HabitsProbe(Probe):
+    def install(self, patcher) -> None:
+        self.baseline_s = benchmark()
+        self.profiler_steps = 0
+        self.steps_seen = 0
+        self.profiler_op_s: float | None = None
+        self.anomaly_op_s: float | None = None
+        self.depth = 0
+        self.retained_at: int | None = None  # forwards seen when a retain_graph backward ran
+        self.locations: dict[str, int] = {}
+        self.ours = next((p for p in self.session.probes if isinstance(p, ProfilerProbe)), None)
+        patcher.replace(torch.Tensor, "backward", self._wrap_backward)
+        patcher.replace(torch.autograd, "backward", self._wrap_backward)
+        patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+
+    # -- a second backward through a retained graph ---------------------------------------------
+    def _wrap_backward(self, original):
+        probe = self
+
+        def backward(*args, **kwargs):
+            if probe.depth:  # Tensor.backward calls torch.autograd.backward
+                return original(*args, **kwargs)
+            probe.depth += 1
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                probe.depth -= 1
+                probe._backward_done(args, kwargs, time.perf_counter() - started)
+
+        return backward
+
+    def _backward_done(self, args, kwargs, seconds: float) -> None:
+        forwards = self.tracker.forwards_seen
+        if self.retained_at is not None and self.retained_at == forwards:
+            counters = self.tracker.counters
+            counters["second_backwards"] = counters.get("second_backwards", 0) + 1
+            counters["second_backward_s"] = counters.get("second_backward_s", 0) + seconds
+            if self.session.measuring:
+                location = user_location(2)
+                self.locations[location] = self.locations.get(location, 0) + 1
+        retain = kwargs.get("retain_graph")
+        if retain is None and len(args) >= 3:  # Tensor.backward(gradient, retain_graph)
+            retain = args[2] if isinstance(args[0], torch.Tensor) else None
+        self.retained_at = forwards if retain else None
+
+    # -- activation checkpointing's recompute -----------------------------------------------------
+    def _wrap_checkpoint(self, original):
+        tracker = self.tracker
+
+        def checkpoint(function, *args, **kwargs):
+            def timed(*inner, **inner_kwargs):
+                if "backward" not in tracker.stack:
+                    return function(*inner, **inner_kwargs)
+                started = time.perf_counter()
+                try:
+                    return function(*inner, **inner_kwargs)
+                finally:
+                    counters = tracker.counters
+                    spent = time.perf_counter() - started
+                    counters["recompute_s"] = counters.get("recompute_s", 0) + spent
+
+            return original(timed, *args, **kwargs)
+
+        return checkpoint
+
+    # -- debugging modes --------------------------------------------------------------------------
+    def _program_profiler_on(self) -> bool:
+        ours = self.ours is not None and self.ours.profiler is not None
+        return bool(torch._C._autograd._profiler_enabled()) and not ours
+
+    def on_step_end(self, record) -> None:
+        session = self.session
+        if record.index == session.sampled_index - 1:  # its time lands in the sampled step
+            profiler, anomaly = self._program_profiler_on(), torch.is_anomaly_enabled()
+            if profiler or anomaly:
+                extra = max(0.0, benchmark() - self.baseline_s) / BENCH_OPS
+                if profiler:
+                    self.profiler_op_s = extra
+                else:
+                    self.anomaly_op_s = extra
+        last = session.first_measured + session.config.steps
+        if record.index >= session.first_measured and (
+            not session.config.steps or record.index < last
+        ):
+            self.steps_seen += 1
+            self.profiler_steps += self._program_profiler_on()
+
+    def contribute(self, run, measured) -> None:
+        habits = run.habits
+        if self.steps_seen:
+            habits.profiler_active_share = self.profiler_steps / self.steps_seen
+        habits.profiler_op_overhead_s = self.profiler_op_s
+        habits.anomaly_op_overhead_s = self.anomaly_op_s
+        habits.retained_backwards_per_step = per_step(measured, "second_backwards")
+        habits.second_backward_s_per_step = per_step(measured, "second_backward_s")
+        by_count = sorted(self.locations.items(), key=lambda item: -item[1])
+        habits.retained_backward_locations = [location for location, _ in by_count]
+        if any("recompute_s" in r.counters for r in measured):
+            habits.checkpoint_recompute_s_per_step = per_step(measured, "recompute_s")

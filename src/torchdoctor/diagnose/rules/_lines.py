@@ -1,0 +1,291 @@
+"""Shared questions about the line profile (`run.lines`): which of the user's lines are hot outside
+the model's own compute, and what each one is doing. Pure: reads the observation only.
+
+A line is *hot* when its time per step, sampled in the phases the model's forward and backward,
+the optimizer and data loading do not own ("other", and evaluation outside the model call), is a
+large share of the mean step. What it does is read from its source text, the loop around it and
+the library functions it was seen calling, never from the script's names: the same verdict has to
+hold for code written in any style.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.observations import LineStat, RunObservation
+
+# Phases whose time a user line can own. Forward/backward/optimizer are the model's compute; data
+# and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
+LINE_PHASES = ("other", "evaluation")
+MODEL_CALL_SHARE = 0.5  # an evaluation line mostly inside the model's forward is the model call
+# What a line called that makes its time model compute (a loss or module call, autograd, optim)
+# or data loading (a DataLoader's iterator starting or shutting down workers: the D1xx rules')
+MODEL_CALLEES = (
+    "torch.utils.data.",
+    "torch.nn.modules.module.Module._wrapped_call_impl",
+    "torch.nn.modules.module.Module._call_impl",
+    "torch.nn.functional.",
+    "torch.nn.modules.loss.",
+    "torch.autograd.",
+    "torch._tensor.Tensor.backward",
+    "torch.optim.",
+    "torch.utils.checkpoint.",
+    "torch.nn.utils.",  # clip_grad_norm_ and friends: fused over the gradients
+    "torch.amp.",  # GradScaler.scale / update
+)
+MIN_SAMPLES = 3  # fewer samples are too few to name a line
+# fewer samples in all (a few short steps) make every share noise: no line is named then
+MIN_RUN_SAMPLES = 20
+
+
+@dataclass(frozen=True)
+class LineKind:
+    name: str  # stable key, e.g. "deepcopy"
+    what: str  # what the line does, in words
+    fix: str  # the change, as code or a sentence
+    # the line's work can run less often (every N steps) or leave the step: its sampled time is
+    # what the fix gives back (basis "measured"); otherwise an estimate
+    removable: bool
+
+
+KINDS = {
+    "model_copy": LineKind(
+        "model_copy",
+        "copies the whole model or its state dict (every parameter and buffer)",
+        "# keep one copy and update it in place (EMA), or copy only when it is needed:\n"
+        "with torch.no_grad():\n"
+        "    for p_ema, p in zip(ema.parameters(), model.parameters()):\n"
+        "        p_ema.lerp_(p, 1 - decay)  # or torch._foreach_lerp_ on the two lists",
+        True,
+    ),
+    "deepcopy": LineKind(
+        "deepcopy",
+        "deep-copies an object (copy.deepcopy walks and copies it whole)",
+        "copy only what changes, or copy every N steps instead of every step",
+        True,
+    ),
+    "io": LineKind(
+        "io",
+        "reads or writes a file (open/json/pickle/csv)",
+        "write every N steps, or hand records to a background thread / buffered writer",
+        True,
+    ),
+    "format": LineKind(
+        "format",
+        "turns tensors into text (print, f-string, repr, logging)",
+        "if step % 10 == 0:\n    print(...)  # format scalars (loss.item()), not whole tensors",
+        True,
+    ),
+    "host": LineKind(
+        "host",
+        "copies tensors to the host (.cpu()/.numpy()/.tolist()/.item()) for Python or NumPy work",
+        "compute the metric with torch ops on the tensors (no host copy), accumulate it on the "
+        "device, and read it every N steps",
+        True,
+    ),
+    "parameter_loop": LineKind(
+        "parameter_loop",
+        "runs a Python loop over the parameters (one small op per tensor)",
+        "params = [p for p in model.parameters()]\n"
+        "torch._foreach_mul_(params, 0.999)  # one fused call over the list, no Python loop",
+        False,
+    ),
+    "sample_loop": LineKind(
+        "sample_loop",
+        "runs a Python loop over the samples of a batch (one small op per sample)",
+        "vectorise: apply the operation to the whole batch tensor at once",
+        False,
+    ),
+    "model_call": LineKind(
+        "model_call",
+        "calls the model again in every step (a forward whose output gets no gradient)",
+        "logits = model(x)\nloss = loss_fn(logits, y)\n"
+        "accuracy = (logits.detach().argmax(1) == y).float().mean()  # reuse the training forward",
+        True,
+    ),
+    "backward": LineKind(
+        "backward",
+        "runs another backward pass",
+        "sum the losses and call backward() once",
+        False,
+    ),
+    "python": LineKind(
+        "python",
+        "runs the program's own code outside the model's forward and backward",
+        "run it less often, move it off the training step, or vectorise it",
+        False,
+    ),
+}
+
+_HOST = re.compile(r"\.(cpu|numpy|tolist|item)\(\s*\)")
+_IO = re.compile(r"\bopen\(|\.write\(|\bjson\.|\bpickle\.|\bnp\.save|\bcsv\.|\.to_csv\(")
+_FORMAT = re.compile(r"\bprint\(|\blog(ger|ging)?\.(info|debug|warning)\(|\brepr\(|\bstr\(")
+_PARAMS = re.compile(r"\.(named_)?(parameters|buffers|modules)\(\)|state_dict\(\)\.(items|values)")
+_SAMPLES = re.compile(r"\brange\(\s*(len\(|[\w.]+\.(size\(|shape\[))")
+_BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
+_IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
+_FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
+_MODEL_COPY_CALLEES = (
+    "torch.nn.modules.module.Module.state_dict",
+    "torch.nn.modules.module.Module.load_state_dict",
+)
+
+
+def _calls(line: LineStat, prefixes: tuple[str, ...]) -> bool:
+    return any(callee.startswith(prefixes) for callee in line.callees)
+
+
+def kind_of(line: LineStat) -> LineKind:
+    """What the line does, from its callees first (what really ran), then its text and loop."""
+    code = line.code
+    deep = _calls(line, ("copy.deepcopy",)) or "deepcopy(" in code
+    # a deep copy that went through torch's tensor copies copies a model or its state
+    if _calls(line, _MODEL_COPY_CALLEES) or (
+        deep and (_calls(line, ("torch.",)) or "state_dict" in code)
+    ):
+        return KINDS["model_copy"]
+    if deep:
+        return KINDS["deepcopy"]
+    if _BACKWARD.search(code):
+        return KINDS["backward"]
+    if _calls(line, _FORMAT_CALLEES) or _FORMAT.search(code):
+        return KINDS["format"]
+    if _calls(line, _IO_CALLEES) or _IO.search(code):
+        return KINDS["io"]
+    if _PARAMS.search(line.loop) or (" for " in f" {code}" and _PARAMS.search(code)):
+        return KINDS["parameter_loop"]
+    if _HOST.search(code) or _calls(line, ("numpy.",)):
+        return KINDS["host"]
+    if line.loop and _SAMPLES.search(line.loop):
+        return KINDS["sample_loop"]
+    return KINDS["python"]
+
+
+def is_model_compute(line: LineStat) -> bool:
+    """The line's time is the model's or the loss's compute, not a hot spot of its own."""
+    if line.callees and line.callees[0].startswith(MODEL_CALLEES):
+        return True
+    if _calls(line, ("torch.utils.data.",)):
+        return True
+    return line.phase == "evaluation" and line.model_share >= MODEL_CALL_SHARE
+
+
+@dataclass(frozen=True)
+class HotLine:
+    line: LineStat
+    kind: LineKind
+    share: float  # of the mean step: self time, or the whole call for a call site
+    call_site: bool  # the time is spread over the lines of a function the line calls
+    inner: tuple[LineStat, ...] = ()  # a call site's hottest inner lines
+
+
+def _loop_hot_spots(lines: list[LineStat], min_share: float) -> list[HotLine]:
+    """Loops within the step whose body lines add up to `min_share`: one hot spot each, named
+    by its hottest line (a loop's time is spread over its lines, none of which may be hot)."""
+    groups: dict[tuple, list[LineStat]] = {}
+    for line in lines:
+        if line.loop and line.self_samples and not is_model_compute(line):
+            key = (line.phase, line.location.rsplit(":", 1)[0], line.function, line.loop)
+            groups.setdefault(key, []).append(line)
+    found = []
+    for body in groups.values():
+        if len(body) < 2:
+            continue
+        share = sum(line.self_share for line in body)
+        if share < min_share or sum(line.self_samples for line in body) < MIN_SAMPLES:
+            continue
+        body.sort(key=lambda line: -line.self_share)
+        kinds = [kind_of(line) for line in body]
+        kind = next((k for k in kinds if k.name != "python"), kinds[0])
+        found.append(HotLine(body[0], kind, share, False, tuple(body[1:4])))
+    return found
+
+
+def _call_sites(lines: list[LineStat], min_share: float) -> list[HotLine]:
+    """Calls of user functions (not the training loop's) whose whole time, the lines inside
+    included, reaches `min_share`: a helper computing a metric is one hot spot, not five."""
+    found: list[HotLine] = []
+    covered: set[str] = set()
+    for line in sorted(lines, key=lambda line: -line.share):
+        if line.encloses_training or line.share < min_share or line.location in covered:
+            continue
+        if is_model_compute(line) or line.samples - line.self_samples < MIN_SAMPLES:
+            continue  # not a call that spreads its time over the lines of a user function
+        inner = sorted(
+            (
+                other
+                for other in lines
+                if other.phase == line.phase
+                and other is not line
+                and other.self_samples > 0
+                and any(c.startswith(line.location + " ") for c in other.chain)
+            ),
+            key=lambda other: -other.self_share,
+        )
+        if inner and is_model_compute(inner[0]):
+            continue
+        kinds = [kind_of(other) for other in (line, *inner)]
+        kind = next((k for k in kinds if k.name != "python"), kinds[0])
+        found.append(HotLine(line, kind, line.share, True, tuple(inner[:3])))
+        covered |= {line.location, *(other.location for other in inner)}
+    return found
+
+
+def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
+    """User lines outside the model's compute taking at least `min_share` of the mean step,
+    largest first: calls of user functions (with the lines inside), loops within the step (their
+    lines together), then single lines (self time). Each line is named once. Evaluation's own
+    work (a metric over the validation batches) counts only when recognisable (D304 has it)."""
+    found: list[HotLine] = []
+    if run.lines.samples < MIN_RUN_SAMPLES:
+        return found
+    for phase in LINE_PHASES:
+        lines = [line for line in run.lines.lines if line.phase == phase]
+        spots = _call_sites(lines, min_share)
+        taken = {line.location for h in spots for line in (h.line, *h.inner)}
+        rest = [line for line in lines if line.location not in taken]
+        spots += _loop_hot_spots(rest, min_share)
+        taken |= {line.location for h in spots for line in (h.line, *h.inner)}
+        for line in rest:
+            if line.location in taken or is_model_compute(line):
+                continue
+            if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
+                kind = kind_of(line)
+                # a line that calls the model (loss = loss_fn(model(x[idx]), y)): its own
+                # time is the glue around training (indexing, the loss), not a hot spot
+                if kind.name != "python" or not line.encloses_training:
+                    spots.append(HotLine(line, kind, line.self_share, False))
+        found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
+    return sorted(found, key=lambda h: -h.share)
+
+
+def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
+    """The phase's lines with time of their own, the largest first."""
+    found = [line for line in run.lines.lines if line.phase == phase and line.self_samples]
+    return sorted(found, key=lambda line: -line.self_share)
+
+
+def evaluation_is_validation(run: RunObservation) -> bool:
+    """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
+    loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
+    evaluation = run.evaluation
+    eval_mode = evaluation.forwards - evaluation.in_train_mode
+    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
+
+
+def repeated_model_calls(run: RunObservation, min_share: float, every: float) -> list[HotLine]:
+    """Model calls whose output never gets a gradient, made in at least `every` of the steps
+    outside validation (a second forward for a metric): evaluation lines inside the model."""
+    steps = [s for s in run.steps if s.wall_s > 0]
+    if not steps or evaluation_is_validation(run) or run.lines.samples < MIN_RUN_SAMPLES:
+        return []
+    if sum(1 for s in steps if s.evaluation_s > 0) < every * len(steps):
+        return []
+    return [
+        HotLine(line, KINDS["model_call"], line.self_share, False)
+        for line in lines_in_phase(run, "evaluation")
+        if line.model_share >= MODEL_CALL_SHARE
+        and line.self_share >= min_share
+        and line.self_samples >= MIN_SAMPLES
+    ]

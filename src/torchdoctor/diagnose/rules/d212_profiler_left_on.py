@@ -1,0 +1,84 @@
+"""D212: the program's own torch.profiler records every training step.
+
+## What it does
+Flags a run in which a `torch.profiler.profile` (or `torch.autograd.profiler.profile`) context of
+the program was recording during most measured steps (torchdoctor's own `--profile` window does
+not count). Its cost is measured: a small forward+backward is timed with the profiler on, at a
+warm-up step end, and before the program started; the extra time per op, times the ops of a
+step, is the profiler's share of the step.
+
+## Why is this bad
+The profiler records an event per op (with shapes and stacks when asked) and keeps them all in
+memory until the context exits: every step gets slower, and a long run grows its memory. It is
+meant for a handful of steps, with a schedule.
+
+Estimated saving: the measured extra time per op times the ops of a step, at most nine tenths of
+the step's time outside data loading.
+
+## Example
+```python
+with torch.profiler.profile() as prof:
+    for x, y in loader:
+        train_step(x, y)
+```
+
+## Use instead
+```python
+schedule = torch.profiler.schedule(wait=10, warmup=2, active=3, repeat=1)
+with torch.profiler.profile(schedule=schedule) as prof:
+    for x, y in loader:
+        train_step(x, y)
+        prof.step()
+```
+
+## Fix safety
+Safe: training is unchanged; only the trace covers fewer steps.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import pct, secs, step_profile
+from torchdoctor.diagnose.rules._debug_modes import mode_cost_share
+
+CODE = "D212"
+TITLE = "torch.profiler left on: the program's profiler records every training step"
+MIN_ACTIVE = 0.5  # of the measured steps
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    habits = run.habits
+    active = habits.profiler_active_share
+    if profile is None or active is None or active < MIN_ACTIVE:
+        return []
+    evidence = [f"torch.profiler was recording at the end of {pct(active)} of the measured steps."]
+    cost = mode_cost_share(run, profile, habits.profiler_op_overhead_s)
+    saving, how = 0.0, "not measured (no op count or benchmark)"
+    if cost is not None:
+        saving, seconds = cost
+        evidence.append(
+            f"With it on, an op took {secs(habits.profiler_op_overhead_s or 0.0)} longer "
+            f"(measured on a benchmark); x {run.compute.ops_per_step:.0f} ops per step = {secs(seconds)}, "
+            f"about {pct(saving)} of the step ({secs(profile.step_s)})."
+        )
+        how = "extra time per op with the profiler on (measured on a benchmark, on and off) x ops per step"
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity="warning",  # a debugging tool has no place in a full training run
+            saving=saving,
+            evidence=evidence,
+            fix="schedule = torch.profiler.schedule(wait=10, warmup=2, active=3, repeat=1)\n"
+            "with torch.profiler.profile(schedule=schedule) as prof:\n"
+            "    for batch in loader:\n"
+            "        train_step(batch)\n"
+            "        prof.step()",
+            source="PyTorch profiler recipe (torch.profiler.schedule for long jobs)",
+            explanation="The profiler records every op of every step; a schedule records a few.",
+            details={"active_share": active, "op_overhead_s": habits.profiler_op_overhead_s},
+            saving_how=how,  # estimated: a benchmark's per-op cost extrapolated to the step
+        )
+    ]

@@ -1,0 +1,92 @@
+"""D304: evaluation runs so often that it costs a large share of the run.
+
+## What it does
+Flags runs in which validation ran in at least a third of the measured training steps and took
+25% or more of the measured time (training steps plus the evaluation cut out of them). It counts
+only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
+evaluation (acting forwards of a reinforcement-learning loop run in train mode and are left out).
+
+## Why is this bad
+A validation pass tells how the model is doing; running it after every step (or every few)
+spends the run measuring instead of training, and the curve is no more informative than one point
+every few hundred steps.
+
+Estimated saving: measured. Evaluating ten times less often saves nine tenths of the measured
+evaluation time, as a share of the measured time (training steps plus evaluation).
+
+## Example
+```python
+for step, (x, y) in enumerate(loader):
+    train_step(x, y)
+    val_loss = validate(model, val_loader)
+```
+
+## Use instead
+```python
+for step, (x, y) in enumerate(loader):
+    train_step(x, y)
+    if step % eval_every == 0:  # e.g. a few times per epoch
+        val_loss = validate(model, val_loader)
+```
+
+## Fix safety
+Safe for training: the model is trained the same; the validation curve has fewer points (a
+checkpoint picked on the best validation score is chosen among fewer candidates).
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import clamp, measured_steps, pct, secs, severity_for
+from torchdoctor.diagnose.rules._lines import evaluation_is_validation, lines_in_phase
+
+CODE = "D304"
+TITLE = "Evaluation runs so often that it takes a large share of the run"
+MIN_FREQUENCY = 1 / 3  # of the measured steps with an evaluation in them
+MIN_SHARE = 0.25  # of the measured time
+LESS_OFTEN = 10
+
+
+def check(run: RunObservation) -> list[Finding]:
+    steps = measured_steps(run)
+    if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
+        return []
+    evaluated = [s for s in steps if s.evaluation_s > 0]
+    frequency = len(evaluated) / len(steps)
+    evaluation_s = sum(s.evaluation_s for s in steps)
+    total = evaluation_s + sum(s.wall_s for s in steps)
+    share = evaluation_s / total if total > 0 else 0.0
+    if frequency < MIN_FREQUENCY or share < MIN_SHARE:
+        return []
+    saving = clamp(share * (1 - 1 / LESS_OFTEN))
+    per_run = evaluation_s / len(evaluated)
+    evidence = [
+        f"Evaluation ran in {len(evaluated)} of {len(steps)} measured steps, "
+        f"{secs(per_run)} each time: {pct(share)} of the measured time.",
+        f"Evaluating {LESS_OFTEN}x less often saves about {pct(saving)} of the run.",
+    ]
+    top = lines_in_phase(run, "evaluation")[:2]
+    if top:
+        evidence.append(
+            "Most evaluation time: "
+            + "; ".join(f"{line.location} {pct(line.self_share)} `{line.code}`" for line in top)
+        )
+    return [
+        Finding(
+            id=CODE,
+            title=TITLE,
+            severity=severity_for(saving),
+            saving=saving,
+            evidence=evidence,
+            fix="if step % eval_every == 0:  # e.g. a few times per epoch\n"
+            "    validate(model, val_loader)",
+            source="PyTorch Lightning val_check_interval; PyTorch performance tuning guide",
+            explanation="Validation measures the model, it does not train it; a few points per "
+            "epoch draw the same curve.",
+            details={"frequency": frequency, "share": share, "evaluation_s": evaluation_s},
+            saving_basis="measured",
+            saving_how=f"measured evaluation time, {LESS_OFTEN - 1}/{LESS_OFTEN} of it, as a "
+            "share of the measured time (steps plus evaluation)",
+        )
+    ]

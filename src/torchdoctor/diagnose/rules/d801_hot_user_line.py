@@ -1,0 +1,138 @@
+"""D801: one line of the program's own code takes a large share of every step.
+
+## What it does
+Flags a line of the training script (or of the user's own modules: not torch, installed packages,
+the standard library) on which the training thread spent a large share of the measured steps
+outside the model's forward and backward, the optimizer and data loading, as sampled by the line
+profile (a sampler thread reading the training thread's stack every 3 ms). When a call spreads
+its time over many lines of a user function, the call is the line named. The finding says what
+the line does when that is recognisable from the library code it called, its text and the loop
+around it: a deep copy, file or JSON I/O, formatting tensors as text, a host copy feeding NumPy or
+Python work, a Python loop over the parameters or over the samples of a batch, a second model
+call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
+calls the model, a loss or the optimizer is compute, not a hot line, and is never flagged.
+
+Thresholds: 5% of the step for a recognised kind, 15% for a line whose work is not recognised.
+
+## Why is this bad
+Time outside the model is time the accelerator waits and the model does not learn. A line that
+takes a fifth of every step costs a fifth of the run, and is often there by accident: a metric
+computed in NumPy, a log written every step, a copy made "to be safe".
+
+Estimated saving: the line's sampled time per step. Work that can run every 10th step (I/O, printing,
+copies, host-side metrics) gives back nine tenths of it, which is what is claimed, on the
+*measured* basis; for loops and unrecognised code, the estimate is the line's whole time (an
+upper bound: vectorised, the work still costs something).
+
+## Example
+```python
+for x, y in loader:
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    history.append(np.corrcoef(model(x).detach().numpy().ravel(), y.numpy().ravel()))
+```
+
+## Use instead
+```python
+for step, (x, y) in enumerate(loader):
+    ...
+    if step % 100 == 0:
+        history.append(torch.corrcoef(torch.stack([pred.ravel(), y.ravel()]))[0, 1].item())
+```
+
+## Fix safety
+Depends on the line: running a log or a metric less often changes only what is recorded.
+"""
+
+from __future__ import annotations
+
+from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._lines import HotLine, hot_lines, repeated_model_calls
+
+CODE = "D801"
+TITLE = "A line of the program's own code takes a large share of every step"
+MIN_SHARE = 0.05  # recognised work
+MIN_SHARE_UNKNOWN = 0.15  # work the finding cannot name
+EVERY = 10  # removable work run every EVERY-th step keeps 1/EVERY of its cost
+MAX_FINDINGS = 3
+REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps repeats work
+# what other rules already report with their own advice: line kinds and locations
+CLAIMED_KINDS = ("model_copy", "backward")
+
+
+def _claimed_locations(run: RunObservation) -> set[str]:
+    return set(run.io.locations) | set(run.tensor_creation.locations)
+
+
+def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
+    line, kind = hot.line, hot.kind
+    removable = kind.removable
+    saving = clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share)
+    samples = line.samples if hot.call_site else line.self_samples
+    samples += sum(inner.self_samples for inner in hot.inner if not hot.call_site)
+    where = "evaluation" if line.phase == "evaluation" else "the step"
+    evidence = [
+        f"{line.location} (in {line.function}) took {pct(hot.share)} of the step "
+        f"({secs(hot.share * step_s)} of {secs(step_s)}; {samples} samples of "
+        f"{secs(seconds_per_sample)}), in {where}: `{line.code}`",
+        f"It {kind.what}.",
+    ]
+    if line.loop:
+        evidence.append(f"It runs inside the loop `{line.loop}`.")
+    if line.callees:
+        evidence.append("It called " + ", ".join(line.callees[:3]) + ".")
+    within = "Inside the call" if hot.call_site else "In the same loop"
+    for inner in hot.inner:
+        evidence.append(f"{within}: {inner.location} {pct(inner.self_share)} `{inner.code}`")
+    if line.chain:
+        evidence.append("Called from " + " <- ".join(line.chain[:3]) + ".")
+    if removable:
+        how = (
+            f"sampled time of the line ({samples} samples), {EVERY - 1}/{EVERY} of it: the work "
+            f"run every {EVERY}th step instead of every step"
+        )
+    else:
+        how = "upper bound: all of the line's sampled time (vectorised code still costs some)"
+    return Finding(
+        id=CODE,
+        title=f"{line.location} takes {pct(hot.share)} of every step: it {kind.what}",
+        severity=severity_for(saving),
+        saving=saving,
+        evidence=evidence,
+        fix=kind.fix,
+        source="line profile of the measured steps (torchdoctor's stack sampler)",
+        explanation="Time in the program's own Python outside the model is time the model "
+        "does not train; this line is where this run's went.",
+        details={
+            "location": line.location,
+            # the line and, for a call or a loop, the lines inside it (shown under the finding)
+            "locations": [line.location, *(inner.location for inner in hot.inner)],
+            "phase": line.phase,
+            "kind": kind.name,
+            "share": hot.share,
+            "samples": samples,
+            "call_site": hot.call_site,
+        },
+        saving_basis="measured" if removable else "estimated",
+        saving_how=how,
+    )
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    if profile is None or not run.lines.lines:
+        return []
+    claimed = _claimed_locations(run)
+    findings = []
+    spots = hot_lines(run, MIN_SHARE) + repeated_model_calls(run, MIN_SHARE, REPEATED_EVERY)
+    for hot in sorted(spots, key=lambda h: -h.share):
+        if hot.kind.name in CLAIMED_KINDS or hot.line.location in claimed:
+            continue
+        if hot.kind.name == "python" and hot.share < MIN_SHARE_UNKNOWN:
+            continue
+        findings.append(_finding(hot, profile.step_s, run.lines.seconds_per_sample))
+    return findings[:MAX_FINDINGS]

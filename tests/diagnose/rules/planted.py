@@ -1,0 +1,33 @@
+"""Shared by the line and habit rule tests: diagnose a planted script from scripts/ with one
+torch thread (two OpenMP threads on a shared two-core machine make tiny steps slow at random)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from torchdoctor.diagnose.api import diagnose_script
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def diagnose(name: str, steps: int):
+    report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=steps, warmup=3)
+    assert report.run.status == "stopped", (report.run.status, report.run.error)
+    return report
+
+
+def line_of(name: str, text: str) -> int:
+    """Number of the first line of scripts/NAME.py that contains `text`."""
+    lines = (SCRIPTS / f"{name}.py").read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)

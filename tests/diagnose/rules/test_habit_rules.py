@@ -1,0 +1,61 @@
+"""Rules for habits that cost time, each on a real script with the habit planted: a second
+backward through a retained graph (D214), activation checkpointing with memory to spare (D213),
+validation after every step (D304), the program's torch.profiler left on (D212)."""
+
+from __future__ import annotations
+
+import pytest
+from planted import diagnose as diagnose_steps
+from planted import line_of, one_thread  # noqa: F401  (fixture)
+
+
+def diagnose(name: str):
+    return diagnose_steps(name, 8)
+
+
+def finding(report, code: str):
+    found = next((f for f in report.findings if f.id == code), None)
+    assert found is not None, [(f.id, f.saving, f.evidence) for f in report.findings]
+    return found
+
+
+def test_second_backward_through_a_retained_graph():
+    report = diagnose("d214_two_backwards")
+    d214 = finding(report, "D214")
+    assert report.findings[0].id == "D214"
+    second = line_of("d214_two_backwards", "mse_loss(pred, values).backward()")
+    assert f"d214_two_backwards.py:{second}" in d214.evidence[0]
+    assert report.run.habits.second_backward_s_per_step > 0 and d214.saving > 0.02
+
+
+def test_checkpointing_with_memory_to_spare_shows_recompute_and_margin():
+    report = diagnose("d213_checkpoint_plenty_memory")
+    d213 = finding(report, "D213")
+    assert report.findings[0].id == "D213" and d213.saving_basis == "measured"
+    assert "to spare" in d213.evidence[1] and d213.details["recompute_s"] > 0
+
+
+def test_validation_after_every_step_is_d304_with_its_measured_share():
+    report = diagnose("d304_eval_every_step")
+    d304 = finding(report, "D304")
+    assert report.findings[0].id == "D304" and d304.saving_basis == "measured"
+    assert d304.details["frequency"] == 1.0 and d304.details["share"] > 0.25
+    assert "d304_eval_every_step.py:" in " ".join(d304.evidence)  # the evaluation's top line
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_profiler_left_on_is_a_warning_with_a_cost():
+    report = diagnose("d212_profiler_left_on")
+    d212 = finding(report, "D212")
+    assert d212.severity == "warning" and d212.saving > 0.05
+    assert report.run.habits.profiler_active_share == 1.0
+    assert "prof.step()" in d212.fix
+
+
+def test_clean_loop_has_no_habit_findings():
+    report = diagnose("clean_loop")
+    codes = {f.id for f in report.findings}
+    assert not codes & {"D212", "D213", "D214", "D215", "D304"}, codes
+    habits = report.run.habits
+    assert habits.profiler_active_share == 0.0 and habits.retained_backwards_per_step == 0
+    assert habits.checkpoint_recompute_s_per_step is None
