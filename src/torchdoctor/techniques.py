@@ -240,7 +240,7 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique(
         "activation_checkpointing",
         "Activation checkpointing",
-        diagnose=("D501", "D505", "D506"),
+        diagnose=("D501", "D505", "D506", "D213"),
         trainer=("activation_checkpointing",),
         page="activation-checkpointing.md",
     ),
@@ -297,8 +297,28 @@ TECHNIQUES: tuple[Technique, ...] = (
     Technique(
         "profiler_off",
         "No torch profiler left on around the training steps",
-        # D212 (profiler left on) joins this row when its rule lands (the "lines" workstream)
+        diagnose=("D212",),
         fixes=("profiler_off",),
+    ),
+    Technique(
+        "single_backward",
+        "One backward of the summed losses instead of retain_graph=True and a second backward",
+        diagnose=("D214",),
+    ),
+    Technique(
+        "no_model_copy_per_step",
+        "EMA / best-model tracking without copying the whole model every step",
+        diagnose=("D215",),
+    ),
+    Technique(
+        "evaluation_frequency",
+        "Evaluation at a frequency the run can afford",
+        diagnose=("D304",),
+    ),
+    Technique(
+        "user_lines",
+        "The program's own slow lines, found by the phase-aware line profile",
+        diagnose=("D801",),
     ),
 )
 
