@@ -128,8 +128,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=0.0,
             evidence=evidence,
             fix=fix,
-            source="issue 14 (growth and leaks); PyTorch FAQ (accumulating history across the "
-            "training loop)",
+            source="docs/techniques/memory-growth.md; PyTorch FAQ (accumulating history across "
+            "the training loop)",
             explanation="Memory held from one step to the next adds up until the run dies of "
             "out-of-memory; a kept loss keeps its autograd graph.",
             details=details,

@@ -97,7 +97,7 @@ def check(run: RunObservation) -> list[Finding]:
             fix="# find what grows with the step: a tensor concatenated every step, a metric\n"
             "# recomputed over all past values, a running total that keeps its graph\n"
             "running += loss.item()  # O(1) per step, no graph",
-            source="issue 14 (growth and leaks)",
+            source="docs/techniques/memory-growth.md",
             explanation="Work that grows with the step index makes a long run ever slower; "
             "it is usually an accumulating history.",
             details={"growth_s_per_step": slope, "first_s": first, "last_s": last, "fit": fit},

@@ -114,8 +114,7 @@ def check(run: RunObservation) -> list[Finding]:
             fix=f"TrainerConfig(activation_checkpointing={names!r})\n"
             "# own loop, for each named module: h = torch.utils.checkpoint.checkpoint("
             f"model.get_submodule({names[0]!r}), h, use_reentrant=False)",
-            source="seed 004 (torch.utils.checkpoint: 50%+ less memory for ~30% more time); "
-            "issue 14 (activations by module)",
+            source="docs/techniques/activation-checkpointing.md; PyTorch docs: torch.utils.checkpoint",
             explanation="The modules named here keep most of what backward needs; "
             "checkpointing them frees that memory for recomputation.",
             details={

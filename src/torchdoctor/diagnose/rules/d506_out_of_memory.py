@@ -138,7 +138,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving=0.0,
             evidence=evidence,
             fix=fix,
-            source="issue 14 (out of memory, explained); seed 002 (1: memory usage)",
+            source="docs/techniques/activation-checkpointing.md, docs/techniques/mixed-precision.md, "
+            "docs/techniques/gradient-accumulation.md; PyTorch docs: CUDA semantics (memory management)",
             explanation="Knowing what filled memory (activations, optimizer state, "
             "fragmentation) tells which fix frees enough.",
             details={

@@ -104,7 +104,7 @@ def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
         saving=saving,
         evidence=evidence,
         fix=kind.fix,
-        source="line profile of the measured steps (torchdoctor's stack sampler)",
+        source="docs/diagnose.md (the line profile); PyTorch docs: Performance Tuning Guide",
         explanation="Time in the program's own Python outside the model is time the model "
         "does not train; this line is where this run's went.",
         details={
