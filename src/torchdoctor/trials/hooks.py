@@ -116,18 +116,19 @@ class TrialHooks:
     def _patched_module_call(self, original):
         hooks = self
 
-        def __call__(module, *args, **kwargs):
+        # named `self`: torch.profiler(with_stack=True) reads it from nn.Module.__call__'s frame
+        def __call__(self, *args, **kwargs):
             depth = getattr(hooks._local, "depth", 0)
-            if depth or not hooks.around_forward or not _has_parameters(module):
+            if depth or not hooks.around_forward or not _has_parameters(self):
                 hooks._local.depth = depth + 1
                 try:
-                    return original(module, *args, **kwargs)
+                    return original(self, *args, **kwargs)
                 finally:
                     hooks._local.depth = depth
             hooks._local.depth = 1
             try:
                 return _chain(hooks.around_forward, lambda m, a, k: original(m, *a, **k))(
-                    module, args, kwargs
+                    self, args, kwargs
                 )
             finally:
                 hooks._local.depth = 0

@@ -20,6 +20,7 @@ from torch.optim.optimizer import (
 
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
+from torchdoctor.diagnose.patching import transforming
 from torchdoctor.diagnose.probes.base import Probe
 
 
@@ -86,6 +87,8 @@ class OptimizerProbe(Probe):
         default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(optimizer, *args, **kwargs):
+            if transforming():
+                return original(optimizer, *args, **kwargs)
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
             probe._observe(optimizer).set_to_none = bool(set_to_none)
             probe.tracker.push("optimizer")
