@@ -1,6 +1,9 @@
-"""Overhead of `torchdoctor diagnose` on a clean training loop.
+"""Overhead of `torchdoctor diagnose` on clean training loops, one row per loop.
 
-Runs the same loop plain and under the probes (torchdoctor.watch(), which installs exactly the
+Rows: `mlp` (an MLP on DataLoader batches), `lstm_cell_lbfgs` (an LSTMCell called once per
+timestep, two layers, trained with LBFGS and a closure: tens of thousands of module calls and
+several forward/backward passes per step), `many_modules` (a deep stack of tiny modules: module
+calls dominate the step). For each row it runs the same loop plain and under the probes (torchdoctor.watch(), which installs exactly the
 hooks `torchdoctor diagnose` installs), alternating rounds in one process, and prints the median
 step time of each and their ratio (target: < 1.05). The sampled step (op and FLOP counting) is a
 warm-up step of each watched round and is not timed, as in a real diagnosis.
@@ -11,6 +14,7 @@ stays meaningful on a shared, overloaded machine where wall times swing several-
 line compares the fastest step of each mode: on a loaded machine, the least disturbed ones.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
+        [--loops mlp,lstm_cell_lbfgs,many_modules]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import torchdoctor
 
 
 def make_loop(batch_size: int, width: int):
+    """An MLP on DataLoader batches, SGD with momentum."""
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(4096, 784), torch.randint(0, 10, (4096,)))
     loader = DataLoader(data, batch_size=batch_size, shuffle=True, drop_last=True)
@@ -57,18 +62,92 @@ def make_loop(batch_size: int, width: int):
     return run
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=30, help="timed steps per round")
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--width", type=int, default=512)
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    run = make_loop(args.batch_size, args.width)
-    run(10)  # warm the allocator and BLAS before either mode is timed
+def _timed_steps(step, steps: int) -> list[tuple[float, float]]:
+    times: list[tuple[float, float]] = []  # (wall, main-thread CPU) per step
+    last, last_cpu = time.perf_counter(), time.thread_time()
+    for _ in range(steps):
+        step()
+        now, now_cpu = time.perf_counter(), time.thread_time()
+        times.append((now - last, now_cpu - last_cpu))
+        last, last_cpu = now, now_cpu
+    return times
+
+
+class _TwoCellSequence(nn.Module):
+    """Sequence regression with two LSTMCells stepped by hand, one call per timestep."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.first = nn.LSTMCell(1, hidden)
+        self.second = nn.LSTMCell(hidden, hidden)
+        self.readout = nn.Linear(hidden, 1)
+
+    def forward(self, series: torch.Tensor) -> torch.Tensor:
+        state1 = (series.new_zeros(len(series), self.hidden),) * 2
+        state2 = state1
+        predictions = []
+        for column in series.split(1, dim=1):
+            state1 = self.first(column, state1)
+            state2 = self.second(state1[0], state2)
+            predictions.append(self.readout(state2[0]))
+        return torch.cat(predictions, dim=1)
+
+
+def make_lstm_cell_lbfgs_loop(batch_size: int, timesteps: int = 40, hidden: int = 24):
+    """LSTMCells per timestep and LBFGS with a closure (several passes per optimizer step)."""
+    torch.manual_seed(0)
+    phase = torch.rand(batch_size, 1) * 6.28
+    series = torch.sin(torch.arange(timesteps + 1) * 0.2 + phase)
+    inputs, targets = series[:, :-1], series[:, 1:]
+    model = _TwoCellSequence(hidden)
+    optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(inputs), targets)
+        loss.backward()
+        return loss
+
+    return lambda steps: _timed_steps(lambda: optimizer.step(closure), steps)
+
+
+def make_many_modules_loop(batch_size: int, depth: int = 64, width: int = 32):
+    """A deep stack of tiny blocks (Linear + LayerNorm + GELU): module calls dominate."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        *(
+            nn.Sequential(nn.Linear(width, width), nn.LayerNorm(width), nn.GELU())
+            for _ in range(depth)
+        )
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = torch.randn(batch_size, width), torch.randn(batch_size, width)
+
+    def step() -> None:
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return lambda steps: _timed_steps(step, steps)
+
+
+LOOPS = {
+    "mlp": lambda args: make_loop(args.batch_size, args.width),
+    "lstm_cell_lbfgs": lambda args: make_lstm_cell_lbfgs_loop(16),
+    "many_modules": lambda args: make_many_modules_loop(16),
+}
+DESCRIPTIONS = {
+    "mlp": "MLP 784-{width}-{width}-10, batch {batch_size}",
+    "lstm_cell_lbfgs": "2 LSTMCells x 40 timesteps + LBFGS(max_iter=4) closure, batch 16",
+    "many_modules": "64 blocks of Linear(32)+LayerNorm+GELU, AdamW, batch 16",
+}
+
+
+def measure(run, args) -> list[tuple[list, list]]:
+    """(plain round, watched round) step times, the two rounds adjacent in time."""
+    run(args.warmup)  # warm the allocator and BLAS before either mode is timed
 
     def watched_round(line_profile: bool = True) -> list[tuple[float, float]]:
         w = torchdoctor.watch(warmup=args.warmup)
@@ -90,11 +169,17 @@ def main() -> None:
             sampler_pairs.append((watched_round(line_profile=False), pairs[-1][1]))
         else:
             watched = watched_round()
-            pairs.append((plain_round(), watched))
             sampler_pairs.append((watched_round(line_profile=False), watched))
+            pairs.append((plain_round(), watched))
+    return pairs, sampler_pairs
+
+
+def report(name: str, measured, args) -> None:
+    pairs, sampler_pairs = measured
+    description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
     print(
-        f"loop: MLP 784-{args.width}-{args.width}-10, batch {args.batch_size}, "
-        f"{args.threads} thread(s), {args.rounds} rounds x {args.steps} steps per mode"
+        f"{name}: {description}, {args.threads} thread(s), "
+        f"{args.rounds} rounds x {args.steps} steps per mode"
     )
     for index, clock in ((0, "wall"), (1, "cpu")):
         plain_s = [statistics.median(t[index] for t in p) for p, _ in pairs]
@@ -102,7 +187,7 @@ def main() -> None:
         ratio = statistics.median(w / p for p, w in zip(plain_s, watched_s))
         extra = statistics.median(w - p for p, w in zip(plain_s, watched_s))
         print(
-            f"{clock:4s}: plain {1000 * statistics.median(plain_s):.3f} ms, "
+            f"  {clock:4s}: plain {1000 * statistics.median(plain_s):.3f} ms, "
             f"diagnose {1000 * statistics.median(watched_s):.3f} ms, "
             f"ratio diagnosed/plain {ratio:.3f} (+{1e6 * extra:.0f} us per step); "
             "median over rounds of paired round medians"
@@ -113,17 +198,34 @@ def main() -> None:
             for n, w in sampler_pairs
         )
         print(
-            f"{clock:4s}: line sampler: ratio diagnosed/diagnosed without the line sampler "
+            f"  {clock:4s}: line sampler: ratio diagnosed/diagnosed without the line sampler "
             f"{ratio:.3f} (median over rounds of paired round medians)"
         )
     fastest_plain = min(t[1] for p, _ in pairs for t in p)
     fastest_watched = min(t[1] for _, w in pairs for t in w)
     print(
-        f"best: plain {1000 * fastest_plain:.3f} ms, diagnose {1000 * fastest_watched:.3f} ms, "
+        f"  best: plain {1000 * fastest_plain:.3f} ms, diagnose {1000 * fastest_watched:.3f} ms, "
         f"ratio diagnosed/plain {fastest_watched / fastest_plain:.3f} "
         f"(+{1e6 * (fastest_watched - fastest_plain):.0f} us per step); fastest step of each "
         "mode, CPU time (the least disturbed by other jobs)"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per round")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=128, help="mlp row")
+    parser.add_argument("--width", type=int, default=512, help="mlp row")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--loops", default=",".join(LOOPS), help="rows, comma-separated")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    for name in args.loops.split(","):
+        if name not in LOOPS:
+            parser.error(f"unknown loop {name!r}; choose from {', '.join(LOOPS)}")
+        report(name, measure(LOOPS[name](args), args), args)
 
 
 if __name__ == "__main__":

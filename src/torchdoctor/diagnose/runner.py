@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.session import Session, StopDiagnosis
-from torchdoctor.intercept.patching import Patcher
+from torchdoctor.intercept.patching import Patcher, raised_by_the_original
 from torchdoctor.program import Program
 
 
@@ -59,14 +59,16 @@ _DIAGNOSE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def _raised_by_a_probe(exc: BaseException) -> str | None:
     """`file:line` when the exception was raised in torchdoctor's own diagnose code (a bug in a
-    probe's hook), not by the program or by torch: it must not be shown as the user's crash."""
+    probe's hook), not by the program or by torch: it must not be shown as the user's crash. An
+    error that a wrapped torch function raised through our wrapper (`.item()` of a 16-element
+    tensor) is the program's."""
     tb = exc.__traceback__
     if tb is None:
         return None
     while tb.tb_next is not None:
         tb = tb.tb_next
     filename = tb.tb_frame.f_code.co_filename
-    if not filename.startswith(_DIAGNOSE_DIR):
+    if not filename.startswith(_DIAGNOSE_DIR) or raised_by_the_original(tb):
         return None
     return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
 

@@ -145,17 +145,18 @@ class Hooks:
     def _patched_module_call(self, original):
         hooks = self
 
-        def __call__(module, *args, **kwargs):
+        # named `self`: torch.profiler(with_stack=True) reads it from nn.Module.__call__'s frame
+        def __call__(self, *args, **kwargs):
             depth = getattr(hooks._local, "depth", 0)
-            if depth or not hooks.around_forward or not _has_parameters(module):
+            if depth or not hooks.around_forward or not _has_parameters(self):
                 hooks._local.depth = depth + 1
                 try:
-                    return original(module, *args, **kwargs)
+                    return original(self, *args, **kwargs)
                 finally:
                     hooks._local.depth = depth
             hooks._local.depth = 1
             try:
-                return hooks.run_forward(original, module, args, kwargs)
+                return hooks.run_forward(original, self, args, kwargs)
             finally:
                 hooks._local.depth = 0
 

@@ -3,20 +3,175 @@
 Probes patch class and module attributes of torch (`torch.Tensor.item`, `DataLoader.__iter__`,
 `torch.save`, ...). An attribute that a class only inherited (it is not in the class's own
 `__dict__`) is deleted again on restore, so the inherited one shows through as before.
+
+Our wrappers must stay invisible to the program's own code transformations:
+- TorchScript resolves a function it meets in scripted code (`torch.tensor`, `torch.autograd.grad`)
+  through its table of builtins, keyed by the function object; a wrapper of a builtin is
+  registered there as the same aten op (and unregistered on restore), so TorchScript never tries
+  to compile our Python code (`torch.distributed.optim` scripts `torch.tensor` calls at import).
+- `torch.jit.trace` records and dynamo traces whatever Python runs: wrappers start with
+  `if transforming(): return original(...)`, so the traced program is exactly the program's own
+  (dynamo folds `is_compiling()` to True and never sees the probe's code). A wrapped C method of
+  tensors (`Tensor.to`, `.item`) is called there as `unpatched_tensor_method(...)`, the form
+  dynamo records as the tensor method itself (it cannot trace the bare C method descriptor).
+- Dynamo snapshots torch's functions and tensor methods into cached tables when it is imported
+  and first used (`trace_rules`); a program that imports it while our patches are on would
+  leave our wrappers there in place of torch's own. The tables are (re)built with every patch
+  taken off for that moment: at once if dynamo is already imported, else right after the
+  program imports it (an import hook that only waits for that one module).
+- A wrapper calls the wrapped callable through a name `original`: an exception raised by that
+  call is the program's (a user's `.item()` on a 16-element tensor), not ours
+  (`raised_by_the_original` tells them apart for the crash report).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import importlib.abc
+import importlib.util
+import linecache
+import re
+import sys
+import weakref
+from collections.abc import Callable, Iterator
+from types import TracebackType
 from typing import Any
 
+import torch
+
 _MISSING = object()
+
+
+def transforming() -> bool:
+    """Dynamo is tracing (torch.compile) or torch.jit.trace is recording: pass straight through.
+    `is_compiling()` comes first: dynamo folds it to True and never looks at the second test."""
+    return torch.compiler.is_compiling() or torch._C._get_tracing_state() is not None
+
+
+def _torchscript_builtins():
+    """TorchScript's {id(function): aten op} table (built on first use, from torch's own
+    functions: building it before our patches keeps the originals in it)."""
+    from torch.jit import _builtins
+
+    return _builtins._get_builtin_table()
+
+
+# `tensor.name(...)` as torch's C tensor class defines it, bypassing our patch of torch.Tensor.
+# Spelled out per method: dynamo traces `super(torch.Tensor, t).to(...)` as the tensor method
+# `to`, but neither `getattr(super(...), name)` nor the bare C method descriptor.
+_UNPATCHED_TENSOR_METHODS: dict[str, Callable[..., Any]] = {
+    "to": lambda t, *args, **kwargs: super(torch.Tensor, t).to(*args, **kwargs),
+    "cuda": lambda t, *args, **kwargs: super(torch.Tensor, t).cuda(*args, **kwargs),
+    "item": lambda t: super(torch.Tensor, t).item(),
+    "tolist": lambda t: super(torch.Tensor, t).tolist(),
+    "numpy": lambda t, *args, **kwargs: super(torch.Tensor, t).numpy(*args, **kwargs),
+    "cpu": lambda t, *args, **kwargs: super(torch.Tensor, t).cpu(*args, **kwargs),
+    "__bool__": lambda t: super(torch.Tensor, t).__bool__(),
+    "__float__": lambda t: super(torch.Tensor, t).__float__(),
+    "__int__": lambda t: super(torch.Tensor, t).__int__(),
+}
+
+
+def unpatched_tensor_method(name: str) -> Callable[..., Any]:
+    """The C method `name` of tensors, called as `f(tensor, *args, **kwargs)` in a form that
+    dynamo and torch.jit.trace record as the tensor method itself."""
+    return _UNPATCHED_TENSOR_METHODS[name]
+
+
+_CALL_OF_ORIGINAL = re.compile(r"\s*(return\s+)?(\w+\s*=\s*)?original\(")
+
+
+def raised_by_the_original(tb: TracebackType) -> bool:
+    """The traceback entry `tb` (a wrapper's frame) stopped in its call of the wrapped callable:
+    the exception came out of torch or the program, through us, not from our own code."""
+    code = tb.tb_frame.f_code
+    positions = getattr(code, "co_positions", None)  # Python >= 3.11: the exact expression
+    if positions is not None:
+        for index, (line, end_line, column, end_column) in enumerate(positions()):
+            if index == tb.tb_lasti // 2:
+                if line is None or column is None or line != end_line:
+                    break
+                text = linecache.getline(code.co_filename, line)[column:end_column]
+                return text.startswith("original(")
+    return bool(_CALL_OF_ORIGINAL.match(linecache.getline(code.co_filename, tb.tb_lineno)))
+
+
+_LIVE: weakref.WeakSet[Patcher] = weakref.WeakSet()  # patchers with patches on
+_DYNAMO_TABLES = "torch._dynamo.trace_rules"
+
+
+@contextlib.contextmanager
+def _all_patches_off() -> Iterator[None]:
+    patchers = list(_LIVE)
+    undone = [patcher._take_off() for patcher in patchers]
+    try:
+        yield
+    finally:
+        for patcher, current in zip(patchers, undone):
+            patcher._put_back(current)
+
+
+def _rebuild_dynamo_tables(trace_rules) -> None:
+    """Dynamo's cached tables of torch functions and tensor methods, built from torch's own."""
+    with _all_patches_off():
+        for table in (trace_rules.get_torch_obj_rule_map, trace_rules.get_tensor_method):
+            table.cache_clear()
+            table()
+
+
+class _DynamoImportWatch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Waits for dynamo's `trace_rules` to be imported, lets it load, then rebuilds its tables."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _DYNAMO_TABLES:
+            return None
+        _stop_watching_dynamo()
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+
+        def exec_module(module) -> None:
+            loader.exec_module(module)  # type: ignore[union-attr]
+            if _LIVE:
+                _rebuild_dynamo_tables(module)
+
+        spec.loader = _LoaderAfter(loader, exec_module)
+        return spec
+
+
+class _LoaderAfter(importlib.abc.Loader):
+    def __init__(self, loader, exec_module) -> None:
+        self.loader = loader
+        self.exec_module = exec_module  # type: ignore[method-assign]
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+
+_WATCH = _DynamoImportWatch()
+
+
+def _watch_dynamo() -> None:
+    """Before a patcher's first patch. Dynamo imported already: build its tables now (from
+    torch's own functions); else wait for its import."""
+    trace_rules = sys.modules.get(_DYNAMO_TABLES)
+    if trace_rules is not None:
+        _rebuild_dynamo_tables(trace_rules)
+    elif _WATCH not in sys.meta_path:
+        sys.meta_path.insert(0, _WATCH)
+
+
+def _stop_watching_dynamo() -> None:
+    if _WATCH in sys.meta_path:
+        sys.meta_path.remove(_WATCH)
 
 
 class Patcher:
     def __init__(self) -> None:
         self._saved: list[tuple[Any, str, Any]] = []  # (owner, name, original __dict__ entry)
         self._handles: list[Any] = []  # hook handles with .remove()
+        self._builtins: list[int] = []  # ids of wrappers registered as TorchScript builtins
 
     def original(self, owner: Any, name: str) -> Any:
         return getattr(owner, name)
@@ -25,8 +180,17 @@ class Patcher:
         """Replace `owner.name` with `make(original)`; returns the original callable."""
         own = owner.__dict__.get(name, _MISSING) if hasattr(owner, "__dict__") else _MISSING
         original = getattr(owner, name)
+        if self not in _LIVE:  # our first patch
+            _watch_dynamo()
+            _LIVE.add(self)
         self._saved.append((owner, name, own))
-        setattr(owner, name, make(original))
+        wrapper = make(original)
+        builtins = _torchscript_builtins()
+        op = builtins.get(id(original))
+        if op is not None and id(wrapper) not in builtins:
+            builtins[id(wrapper)] = op
+            self._builtins.append(id(wrapper))
+        setattr(owner, name, wrapper)
         return original
 
     def keep_handle(self, handle: Any) -> None:
@@ -38,10 +202,36 @@ class Patcher:
             self._handles.pop().remove()
         while self._saved:
             owner, name, own = self._saved.pop()
-            if own is _MISSING:
-                try:
-                    delattr(owner, name)
-                except AttributeError:
-                    pass
-            else:
-                setattr(owner, name, own)
+            _set_or_delete(owner, name, own)
+        builtins = _torchscript_builtins()
+        while self._builtins:
+            builtins.pop(self._builtins.pop(), None)
+        _LIVE.discard(self)
+        if not _LIVE:
+            _stop_watching_dynamo()
+        trace_rules = sys.modules.get(_DYNAMO_TABLES)
+        if trace_rules is not None:  # imported while patched: forget what it saw
+            _rebuild_dynamo_tables(trace_rules)
+
+    def _take_off(self) -> list[tuple[Any, str, Any]]:
+        """Put every patched attribute back for a moment; returns what to reinstate."""
+        current = [
+            (owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in self._saved
+        ]
+        for owner, name, own in reversed(self._saved):
+            _set_or_delete(owner, name, own)
+        return current
+
+    def _put_back(self, current: list[tuple[Any, str, Any]]) -> None:
+        for owner, name, value in current:
+            _set_or_delete(owner, name, value)
+
+
+def _set_or_delete(owner: Any, name: str, value: Any) -> None:
+    if value is _MISSING:
+        try:
+            delattr(owner, name)
+        except AttributeError:
+            pass
+    else:
+        setattr(owner, name, value)

@@ -28,6 +28,6 @@ def test_sources_name_pages_the_user_has(rule):
     for source in sources:
         assert "seed" not in source.lower() and "mejora" not in source.lower(), source
         pages = re.findall(r"docs/techniques/[\w.-]+\.md", source)
-        assert pages or "PyTorch" in source or "docs/diagnose.md" in source, source
+        assert pages or "PyTorch" in source, source
         for page in pages:
             assert (ROOT / page).is_file(), f"{rule.name}: {page} does not exist"

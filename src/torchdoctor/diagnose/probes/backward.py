@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.intercept.patching import transforming
 
 
 class BackwardProbe(Probe):
@@ -31,6 +32,8 @@ class BackwardProbe(Probe):
 
     def _timed(self, original, loss, args, kwargs, counts: bool):
         """Run one backward as the "backward" phase; `counts`: it is a micro-batch's backward."""
+        if transforming():
+            return original(*args, **kwargs)
         self.depth += 1
         if self.depth > 1:  # nested (Tensor.backward calls torch.autograd.backward)
             try:

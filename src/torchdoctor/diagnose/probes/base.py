@@ -43,6 +43,42 @@ def per_step(measured: list[StepRecord], counter: str) -> float:
     return sum(r.counters.get(counter, 0.0) for r in measured) / len(measured)
 
 
+MAX_GRAD_FNS = 16  # autograd nodes hooked per forward output (a model returning many tensors)
+
+
+def grad_fns(value, found: dict | None = None, depth: int = 0) -> list:
+    """The distinct autograd nodes (`grad_fn`) of the tensors in a forward's output, whatever
+    carries them: tuples and lists (a PPO agent's (action, logprob, entropy, value)), dicts and
+    dict subclasses (Hugging Face ModelOutput), dataclasses, and plain objects such as
+    SimpleNamespace(loss=..., logits=...). At most MAX_GRAD_FNS, a few levels deep."""
+    import torch
+
+    if found is None:
+        found = {}
+    if isinstance(value, torch.Tensor):
+        node = value.grad_fn
+        if node is not None:
+            found.setdefault(id(node), node)
+        return list(found.values())
+    if depth > 3 or len(found) >= MAX_GRAD_FNS:
+        return list(found.values())
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    elif hasattr(value, "__dataclass_fields__"):
+        items = [getattr(value, name, None) for name in value.__dataclass_fields__]
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        items = list(vars(value).values())
+    else:
+        return list(found.values())
+    for item in items:
+        if len(found) >= MAX_GRAD_FNS:
+            break
+        grad_fns(item, found, depth + 1)
+    return list(found.values())
+
+
 def first_tensor(value, depth: int = 0):
     """The first tensor in a forward's arguments or output (tuples, lists, dicts, dataclasses)."""
     import torch

@@ -6,8 +6,10 @@ measured slower: while any global hook exists, *every* submodule call takes `_ca
 path, about 4 us each, i.e. ~0.6 ms per ResNet-50 forward; they also skip their cleanup on
 BaseExceptions such as KeyboardInterrupt.) A root module without parameters (a loss module such as
 nn.CrossEntropyLoss) is timed as forward but is not a model. For each model forward we record
-grad mode, train mode, autocast, batch size and input shape, and hang a pre-hook on its output's
-grad_fn: if a gradient ever reaches it, it was a training forward.
+grad mode, train mode, autocast, batch size and input shape, and hang a pre-hook on the grad_fn of
+every tensor of its output (in whatever container: a tuple, a dict, a ModelOutput, a
+SimpleNamespace): if autograd ever runs one of them in a backward, it was a training forward.
+That is decided by autograd, not by the output's Python type.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import torch
 from torch import nn
 
 from torchdoctor.diagnose.callsite import user_location
-from torchdoctor.diagnose.probes.base import Probe, first_tensor
+from torchdoctor.diagnose.probes.base import Probe, first_tensor, grad_fns
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
 from torchdoctor.diagnose.steps import ForwardRecord
+from torchdoctor.intercept.patching import transforming
 
 
 def autocast_dtype(device_type: str) -> str | None:
@@ -90,6 +93,8 @@ class ForwardProbe(Probe):
         probe = self
 
         def checkpoint(*args, **kwargs):
+            if transforming():
+                return original(*args, **kwargs)
             probe.checkpointing = True
             return original(*args, **kwargs)
 
@@ -99,21 +104,28 @@ class ForwardProbe(Probe):
         probe = self
         tracker = self.tracker
 
-        def __call__(module, *args, **kwargs):
-            if probe.in_root or (tracker.stack and tracker.stack[-1] == "backward"):
-                # nested, or recomputed inside backward() (activation checkpointing): not a root
-                return original(module, *args, **kwargs)
+        # the first parameter must be called `self`: torch.profiler(with_stack=True) reads the
+        # module from the local `self` of whatever code is nn.Module.__call__ (else it crashes)
+        def __call__(self, *args, **kwargs):
+            if (
+                probe.in_root
+                or (tracker.stack and tracker.stack[-1] == "backward")
+                or transforming()
+            ):
+                # nested, recomputed inside backward() (activation checkpointing), or traced by
+                # torch.jit.trace / dynamo (which must record the program, not us): not a root
+                return original(self, *args, **kwargs)
             probe.in_root = True
             tracker.push("forward")
             try:
-                record = probe._root_enter(module, args, kwargs)
+                record = probe._root_enter(self, args, kwargs)
                 if record is None:
-                    output = original(module, *args, **kwargs)
+                    output = original(self, *args, **kwargs)
                 elif probe.session.hooks.around_forward:
-                    output = probe._call_through_hooks(original, module, record, args, kwargs)
+                    output = probe._call_through_hooks(original, self, record, args, kwargs)
                 else:
                     record.autocast = autocast_dtype(record.device_type)
-                    output = original(module, *args, **kwargs)
+                    output = original(self, *args, **kwargs)
             finally:
                 tracker.pop()
                 probe.in_root = False
@@ -173,8 +185,13 @@ class ForwardProbe(Probe):
         tensor = first_tensor(output)
         if tensor is not None:
             record.output_ref = _weak(tensor)
-        if tensor is not None and tensor.grad_fn is not None:
-            tensor.grad_fn.register_prehook(partial(_mark_training, record))
+        if not record.grad_enabled:
+            return
+        nodes = grad_fns(output)
+        if nodes:
+            mark = partial(_mark_training, record)
+            for node in nodes:
+                node.register_prehook(mark)
             record.awaits_grad = True  # judged when the step after this one closes
 
     def contribute(self, run, measured) -> None:

@@ -15,6 +15,7 @@ import torch
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import IOObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.intercept.patching import transforming
 
 
 class IOProbe(Probe):
@@ -30,7 +31,8 @@ class IOProbe(Probe):
         probe = self
 
         def formatted(tensor, *args):
-            if probe.session.formatting_tensor:  # __format__ calling __repr__: time the outer one
+            if probe.session.formatting_tensor or transforming():
+                # __format__ calling __repr__ (time the outer one), or traced by dynamo
                 return original(tensor, *args)
             probe.session.formatting_tensor = True
             started = time.perf_counter()
@@ -64,6 +66,8 @@ class IOProbe(Probe):
         probe = self
 
         def timed(*args, **kwargs):
+            if transforming():
+                return original(*args, **kwargs)
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)

@@ -22,6 +22,7 @@ from torch.optim.optimizer import (
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 
@@ -89,6 +90,8 @@ class OptimizerProbe(Probe):
         default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(optimizer, *args, **kwargs):
+            if transforming():
+                return original(optimizer, *args, **kwargs)
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
             probe._observe(optimizer).set_to_none = bool(set_to_none)
             probe.tracker.push("optimizer")

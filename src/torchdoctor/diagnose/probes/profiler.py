@@ -4,7 +4,8 @@ The profiler slows the steps it covers and its teardown lands in the next step, 
 runs after the measured steps, or before them when the program runs to its end (the session
 places it). On CUDA it measures the time kernels kept the device busy per step, so every measured
 step gets `gpu_idle_s` (its unperturbed wall minus that busy time); on CPU it names the most
-expensive ops in a note.
+expensive ops in a note. When the program runs its own torch.profiler at that moment, ours
+steps aside (two profilers cannot run at once) and the report says so.
 """
 
 from __future__ import annotations
@@ -53,12 +54,16 @@ class ProfilerProbe(Probe):
         self.profiled: list[int] = []
         self.busy_s: float | None = None
         self.top_ops: list[str] = []
+        self.stepped_aside = False  # the program's own profiler was running
 
     def on_step_end(self, record) -> None:
         session = self.session
         if not session.config.profile:
             return
         if record.index == session.profile_start - 1:
+            if torch.autograd._profiler_enabled():
+                self.stepped_aside = True
+                return
             activities = [torch.profiler.ProfilerActivity.CPU]
             if torch.cuda.is_available():
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -91,6 +96,12 @@ class ProfilerProbe(Probe):
 
     def contribute(self, run, measured) -> None:
         if not self.session.config.profile:
+            return
+        if self.stepped_aside:
+            run.notes.append(
+                "--profile: nothing profiled, the program was running its own torch.profiler "
+                "(one profiler at a time)"
+            )
             return
         if not self.profiled:
             run.notes.append(

@@ -83,10 +83,13 @@ def _skip_dynamo_import() -> None:
 
 
 def _compiled_frames() -> int:
-    """Frames torch.compile has compiled in this process so far."""
-    dynamo = sys.modules.get("torch._dynamo")  # imported by torch.optim too: look, never import
+    """Frames (graphs) torch.compile has compiled in this process so far."""
+    dynamo = sys.modules.get("torch._dynamo")  # look, never import
     counters = getattr(getattr(dynamo, "utils", None), "counters", None)
-    return int(counters["frames"].get("ok", 0)) if counters else 0
+    if not counters:
+        return 0
+    frames = counters["frames"].get("ok", 0)  # torch < 2.6
+    return int(frames or counters["stats"].get("unique_graphs", 0))
 
 
 class SamplingProbe(Probe):
@@ -96,6 +99,8 @@ class SamplingProbe(Probe):
         self.skipped = False  # the program uses torch.compile: nothing is counted
         self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
         self.frames_seen = self.frames_before
+        self.compile_called = False  # torch.compile was called while we watched
+        patcher.replace(torch, "compile", self._wrap_compile)
 
     def on_step_end(self, record) -> None:
         frames = _compiled_frames()  # a few dict look-ups: counts recompiles step by step
@@ -114,9 +119,24 @@ class SamplingProbe(Probe):
 
     def _program_compiles(self) -> bool:
         """torch.compile is in use: then no dispatch mode may be pushed. Dynamo does not trace a
-        frame under an active dispatch mode and from then on runs that code eagerly for good, so
-        every measured step would describe a different, uncompiled program."""
-        return self.session.compiled_model_seen or _compiled_frames() > self.frames_before
+        frame under an active dispatch mode (with fullgraph=True it raises) and from then on runs
+        that code eagerly for good, so every measured step would describe a different, uncompiled
+        program. A program that called torch.compile may first run its compiled code in the
+        sampled step itself: that counts as compiling too."""
+        return (
+            self.compile_called
+            or self.session.compiled_model_seen
+            or _compiled_frames() > self.frames_before
+        )
+
+    def _wrap_compile(self, original):
+        probe = self
+
+        def compile(*args, **kwargs):
+            probe.compile_called = True
+            return original(*args, **kwargs)
+
+        return compile
 
     @property
     def active(self) -> bool:

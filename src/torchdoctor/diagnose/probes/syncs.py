@@ -19,6 +19,7 @@ import torch
 from torchdoctor.diagnose.callsite import _library_code, is_library_file, user_location
 from torchdoctor.diagnose.observations import SyncSite
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
 
 _METHODS = {
     "item": "item",
@@ -47,7 +48,7 @@ class SyncProbe(Probe):
         self.sites: dict[tuple[str, str, str], list[int]] = {}  # key -> [all, measured]
         self.timed_reads: list[tuple[float, list[int]]] = []  # (time, counts) of measured reads
         for method, kind in _METHODS.items():
-            patcher.replace(torch.Tensor, method, partial_wrap(self, kind))
+            patcher.replace(torch.Tensor, method, partial_wrap(self, method, kind))
         if torch.cuda.is_available():
             patcher.replace(torch.cuda, "synchronize", self._wrap_synchronize)
 
@@ -102,9 +103,11 @@ class SyncProbe(Probe):
         run.sync_sites.sort(key=lambda s: -s.count)
 
 
-def partial_wrap(probe: SyncProbe, kind: str):
+def partial_wrap(probe: SyncProbe, method: str, kind: str):
     def make(original):
         def read(tensor, *args, **kwargs):
+            if transforming():
+                return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             device = tensor.device.type
             if device != "cpu" or (
                 kind != "cpu"

@@ -15,6 +15,7 @@ import torch
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import TensorCreationObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.intercept.patching import transforming
 
 
 class TensorCreationProbe(Probe):
@@ -36,7 +37,7 @@ class TensorCreationProbe(Probe):
         probe = self
 
         def tensor(data, *args, **kwargs):
-            kind = probe._kind(data)
+            kind = None if transforming() else probe._kind(data)
             if kind is None:
                 return original(data, *args, **kwargs)
             started = time.perf_counter()

@@ -7,11 +7,14 @@ source was pinned and whether it was asked to be non-blocking.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import TransferObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
 
 
 def _non_blocking(args: tuple, kwargs: dict) -> bool:
@@ -23,15 +26,17 @@ def _non_blocking(args: tuple, kwargs: dict) -> bool:
 class TransferProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
-        patcher.replace(torch.Tensor, "to", self._wrap)
-        patcher.replace(torch.Tensor, "cuda", self._wrap)
+        for method in ("to", "cuda"):
+            patcher.replace(torch.Tensor, method, partial(self._wrap, method))
 
-    def _wrap(self, original):
+    def _wrap(self, method: str, original):
         probe = self
         tracker = self.tracker
         hooks = self.session.hooks
 
         def copy(tensor, *args, **kwargs):
+            if transforming():
+                return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             if hooks.tensor_to:
                 args, kwargs = hooks.rewrite_copy(tensor, args, kwargs)
             top = not tracker.stack

@@ -1,0 +1,239 @@
+"""Programs written by others (issue 11): our patches stay invisible to TorchScript, torch.jit.trace,
+torch.fx and dynamo; training forwards are decided by autograd whatever the output's container; a
+program that profiles itself or runs its own dispatch modes is not crashed; a user's error inside
+a call we wrap is the user's, our own bugs stay ours."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchdoctor.intercept.patching import Patcher
+
+
+def test_torchscript_fx_jit_trace_and_compile_see_torch_not_our_wrappers(diagnose):
+    d = diagnose(
+        """
+        import torch.fx
+        from torch.distributed.optim import DistributedOptimizer  # scripts torch.tensor calls
+
+        @torch.jit.script
+        def doubled(x: torch.Tensor) -> torch.Tensor:
+            return x * torch.tensor(2.0)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = nn.Linear(4, 8), nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.b(torch.relu(self.a(x)))
+
+        def rescale(x):  # wrapped calls inside a compiled function, fullgraph: no graph break
+            return x * torch.tensor([0.5]) + x.to(torch.float32)
+
+        model = Net()
+        traced = torch.fx.symbolic_trace(model)
+        jit_traced = torch.jit.trace(model, torch.randn(2, 4))  # checks its trace: must match
+        compiled = torch.compile(rescale, backend="eager", fullgraph=True)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(8):
+            x = torch.randn(8, 4)
+            loss = compiled(doubled(traced(x))).pow(2).mean() + jit_traced(x).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print("program finished")
+        """,
+        "--steps",
+        "3",
+    )
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert d.run["status"] == "stopped", d.run.get("error")
+    assert any("torch.compile" in note for note in d.run["notes"]), d.run["notes"]
+
+
+def test_torchscript_builtin_table_is_given_back_on_restore():
+    from torch.jit import _builtins
+
+    patcher = Patcher()
+    patcher.replace(torch, "tensor", lambda original: lambda *a, **k: original(*a, **k))
+    wrapper = torch.tensor
+    assert _builtins._find_builtin(wrapper) == "aten::tensor"
+
+    @torch.jit.script
+    def made(x: torch.Tensor) -> torch.Tensor:
+        return x + torch.tensor(1.0)
+
+    patcher.restore()
+    assert _builtins._find_builtin(torch.tensor) == "aten::tensor"
+    assert _builtins._find_builtin(wrapper) is None
+    assert made(torch.zeros(1)).item() == 1.0
+
+
+HF_STYLE = """
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+@dataclass
+class Output:
+    loss: torch.Tensor
+    logits: torch.Tensor
+
+class Classifier(nn.Module):
+    def __init__(self, container):
+        super().__init__()
+        self.drop, self.head, self.container = nn.Dropout(0.1), nn.Linear(16, 4), container
+
+    def forward(self, x, labels):
+        logits = self.head(self.drop(x))
+        loss = nn.functional.cross_entropy(logits, labels)
+        if self.container == "namespace":
+            return SimpleNamespace(loss=loss, logits=logits)
+        if self.container == "dataclass":
+            return Output(loss=loss, logits=logits)
+        return {"logits": logits, "loss": loss}  # ModelOutput is a dict subclass
+
+model = Classifier(sys.argv[1])
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for _ in range(10):
+    out = model(torch.randn(32, 16), torch.randint(0, 4, (32,)))
+    opt.zero_grad()
+    out.loss.backward() if sys.argv[1] != "dict" else out["loss"].backward()
+    opt.step()
+"""
+
+PPO_AGENT = """
+from torch.distributions import Categorical
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 4))
+        self.critic = nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 1))
+
+    def forward(self, obs, action=None):
+        dist = Categorical(logits=self.actor(obs))
+        if action is None:
+            action = dist.sample()  # never gets a gradient: the first output says nothing
+        return action, dist.log_prob(action), dist.entropy(), self.critic(obs)
+
+agent = Agent()
+opt = torch.optim.Adam(agent.parameters(), lr=1e-3)
+for _ in range(6):
+    obs = torch.randn(64, 8)
+    with torch.no_grad():
+        actions, old_logp, _, _ = agent(obs)
+    advantages = torch.randn(64)
+    for _ in range(2):
+        _, logp, entropy, value = agent(obs, actions)
+        ratio = (logp - old_logp).exp()
+        loss = -(ratio * advantages).mean() - 0.01 * entropy.mean() + value.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("container", ["namespace", "dataclass", "dict"])
+def test_loss_returned_in_an_object_is_a_training_forward(diagnose_here, container, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["train.py", container])
+    report = diagnose_here(HF_STYLE, steps=4, warmup=2)
+    run = report.run
+    assert run.evaluation.forwards == 0, run.evaluation
+    assert all(step.phases["forward"] > 0 for step in run.steps)
+    assert not {"D301", "D302"} & {f.id for f in report.findings}
+
+
+def test_ppo_agent_whose_first_output_has_no_gradient_is_trained(diagnose_here):
+    report = diagnose_here(PPO_AGENT, steps=4, warmup=2)
+    run = report.run
+    assert run.precision.forwards >= 4  # the training forwards of the measured steps
+    assert all(step.phases["forward"] > 0 for step in run.steps)
+    assert "D301" not in {f.id for f in report.findings}
+
+
+def test_program_that_profiles_itself_with_stacks_is_not_crashed(diagnose):
+    d = diagnose(
+        """
+        from torch.profiler import ProfilerActivity, profile
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class CountOps(TorchDispatchMode):  # the program's own dispatch mode, around ours
+            ops = 0
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                CountOps.ops += 1
+                return func(*args, **(kwargs or {}))
+
+        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=True,
+                     profile_memory=True) as prof, torch.autograd.detect_anomaly(), CountOps():
+            for _ in range(8):
+                loss = model(torch.randn(8, 16)).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        assert CountOps.ops > 0  # (prof.key_averages() with stacks takes seconds: not read)
+        print("program finished")
+        """,
+        "--profile",
+        "--steps",
+        "0",
+    )
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "program finished" in d.stdout
+    assert d.run["status"] == "completed"
+    assert any("its own torch.profiler" in note for note in d.run["notes"]), d.run["notes"]
+
+
+USER_ERRORS = {
+    "item": "out.item()",
+    "numpy": "out.numpy()",
+    "to": 'out.to("nonsense")',
+    "tensor": 'torch.tensor(__import__("numpy").array(["a", "b"]))',
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(USER_ERRORS))
+def test_user_error_inside_a_wrapped_call_is_the_programs(diagnose_here, mistake, capsys):
+    report = diagnose_here(
+        f"""
+        model = nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(5):
+            out = model(torch.randn(8, 4))
+            opt.zero_grad()
+            out.pow(2).mean().backward()
+            opt.step()
+        {USER_ERRORS[mistake]}
+        """,
+        steps=0,
+    )
+    run = report.run
+    assert run.status == "crashed" and run.exit_code == 1
+    assert "internal error" not in run.error, run.error
+    err = capsys.readouterr().err
+    assert "torchdoctor bug" not in err
+    assert 'train.py", line 15' in err  # the program's own frame, where the mistake is
+    assert "torchdoctor" not in err.split("Traceback", 1)[-1]  # none of our frames
+
+
+def test_a_bug_in_a_wrapper_of_ours_stays_ours(diagnose_here, monkeypatch, capsys):
+    monkeypatch.setattr("torchdoctor.diagnose.probes.syncs.user_location", None)
+    report = diagnose_here(
+        """
+        model = nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(5):
+            loss = model(torch.randn(8, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print(loss.item())
+        """,
+        steps=0,
+    )
+    assert report.run.error.startswith("torchdoctor internal error at diagnose/probes/syncs.py")
+    assert "a torchdoctor bug, not your program's" in capsys.readouterr().err
