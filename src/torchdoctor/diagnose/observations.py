@@ -135,6 +135,9 @@ class EvaluationObservation:
     train_mode_sensitive: bool = False  # model has Dropout/BatchNorm, so train mode changes outputs
     seconds: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # seconds inside the evaluation forwards themselves (part of `seconds`, which also holds the
+    # evaluation loaders' waits and the code between the forwards): what autograd can slow down
+    forward_seconds: float = 0.0
 
 
 @dataclass
@@ -226,6 +229,35 @@ class DistributedObservation:
     per_rank_comm_s: list[float] = field(default_factory=list)
 
 
+@dataclass
+class WhatIfTiming:
+    """One measured counterfactual: the same work timed as the program ran it and with a fix, on
+    copies of the program's own objects, after the run (diagnose/whatif)."""
+
+    name: str  # e.g. "optimizer.fused", "evaluation.inference_mode", "data.workers"
+    unit: str  # what one timing covers: "optimizer step", "evaluation forward", "training step"
+    as_run_s: float  # median seconds per unit as the program ran it
+    alternative_s: float  # median seconds per unit with the fix
+    repeats: int = 0  # timed repetitions of each (interleaved)
+    setting: str = ""  # the alternative's setting, e.g. "fused=True", "num_workers=1"
+    # outputs that the alternative changes, as a relative L2 difference (train vs eval mode)
+    output_change: float | None = None
+    startup_s: float | None = None  # one-off cost the alternative pays (workers' start-up)
+
+    @property
+    def ratio(self) -> float:
+        """alternative / as run: below 1 the fix is faster."""
+        return self.alternative_s / self.as_run_s if self.as_run_s > 0 else 1.0
+
+
+@dataclass
+class WhatIfObservation:
+    timings: list[WhatIfTiming] = field(default_factory=list)
+    seconds: float = 0.0  # wall time all what-if probes took together
+    budget_s: float = 0.0  # what they were allowed (a share of the diagnosed wall time)
+    skipped: list[str] = field(default_factory=list)  # what was not measured, and why
+
+
 RunStatus = Literal[
     "completed",  # the script ran to its end
     "stopped",  # we stopped it after --steps measured steps
@@ -264,6 +296,7 @@ class RunObservation:
     # the run ended within warm-up: `steps` holds warm-up steps (start-up costs included), and no
     # breakdown or verdict is drawn from them
     warmup_only: bool = False
+    whatif: WhatIfObservation = field(default_factory=WhatIfObservation)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -70,6 +70,10 @@ def build_run(
             if step.index == sampled:
                 step.ops = int(run.compute.ops_per_step)
     run.notes[:0] = _notes(session, run, all_steps, warm_only)
+    if session.config.whatif:
+        from torchdoctor.diagnose.whatif import run_whatifs
+
+        run_whatifs(session, run, session.config.whatif_budget_s)
     return run
 
 

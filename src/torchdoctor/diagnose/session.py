@@ -34,6 +34,8 @@ class DiagnoseConfig:
     profile: bool = False  # run a torch.profiler window over a few unmeasured steps
     stop: bool = True  # raise StopDiagnosis after `steps` measured steps
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
+    whatif: bool = True  # time the fixes on copies after the run (diagnose/whatif)
+    whatif_budget_s: float | None = None  # None: 10% of the diagnosed wall time
 
 
 class Session:

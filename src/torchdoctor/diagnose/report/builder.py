@@ -130,7 +130,8 @@ def _verdict(run: RunObservation, breakdown: dict[str, float], findings: list[Fi
         )
     if findings and findings[0].saving > 0:
         top = findings[0]
-        words += f"; top fix: {top.title} (~{_pct(top.saving)} of step time)"
+        basis = "measured" if top.saving_basis == "measured" else "estimate"
+        words += f"; top fix: {top.title} (~{_pct(top.saving)} of run time, {basis})"
     if run.status in ("crashed", "interrupted"):
         words = f"[{run.status} after {len(run.steps)} measured steps] " + words
     return words

@@ -7,7 +7,7 @@ from html import escape
 from pathlib import Path
 
 from torchdoctor.diagnose.observations import PHASES
-from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.report.model import Report, saving_words
 
 COLOURS = {
     "data": "#d9534f",
@@ -90,7 +90,7 @@ def _findings(report: Report) -> str:
         evidence = "".join(f"<li>{escape(e)}</li>" for e in f.evidence)
         blocks.append(
             f'<div class="finding"><b>{escape(f.id)} [{escape(f.severity)}] {escape(f.title)}</b>'
-            f" &mdash; saves ~{100 * f.saving:.0f}% of step time<ul>{evidence}</ul>"
+            f" &mdash; {escape(saving_words(f))}<ul>{evidence}</ul>"
             f"<pre>{escape(f.fix)}</pre><small>source: {escape(f.source)}</small></div>"
         )
     return "".join(blocks)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass
@@ -37,6 +37,24 @@ class Report:
             "breakdown": dict(self.breakdown),
             "phase_seconds": dict(self.phase_seconds),
             "step_notes": list(self.step_notes),
-            "findings": [finding.to_dict() for finding in self.findings],
+            "findings": [_finding_dict(finding) for finding in self.findings],
             "run": self.run.to_dict(),
         }
+
+
+SAVING_PARTS = ("saving_basis", "saving_how", "seconds_per_epoch")
+
+
+def _finding_dict(finding: Finding) -> dict:
+    """Schema "2": `saving` is an object {fraction, seconds_per_epoch, basis, how}."""
+    data = {k: v for k, v in finding.to_dict().items() if k not in SAVING_PARTS}
+    data["saving"] = finding.saving_summary()
+    return data
+
+
+def saving_words(finding: Finding) -> str:
+    """'saves ~12% of run time, measured' / '..., estimate': every renderer says which."""
+    words = f"saves ~{100 * finding.saving:.0f}% of run time"
+    if finding.seconds_per_epoch is not None and finding.saving > 0:
+        words += f", {finding.seconds_per_epoch:.1f} s per epoch"
+    return words + (", measured" if finding.saving_basis == "measured" else ", estimate")

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from torchdoctor.console import make_console
 from torchdoctor.diagnose.observations import PHASES
-from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.report.model import Report, saving_words
 
 BAR_WIDTH = 50
 TOP_FINDINGS = 5
@@ -74,7 +74,7 @@ def render_terminal(report: Report, console=None) -> None:
         console.print()
         console.print(
             f"{number}. {finding.id} [{finding.severity}] {finding.title}"
-            f" (saves ~{100 * finding.saving:.0f}% of step time)",
+            f" ({saving_words(finding)})",
             style="bold" if colour else "",
             markup=False,
         )

@@ -1,0 +1,93 @@
+"""What-if: the program's evaluation forward as it ran it (autograd on, or the model left in
+train mode) vs under `torch.inference_mode()` in eval mode, on a copy of the model and the real
+batch it trained on; for train mode also how much the outputs change."""
+
+from __future__ import annotations
+
+import torch
+
+from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.probes.base import first_tensor
+from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.replay import Replay
+
+
+def _forward_with_autograd(replay: Replay):
+    def run() -> None:
+        with torch.enable_grad():
+            replay.model.eval()
+            replay.forward()
+
+    return run
+
+
+def _forward_under_inference_mode(replay: Replay, train_mode: bool = False):
+    def run() -> None:
+        with torch.inference_mode():
+            replay.model.train(train_mode)
+            replay.forward()
+
+    return run
+
+
+def _output_change(replay: Replay) -> float | None:
+    """Relative L2 difference between the train-mode and the eval-mode outputs."""
+    with torch.inference_mode():
+        replay.model.train()
+        in_train = first_tensor(replay.forward())
+        replay.model.eval()
+        in_eval = first_tensor(replay.forward())
+    if in_train is None or in_eval is None or not in_eval.is_floating_point():
+        return None
+    if in_train.shape != in_eval.shape:
+        return None
+    reference = float(in_eval.float().norm())
+    difference = float((in_train.float() - in_eval.float()).norm())
+    return difference / reference if reference > 0 else None
+
+
+def measure_evaluation(
+    replay: Replay, with_grad: bool, in_train_mode: bool, allowance_s: float
+) -> list[WhatIfTiming]:
+    timings = []
+    if with_grad:
+        medians, rounds = interleaved_medians(
+            {
+                "as run": _forward_with_autograd(replay),
+                "fix": _forward_under_inference_mode(replay),
+            },
+            replay.device_type,
+            allowance_s / (2 if in_train_mode else 1),
+        )
+        timings.append(
+            WhatIfTiming(
+                name="evaluation.inference_mode",
+                unit="evaluation forward",
+                as_run_s=medians["as run"],
+                alternative_s=medians["fix"],
+                repeats=rounds,
+                setting="model.eval() + torch.inference_mode()",
+            )
+        )
+    if in_train_mode:
+        medians, rounds = interleaved_medians(
+            {
+                "as run": _forward_under_inference_mode(replay, train_mode=True),
+                "fix": _forward_under_inference_mode(replay),
+            },
+            replay.device_type,
+            allowance_s / (2 if with_grad else 1),
+        )
+        timings.append(
+            WhatIfTiming(
+                name="evaluation.eval_mode",
+                unit="evaluation forward",
+                as_run_s=medians["as run"],
+                alternative_s=medians["fix"],
+                repeats=rounds,
+                setting="model.eval()",
+                output_change=_output_change(replay),
+            )
+        )
+    replay.model.train()
+    return timings
