@@ -43,6 +43,8 @@ def diagnose_script(
     extensions: Extensions | None = None,
     rank_dir: str | None = None,
     on_hard_exit: Callable[[Report], None] | None = None,
+    whatif: bool = True,
+    whatif_budget_s: float | None = None,
 ) -> Report:
     """Run a script (or `-m` module) under the probes and return the report.
 
@@ -52,10 +54,19 @@ def diagnose_script(
     merges them (per-rank step times and batch sizes: stragglers show up).
     `on_hard_exit(report)`: the program called os._exit, which ends this process once the
     callback returns (the report is printed first unless `quiet`); write report files there.
+    `whatif`: time the fixes on copies after the run (diagnose/whatif), within `whatif_budget_s`
+    seconds (None: 10% of the diagnosed wall time).
     """
     _check_counts(steps, warmup)
     resolve_target(target, module)
-    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), extensions)
+    config = DiagnoseConfig(
+        steps=steps,
+        warmup=warmup,
+        profile=profile,
+        whatif=whatif,
+        whatif_budget_s=whatif_budget_s,
+    )
+    session = Session(config, extensions)
 
     def report_for(end) -> Report:
         run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
@@ -97,10 +108,23 @@ class Watch:
     """Context manager: probes installed on enter, removed on exit; then `.report` is ready."""
 
     def __init__(
-        self, steps: int = 0, warmup: int = 3, profile: bool = False, target: str = "watch"
+        self,
+        steps: int = 0,
+        warmup: int = 3,
+        profile: bool = False,
+        target: str = "watch",
+        whatif: bool = True,
+        whatif_budget_s: float | None = None,
     ):
         _check_counts(steps, warmup)
-        self.config = DiagnoseConfig(steps=steps, warmup=warmup, profile=profile, stop=False)
+        self.config = DiagnoseConfig(
+            steps=steps,
+            warmup=warmup,
+            profile=profile,
+            stop=False,
+            whatif=whatif,
+            whatif_budget_s=whatif_budget_s,
+        )
         self.target = target
         self.session: Session | None = None
         self.report: Report | None = None
@@ -124,6 +148,13 @@ class Watch:
         return False
 
 
-def watch(steps: int = 0, warmup: int = 3, profile: bool = False) -> Watch:
-    """Diagnose the training code run inside a `with` block (notebooks, custom launchers)."""
-    return Watch(steps=steps, warmup=warmup, profile=profile)
+def watch(
+    steps: int = 0,
+    warmup: int = 3,
+    profile: bool = False,
+    whatif: bool = True,
+    whatif_budget_s: float | None = None,
+) -> Watch:
+    """Diagnose the training code run inside a `with` block (notebooks, custom launchers). The
+    what-if probes run at the block's end and leave the program's RNG streams as they were."""
+    return Watch(steps, warmup, profile, whatif=whatif, whatif_budget_s=whatif_budget_s)

@@ -59,9 +59,10 @@ class _Plan:
         return self._replay
 
     def build(self) -> None:
-        self._plan_data()
-        self._plan_evaluation()
+        """Cheapest first: the side DataLoader (worker start-ups) takes what is left."""
         self._plan_optimizer()
+        self._plan_evaluation()
+        self._plan_data()
 
     def _plan_data(self) -> None:
         from torchdoctor.diagnose.whatif.data import measure_workers, unsupported

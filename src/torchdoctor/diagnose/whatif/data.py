@@ -6,6 +6,7 @@ workers' start-up) is timed apart: it is what `persistent_workers=False` pays ev
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from typing import Any
@@ -29,13 +30,40 @@ def worker_counts(cpus: int) -> list[int]:
     return sorted({1, max(1, top // 2), top})
 
 
+def _private_copy(dataset: Any) -> Any:
+    """A shallow copy of the dataset whose own random generators (NumPy Generator/RandomState,
+    random.Random, torch.Generator attributes) are copies: fetching in this process (the
+    num_workers=0 side) must not advance the program's augmentation streams. Its arrays are
+    shared, never copied."""
+    import random
+
+    import numpy as np
+    import torch
+
+    generators = (np.random.Generator, np.random.RandomState, random.Random, torch.Generator)
+    try:
+        private = copy.copy(dataset)
+        for name, value in vars(dataset).items():
+            if isinstance(value, generators):
+                clone: Any
+                if isinstance(value, torch.Generator):
+                    clone = torch.Generator(value.device)
+                    clone.set_state(value.get_state())
+                else:
+                    clone = copy.deepcopy(value)
+                setattr(private, name, clone)
+    except TypeError:  # no __dict__ (slots) or uncopyable: fetch from the program's own object
+        return dataset
+    return private
+
+
 def _side_loader(loader: DataLoader, workers: int) -> DataLoader:
     """Same dataset, batch size, collate and worker set-up; batches in dataset order (the
     program's sampler, and any generator it owns, are left alone)."""
-    dataset: Any = loader.dataset  # sized: unsupported() said so
+    dataset: Any = _private_copy(loader.dataset)  # sized: unsupported() said so
     sampler = BatchSampler(SequentialSampler(dataset), loader.batch_size or 1, drop_last=False)
     return DataLoader(
-        loader.dataset,
+        dataset,
         batch_sampler=sampler,
         collate_fn=loader.collate_fn,
         num_workers=workers,
