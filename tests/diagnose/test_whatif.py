@@ -77,3 +77,16 @@ def test_optimizer_probe_measures_the_fix_and_names_the_faster_one():
     (finding,) = d210
     assert finding.saving_basis == "measured" and fastest.setting in finding.fix
     assert fastest.setting in finding.saving_how and "Measured:" in " ".join(finding.evidence)
+
+
+def test_whole_cycle_mode_reaches_the_per_epoch_evaluation_that_20_steps_miss():
+    script = str(SCRIPTS / "epoch_eval_with_autograd.py")
+    fixed = diagnose_script(script, steps=20, warmup=3, whatif=False)
+    assert fixed.run.evaluation.forwards == 0 and "D301" not in [f.id for f in fixed.findings]
+    cycle = diagnose_script(script, steps=None, warmup=3, whatif_budget_s=2.0)
+    assert cycle.run.status == "stopped" and len(cycle.run.steps) > 20
+    assert any("a whole cycle was measured" in note for note in cycle.run.notes)
+    d301 = next(f for f in cycle.findings if f.id == "D301")
+    assert d301.saving_basis == "measured" and d301.seconds_per_epoch is not None
+    timing = next(t for t in cycle.run.whatif.timings if t.name == "evaluation.inference_mode")
+    assert timing.as_run_s > 0 and timing.alternative_s > 0

@@ -49,9 +49,18 @@ def _absolute(path: str | None) -> str | None:
 @click.option(
     "--steps",
     type=click.IntRange(min=0),
-    default=20,
+    default=None,
+    help="Measured steps before the program is stopped; 0 lets it finish. Default: whole-cycle "
+    "mode, at least 20 steps and on until the next training epoch begins (evaluation and "
+    "checkpoints between epochs included), within --budget.",
+)
+@click.option(
+    "--budget",
+    "budget_s",
+    type=click.FloatRange(min=1),
+    default=60.0,
     show_default=True,
-    help="Measured steps before the program is stopped; 0 lets it finish.",
+    help="Whole-cycle mode: wall seconds the measurement may take.",
 )
 @click.option(
     "--warmup",
@@ -93,6 +102,7 @@ def _absolute(path: str | None) -> str | None:
 def diagnose(
     module,
     steps,
+    budget_s,
     warmup,
     json_path,
     html_path,
@@ -127,6 +137,7 @@ def diagnose(
         list(args),
         module=module,
         steps=steps,
+        budget_s=budget_s,
         warmup=warmup,
         profile=profile,
         rank_dir=rank_dir,
@@ -137,7 +148,10 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):  # [D]
         from torchdoctor.trials.cli_hook import run_try
 
-        run_try(report, script, list(args), module, try_spec, steps, repeats, json_path, quiet)
+        trial_steps = 20 if steps is None else steps  # trials measure a fixed count
+        run_try(
+            report, script, list(args), module, try_spec, trial_steps, repeats, json_path, quiet
+        )
     sys.exit(report.run.exit_code)
 
 

@@ -24,8 +24,8 @@ __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 RANK_WAIT_S = 60.0  # how long rank 0 waits for the other ranks' observations
 
 
-def _check_counts(steps: int, warmup: int) -> None:
-    if steps < 0:
+def _check_counts(steps: int | None, warmup: int) -> None:
+    if steps is not None and steps < 0:
         raise UsageError(f"--steps must be 0 or more, got {steps}")
     if warmup < 0:
         raise UsageError(f"--warmup must be 0 or more, got {warmup}")
@@ -36,7 +36,7 @@ def diagnose_script(
     args: Sequence[str] = (),
     *,
     module: bool = False,
-    steps: int = 20,
+    steps: int | None = 20,
     warmup: int = 3,
     quiet: bool = True,
     profile: bool = False,
@@ -45,10 +45,13 @@ def diagnose_script(
     on_hard_exit: Callable[[Report], None] | None = None,
     whatif: bool = True,
     whatif_budget_s: float | None = None,
+    budget_s: float = 60.0,
 ) -> Report:
     """Run a script (or `-m` module) under the probes and return the report.
 
-    `steps`: measured steps before the script is stopped (0: let it finish). `quiet=False` also
+    `steps`: measured steps before the script is stopped (0: let it finish; None: whole-cycle
+    mode, at least 20 steps and then until the next training epoch begins, within `budget_s`
+    seconds of wall time). `quiet=False` also
     prints the terminal report. The script's exit code is `report.run.exit_code`.
     `rank_dir`: under torchrun, every rank writes its observation there and rank 0's report
     merges them (per-rank step times and batch sizes: stragglers show up).
@@ -60,7 +63,9 @@ def diagnose_script(
     _check_counts(steps, warmup)
     resolve_target(target, module)
     config = DiagnoseConfig(
-        steps=steps,
+        steps=0 if steps is None else steps,
+        cycle=steps is None,
+        budget_s=budget_s,
         warmup=warmup,
         profile=profile,
         whatif=whatif,

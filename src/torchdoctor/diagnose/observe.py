@@ -112,6 +112,8 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
                 f"{ran} steps were measured; the report keeps the last {len(run.steps)} "
                 "(bounded memory)"
             )
+    if session.stop_reason:
+        notes.append(f"whole-cycle mode stopped the program: {session.stop_reason}")
     if run.manual_updates:
         notes.append("no torch.optim optimizer stepped: a step ends at each backward()")
     if run.status == "crashed":

@@ -89,7 +89,10 @@ def test_planted_problem_is_the_top_finding(script, code):
     top = report.findings[0] if report.findings else None
     found = [(f.id, f.saving, f.evidence) for f in report.findings]
     assert top is not None and top.id == code, (found, report.breakdown, report.run.optimizers)
-    assert top.saving > 0.05 and any(ch.isdigit() for ch in " ".join(top.evidence))
+    # a measured saving is what it is (D301: autograd may cost little time, the finding is about
+    # memory too); an estimate must be worth stating
+    assert top.saving > (0.0 if top.saving_basis == "measured" else 0.05), found
+    assert any(ch.isdigit() for ch in " ".join(top.evidence))
 
 
 def test_expensive_getitem_outranks_everything_but_adding_workers():

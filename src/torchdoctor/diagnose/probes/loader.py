@@ -85,6 +85,7 @@ class LoaderProbe(Probe):
             stats = probe._register(loader, None)
             observation = stats.observation
             observation.epochs_started += 1
+            probe.session.loader_iter_started(loader)
             if observation.num_workers and (
                 not observation.persistent_workers or observation.epochs_started == 1
             ):

@@ -23,15 +23,20 @@ MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a pr
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 
 
-def _median_phase_share(run: RunObservation, phase: str) -> tuple[float, float]:
-    """(median step seconds, median share of `phase`) over the measured steps."""
-    steps = [s for s in run.steps if s.wall_s > 0]
-    if not steps:
-        return 0.0, 0.0
-    return (
-        statistics.median(s.wall_s for s in steps),
-        statistics.median(s.phases.get(phase, 0.0) / s.wall_s for s in steps),
-    )
+def _median_step_s(run: RunObservation) -> float:
+    steps = [s.wall_s for s in run.steps if s.wall_s > 0]
+    return statistics.median(steps) if steps else 0.0
+
+
+def _run_share(run: RunObservation, phase: str) -> float:
+    """Share of the measured window's wall time (steps plus evaluation) spent in `phase`, or in
+    evaluation for phase "evaluation": the stake a probe of that phase's fix plays for."""
+    total = sum(s.wall_s + s.evaluation_s for s in run.steps)
+    if total <= 0:
+        return 0.0
+    if phase == "evaluation":
+        return sum(s.evaluation_s for s in run.steps) / total
+    return sum(s.phases.get(phase, 0.0) for s in run.steps) / total
 
 
 def _probe(session, name: str):
@@ -46,7 +51,8 @@ class _Plan:
         self._replay: Replay | None = None
         self._replay_why = ""
         self._replay_made = False
-        self.items: list[tuple[str, Callable[[float], list[WhatIfTiming]]]] = []
+        # (stake, label, work): stake is the share of the run the fix addresses
+        self.items: list[tuple[float, str, Callable[[float], list[WhatIfTiming]]]] = []
 
     def replay(self) -> Replay | None:
         if not self._replay_made:
@@ -59,15 +65,16 @@ class _Plan:
         return self._replay
 
     def build(self) -> None:
-        """Cheapest first: the side DataLoader (worker start-ups) takes what is left."""
+        """The largest stake first: when the budget runs short, the small fixes go unmeasured."""
         self._plan_optimizer()
         self._plan_evaluation()
         self._plan_data()
+        self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
         from torchdoctor.diagnose.whatif.data import measure_workers, unsupported
 
-        step_s, share = _median_phase_share(self.run, "data")
+        step_s, share = _median_step_s(self.run), _run_share(self.run, "data")
         probe = _probe(self.session, "LoaderProbe")
         if probe is None or share < MIN_PHASE_SHARE:
             return
@@ -76,7 +83,11 @@ class _Plan:
             for ld in probe.retired
             if id(ld) in probe.loaders
         ]
-        training = [(ld, o) for ld, o in loaders if o.role != "eval" and o.batches > 0]
+        training = [
+            (ld, o)
+            for ld, o in loaders
+            if o.role != "eval" and o.batches > 0 and o.dataset_type != "TensorDataset"
+        ]  # in-memory tensors: workers only add hand-over costs (rules D108/D109 say so)
         if not training:
             return
         loader, observation = max(training, key=lambda pair: pair[1].wait_s)
@@ -89,7 +100,7 @@ class _Plan:
             replay = self.replay()
             return measure_workers(loader, replay, step_s, allowance) if replay else []
 
-        self.items.append(("DataLoader workers", work))
+        self.items.append((share, "DataLoader workers", work))
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation
@@ -106,12 +117,12 @@ class _Plan:
                 return []
             return measure_evaluation(replay, with_grad, in_train, allowance)
 
-        self.items.append(("evaluation forward", work))
+        self.items.append((_run_share(self.run, "evaluation"), "evaluation forward", work))
 
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
 
-        _, share = _median_phase_share(self.run, "optimizer")
+        share = _run_share(self.run, "optimizer")
         probe = _probe(self.session, "OptimizerProbe")
         if probe is None or share < MIN_PHASE_SHARE:
             return
@@ -120,7 +131,7 @@ class _Plan:
             return
         optimizer = max(stepped, key=lambda pair: pair[1].param_bytes)[0]
         self.items.append(
-            ("optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
+            (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
         )
 
 
@@ -138,8 +149,8 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
     plan = _Plan(session, run)
     try:
         with program_state_kept():
-            plan.build()
-            for index, (label, work) in enumerate(plan.items):
+            _build(plan)
+            for index, (_, label, work) in enumerate(plan.items):
                 left = len(plan.items) - index
                 allowance = budget.left / left
                 if allowance < MIN_ALLOWANCE_S:
@@ -154,6 +165,19 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
         _release(session)
     if whatif.timings or whatif.skipped:
         run.notes.append(_summary(run))
+
+
+def _build(plan: _Plan) -> None:
+    """Plan the probes; a failure here is torchdoctor's, and costs the probes, not the report."""
+    from torchdoctor.diagnose.rules_runner import strict
+
+    try:
+        plan.build()
+    except Exception as exc:
+        if strict():
+            raise
+        plan.items = []
+        plan.run.whatif.skipped.append(f"all: torchdoctor could not plan them ({exc!r})")
 
 
 def _release(session) -> None:
