@@ -31,10 +31,12 @@ check: $(VENV)/.installed
 	$(BIN)/python tools/mypy_baseline.py
 	$(MAKE) --no-print-directory lint-self
 
-# The rule catalogues are generated from the rule docstrings; tests fail when they are stale.
+# The rule catalogues (from the rule docstrings) and the technique cross-reference (from
+# src/torchdoctor/techniques.py) are generated; tests fail when they are stale.
 docs: $(VENV)/.installed
 	$(BIN)/python -m torchdoctor.diagnose.catalogue > docs/diagnose-rules.md
 	$(BIN)/python -m torchdoctor.lint.catalogue > docs/lint-rules.md
+	$(BIN)/python -m torchdoctor.techniques > docs/techniques.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -171,6 +171,7 @@ def test_a_run_to_its_end_keeps_a_bounded_number_of_steps(tmp_path):
     from torchdoctor.diagnose.observe import build_run
     from torchdoctor.diagnose.runner import run_program
     from torchdoctor.diagnose.session import DiagnoseConfig, Session
+    from torchdoctor.program import Program
 
     script = tmp_path / "train.py"
     script.write_text(
@@ -181,7 +182,7 @@ def test_a_run_to_its_end_keeps_a_bounded_number_of_steps(tmp_path):
         "    w.grad = None\n"
     )
     session = Session(DiagnoseConfig(steps=0, warmup=2, max_kept_steps=100))
-    end = run_program(session, str(script), [])
+    end = run_program(session, Program(str(script)))
     assert end.status == "completed"
     assert len(session.tracker.steps) < 100 + 1000  # trimmed while it ran
     run = build_run(session, str(script), [], end.status, end.exit_code, end.error)

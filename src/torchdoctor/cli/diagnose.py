@@ -116,14 +116,14 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
-    from torchdoctor.diagnose.target import resolve_target
+    from torchdoctor.program import Program
 
     if try_spec:  # [D] a bad fix name fails before anything runs
         from torchdoctor.trials.fixes import parse_fix_names
 
         parse_fix_names(try_spec)
 
-    resolve_target(script, module)  # before importing torch: a typo fails in a blink
+    program = Program(script, args, module)  # before importing torch: a typo fails in a blink
     outputs_ok((json_path, html_path, trace_path))
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
@@ -133,9 +133,7 @@ def diagnose(
 
     outputs = (json_path, html_path, trace_path)
     report = diagnose_script(
-        script,
-        list(args),
-        module=module,
+        program,
         steps=steps,
         budget_s=budget_s,
         warmup=warmup,
@@ -149,9 +147,7 @@ def diagnose(
         from torchdoctor.trials.cli_hook import run_try
 
         trial_steps = 20 if steps is None else steps  # trials measure a fixed count
-        run_try(
-            report, script, list(args), module, try_spec, trial_steps, repeats, json_path, quiet
-        )
+        run_try(report, program, try_spec, trial_steps, repeats, json_path, quiet)
     sys.exit(report.run.exit_code)
 
 

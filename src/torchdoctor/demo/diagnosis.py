@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from torchdoctor.demo.workload import Workload
+from torchdoctor.program import Program
 
 SCRIPT_MODULE = "torchdoctor.demo.naive_loop"
 
@@ -38,9 +39,8 @@ def diagnose_naive(workload: Workload, steps: int, console) -> dict[str, Any]:
             warnings.filterwarnings(
                 "ignore", message=".*found in sys.modules", category=RuntimeWarning
             )
-            report = diagnose_script(
-                SCRIPT_MODULE, args, module=True, steps=steps, warmup=3, quiet=True
-            )
+            program = Program(SCRIPT_MODULE, args, module=True)
+            report = diagnose_script(program, steps=steps, warmup=3, quiet=True)
     except Exception as exc:  # noqa: BLE001 - any failure of the side show is reported, not fatal
         reason = f"{type(exc).__name__}: {exc}"
         console.print(f"diagnosis unavailable: {reason}", markup=False)

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from torchdoctor.techniques import finding_codes_for_demo_row
+
 Dataset = Literal["per_item", "vectorised"]
 
 # What every Trainer row starts from: seed 001's settings (batch 32, loading in the main
@@ -49,7 +51,8 @@ class Step:
     fused_optimizer: bool = False  # from this row on, the optimizer's multi-tensor step
     trainer_loop: bool = False  # from this row on, torchdoctor.Trainer instead of seed 001's loop
     lr_scale: float | None = None  # from this row on, the learning rate is multiplied by this
-    findings: tuple[str, ...] = ()  # diagnose finding ids this step fixes: its place in the order
+    # diagnose finding ids this step answers (from the technique registry): the CPU rows' order
+    findings: tuple[str, ...] = ()
     changes_semantics: str | None = None  # why this row is not the same optimisation
     cuda_only: bool = False
     conv_only: bool = False  # only meaningful for models with convolutions
@@ -66,41 +69,42 @@ NAIVE = Step(
 STACK: tuple[Step, ...] = (
     Step(
         key="fused_optimizer",
+        findings=finding_codes_for_demo_row("fused_optimizer"),
         name="+ fused optimizer step",
         label="+ fused (multi-tensor) optimizer step: fused=True "
         "(foreach=True on CPU, torch < 2.4)",
         source="torchdoctor diagnose D210",
         fused_optimizer=True,
-        findings=("D210",),
     ),
     Step(
         key="vectorised",
+        findings=finding_codes_for_demo_row("vectorised"),
         name="+ float32 built once",
         label="+ float32 tensors built once (from_numpy, vectorised) "
         "instead of per item in float64",
         source="seed 002 §8",
         dataset="vectorised",
-        findings=("D105", "D106", "D108", "D111"),
     ),
     Step(
         key="trainer_loop",
+        findings=finding_codes_for_demo_row("trainer_loop"),
         name="+ inference_mode, no .item() sync",
         label="+ torchdoctor.Trainer loop: inference_mode eval, no per-step .item() sync, "
         "zero_grad(set_to_none)",
         source="diagnose D303, D401; seed 000 §1.4, seed 004 §1",
         trainer_loop=True,
-        findings=("D303", "D401", "D301"),
     ),
     Step(
         key="workers",
+        findings=finding_codes_for_demo_row("workers"),
         name="+ DataLoader workers",
         label="+ DataLoader workers (persistent)",
         source="diagnose D101; seed 001 Mejora 2",
         config={"workers": "auto", "persistent_workers": True},
-        findings=("D101", "D102", "D103"),
     ),
     Step(
         key="pinned",
+        findings=finding_codes_for_demo_row("pinned"),
         name="+ pin_memory, non_blocking",
         label="+ pin_memory + non_blocking copies",
         source="seed 000 §1.1, seed 004 §2",
@@ -109,6 +113,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="amp",
+        findings=finding_codes_for_demo_row("amp"),
         name="+ AMP (bf16 / fp16)",
         label="+ mixed precision (autocast, bf16 or fp16 + GradScaler)",
         source="seed 000 §1.2, seed 003",
@@ -117,6 +122,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="channels_last",
+        findings=finding_codes_for_demo_row("channels_last"),
         name="+ channels_last",
         label="+ channels_last memory format",
         source="docs/techniques",
@@ -126,6 +132,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="cudnn_benchmark",
+        findings=finding_codes_for_demo_row("cudnn_benchmark"),
         name="+ cudnn.benchmark, TF32",
         label="+ cudnn.benchmark and TF32",
         source="seed 002 §10",
@@ -134,6 +141,7 @@ STACK: tuple[Step, ...] = (
     ),
     Step(
         key="large_batch",
+        findings=finding_codes_for_demo_row("large_batch"),
         name=f"+ batch {LARGE_BATCH}, lr x{LR_SCALE:g}",
         label=f"+ batch {LARGE_BATCH} with the learning rate scaled x{LR_SCALE:g} "
         f"(linear rule: lr x batch/{NAIVE_BATCH})",
@@ -163,14 +171,19 @@ def plan(device_type: str, model_has_conv: bool, ranking: Sequence[str] = ()) ->
     return steps
 
 
+def _follows_diagnosis(step: Step) -> bool:
+    """CPU rows that keep the optimisation; the GPU rows and the batch size keep their place."""
+    return bool(step.findings) and not step.cuda_only and step.changes_semantics is None
+
+
 def ranked(stack: Sequence[Step], ranking: Sequence[str]) -> list[Step]:
     position = {finding: index for index, finding in reversed(list(enumerate(ranking)))}
-    fixes = [step for step in stack if step.findings]
+    fixes = [step for step in stack if _follows_diagnosis(step)]
 
     def rank(step: Step) -> int:
         return min((position[f] for f in step.findings if f in position), default=len(ranking))
 
-    return sorted(fixes, key=rank) + [step for step in stack if not step.findings]
+    return sorted(fixes, key=rank) + [step for step in stack if not _follows_diagnosis(step)]
 
 
 def cumulative_config(steps: list[Step], upto: int) -> dict[str, Any]:

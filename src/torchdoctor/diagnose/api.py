@@ -1,6 +1,7 @@
 """Python API of `torchdoctor diagnose`.
 
 report = diagnose_script("train.py", ["--epochs", "1"], steps=20)
+report = diagnose_script(Program("pkg.train", module=True), steps=20)
 with torchdoctor.watch() as w:      # in a notebook: diagnose the code in the block
     train(model, loader)
 w.report.verdict
@@ -16,8 +17,8 @@ from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
-from torchdoctor.diagnose.target import resolve_target
 from torchdoctor.errors import UsageError
+from torchdoctor.program import Program, as_program
 
 __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 
@@ -32,7 +33,7 @@ def _check_counts(steps: int | None, warmup: int) -> None:
 
 
 def diagnose_script(
-    target: str,
+    target: Program | str,
     args: Sequence[str] = (),
     *,
     module: bool = False,
@@ -47,7 +48,8 @@ def diagnose_script(
     whatif_budget_s: float | None = None,
     budget_s: float = 60.0,
 ) -> Report:
-    """Run a script (or `-m` module) under the probes and return the report.
+    """Run a program (a Program, or a script path / `-m` module name and its args) under the
+    probes and return the report.
 
     `steps`: measured steps before the script is stopped (0: let it finish; None: whole-cycle
     mode, at least 20 steps and then until the next training epoch begins, within `budget_s`
@@ -61,7 +63,7 @@ def diagnose_script(
     seconds (None: 10% of the diagnosed wall time).
     """
     _check_counts(steps, warmup)
-    resolve_target(target, module)
+    program = as_program(target, args, module)
     config = DiagnoseConfig(
         steps=0 if steps is None else steps,
         cycle=steps is None,
@@ -74,7 +76,9 @@ def diagnose_script(
     session = Session(config, extensions)
 
     def report_for(end) -> Report:
-        run = build_run(session, target, list(args), end.status, end.exit_code, end.error)
+        run = build_run(
+            session, program.target, list(program.argv), end.status, end.exit_code, end.error
+        )
         if rank_dir:
             run = _merge_ranks(run, rank_dir)
         report = build_report(run, check_all(run))
@@ -89,7 +93,7 @@ def diagnose_script(
         if on_hard_exit is not None:
             on_hard_exit(report)
 
-    end = run_program(session, target, list(args), module, on_hard_exit=hard_exit)
+    end = run_program(session, program, on_hard_exit=hard_exit)
     return report_for(end)
 
 

@@ -2,7 +2,7 @@
 would, while a diagnosis Session watches it.
 
 `__main__` semantics come from runpy; sys.argv is the program's argv and sys.path[0] its directory
-(the current directory for -m), the working directory is left alone while it runs, and everything
+(the current directory for -m), it runs in the Program's working directory, and everything
 (the working directory, sys.stdout and sys.stderr included) is put back afterwards. The
 program's own output goes straight to our stdout/stderr. Its end is classified: finished,
 stopped by us after the measured steps, crashed (its traceback is printed with only its own
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.session import Session, StopDiagnosis
+from torchdoctor.program import Program
 
 
 @dataclass
@@ -173,26 +174,19 @@ def _hard_exit_patch(on_hard_exit: Callable[[ProgramEnd], None], cleanup: Callab
 
 def run_program(
     session: Session,
-    target: str,
-    args: list[str],
-    module: bool = False,
+    program: Program,
     on_hard_exit: Callable[[ProgramEnd], None] | None = None,
 ) -> ProgramEnd:
     """Run the program with the session's probes installed; never raises for the program's sake.
     `on_hard_exit`: called (everything put back) when the program calls os._exit, before exiting."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
-    sys.argv = [target, *args]  # for -m, runpy replaces argv[0] with the module's file
-    if module:
-        first = os.getcwd()
-    elif os.path.isdir(target):  # a directory (or zip) with __main__.py: itself, like python
-        first = os.path.abspath(target)
-    else:
-        first = os.path.dirname(os.path.abspath(target))
+    sys.argv = [program.target, *program.argv]  # for -m, runpy puts the module's file first
     if sys.path:
-        sys.path[0] = first  # as `python script.py` / `python -m` set it
+        sys.path[0] = program.sys_path_entry  # as `python script.py` / `python -m` set it
     else:
-        sys.path.append(first)
+        sys.path.append(program.sys_path_entry)
+    _return_to(program.cwd)  # where the program was named; the same directory unless told
     previous_sigterm = _catch_sigterm()
     restore_torch_modes = _torch_modes()
     real_exit = None
@@ -219,10 +213,10 @@ def run_program(
     if on_hard_exit is not None:
         real_exit = _hard_exit_patch(hard_exit, cleanup)
     try:
-        if module:
-            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        if program.module:
+            runpy.run_module(program.target, run_name="__main__", alter_sys=True)
         else:
-            runpy.run_path(target, run_name="__main__")
+            runpy.run_path(program.target, run_name="__main__")
         end = ProgramEnd("completed", 0)
     except StopDiagnosis:
         end = ProgramEnd("stopped", 0)

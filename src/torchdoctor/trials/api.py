@@ -3,6 +3,7 @@
     from torchdoctor.trials.api import run_trials
     from torchdoctor.trials.render import render_terminal, render_json
     report = run_trials("train.py", [], "workers,float32", steps=10, repeats=3)
+    report = run_trials(Program("pkg.train", module=True), (), "all", steps=10)
 
 The diagnose CLI wires it as `torchdoctor diagnose SCRIPT --try FIX[,FIX...]`.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
 from torchdoctor.errors import TorchdoctorError, UsageError
+from torchdoctor.program import Program, as_program
 from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
 from torchdoctor.trials.hooks import TrialHooks
@@ -41,14 +43,14 @@ def preflight(names: list[str], device_type: str) -> tuple[list[str], dict[str, 
     return runnable, refused
 
 
-def _diagnose(target: str, args: list[str], module: bool, steps: int):
+def _diagnose(program: Program, steps: int):
     try:
         from torchdoctor.diagnose.api import diagnose_script
     except ImportError as exc:
         raise TorchdoctorError(
             f"--try all needs the diagnosis, which failed to load: {exc}"
         ) from exc
-    return diagnose_script(target, tuple(args), module=module, steps=steps, quiet=True)
+    return diagnose_script(program, steps=steps, quiet=True)
 
 
 def _suggestions(names: list[str], diagnosis) -> list[Suggestion]:
@@ -61,8 +63,8 @@ def _suggestions(names: list[str], diagnosis) -> list[Suggestion]:
 
 
 def run_trials(
-    target: str,
-    args: list[str] | tuple[str, ...],
+    target: Program | str,
+    args: Sequence[str],
     fixes: str | list[str],
     steps: int = 10,
     repeats: int = 3,
@@ -74,15 +76,15 @@ def run_trials(
     timeout_s: float = 600.0,
     progress: Callable[[str, int], None] | None = None,
 ) -> TrialReport:
-    """Run baseline and variants (each fix alone, then all together) `repeats` times each."""
+    """Run baseline and variants (each fix alone, then all together) `repeats` times each.
+    `target`: a Program, or a script path (a module name with `module=True`) and its `args`."""
     if steps < 1 or repeats < 1 or warmup < 0:
         raise UsageError("--steps and --repeats must be at least 1")
-    if not module and not os.path.isfile(target):
-        raise UsageError(f"no such script: {target}")
+    program = as_program(target, args, module)
     spec = fixes if isinstance(fixes, str) else ",".join(fixes)
     names, suggested, wants_all = parse_fix_names(spec)
     if wants_all:
-        diagnosis = diagnosis or _diagnose(target, list(args), module, steps)
+        diagnosis = diagnosis or _diagnose(program, steps)
         names = list(dict.fromkeys(names + fixes_for_findings(diagnosis.findings, diagnosis.run)))
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
     runnable, not_applicable = preflight(names, device_type)
@@ -97,15 +99,7 @@ def run_trials(
             observation_path = os.path.join(tmp, "run.json")
             dump_run_observation(diagnosis.run, observation_path)
         plan = TrialPlan(
-            target,
-            list(args),
-            configs,
-            warmup + steps,
-            repeats,
-            seed,
-            module,
-            observation_path,
-            timeout_s,
+            program, configs, warmup + steps, repeats, seed, observation_path, timeout_s
         )
         runs = run_plan(plan, progress) if runnable else None
     return _build_report(
@@ -159,10 +153,10 @@ def _build_report(
     ]
     analysis.check_combination(variants)
     kept = [v.config.name for v in variants if v.verdict == "faster" and v.config.name != "all"]
-    change, kind = permanent_change(plan.target, kept, plan.module)
+    change, kind = permanent_change(plan.program, kept)
     return TrialReport(
-        target=plan.target,
-        argv=plan.args,
+        target=plan.program.target,
+        argv=list(plan.program.argv),
         steps=plan.steps - warmup,
         warmup=warmup,
         repeats=plan.repeats,

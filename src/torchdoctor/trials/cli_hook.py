@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 from torchdoctor.errors import TorchdoctorError
+from torchdoctor.program import Program
 
 
-def run_try(report, script, args, module, try_spec, steps, repeats, json_path, quiet) -> None:
+def run_try(report, program: Program, try_spec, steps, repeats, json_path, quiet) -> None:
     """`steps` is diagnose's --steps (0 there means "run to the end": trials then measure 20)."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
@@ -18,12 +19,11 @@ def run_try(report, script, args, module, try_spec, steps, repeats, json_path, q
     console = make_console(quiet)
     try:
         trials = run_trials(
-            script,
-            args,
+            program,
+            (),
             try_spec,
             steps=steps or 20,
             repeats=repeats,
-            module=module,
             diagnosis=report,
         )
     except NothingToTry as exc:

@@ -10,15 +10,12 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from torchdoctor.trials.fixes import get_fix
+from torchdoctor.program import Program
+from torchdoctor.techniques import lint_codes_for_fix
+from torchdoctor.trials.fixes import FIX_NAMES, get_fix
 
 # fix name -> lint rule codes whose autofix makes the same change in the source
-LINT_CODES = {
-    "workers": ("TD102",),
-    "pin_memory": ("TD103",),
-    "non_blocking": ("TD104",),
-    "inference_mode": ("TD105", "TD106", "TD107"),
-}
+LINT_CODES = {name: lint_codes_for_fix(name) for name in FIX_NAMES}
 
 
 def lint_diff(script: str, fixes: list[str]) -> tuple[str, set[str]]:
@@ -47,11 +44,11 @@ def lint_diff(script: str, fixes: list[str]) -> tuple[str, set[str]]:
     return "".join(diff), covered
 
 
-def permanent_change(script: str, kept: list[str], module: bool = False) -> tuple[str, str]:
+def permanent_change(program: Program, kept: list[str]) -> tuple[str, str]:
     """(text, kind): kind "diff" when a diff covers at least one fix, else "snippets"."""
     if not kept:
         return "", "snippets"
-    diff, covered = ("", set()) if module else lint_diff(script, kept)
+    diff, covered = ("", set()) if program.module else lint_diff(program.target, kept)
     snippets = [
         f"# {name}: {get_fix(name).SUMMARY}\n{get_fix(name).PERMANENT}"
         for name in kept

@@ -18,18 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchdoctor.errors import TorchdoctorError
+from torchdoctor.program import Program
 
 
 @dataclass
 class TrialPlan:
-    target: str
-    args: list[str]
+    program: Program
     configs: dict[str, list[str]]  # config name -> fixes ("baseline" -> [])
     steps: int  # steps recorded per run, warm-up included
     repeats: int
     seed: int = 0
-    module: bool = False
     observation_path: str | None = None  # baseline RunObservation (JSON) for the fixes to read
     timeout_s: float = 600.0
 
@@ -58,9 +56,9 @@ def worker_command(plan: TrialPlan, fixes: list[str], out: str) -> list[str]:
     command += ["--steps", str(plan.steps), "--seed", str(plan.seed), "--fixes", ",".join(fixes)]
     if plan.observation_path:
         command += ["--observation", plan.observation_path]
-    if plan.module:
+    if plan.program.module:
         command.append("--module")
-    return command + [plan.target, *plan.args]
+    return command + [plan.program.target, *plan.program.argv]
 
 
 def run_one(plan: TrialPlan, name: str, workdir: str) -> RunOutcome:
@@ -74,6 +72,7 @@ def run_one(plan: TrialPlan, name: str, workdir: str) -> RunOutcome:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            cwd=plan.program.cwd,
             timeout=plan.timeout_s,
         )
         returncode, stderr = completed.returncode, completed.stderr
@@ -86,8 +85,6 @@ def run_one(plan: TrialPlan, name: str, workdir: str) -> RunOutcome:
 
 
 def run_plan(plan: TrialPlan, progress: Callable[[str, int], None] | None = None) -> TrialRuns:
-    if not os.path.exists(plan.target) and not plan.module:
-        raise TorchdoctorError(f"no such script: {plan.target}")
     runs = TrialRuns({name: [] for name in plan.configs})
     started = time.perf_counter()
     names = list(plan.configs)

@@ -25,6 +25,7 @@ from dataclasses import asdict
 
 import torch
 
+from torchdoctor.program import Program
 from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.hooks import TrialHooks
 from torchdoctor.trials.recorder import StepRecorder, StopTrial
@@ -56,14 +57,13 @@ def _load_observation(path: str | None):
     return load_run_observation(path)
 
 
-def _run_target(target: str, args: list[str], module: bool) -> None:
-    if module:
-        sys.argv = [target, *args]
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+def _run_target(program: Program) -> None:
+    sys.argv = [program.target, *program.argv]
+    if program.module:
+        runpy.run_module(program.target, run_name="__main__", alter_sys=True)
     else:
-        sys.argv = [target, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-        runpy.run_path(target, run_name="__main__")
+        sys.path.insert(0, os.path.dirname(program.path))
+        runpy.run_path(program.target, run_name="__main__")
 
 
 def run_trial(options: argparse.Namespace) -> dict:
@@ -85,7 +85,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     hooks.install()
     started = time.perf_counter()
     try:
-        _run_target(options.target, options.args, options.module)
+        _run_target(options.program)
     except StopTrial:
         result["status"] = "stopped"
     except SystemExit as exc:
@@ -120,6 +120,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("args", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     options.fixes = [name for name in options.fixes.split(",") if name]
+    options.program = Program(options.target, options.args, options.module)
     return options
 
 

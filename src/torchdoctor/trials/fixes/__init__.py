@@ -6,7 +6,8 @@ One module per fix. Each defines:
     SUMMARY        one line
     TOLERANCE      largest relative per-step loss difference that still counts as "kept", with
                    the reason in TOLERANCE_REASON (pure-speed changes: 1e-6; precision: looser)
-    FINDING_CODES  diagnose rule codes whose finding this fix answers (for `--try all`)
+    FINDING_CODES  diagnose rule codes whose finding this fix answers (for `--try all`), read
+                   from the technique registry (torchdoctor.techniques): a new fix is added there
     PERMANENT      the code change that makes the fix permanent in the user's script
     applies_to(run: RunObservation) -> bool   pure: does the diagnosed run have the problem?
     apply(hooks: TrialHooks) -> None          registers the run-time change

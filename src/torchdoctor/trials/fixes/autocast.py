@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import cast_low_precision_to_float32, cpu_bf16_supported
 
 NAME = "autocast"
 SUMMARY = "torch.amp.autocast(device, dtype=bfloat16 | float16 + GradScaler) around the forward"
 TOLERANCE = 5e-2
 TOLERANCE_REASON = "bf16/fp16 keep 8/11 mantissa bits (~0.4%/0.05% per op), compounding per step"
-FINDING_CODES = ("D204",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 with torch.amp.autocast(device_type, dtype=torch.bfloat16):  # float16 + GradScaler if no bf16
     output = model(inputs)

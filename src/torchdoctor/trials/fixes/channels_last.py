@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import has_conv
 from torchdoctor.trials.hooks import map_tensors
 
@@ -16,7 +17,7 @@ NAME = "channels_last"
 SUMMARY = "model.to(memory_format=torch.channels_last) and 4-D inputs likewise"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "other convolution kernels sum in another order (float32 rounding)"
-FINDING_CODES = ("D207",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model = model.to(memory_format=torch.channels_last)
 inputs = inputs.to(device, memory_format=torch.channels_last, non_blocking=True)"""

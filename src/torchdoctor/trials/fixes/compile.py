@@ -12,11 +12,13 @@ import shutil
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
+
 NAME = "compile"
 SUMMARY = "model.compile() (torch.compile of the root model)"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "fused kernels sum in another order (float32 rounding)"
-FINDING_CODES = ("D203",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 # Compiled dropout draws its masks from its own generator (Inductor's Philox stream), so with
 # active Dropout the losses differ from eager by design: the comparison cannot tell.
 REDRAWS_DROPOUT = True

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import on_cuda
 
 NAME = "cudnn_benchmark"
 SUMMARY = "torch.backends.cudnn.benchmark = True"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "another convolution algorithm sums in another order (float32 rounding)"
-FINDING_CODES = ("D205",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "torch.backends.cudnn.benchmark = True  # input shapes are fixed"
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import cast_floating
 
 NAME = "float32"
 SUMMARY = "model.float() and float64 inputs cast to float32"
 TOLERANCE = 1e-3
 TOLERANCE_REASON = "float32 rounds at ~6e-8 relative per op; the trajectory drifts slowly"
-FINDING_CODES = ("D201",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model = model.float()
 inputs = torch.as_tensor(array, dtype=torch.float32)  # NumPy arrays default to float64"""

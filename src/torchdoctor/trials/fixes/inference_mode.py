@@ -16,13 +16,14 @@ import sys
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.hooks import map_tensors
 
 NAME = "inference_mode"
 SUMMARY = "model.eval() + torch.inference_mode() for evaluation forwards"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "training steps must be untouched: evaluation is not part of the loss"
-FINDING_CODES = ("D301", "D302", "D303")
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = """\
 model.eval()
 with torch.inference_mode():

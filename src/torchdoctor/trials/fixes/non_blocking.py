@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import on_cuda
 
 NAME = "non_blocking"
 SUMMARY = "tensor.to(device, non_blocking=True) for pinned host-to-device copies"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same bytes arrive; only the host stops waiting for them"
-FINDING_CODES = ("D104",)  # pinned memory is only half the fix
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "x = x.to(device, non_blocking=True)  # with DataLoader(..., pin_memory=True)"
 
 

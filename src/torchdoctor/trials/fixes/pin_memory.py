@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import loaders, on_cuda
 
 NAME = "pin_memory"
 SUMMARY = "DataLoader(pin_memory=True)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "the same bytes, copied from a different kind of host memory"
-FINDING_CODES = ("D104",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = "DataLoader(dataset, ..., pin_memory=torch.cuda.is_available())"
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import torch
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import on_cuda
 
 NAME = "tf32"
 SUMMARY = "torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True"
 TOLERANCE = 2e-2
 TOLERANCE_REASON = "TF32 rounds matmul inputs to a 10-bit mantissa (~1e-3 per op, compounding)"
-FINDING_CODES = ("D206",)
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 PERMANENT = 'torch.set_float32_matmul_precision("high")  # TF32 matmuls on Ampere+'
 
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
+from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import loaders
 
 NAME = "workers"
 SUMMARY = "DataLoader(num_workers=<cores>, persistent_workers=True, prefetch_factor=2)"
 TOLERANCE = 1e-6
 TOLERANCE_REASON = "same batches in the same order: only where they are built changes"
-FINDING_CODES = ("D101", "D102", "D103")
+FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 # Batches are built in worker processes, which torch seeds per worker: random augmentation in
 # __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
 MOVES_DATA_RANDOMNESS = True
