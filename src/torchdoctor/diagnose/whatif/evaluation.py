@@ -46,48 +46,47 @@ def _output_change(replay: Replay) -> float | None:
     return difference / reference if reference > 0 else None
 
 
+def _compare(replay: Replay, name: str, as_run, fix, setting: str, allowance_s: float):
+    """One timing: the forward as the program ran it vs with the fix, interleaved."""
+    medians, rounds = interleaved_medians(
+        {"as run": as_run, "fix": fix}, replay.device_type, allowance_s
+    )
+    return WhatIfTiming(
+        name=name,
+        unit="evaluation forward",
+        as_run_s=medians["as run"],
+        alternative_s=medians["fix"],
+        repeats=rounds,
+        setting=setting,
+    )
+
+
 def measure_evaluation(
     replay: Replay, with_grad: bool, in_train_mode: bool, allowance_s: float
 ) -> list[WhatIfTiming]:
     timings = []
+    share = allowance_s / (2 if with_grad and in_train_mode else 1)
     if with_grad:
-        medians, rounds = interleaved_medians(
-            {
-                "as run": _forward_with_autograd(replay),
-                "fix": _forward_under_inference_mode(replay),
-            },
-            replay.device_type,
-            allowance_s / (2 if in_train_mode else 1),
-        )
         timings.append(
-            WhatIfTiming(
-                name="evaluation.inference_mode",
-                unit="evaluation forward",
-                as_run_s=medians["as run"],
-                alternative_s=medians["fix"],
-                repeats=rounds,
-                setting="model.eval() + torch.inference_mode()",
+            _compare(
+                replay,
+                "evaluation.inference_mode",
+                _forward_with_autograd(replay),
+                _forward_under_inference_mode(replay),
+                "model.eval() + torch.inference_mode()",
+                share,
             )
         )
     if in_train_mode:
-        medians, rounds = interleaved_medians(
-            {
-                "as run": _forward_under_inference_mode(replay, train_mode=True),
-                "fix": _forward_under_inference_mode(replay),
-            },
-            replay.device_type,
-            allowance_s / (2 if with_grad else 1),
+        timing = _compare(
+            replay,
+            "evaluation.eval_mode",
+            _forward_under_inference_mode(replay, train_mode=True),
+            _forward_under_inference_mode(replay),
+            "model.eval()",
+            share,
         )
-        timings.append(
-            WhatIfTiming(
-                name="evaluation.eval_mode",
-                unit="evaluation forward",
-                as_run_s=medians["as run"],
-                alternative_s=medians["fix"],
-                repeats=rounds,
-                setting="model.eval()",
-                output_change=_output_change(replay),
-            )
-        )
+        timing.output_change = _output_change(replay)
+        timings.append(timing)
     replay.model.train()
     return timings
