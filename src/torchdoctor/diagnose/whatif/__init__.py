@@ -69,6 +69,7 @@ class _Plan:
         self._plan_optimizer()
         self._plan_evaluation()
         self._plan_data()
+        self._plan_anomaly()
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
@@ -118,6 +119,19 @@ class _Plan:
             return measure_evaluation(replay, with_grad, in_train, allowance)
 
         self.items.append((_run_share(self.run, "evaluation"), "evaluation forward", work))
+
+    def _plan_anomaly(self) -> None:
+        from torchdoctor.diagnose.whatif.anomaly import measure_anomaly
+
+        if not self.run.environment.anomaly_detection:
+            return
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            return measure_anomaly(replay, allowance) if replay else []
+
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+        self.items.append((stake, "anomaly detection", work))
 
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
