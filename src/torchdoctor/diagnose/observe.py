@@ -70,10 +70,13 @@ def build_run(
             if step.index == sampled:
                 step.ops = int(run.compute.ops_per_step)
     run.notes[:0] = _notes(session, run, all_steps, warm_only)
-    if session.config.whatif:
-        from torchdoctor.diagnose.whatif import run_whatifs
+    from torchdoctor.diagnose.whatif import release_program_objects, run_whatifs
 
-        run_whatifs(session, run, session.config.whatif_budget_s)
+    try:
+        if session.config.whatif:
+            run_whatifs(session, run, session.config.whatif_budget_s)
+    finally:
+        release_program_objects(session)
     return run
 
 

@@ -176,7 +176,6 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
                     whatif.skipped.append(f"{label}: {type(exc).__name__}: {exc}".splitlines()[0])
     finally:
         whatif.seconds = budget.spent
-        _release(session)
     if whatif.timings or whatif.skipped:
         run.notes.append(_summary(run))
 
@@ -194,10 +193,15 @@ def _build(plan: _Plan) -> None:
         plan.run.whatif.skipped.append(f"all: torchdoctor could not plan them ({exc!r})")
 
 
-def _release(session) -> None:
-    probe = _probe(session, "LoaderProbe")
-    if probe is not None:
-        probe.retired = []
+def release_program_objects(session) -> None:
+    """Drop the program's loaders, models and batches the probes kept for the what-ifs: a
+    loader's persistent workers shut down when it goes, not at some later garbage collection."""
+    loaders = _probe(session, "LoaderProbe")
+    if loaders is not None:
+        loaders.retired = []
+    forward = _probe(session, "ForwardProbe")
+    if forward is not None:
+        forward.training_calls = {}
 
 
 def _summary(run: RunObservation) -> str:
