@@ -47,7 +47,7 @@ def test_verdict_names_the_top_fix_and_the_crash():
     report = build_report(run, [finding])
     assert report.verdict == (
         "[crashed after 4 measured steps] data-loading bound: 80% of step time waiting for "
-        "batches; top fix: DataLoader runs in the main process (~50% of step time)"
+        "batches; top fix: DataLoader runs in the main process (~50% of run time, estimate)"
     )
 
 
@@ -75,6 +75,10 @@ def test_plain_terminal_report_has_letter_bar_findings_and_verdict():
     render_terminal(report, Console(file=out, force_terminal=False, no_color=True, width=120))
     text = out.getvalue()
     assert "[" + "D" * 25 + "F" * 25 + "]" in text
-    assert "1. D101 [warning] Slow loader (saves ~50% of step time)" in text
+    assert "1. D101 [warning] Slow loader (saves ~50% of run time, estimate)" in text
+    finding.saving_basis, finding.seconds_per_epoch = "measured", 12.5
+    out = io.StringIO()
+    render_terminal(report, Console(file=out, force_terminal=False, no_color=True, width=120))
+    assert "(saves ~50% of run time, 12.5 s per epoch, measured)" in out.getvalue()
     assert "waited 5 ms" in text and "num_workers=4" in text
     assert text.strip().endswith(f"verdict: {report.verdict}")

@@ -81,13 +81,17 @@ def test_json_html_trace_reports(diagnose, tmp_path):
     validate(report, _schema())
     assert report["status"] == "stopped" and report["steps"] == 5
     assert abs(sum(report["breakdown"].values()) - 1) < 1e-6
-    order = [(f["severity"] != "error", -f["saving"]) for f in report["findings"]]
+    order = [
+        (f["severity"] != "error", -round(f["saving"]["fraction"], 3)) for f in report["findings"]
+    ]
     assert order == sorted(order)  # errors first, then the largest saving
     run = report["run"]
     assert run["models"][0]["batchnorm_layers"] == 1
     assert run["compute"]["flops_per_step"] > 0 and run["compute"]["ops_per_step"] > 0
     assert any(site["kind"] == "item" for site in run["sync_sites"])
     assert run["io"]["prints_per_step"] == 1
+    assert all(f["saving"]["basis"] in ("measured", "estimated") for f in report["findings"])
+    assert run["whatif"]["budget_s"] > 0  # the what-if probes ran (or say why they did not)
 
     page = html_path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page

@@ -42,9 +42,18 @@ def _absolute(path: str | None) -> str | None:
 @click.option(
     "--steps",
     type=click.IntRange(min=0),
-    default=20,
+    default=None,
+    help="Measured steps before the program is stopped; 0 lets it finish. Default: whole-cycle "
+    "mode, at least 20 steps and on until the next training epoch begins (evaluation and "
+    "checkpoints between epochs included), within --budget.",
+)
+@click.option(
+    "--budget",
+    "budget_s",
+    type=click.FloatRange(min=1),
+    default=60.0,
     show_default=True,
-    help="Measured steps before the program is stopped; 0 lets it finish.",
+    help="Whole-cycle mode: wall seconds the measurement may take.",
 )
 @click.option(
     "--warmup",
@@ -86,6 +95,7 @@ def _absolute(path: str | None) -> str | None:
 def diagnose(
     module,
     steps,
+    budget_s,
     warmup,
     json_path,
     html_path,
@@ -122,6 +132,7 @@ def diagnose(
     report = diagnose_script(
         program,
         steps=steps,
+        budget_s=budget_s,
         warmup=warmup,
         profile=profile,
         rank_dir=rank_dir,
@@ -132,7 +143,10 @@ def diagnose(
     if try_spec and report.run.status in ("completed", "stopped"):
         from torchdoctor.trials.cli_hook import run_try
 
-        trials = run_try(report, program, try_spec, steps, repeats, json_path, quiet, warmup=warmup)
+        trial_steps = 20 if steps is None else steps  # trials measure a fixed count
+        trials = run_try(
+            report, program, try_spec, trial_steps, repeats, json_path, quiet, warmup=warmup
+        )
         if trials is not None and html_path:  # the page gets the --try table and loss curves
             from torchdoctor.diagnose.report.html import write_html
 

@@ -25,8 +25,8 @@ __all__ = ["Report", "diagnose_script", "watch", "Watch"]
 RANK_WAIT_S = 60.0  # how long rank 0 waits for the other ranks' observations
 
 
-def _check_counts(steps: int, warmup: int) -> None:
-    if steps < 0:
+def _check_counts(steps: int | None, warmup: int) -> None:
+    if steps is not None and steps < 0:
         raise UsageError(f"--steps must be 0 or more, got {steps}")
     if warmup < 0:
         raise UsageError(f"--warmup must be 0 or more, got {warmup}")
@@ -37,27 +37,43 @@ def diagnose_script(
     args: Sequence[str] = (),
     *,
     module: bool = False,
-    steps: int = 20,
+    steps: int | None = 20,
     warmup: int = 3,
     quiet: bool = True,
     profile: bool = False,
     hooks: Hooks | None = None,
     rank_dir: str | None = None,
     on_hard_exit: Callable[[Report], None] | None = None,
+    whatif: bool = True,
+    whatif_budget_s: float | None = None,
+    budget_s: float = 60.0,
 ) -> Report:
     """Run a program (a Program, or a script path / `-m` module name and its args) under the
     probes and return the report.
 
-    `steps`: measured steps before the script is stopped (0: let it finish). `quiet=False` also
+    `steps`: measured steps before the script is stopped (0: let it finish; None: whole-cycle
+    mode, at least 20 steps and then until the next training epoch begins, within `budget_s`
+    seconds of wall time). `quiet=False` also
     prints the terminal report. The script's exit code is `report.run.exit_code`.
     `rank_dir`: under torchrun, every rank writes its observation there and rank 0's report
     merges them (per-rank step times and batch sizes: stragglers show up).
     `on_hard_exit(report)`: the program called os._exit, which ends this process once the
     callback returns (the report is printed first unless `quiet`); write report files there.
+    `whatif`: time the fixes on copies after the run (diagnose/whatif), within `whatif_budget_s`
+    seconds (None: 10% of the diagnosed wall time).
     """
     _check_counts(steps, warmup)
     program = as_program(target, args, module)
-    session = Session(DiagnoseConfig(steps=steps, warmup=warmup, profile=profile), hooks)
+    config = DiagnoseConfig(
+        steps=0 if steps is None else steps,
+        cycle=steps is None,
+        budget_s=budget_s,
+        warmup=warmup,
+        profile=profile,
+        whatif=whatif,
+        whatif_budget_s=whatif_budget_s,
+    )
+    session = Session(config, hooks)
 
     def report_for(end) -> Report:
         run = build_run(
@@ -101,10 +117,23 @@ class Watch:
     """Context manager: probes installed on enter, removed on exit; then `.report` is ready."""
 
     def __init__(
-        self, steps: int = 0, warmup: int = 3, profile: bool = False, target: str = "watch"
+        self,
+        steps: int = 0,
+        warmup: int = 3,
+        profile: bool = False,
+        target: str = "watch",
+        whatif: bool = True,
+        whatif_budget_s: float | None = None,
     ):
         _check_counts(steps, warmup)
-        self.config = DiagnoseConfig(steps=steps, warmup=warmup, profile=profile, stop=False)
+        self.config = DiagnoseConfig(
+            steps=steps,
+            warmup=warmup,
+            profile=profile,
+            stop=False,
+            whatif=whatif,
+            whatif_budget_s=whatif_budget_s,
+        )
         self.target = target
         self.session: Session | None = None
         self.report: Report | None = None
@@ -131,6 +160,13 @@ class Watch:
         return False
 
 
-def watch(steps: int = 0, warmup: int = 3, profile: bool = False) -> Watch:
-    """Diagnose the training code run inside a `with` block (notebooks, custom launchers)."""
-    return Watch(steps=steps, warmup=warmup, profile=profile)
+def watch(
+    steps: int = 0,
+    warmup: int = 3,
+    profile: bool = False,
+    whatif: bool = True,
+    whatif_budget_s: float | None = None,
+) -> Watch:
+    """Diagnose the training code run inside a `with` block (notebooks, custom launchers). The
+    what-if probes run at the block's end and leave the program's RNG streams as they were."""
+    return Watch(steps, warmup, profile, whatif=whatif, whatif_budget_s=whatif_budget_s)

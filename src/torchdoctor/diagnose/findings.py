@@ -17,7 +17,9 @@ class Finding:
     id: str  # stable rule code, e.g. "D101"
     title: str  # one line, e.g. "DataLoader runs in the main process"
     severity: Severity
-    saving: float  # estimated share of step time the fix would save, 0..1
+    # share of the run's wall time (training steps plus evaluation) the fix would save, 0..1;
+    # rules compute it per training step and the rules runner scales it to the whole run
+    saving: float
     evidence: list[str]  # measured numbers, each a short sentence
     fix: str  # the change, as code
     # pages the user has: "docs/techniques/data-loading.md; PyTorch docs: torch.utils.data"
@@ -27,6 +29,17 @@ class Finding:
     details: dict = field(default_factory=dict)  # machine-readable numbers behind the evidence
     saving_basis: SavingBasis = "estimated"  # how `saving` was obtained (renderers say which)
     saving_how: str = ""  # one line: what was timed, or what the estimate assumes
+    # the saving in seconds per epoch of the program's training loop, where the epoch is known
+    seconds_per_epoch: float | None = None
+
+    def saving_summary(self) -> dict:
+        """The JSON `saving` object (report schema "2")."""
+        return {
+            "fraction": self.saving,
+            "seconds_per_epoch": self.seconds_per_epoch,
+            "basis": self.saving_basis,
+            "how": self.saving_how,
+        }
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -34,8 +47,15 @@ class Finding:
 
 def rank(findings: list[Finding]) -> list[Finding]:
     """Correctness errors first (a wrong result outranks any speed-up), then the largest
-    estimated saving; severity and then the code break ties, for a stable order."""
+    saving; a measured saving before an estimated one of the same size, then severity and the
+    code break ties, for a stable order."""
     return sorted(
         findings,
-        key=lambda f: (f.severity != "error", -f.saving, SEVERITY_ORDER[f.severity], f.id),
+        key=lambda f: (
+            f.severity != "error",
+            -round(f.saving, 3),
+            f.saving_basis != "measured",
+            SEVERITY_ORDER[f.severity],
+            f.id,
+        ),
     )

@@ -148,6 +148,9 @@ class EvaluationObservation:
     train_mode_sensitive: bool = False  # model has Dropout/BatchNorm, so train mode changes outputs
     seconds: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # seconds inside the evaluation forwards themselves (part of `seconds`, which also holds the
+    # evaluation loaders' waits and the code between the forwards): what autograd can slow down
+    forward_seconds: float = 0.0
 
 
 @dataclass
@@ -390,6 +393,35 @@ class HabitsObservation:
     checkpoint_recompute_s_per_step: float | None = None
 
 
+@dataclass
+class WhatIfTiming:
+    """One measured counterfactual: the same work timed as the program ran it and with a fix, on
+    copies of the program's own objects, after the run (diagnose/whatif)."""
+
+    name: str  # e.g. "optimizer.fused", "evaluation.inference_mode", "data.workers"
+    unit: str  # what one timing covers: "optimizer step", "evaluation forward", "training step"
+    as_run_s: float  # median seconds per unit as the program ran it
+    alternative_s: float  # median seconds per unit with the fix
+    repeats: int = 0  # timed repetitions of each (interleaved)
+    setting: str = ""  # the alternative's setting, e.g. "fused=True", "num_workers=1"
+    # outputs that the alternative changes, as a relative L2 difference (train vs eval mode)
+    output_change: float | None = None
+    startup_s: float | None = None  # one-off cost the alternative pays (workers' start-up)
+
+    @property
+    def ratio(self) -> float:
+        """alternative / as run: below 1 the fix is faster."""
+        return self.alternative_s / self.as_run_s if self.as_run_s > 0 else 1.0
+
+
+@dataclass
+class WhatIfObservation:
+    timings: list[WhatIfTiming] = field(default_factory=list)
+    seconds: float = 0.0  # wall time all what-if probes took together
+    budget_s: float = 0.0  # what they were allowed (a share of the diagnosed wall time)
+    skipped: list[str] = field(default_factory=list)  # what was not measured, and why
+
+
 RunStatus = Literal[
     "completed",  # the script ran to its end
     "stopped",  # we stopped it after --steps measured steps
@@ -432,6 +464,7 @@ class RunObservation:
     forwards_seen: int = 0  # root model forward passes seen, training and evaluation
     lines: LinesObservation = field(default_factory=LinesObservation)
     habits: HabitsObservation = field(default_factory=HabitsObservation)
+    whatif: WhatIfObservation = field(default_factory=WhatIfObservation)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -73,6 +73,13 @@ def build_run(
             if step.index == sampled:
                 step.ops = int(run.compute.ops_per_step)
     run.notes[:0] = _notes(session, run, all_steps, warm_only)
+    from torchdoctor.diagnose.whatif import release_program_objects, run_whatifs
+
+    try:
+        if session.config.whatif:
+            run_whatifs(session, run, session.config.whatif_budget_s)
+    finally:
+        release_program_objects(session)
     return run
 
 
@@ -100,6 +107,8 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
                 f"{ran} steps were measured; the report keeps the last {len(run.steps)} "
                 "(bounded memory)"
             )
+    if session.stop_reason:
+        notes.append(f"whole-cycle mode stopped the program: {session.stop_reason}")
     if run.manual_updates:
         notes.append("no torch.optim optimizer stepped: a step ends at each backward()")
     if run.status == "crashed":

@@ -11,6 +11,7 @@ import os
 
 from torchdoctor.diagnose.findings import Finding, rank
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import epoch_seconds, training_share
 
 STRICT_ENV = "TORCHDOCTOR_STRICT_RULES"
 
@@ -42,10 +43,26 @@ def check_all(run: RunObservation) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
         try:
-            findings.extend(rule.check(run))
+            found = rule.check(run)
+            if getattr(rule, "SAVING_OF", "step") == "step":
+                _step_share_to_run_share(run, found)
+            findings.extend(found)
         except Exception as exc:
             if strict():
                 raise
             code = getattr(rule, "CODE", getattr(rule, "__name__", "?"))
             run.notes.append(f"rule {code} failed ({_failure(exc)}): its findings are missing")
+    epoch_s = epoch_seconds(run)
+    if epoch_s is not None:
+        for finding in findings:
+            finding.seconds_per_epoch = finding.saving * epoch_s
     return rank(findings)
+
+
+def _step_share_to_run_share(run: RunObservation, findings: list[Finding]) -> None:
+    """Most rules compute their saving as a share of a training step; the report states it as
+    a share of the run (steps plus evaluation), so a per-step fix and an evaluation fix compete
+    on the same scale. Rules that already use the run set `SAVING_OF = "run"`."""
+    share = training_share(run)
+    for finding in findings:
+        finding.saving *= share

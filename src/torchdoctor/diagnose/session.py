@@ -21,6 +21,8 @@ from torchdoctor.diagnose.steps import StepRecord, StepTracker
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.intercept.patching import Patcher
 
+MIN_CYCLE_STEPS = 3  # whole-cycle mode measures at least this many steps, budget or not
+
 
 class StopDiagnosis(BaseException):
     """Raised from a hook once enough steps were measured; BaseException, so `except Exception`
@@ -36,6 +38,13 @@ class DiagnoseConfig:
     count_ops: bool = True  # one warm-up step counts ops and FLOPs (a trial has no use for it)
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
     line_profile: bool = True  # sample the training thread's stack (run.lines; probes/lines.py)
+    # whole-cycle mode (steps=0): measure at least `min_steps`, then until the first step of the
+    # next training epoch (the evaluation and checkpoints between epochs seen), within budget_s
+    cycle: bool = False
+    min_steps: int = 20
+    budget_s: float = 60.0  # wall seconds since the diagnosis began
+    whatif: bool = True  # time the fixes on copies after the run (diagnose/whatif)
+    whatif_budget_s: float | None = None  # None: 10% of the diagnosed wall time
 
 
 class Session:
@@ -61,6 +70,9 @@ class Session:
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
         self.installed = False
+        self.epoch_starts: list[int] = []  # step index at each training loader's iter()
+        self.epoch_length: int | None = None  # len() of the training loader, when it has one
+        self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
         self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
@@ -141,6 +153,16 @@ class Session:
         if not self.optimizers_created and not self.optimizer_stepped:
             self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
 
+    def loader_iter_started(self, loader) -> None:
+        """A DataLoader epoch begins; in a training context it is a training epoch boundary."""
+        if not self.training_context():
+            return
+        self.epoch_starts.append(self.tracker.index)
+        try:
+            self.epoch_length = len(loader)
+        except TypeError:  # an IterableDataset without a length
+            self.epoch_length = None
+
     def training_context(self) -> bool:
         """Autograd on and the last root model (if any yet) in train mode: data fetched now is
         for training."""
@@ -153,7 +175,8 @@ class Session:
     def _after_step(self, record: StepRecord) -> None:
         for probe in self._step_listeners:
             probe.on_step_end(record)
-        if self.config.stop and self.config.steps and (self.stopped or self._enough_steps()):
+        bounded = self.config.steps or self.config.cycle
+        if self.config.stop and bounded and (self.stopped or self._stop_now()):
             self.stop_program()
 
     def stop_program(self) -> None:
@@ -163,6 +186,49 @@ class Session:
             self.insister.insist()
         self.stopped = True
         raise StopDiagnosis
+
+    def _stop_now(self) -> bool:
+        if self.config.steps:
+            return self._enough_steps()
+        if self.tracker.unsettled is not None:  # its forwards are judged one step later
+            return False
+        reason = self._cycle_done()
+        if reason:
+            self.stop_reason = reason
+        return bool(reason)
+
+    def _cycle_done(self) -> str:
+        """Whole-cycle mode: why to stop now ("" to go on)."""
+        count = self.measured_count()
+        elapsed = self.tracker.clock() - self.tracker.origin
+        over_budget = elapsed > self.config.budget_s
+        if count < self.config.min_steps:
+            if over_budget and count >= MIN_CYCLE_STEPS:
+                return f"the --budget of {self.config.budget_s:g} s ran out after {count} steps"
+            return ""
+        index = self.tracker.index  # the step about to start; index - 1 just closed
+        boundaries = [i for i in self.epoch_starts if i > self.first_measured]
+        if boundaries and index - 1 > boundaries[0]:
+            return (
+                f"a whole cycle was measured: a new training epoch began at step "
+                f"{boundaries[0]}, after what runs between epochs (evaluation, checkpoints)"
+            )
+        if over_budget:
+            return f"the --budget of {self.config.budget_s:g} s ran out before a whole epoch"
+        if not self.epoch_starts or not self.epoch_length:
+            return (
+                f"{count} steps measured: no training epoch of known length to wait for (use "
+                "--steps N to measure more)"
+            )
+        epoch_end = self.epoch_starts[-1] + self.epoch_length
+        started = self.tracker.steps[-count].start if count <= len(self.tracker.steps) else 0.0
+        per_step = (elapsed - started) / count  # evaluation and checkpoints included
+        if elapsed + (epoch_end - index + 1) * per_step > self.config.budget_s:
+            return (
+                f"the next epoch starts at step {epoch_end}, beyond the --budget of "
+                f"{self.config.budget_s:g} s: measured {count} steps"
+            )
+        return ""
 
     def _enough_steps(self) -> bool:
         """All measured steps closed, and the last one's forwards judged: while some may still

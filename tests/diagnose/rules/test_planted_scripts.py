@@ -81,7 +81,10 @@ def test_planted_problem_is_the_top_finding(script, code):
     top = report.findings[0] if report.findings else None
     found = [(f.id, f.saving, f.evidence) for f in report.findings]
     assert top is not None and top.id == code, (found, report.breakdown, report.run.optimizers)
-    assert top.saving > 0.05 and any(ch.isdigit() for ch in " ".join(top.evidence))
+    # a measured saving is what it is (D301: autograd may cost little time, the finding is about
+    # memory too); an estimate must be worth stating
+    assert top.saving > (0.0 if top.saving_basis == "measured" else 0.05), found
+    assert any(ch.isdigit() for ch in " ".join(top.evidence))
 
 
 def test_eval_with_autograd_every_other_step_comes_after_evaluating_less_often():
@@ -150,9 +153,17 @@ def test_cli_reports_main_process_loading_first_in_json(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    top = report["findings"][0]
-    assert top["id"] == "D101", [(f["id"], f["saving"]) for f in report["findings"]]
-    assert f"{script.name}:" in " ".join(top["evidence"]) and "num_workers=" in top["fix"]
+    workers = [t for t in report["run"]["whatif"]["timings"] if t["name"] == "data.workers"]
+    if workers and min(t["alternative_s"] / t["as_run_s"] for t in workers) >= 1:
+        # measured: workers do not pay on this machine (busy cores): no advice to add them
+        assert "D101" not in [f["id"] for f in report["findings"]]
+        return
+    found = [(f["id"], f["saving"]) for f in report["findings"]]
+    d101 = next(f for f in report["findings"] if f["id"] == "D101")
+    assert f"{script.name}:" in " ".join(d101["evidence"]) and "num_workers=" in d101["fix"]
+    assert d101["saving"]["basis"] == ("measured" if workers else "estimated")
+    if not workers:  # the estimate (workers hide the whole wait) ranks it first
+        assert report["findings"][0]["id"] == "D101", found
     assert "D101" in done.stdout
 
 

@@ -85,6 +85,9 @@ class ForwardProbe(Probe):
         self.models: dict[int, tuple] = {}  # id(module) -> (module, observation or None)
         self.conv_layouts: dict[int, list[bool]] = {}
         self.checkpointing = False
+        # id(module) -> (module, args, kwargs) of its latest call with autograd on in train mode:
+        # the real batch the what-if probes replay on copies after the run (diagnose/whatif)
+        self.training_calls: dict[int, tuple] = {}
         self._keep = patcher.keep_handle
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
@@ -160,6 +163,8 @@ class ForwardProbe(Probe):
             train_mode=module.training,
             location=user_location(),
         )
+        if record.grad_enabled and record.train_mode:
+            self.training_calls[id(module)] = (module, args, kwargs)
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
             record.shape = tuple(x.shape)
@@ -227,4 +232,5 @@ class ForwardProbe(Probe):
             m.dropout_layers or m.batchnorm_layers for m in run.models
         )
         evaluation.seconds = self.tracker.eval_seconds
+        evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
         evaluation.locations = sorted({f.location for f in forwards})[:10]

@@ -54,6 +54,7 @@ class LoaderProbe(Probe):
     def install(self, patcher) -> None:
         self.loaders: dict[int, _LoaderStats] = {}  # id(loader) -> stats (loaders kept alive below)
         self._alive: list = []
+        self.retired: list = []  # the loaders, after stop()
         self._patcher = patcher
         patcher.replace(DataLoader, "__init__", self._wrap_init)
         patcher.replace(DataLoader, "__iter__", self._wrap_iter)
@@ -86,6 +87,7 @@ class LoaderProbe(Probe):
             stats = probe._register(loader, None)
             observation = stats.observation
             observation.epochs_started += 1
+            probe.session.loader_iter_started(loader)
             if observation.num_workers and (
                 not observation.persistent_workers or observation.epochs_started == 1
             ):
@@ -199,7 +201,8 @@ class LoaderProbe(Probe):
             state.stats.eval_votes += 1
 
     def stop(self) -> None:
-        self._alive = []
+        # handed to the what-if probes (diagnose/whatif), which release them after the run
+        self.retired, self._alive = self._alive, []
 
     def contribute(self, run, measured) -> None:
         for stats in self.loaders.values():

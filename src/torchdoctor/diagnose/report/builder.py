@@ -92,7 +92,7 @@ def _verdict(
     return Verdict(
         bound=bound,
         evaluation_share=evaluation if evaluation > EVALUATION_HEAVY else None,
-        top_fix=TopFix(top.id, top.title, top.saving) if top else None,
+        top_fix=TopFix(top.id, top.title, top.saving, top.saving_basis) if top else None,
         unexplained=_unexplained(bound, findings),
         top_line=line,
         ended=run.status if run.status in ("crashed", "interrupted") else None,

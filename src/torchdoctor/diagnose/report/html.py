@@ -17,7 +17,7 @@ from torchdoctor.diagnose.report.html_charts import COLOURS, lines, stacked_step
 from torchdoctor.diagnose.report.html_trials import trials_section
 from torchdoctor.diagnose.report.lines_render import html_lines
 from torchdoctor.diagnose.report.memory_render import memory_html
-from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.report.model import Report, saving_words
 
 CSS = """
 .td{font-family:system-ui,sans-serif;max-width:960px;color:#222;line-height:1.4}
@@ -141,7 +141,7 @@ def _findings(report: Report) -> str:
         lines = html_lines(rows[index]) if rows else ""
         blocks.append(
             f'<div class="finding"><b>{escape(f.id)} [{escape(f.severity)}] {escape(f.title)}</b>'
-            f" &mdash; saves ~{100 * f.saving:.0f}% of step time ({escape(f.saving_basis)})"
+            f" &mdash; {escape(saving_words(f))}"
             f"<ul>{evidence}</ul>{where}{lines}<div>fix:</div><pre>{escape(f.fix)}</pre>"
             f"<small>source: {escape(f.source)}</small></div>"
         )

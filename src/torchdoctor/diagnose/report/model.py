@@ -82,7 +82,7 @@ class Report:
             "step_notes": list(self.step_notes),
             "step_spread": asdict(self.spread) if self.spread else None,
             "findings": [
-                {**finding.to_dict(), "lines": [row.to_dict() for row in rows]}
+                {**_finding_dict(finding), "lines": [row.to_dict() for row in rows]}
                 for finding, rows in zip(self.findings, self._lines_per_finding(), strict=True)
             ],
             "verdict_lines": [row.to_dict() for row in self.verdict_lines],
@@ -95,3 +95,21 @@ class Report:
         if len(self.finding_lines) == len(self.findings):
             return self.finding_lines
         return [[] for _ in self.findings]
+
+
+SAVING_PARTS = ("saving_basis", "saving_how", "seconds_per_epoch")
+
+
+def _finding_dict(finding: Finding) -> dict:
+    """Schema "2": `saving` is an object {fraction, seconds_per_epoch, basis, how}."""
+    data = {k: v for k, v in finding.to_dict().items() if k not in SAVING_PARTS}
+    data["saving"] = finding.saving_summary()
+    return data
+
+
+def saving_words(finding: Finding) -> str:
+    """'saves ~12% of run time, measured' / '..., estimate': every renderer says which."""
+    words = f"saves ~{100 * finding.saving:.0f}% of run time"
+    if finding.seconds_per_epoch is not None and finding.saving > 0:
+        words += f", {finding.seconds_per_epoch:.1f} s per epoch"
+    return words + (", measured" if finding.saving_basis == "measured" else ", estimate")

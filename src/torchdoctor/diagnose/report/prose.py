@@ -103,7 +103,8 @@ def verdict_text(verdict: Verdict) -> str:
         words += unexplained_text(verdict.unexplained, verdict.top_line)
     if verdict.top_fix is not None:
         top = verdict.top_fix
-        words += f"; top fix: {top.title} (~{pct(top.saving)} of step time)"
+        basis = "measured" if top.basis == "measured" else "estimate"
+        words += f"; top fix: {top.title} (~{pct(top.saving)} of run time, {basis})"
     if verdict.top_line is not None and verdict.unexplained is None:
         words += "; " + top_line_text(verdict.top_line)
     if verdict.ended:

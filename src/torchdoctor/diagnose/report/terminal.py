@@ -12,7 +12,7 @@ from torchdoctor.console import make_console
 from torchdoctor.diagnose.observations import PHASES
 from torchdoctor.diagnose.report.lines_render import terminal_lines
 from torchdoctor.diagnose.report.memory_render import memory_lines
-from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.report.model import Report, saving_words
 
 BAR_WIDTH = 50
 TOP_FINDINGS = 5
@@ -91,7 +91,7 @@ def render_terminal(report: Report, console=None) -> None:
         console.print()
         console.print(
             f"{number}. {finding.id} [{finding.severity}] {finding.title}"
-            f" (saves ~{100 * finding.saving:.0f}% of step time)",
+            f" ({saving_words(finding)})",
             style="bold" if colour else "",
             markup=False,
         )

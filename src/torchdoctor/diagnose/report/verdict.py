@@ -38,7 +38,8 @@ class NoSteps:
 class TopFix:
     finding_id: str
     title: str
-    saving: float
+    saving: float  # share of the run's wall time
+    basis: str = "estimated"  # "measured" or "estimated" (Finding.saving_basis)
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,36 @@ def conv_layers(run: RunObservation) -> int:
     return sum(m.conv_layers for m in run.models)
 
 
+def training_share(run: RunObservation) -> float:
+    """Share of the measured window's wall time spent in training steps (the rest: evaluation
+    cut out of them). Turns a share of step time into a share of the run's time."""
+    steps = measured_steps(run)
+    train_s = sum(s.wall_s for s in steps)
+    eval_s = sum(s.evaluation_s for s in steps)
+    return train_s / (train_s + eval_s) if train_s > 0 else 1.0
+
+
+def steps_per_epoch(run: RunObservation) -> int | None:
+    """Training steps in one pass over the training loader, when its length is known."""
+    for loader in training_loaders(run):
+        if loader.dataset_len and loader.batch_size:
+            per_update = max(1, median([float(s.micro_batches) for s in run.steps]) or 1)
+            batches = -(-loader.dataset_len // loader.batch_size)
+            return max(1, round(batches / per_update))
+    return None
+
+
+def epoch_seconds(run: RunObservation) -> float | None:
+    """Wall seconds of one epoch: its training steps and the evaluation between them, as
+    measured (mean step, evaluation per step), when the epoch's length is known."""
+    steps = measured_steps(run)
+    count = steps_per_epoch(run)
+    if not steps or count is None:
+        return None
+    per_step = sum(s.wall_s + s.evaluation_s for s in steps) / len(steps)
+    return count * per_step
+
+
 def memory_use(run: RunObservation) -> float | None:
     """Peak memory as a share of capacity, when both are known."""
     m = run.memory

@@ -16,7 +16,14 @@ Estimated saving: with `W` workers (one per spare core, at most 8) that each nee
 batch, the training process still waits `max(0, t_data / W - t_compute)` per step, where
 `t_compute` is the rest of the step. The saving is the measured data time minus that remainder.
 It assumes the workers get cores of their own; when training itself uses every core (CPU training
-on a small machine) the real gain is lower.
+on a small machine) the real gain is lower, often negative.
+
+Measured saving: after the run the what-if probe fetches batches of the same dataset through a side
+DataLoader with 0 and with 1 .. cores-1 workers while a replay of the training compute (a copy of
+the model on a real batch, forward and backward) runs after every batch, so the workers compete
+for the cores as they would. The saving is the time per step the fastest worker count saved, as a
+share of the measured step, and the fix names that count; when no worker count measured faster,
+nothing is reported (the estimate above is used only when the probe could not run).
 
 ## Example
 ```python
@@ -40,7 +47,7 @@ reproducible.
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
@@ -56,6 +63,7 @@ from torchdoctor.diagnose.rules._common import (
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
+from torchdoctor.diagnose.rules._measured import fastest, how
 
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"
@@ -76,6 +84,16 @@ def check(run: RunObservation) -> list[Finding]:
     workers = suggested_workers(cpus)
     left_s = loader_wait_with_workers(data_s, rest_s, workers)
     saving = clamp((data_s - left_s) / profile.step_s)
+    basis: SavingBasis = "estimated"
+    saving_how = f"assumes {workers} worker(s) with cores of their own"
+    measured = fastest(run, "data.workers")
+    if measured is not None:
+        if measured.ratio >= 1:
+            return []  # with workers the loop measured no faster on this machine
+        saving = clamp((measured.as_run_s - measured.alternative_s) / profile.step_s)
+        workers = int(measured.setting.split("=")[1])
+        left_s = max(0.0, data_s - saving * profile.step_s)
+        basis, saving_how = "measured", how(measured, "fetch plus a compute replay")
     evidence = [
         f"Waiting for data took {pct(data_s / profile.step_s)} of each step "
         f"({secs(data_s)} of {secs(profile.step_s)}).",
@@ -84,10 +102,13 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     if loader.item_s is not None:
         evidence.append(f"One sample's __getitem__ took {secs(loader.item_s)}.")
-    evidence.append(
-        f"With {workers} worker(s) on {cpus} CPU core(s), the wait per step would drop to about "
-        f"{secs(left_s)}."
-    )
+    if basis == "measured":
+        evidence.append(f"Measured: {saving_how}.")
+    else:
+        evidence.append(
+            f"With {workers} worker(s) on {cpus} CPU core(s), the wait per step would drop to "
+            f"about {secs(left_s)} (estimate)."
+        )
     settings = {"num_workers": str(workers), "persistent_workers": "True", "prefetch_factor": "2"}
     if not loader.pin_memory:
         settings["pin_memory"] = "True" if on_cuda(run) else "torch.cuda.is_available()"
@@ -112,5 +133,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "wait_with_workers_s": left_s,
                 "location": loader.location,
             },
+            saving_basis=basis,
+            saving_how=saving_how,
         )
     ]

@@ -10,8 +10,13 @@ backward that never comes. That costs time and memory (activations of a whole ba
 long as the output does), and outputs appended to a list keep their graphs alive: memory grows
 with every batch.
 
-Estimated saving: 20% of the time spent in those forwards (graph recording and saved
-activations), as a share of evaluation plus training time.
+Measured saving: after the run the what-if probe times a copy of the model in eval mode on a real
+batch, forward with autograd on vs under `torch.inference_mode()`, interleaved; the saving is the
+time of the evaluation forwards that ran with autograd (measured, excluding the evaluation
+loader's waits) times the measured relative gain, as a share of evaluation plus training time.
+Estimated saving, without that measurement: 20% of those forwards (graph recording and saved
+activations). The finding stays a warning even when no time is gained: the memory kept for a
+backward that never runs can exhaust it.
 
 ## Example
 ```python
@@ -35,11 +40,13 @@ use `torch.no_grad()` if the outputs feed training.
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs
+from torchdoctor.diagnose.rules._measured import fastest, how
 
 CODE = "D301"
+SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
 TITLE = "Evaluation runs with autograd on (no torch.inference_mode / no_grad)"
 AUTOGRAD_COST = 0.2
 
@@ -49,13 +56,24 @@ def check(run: RunObservation) -> list[Finding]:
     if ev.forwards <= 0 or ev.with_grad <= 0:
         return []
     share = evaluation_share(run)
-    saving = clamp(share * (ev.with_grad / ev.forwards) * AUTOGRAD_COST)
+    autograd_share = share * (ev.with_grad / ev.forwards)
+    if ev.seconds > 0 and ev.forward_seconds > 0:  # the forwards, not the loader's waits
+        autograd_share *= clamp(ev.forward_seconds / ev.seconds)
+    saving = clamp(autograd_share * AUTOGRAD_COST)
+    basis: SavingBasis = "estimated"
+    saving_how = f"assumes autograd costs {pct(AUTOGRAD_COST)} of an evaluation forward"
+    measured = fastest(run, "evaluation.inference_mode")
+    if measured is not None:
+        saving = clamp(autograd_share * max(0.0, 1 - measured.ratio))
+        basis, saving_how = "measured", how(measured, "an evaluation forward")
     evidence = [
         f"{ev.with_grad} of {ev.forwards} evaluation forward(s) ran with autograd enabled.",
         f"Evaluation took {secs(ev.seconds)}, {pct(share)} of evaluation plus training time.",
     ]
     if ev.locations:
         evidence.append("At " + ", ".join(ev.locations[:3]) + ".")
+    if basis == "measured":
+        evidence.append(f"Measured: {saving_how}.")
     return [
         Finding(
             id=CODE,
@@ -71,5 +89,7 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="Autograd records a graph and keeps activations for a backward that "
             "evaluation never runs.",
             details={"with_grad": ev.with_grad, "forwards": ev.forwards, "evaluation_share": share},
+            saving_basis=basis,
+            saving_how=saving_how,
         )
     ]

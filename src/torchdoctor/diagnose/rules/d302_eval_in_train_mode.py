@@ -11,7 +11,8 @@ statistics and updates its running statistics with the evaluation data. The repo
 noisy and wrong, and the model itself changes (running statistics absorb the validation set).
 This is a correctness error.
 
-Estimated saving: none (0); the fix makes the evaluation correct.
+Estimated saving: none (0); the fix makes the evaluation correct. The what-if probe measures, on a copy of
+the model and a real batch, how much train mode changes the outputs (shown as evidence).
 
 ## Example
 ```python
@@ -41,8 +42,11 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.rules._common import pct
+from torchdoctor.diagnose.rules._measured import fastest
 
 CODE = "D302"
+SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
 TITLE = "Model evaluated in train mode (Dropout/BatchNorm active)"
 
 
@@ -64,6 +68,12 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     if ev.locations:
         evidence.append("At " + ", ".join(ev.locations[:3]) + ".")
+    measured = fastest(run, "evaluation.eval_mode")
+    if measured is not None and measured.output_change is not None:
+        evidence.append(
+            f"Measured on a copy of the model and a real batch: train mode changed the outputs by "
+            f"{pct(measured.output_change)} (relative L2) against eval mode."
+        )
     return [
         Finding(
             id=CODE,

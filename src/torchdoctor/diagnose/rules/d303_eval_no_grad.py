@@ -34,6 +34,7 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct
 
 CODE = "D303"
+SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
 TITLE = "Evaluation under torch.no_grad instead of torch.inference_mode"
 INFERENCE_MODE_GAIN = 0.05
 

@@ -73,6 +73,8 @@ def check(run: RunObservation) -> list[Finding]:
             title=TITLE,
             severity=severity_for(saving),
             saving=saving,
+            saving_basis="measured",
+            saving_how="the torch.save time measured inside the steps, less the share kept by saving every N steps",
             evidence=evidence,
             fix=f"if step % {every} == 0:\n    torch.save(state, path)",
             source="docs/techniques/checkpoint-resume.md; PyTorch tutorial: Saving and Loading "

@@ -1,5 +1,5 @@
 """A well-written CPU training loop: batched fetch of in-memory tensors, no per-step syncs,
-inference_mode evaluation, fp32."""
+inference_mode evaluation, fp32, fused optimizer."""
 
 import torch
 from torch import nn
@@ -27,7 +27,7 @@ def main():
 
     model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Dropout(0.1), nn.Linear(512, 512),
                           nn.ReLU(), nn.Linear(512, 2))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)  # one pass per tensor
     criterion = nn.CrossEntropyLoss()
 
     for epoch in range(3):

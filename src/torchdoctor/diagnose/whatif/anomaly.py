@@ -1,0 +1,36 @@
+"""What-if: forward and backward of a copy of the model on its real batch with autograd anomaly
+detection on (as the program ran) vs off; the program's own mode is put back afterwards."""
+
+from __future__ import annotations
+
+import torch
+
+from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.replay import Replay
+
+
+def _forward_backward(replay: Replay, anomaly: bool):
+    def run() -> None:
+        with torch.autograd.set_detect_anomaly(anomaly):
+            replay.forward_backward()
+
+    return run
+
+
+def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
+    medians, rounds = interleaved_medians(
+        {"as run": _forward_backward(replay, True), "fix": _forward_backward(replay, False)},
+        replay.device_type,
+        allowance_s,
+    )
+    return [
+        WhatIfTiming(
+            name="anomaly.off",
+            unit="forward and backward",
+            as_run_s=medians["as run"],
+            alternative_s=medians["fix"],
+            repeats=rounds,
+            setting="torch.autograd.set_detect_anomaly(False)",
+        )
+    ]

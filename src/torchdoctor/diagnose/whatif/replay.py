@@ -1,0 +1,53 @@
+"""A replay of the program's training compute: a deep copy of its model called on the real batch
+it last trained on (kept by the forward probe), forward and backward, so the program's own model,
+gradients and buffers are never touched."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from torchdoctor.diagnose.probes.base import first_tensor
+
+MAX_COPY_BYTES = 2 * 2**30  # a bigger model is not copied: the probes that need it are skipped
+
+
+def _parameter_bytes(module: torch.nn.Module) -> int:
+    return sum(p.numel() * p.element_size() for p in module.parameters())
+
+
+@dataclass
+class Replay:
+    model: torch.nn.Module  # the copy
+    args: tuple
+    kwargs: dict
+    device_type: str
+
+    def forward(self) -> Any:
+        return self.model(*self.args, **self.kwargs)
+
+    def forward_backward(self) -> None:
+        output = first_tensor(self.forward())
+        if output is not None and output.requires_grad and output.is_floating_point():
+            output.float().mean().backward()
+        for parameter in self.model.parameters():
+            parameter.grad = None
+
+
+def make_replay(training_calls: dict[int, tuple]) -> tuple[Replay | None, str]:
+    """The replay of the largest trained model, or None and why not."""
+    if not training_calls:
+        return None, "no training forward was seen"
+    module, args, kwargs = max(training_calls.values(), key=lambda c: _parameter_bytes(c[0]))
+    if _parameter_bytes(module) > MAX_COPY_BYTES:
+        return None, "the model is too large to copy (over 2 GiB of parameters)"
+    try:
+        model = copy.deepcopy(module)
+    except Exception as exc:  # DDP, a compiled module, unpicklable attributes
+        return None, f"the model could not be copied ({type(exc).__name__})"
+    x = first_tensor(args) if args else first_tensor(kwargs)
+    device_type = x.device.type if x is not None else "cpu"
+    return Replay(model, tuple(args), dict(kwargs), device_type), ""

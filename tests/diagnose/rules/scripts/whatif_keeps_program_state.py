@@ -1,0 +1,59 @@
+"""A loop that draws from every random stream the what-if probes could disturb: a shuffled
+DataLoader, a dataset with its own NumPy generator and Python's random, Dropout, evaluation with
+autograd on and in train mode. `train(steps)` returns the losses, to run under torchdoctor.watch()
+and then on after it."""
+
+import random
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class NoisyFeatures(Dataset):
+    def __init__(self, n=1024):
+        self.x = np.random.default_rng(0).standard_normal((n, 64)).astype(np.float32)
+        self.rng = np.random.default_rng(1)  # the dataset's own augmentation stream
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        noise = self.rng.standard_normal(64).astype(np.float32) * 0.1
+        scale = 1.0 + 0.1 * random.random() + 0.1 * float(np.random.rand())
+        sample = (self.x[i] + noise) * scale
+        for _ in range(20):  # per-sample work: data time is a visible share of the step
+            sample = np.tanh(sample) + 0.01 * sample
+        return torch.from_numpy(sample), int(self.x[i, 0] > 0)
+
+
+def build():
+    torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+    loader = DataLoader(NoisyFeatures(), batch_size=32, shuffle=True)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 2))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    return loader, model, optimizer
+
+
+def train(loader, model, optimizer, steps):
+    criterion = nn.CrossEntropyLoss()
+    losses = []
+    batches = iter(loader)
+    for step in range(steps):
+        try:
+            x, y = next(batches)
+        except StopIteration:
+            batches = iter(loader)
+            x, y = next(batches)
+        model.train()
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if step % 4 == 3:
+            model(x[:8]).sum()  # evaluation with autograd on, in train mode (Dropout active)
+    return losses

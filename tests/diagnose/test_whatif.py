@@ -1,0 +1,92 @@
+"""What-if probes: they time fixes on copies of the program's own objects after the run, leave the
+program's state and random streams untouched, and change the ranking where the measurement
+contradicts a rule's constant."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from torchdoctor.diagnose.api import diagnose_script, watch
+
+SCRIPTS = Path(__file__).parent / "rules" / "scripts"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _losses(whatif: bool):
+    program = _load("whatif_keeps_program_state")
+    loader, model, optimizer = program.build()
+    with watch(warmup=2, whatif=whatif, whatif_budget_s=3.0) as w:
+        before = program.train(loader, model, optimizer, 12)
+    after = program.train(loader, model, optimizer, 12)  # the program goes on after the probes
+    return before + after, w.report.run.whatif
+
+
+def test_program_losses_are_bit_identical_with_and_without_the_probes():
+    with_probes, measured = _losses(whatif=True)
+    without, not_run = _losses(whatif=False)
+    names = {t.name for t in measured.timings}
+    # the probes that draw random numbers ran: data (a side loader over the dataset, which has
+    # its own generator and reads Python's and NumPy's), evaluation (dropout in train mode)
+    assert {"data.workers", "evaluation.inference_mode", "evaluation.eval_mode"} <= names, measured
+    assert not_run.timings == [] and not_run.budget_s == 0
+    assert with_probes == without  # exact floats: same batches, same dropout masks, same updates
+
+
+def test_probes_stay_within_their_budget_and_say_what_they_skipped():
+    report = diagnose_script(
+        str(SCRIPTS / "d210_optimizer_loop.py"), steps=6, warmup=2, whatif_budget_s=0.0
+    )
+    whatif = report.run.whatif
+    assert whatif.timings == [] and whatif.skipped and "budget" in whatif.skipped[0]
+    assert any(note.startswith("what-if probes:") for note in report.run.notes)
+    d210 = next(f for f in report.findings if f.id == "D210")
+    assert d210.saving_basis == "estimated" and "assumes" in d210.saving_how
+
+
+def test_optimizer_probe_measures_the_fix_and_names_the_faster_one():
+    report = diagnose_script(
+        str(SCRIPTS / "d210_optimizer_loop.py"), steps=6, warmup=2, whatif_budget_s=2.0
+    )
+    timings = {t.setting: t for t in report.run.whatif.timings if t.name.startswith("optimizer")}
+    assert {"fused=True", "foreach=True"} <= set(timings), report.run.whatif
+    fastest = min(timings.values(), key=lambda t: t.alternative_s)
+    d210 = [f for f in report.findings if f.id == "D210"]
+    if fastest.ratio >= 1:  # measured no faster: the constant's 2x is not claimed
+        assert d210 == []
+        return
+    (finding,) = d210
+    assert finding.saving_basis == "measured" and fastest.setting in finding.fix
+    assert fastest.setting in finding.saving_how and "Measured:" in " ".join(finding.evidence)
+
+
+def test_whole_cycle_mode_reaches_the_per_epoch_evaluation_that_20_steps_miss():
+    script = str(SCRIPTS / "epoch_eval_with_autograd.py")
+    fixed = diagnose_script(script, steps=20, warmup=3, whatif=False)
+    assert fixed.run.evaluation.forwards == 0 and "D301" not in [f.id for f in fixed.findings]
+    cycle = diagnose_script(script, steps=None, warmup=3, whatif_budget_s=2.0)
+    assert cycle.run.status == "stopped" and len(cycle.run.steps) > 20
+    assert any("a whole cycle was measured" in note for note in cycle.run.notes)
+    d301 = next(f for f in cycle.findings if f.id == "D301")
+    assert d301.saving_basis == "measured" and d301.seconds_per_epoch is not None
+    timing = next(t for t in cycle.run.whatif.timings if t.name == "evaluation.inference_mode")
+    assert timing.as_run_s > 0 and timing.alternative_s > 0
