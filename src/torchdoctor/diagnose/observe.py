@@ -73,12 +73,25 @@ def build_run(
     return run
 
 
+def _children_note(run: RunObservation) -> str:
+    ran = ", ".join(run.child_process_targets[:3]) or "?"
+    return (
+        f"no training loop seen in this process: it started {run.child_processes} child "
+        f"process(es) through multiprocessing (running {ran}), which diagnose does not follow; "
+        "training there is not measured. To diagnose it, run one worker's function as a script "
+        "of its own, or for DDP launch one process per rank with `torchrun ... -m torchdoctor "
+        "diagnose --rank-dir DIR script.py`"
+    )
+
+
 def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) -> list[str]:
     notes = []
     requested = session.config.steps
     if not all_steps:
         seen = session.tracker.backwards
-        if seen:
+        if run.child_processes:
+            notes.append(_children_note(run))
+        elif seen:
             notes.append(
                 f"no training step completed: backward() ran {seen} time(s) but no optimizer step"
             )

@@ -16,6 +16,7 @@ from torchdoctor.diagnose.probes.forward import ForwardProbe
 from torchdoctor.diagnose.probes.io import IOProbe
 from torchdoctor.diagnose.probes.loader import LoaderProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
+from torchdoctor.diagnose.probes.processes import ChildProcessProbe
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 from torchdoctor.diagnose.probes.sampling import SamplingProbe
 from torchdoctor.diagnose.probes.syncs import SyncProbe
@@ -35,6 +36,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     CudaPhaseProbe,
     ProfilerProbe,
     EnvironmentProbe,
+    ChildProcessProbe,
     DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
     ComputeProbe,

@@ -1,4 +1,4 @@
-"""`--json FILE`: the report as JSON, schema version "1" (docs/report-schema.md)."""
+"""`--json FILE`: the report as JSON, schema version "2" (docs/report-schema.md)."""
 
 from __future__ import annotations
 
