@@ -45,6 +45,45 @@ def test_program_semantics_pass_through_and_no_training_loop_is_reported(diagnos
     assert "no training loop" in d.stdout  # the terminal report says it too
 
 
+def test_training_only_in_child_processes_is_said_plainly_without_parent_advice(diagnose):
+    # mnist_hogwild's pattern: workers train a shared model, the parent only evaluates it
+    d = diagnose(
+        """
+        import torch.multiprocessing as mp
+
+        def train(rank, model, data):
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            for _ in range(5):
+                opt.zero_grad()
+                model(data).pow(2).mean().backward()
+                opt.step()
+
+        if __name__ == "__main__":
+            model = nn.Linear(8, 1)
+            model.share_memory()
+            data = torch.randn(32, 8)
+            ctx = mp.get_context("fork")
+            workers = [ctx.Process(target=train, args=(r, model, data)) for r in range(2)]
+            for p in workers:
+                p.start()
+            for p in workers:
+                p.join()
+            mp.start_processes(train, args=(model, data), nprocs=1, start_method="fork")
+            loader = DataLoader(TensorDataset(data), batch_size=8, num_workers=1)
+            with torch.no_grad():
+                for (x,) in loader:  # evaluation only; its DataLoader worker is not counted
+                    model(x)
+            sys.exit(3)
+        """
+    )
+    assert d.returncode == 3, d.stderr
+    assert d.run["status"] == "no_training_loop"
+    assert d.run["child_processes"] == 3 and d.run["child_process_targets"] == ["train"]
+    verdict = d.report["verdict"]
+    assert "3 child process(es)" in verdict and "train" in verdict and "--rank-dir" in verdict
+    assert d.report["findings"] == []  # no D303 drawn from the parent's evaluation forwards
+
+
 def test_module_mode_runs_as_main_with_its_argv(tmp_path):
     package = tmp_path / "mypkg"
     package.mkdir()
@@ -196,11 +235,10 @@ def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
         steps=3,
     )
     assert report.run.status == "no_training_loop"
-    assert any(
-        note.startswith("the program started child processes (torch.multiprocessing.")
-        and "torchrun with --rank-dir" in note
-        for note in report.run.notes
-    ), report.run.notes
+    first = report.run.notes[0]
+    assert first.startswith("no training loop seen in this process: it started 1 child"), first
+    assert "(running worker)" in first and "--rank-dir" in first
+    assert report.verdict == first
 
 
 def test_non_zero_rank_with_rank_dir_prints_one_line_and_writes_no_report(tmp_path):

@@ -281,6 +281,12 @@ class ComputeObservation:
     # training process); rules D202/D203 leave them out: a bigger batch or vectorising the model
     # does not remove them (D108 does)
     data_ops_per_step: float | None = None
+    # torch calls the program issued from Python in the sampled step, outside the "data" phase
+    # (functions, Tensor methods, module forwards' torch calls; not the ops ATen or autograd
+    # issue inside them): far fewer than ops_per_step when one call decomposes into many ops
+    # inside C++ (nn.GRU/LSTM/RNN on CPU), close to it when a Python loop issues them. D203
+    # reads it; None when not counted (older reports, torch.compile)
+    python_calls_per_step: float | None = None
     # median StepObservation.cpu_share of the measured steps. On a CPU run with one torch thread,
     # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
     # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not
@@ -465,6 +471,11 @@ class RunObservation:
     lines: LinesObservation = field(default_factory=LinesObservation)
     habits: HabitsObservation = field(default_factory=HabitsObservation)
     whatif: WhatIfObservation = field(default_factory=WhatIfObservation)
+    # processes the program started through multiprocessing (torch.multiprocessing.Process,
+    # mp.spawn, a Pool; DataLoader workers not counted), and the functions they ran: diagnose
+    # does not follow them, so training that ran only there is not seen
+    child_processes: int = 0
+    child_process_targets: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -55,6 +55,14 @@ def test_clean_loop_gets_no_warning():
     assert serious(report) == [], [(f.id, f.evidence) for f in report.findings]
 
 
+def test_recurrent_module_on_cpu_is_not_a_python_loop():
+    # nn.GRU on CPU runs as many small ATen ops per time step inside one call: not D203's loop
+    report = diagnose("clean_gru_language_model")
+    assert report.run.compute.ops_per_step > 3 * report.run.compute.python_calls_per_step
+    assert "D203" not in codes(report), [(f.id, f.evidence) for f in report.findings]
+    assert serious(report) == [], [(f.id, f.evidence) for f in report.findings]
+
+
 @pytest.mark.filterwarnings("ignore:Creating a tensor from a list of numpy.ndarrays")
 @pytest.mark.parametrize(
     "script, code",
@@ -70,6 +78,7 @@ def test_clean_loop_gets_no_warning():
         ("d201_float64", "D201"),
         ("d202_batch_too_small", "D202"),
         ("d203_python_loop", "D203"),
+        ("d203_rnn_cell_loop", "D203"),
         ("d701_checkpoint_every_step", "D701"),
         ("d210_optimizer_loop", "D210"),
         ("d220_zero_grad_zero_fill", "D220"),

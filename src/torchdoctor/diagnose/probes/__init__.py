@@ -19,6 +19,7 @@ from torchdoctor.diagnose.probes.lines import LineSampler
 from torchdoctor.diagnose.probes.loader import LoaderProbe
 from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
+from torchdoctor.diagnose.probes.processes import ChildProcessProbe
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 from torchdoctor.diagnose.probes.sampling import SamplingProbe
 from torchdoctor.diagnose.probes.syncs import SyncProbe
@@ -38,6 +39,7 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
     CudaPhaseProbe,
     ProfilerProbe,
     EnvironmentProbe,
+    ChildProcessProbe,
     DistributedProbe,  # after EnvironmentProbe: completes run.distributed
     MemoryProbe,
     MemoryTimelineProbe,  # after MemoryProbe: completes run.memory

@@ -24,23 +24,7 @@ class EnvironmentProbe(Probe):
         # anomaly mode seen at a step end: in any step / in a measured one (None: no such step)
         self.anomaly_any: bool | None = None
         self.anomaly_measured: bool | None = None
-        self.spawned_by: str | None = None  # training in child processes: they are not probed
         self.default_dtype = None  # at the last step end (the run may reset it afterwards)
-        for name in ("spawn", "start_processes"):
-            if hasattr(torch.multiprocessing, name):
-                patcher.replace(torch.multiprocessing, name, self._wrap_spawn(name))
-
-    def _wrap_spawn(self, name: str):
-        probe = self
-
-        def wrap(original):
-            def spawn(*args, **kwargs):
-                probe.spawned_by = probe.spawned_by or f"torch.multiprocessing.{name}"
-                return original(*args, **kwargs)
-
-            return spawn
-
-        return wrap
 
     def on_step_end(self, record) -> None:
         self.default_dtype = torch.get_default_dtype()
@@ -51,11 +35,6 @@ class EnvironmentProbe(Probe):
 
     def contribute(self, run, measured) -> None:
         env = run.environment
-        if self.spawned_by and not run.steps:
-            run.notes.append(
-                f"the program started child processes ({self.spawned_by}); they are not "
-                "probed: run one process per rank under torchrun with --rank-dir instead"
-            )
         if self.default_dtype is not None:
             env.default_dtype = str(self.default_dtype).replace("torch.", "")
         measured_flag = self.anomaly_measured

@@ -1,4 +1,6 @@
-"""The sampled step: count dispatched ops, compute ops by dtype, and FLOPs, for ONE step.
+"""The sampled step: count dispatched ops, compute ops by dtype, and FLOPs, for ONE step; and
+the torch calls the program issued from Python in that step (a function mode sees those, not the
+ops ATen or autograd issue inside them).
 
 A dispatch mode sees every aten op, which is exactly what makes it slow; so it is entered at the
 end of the step before the sampled step and left at its end, and that step is a warm-up step
@@ -14,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
@@ -70,6 +73,21 @@ class OpCounter(TorchDispatchMode):
         return out
 
 
+class PythonCallCounter(TorchFunctionMode):
+    """Counts torch calls made from Python. Inside a handler the mode is off, so a call that
+    makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once."""
+
+    def __init__(self, phases: list[str]) -> None:
+        super().__init__()
+        self.phases = phases
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if not (self.phases and self.phases[-1] == "data"):
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
 def _skip_dynamo_import() -> None:
     """torch wraps every TorchDispatchMode's __torch_dispatch__ in `torch._disable_dynamo`, which
     imports torch._dynamo (seconds) on the first op only to mark the function "do not trace".
@@ -95,6 +113,7 @@ def _compiled_frames() -> int:
 class SamplingProbe(Probe):
     def install(self, patcher) -> None:
         self.counter: OpCounter | None = None
+        self.calls: PythonCallCounter | None = None
         self.done = False
         self.skipped = False  # the program uses torch.compile: nothing is counted
         self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
@@ -146,14 +165,21 @@ class SamplingProbe(Probe):
         _skip_dynamo_import()
         self.counter = OpCounter(self.tracker.stack)
         self.counter.__enter__()
+        self.calls = PythonCallCounter(self.tracker.stack)
+        self.calls.__enter__()
+
+    def _leave(self) -> None:
+        if self.calls is not None:
+            self.calls.__exit__(None, None, None)
+        self.counter.__exit__(None, None, None)
 
     def _finish(self) -> None:
-        self.counter.__exit__(None, None, None)
+        self._leave()
         self.done = True
 
     def stop(self) -> None:
         if self.active:  # the run ended inside the sampled step: counts are partial, drop them
-            self.counter.__exit__(None, None, None)
+            self._leave()
             self.counter = None
 
     def contribute(self, run, measured) -> None:
@@ -173,6 +199,8 @@ class SamplingProbe(Probe):
         run.precision.low_precision_ops = self.counter.low_precision
         run.compute.ops_per_step = float(self.counter.ops)
         run.compute.data_ops_per_step = float(self.counter.data_ops)
+        if self.calls is not None:
+            run.compute.python_calls_per_step = float(self.calls.calls)
         run.compute.flops_per_step = float(self.counter.flops)
         counter = self.counter
         ranked = sorted(counter.by_op, key=lambda p: (-counter.by_op[p], -counter.flops_by_op[p]))

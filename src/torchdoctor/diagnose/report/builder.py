@@ -63,7 +63,16 @@ def _no_steps(run: RunObservation) -> NoSteps:
     if run.status in ("crashed", "interrupted"):
         return NoSteps(run.status, 0, run.status, run.error)  # type: ignore[arg-type]
     why = "no_training_step" if run.backwards_seen else "no_training_loop"
-    return NoSteps(why, 0, run.status, run.error, run.backwards_seen, run.forwards_seen)
+    return NoSteps(
+        why,
+        0,
+        run.status,
+        run.error,
+        run.backwards_seen,
+        run.forwards_seen,
+        run.child_processes,
+        tuple(run.child_process_targets),
+    )
 
 
 def _unexplained(bound: Bound, findings: list[Finding]) -> Unexplained | None:

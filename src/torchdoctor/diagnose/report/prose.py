@@ -41,6 +41,17 @@ def no_training_loop_text(backwards: int, forwards: int) -> str:
     return f"no training loop seen: no backward() or optimizer step ({what})"
 
 
+def children_text(no_steps: NoSteps) -> str:
+    ran = ", ".join(no_steps.child_targets[:3]) or "?"
+    return (
+        f"no training loop seen in this process: it started {no_steps.children} child "
+        f"process(es) through multiprocessing (running {ran}), which diagnose does not follow; "
+        "training there is not measured. To diagnose it, run one worker's function as a script "
+        "of its own, or for DDP launch one process per rank with `torchrun ... -m torchdoctor "
+        "diagnose --rank-dir DIR script.py`"
+    )
+
+
 def no_steps_text(no_steps: NoSteps) -> str:
     if no_steps.why == "warmup_only":
         why = "use a longer run or a smaller --warmup"
@@ -53,6 +64,8 @@ def no_steps_text(no_steps: NoSteps) -> str:
         return f"no training step measured: the script crashed first ({no_steps.error})"
     if no_steps.why == "interrupted":
         return "no training step measured: interrupted before the first step ended"
+    if no_steps.children and not no_steps.backwards:
+        return children_text(no_steps)
     return no_training_loop_text(no_steps.backwards, no_steps.forwards)
 
 

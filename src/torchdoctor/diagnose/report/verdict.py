@@ -32,6 +32,9 @@ class NoSteps:
     error: str | None = None
     backwards: int = 0  # backward() calls seen (no_training_step / no_training_loop)
     forwards: int = 0  # root model forwards seen
+    # processes started through multiprocessing (training may have run there, unseen)
+    children: int = 0
+    child_targets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

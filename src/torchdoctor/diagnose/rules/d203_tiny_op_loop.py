@@ -5,6 +5,11 @@ Flags steps that dispatch at least three times the ops the model's size explains
 parameter tensor plus 200) when those ops are trivially small: the mean op takes at most 10 times
 what dispatching one trivial op costs on the same machine (measured).
 
+Only the torch calls the program itself issues from Python count as the loop: when the ops
+come from inside one call (an `nn.GRU`/`nn.LSTM`/`nn.RNN` on CPU runs each time step as several
+small ATen ops in C++), fewer Python calls than the model's expected ops were made, and there is
+no Python loop to vectorise; the rule stays silent (on a GPU, cuDNN fuses those modules).
+
 ## Why is this bad
 Every op pays a fixed cost (Python, the dispatcher, a kernel launch on a GPU) of microseconds. A
 loop over samples, time steps or elements that indexes and updates tensors one small piece at a
@@ -70,12 +75,20 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     if overhead.ops_per_step < MIN_OPS_TO_EXPECTED * expected:
         return []
+    python_calls = run.compute.python_calls_per_step
+    if python_calls is not None and python_calls < expected:
+        return []  # the ops come from inside a few calls (a recurrent module), not a Python loop
     # only the fixed cost per op goes away; the arithmetic stays (never "saves 100%")
     excess_s = (overhead.ops_per_step - expected) * overhead.dispatch_s
     saving = clamp(excess_s / step_s)
     evidence = [
         f"{overhead.ops_per_step:.0f} ops per step, {overhead.ops_per_step / expected:.0f}x the "
         f"about {expected:.0f} that a model with {parameter_tensors(run)} parameter tensors needs.",
+        *(
+            [f"The program issued {python_calls:.0f} torch calls per step from Python."]
+            if python_calls is not None
+            else []
+        ),
         f"The mean op took {secs(overhead.mean_op_s)}, against {secs(overhead.dispatch_s)} for a "
         "trivial op on this machine: the ops do almost no arithmetic.",
         f"The fixed cost of the ops beyond the model's is about {secs(excess_s)}: {pct(saving)} of "
@@ -102,6 +115,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "expected_ops": expected,
                 "mean_op_s": overhead.mean_op_s,
                 "dispatch_s": overhead.dispatch_s,
+                "python_calls_per_step": python_calls,
             },
             saving_how="estimate: the extra ops' fixed cost at the measured trivial-op floor",
         )
