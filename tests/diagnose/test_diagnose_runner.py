@@ -222,7 +222,7 @@ def test_report_reaches_the_terminal_when_the_script_redirects_stdout(diagnose, 
     assert "verdict" not in (tmp_path / "training.log").read_text()
 
 
-def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
+def test_training_in_spawned_children_is_named_in_the_verdict(diagnose_here):
     report = diagnose_here(
         """
         import torch.multiprocessing as mp
@@ -235,10 +235,11 @@ def test_training_in_spawned_children_is_named_in_the_notes(diagnose_here):
         steps=3,
     )
     assert report.run.status == "no_training_loop"
-    first = report.run.notes[0]
-    assert first.startswith("no training loop seen in this process: it started 1 child"), first
-    assert "(running worker)" in first and "--rank-dir" in first
-    assert report.verdict == first
+    assert report.run.child_processes == 1 and report.run.child_process_targets == ["worker"]
+    verdict = report.verdict  # why no step was measured is the verdict, not a note
+    assert verdict.startswith("no training loop seen in this process: it started 1 child"), verdict
+    assert "(running worker)" in verdict and "--rank-dir" in verdict
+    assert not report.findings
 
 
 def test_non_zero_rank_with_rank_dir_prints_one_line_and_writes_no_report(tmp_path):

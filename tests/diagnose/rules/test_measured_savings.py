@@ -68,7 +68,11 @@ def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():
     run.whatif.timings = [
         WhatIfTiming("optimizer.fused", "optimizer step", 0.004, 0.001, 9, "fused=True")
     ]
-    assert check_all(run)[0].id == "D210"  # constant: autograd is 20% of an evaluation forward
+    def first_of_the_two(findings):  # D304 (evaluation every step) may rank beside them
+        return next(f for f in findings if f.id in ("D210", "D301"))
+
+    # constant: autograd is 20% of an evaluation forward
+    assert first_of_the_two(check_all(run)).id == "D210"
     run.whatif.timings.append(
         WhatIfTiming(
             "evaluation.inference_mode",
@@ -79,7 +83,7 @@ def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():
             "model.eval() + torch.inference_mode()",
         )  # fmt: skip
     )
-    top = check_all(run)[0]
+    top = first_of_the_two(check_all(run))
     assert top.id == "D301" and top.saving_basis == "measured"
     eval_share = 0.010 / 0.024
     assert top.saving == pytest.approx(eval_share * 0.9 * 0.6)

@@ -9,6 +9,9 @@ pairs in one step; their saved tensors do not live together, so the largest pair
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import torch
 from torch.nn.modules import module as module_hooks
 
@@ -16,6 +19,19 @@ from torchdoctor.diagnose.observations import ModuleActivations
 
 OUTSIDE = "(no module)"  # tensors saved by functional code outside every module
 MAX_MODULES = 40  # entries kept in the observation, largest first
+
+
+_OURS = threading.local()  # depth of not_counted() blocks on this thread
+
+
+@contextlib.contextmanager
+def not_counted():
+    """torchdoctor's own forward/backward (a probe's benchmark): not the program's activations."""
+    _OURS.depth = getattr(_OURS, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _OURS.depth -= 1
 
 
 class ActivationCounter:
@@ -88,6 +104,8 @@ class ActivationCounter:
             self.parameter_storages.add(_storage_key(tensor))
 
     def _pack(self, tensor):
+        if getattr(_OURS, "depth", 0):
+            return tensor
         try:
             key = _storage_key(tensor)
             if key not in self.saved and key not in self.parameter_storages:
