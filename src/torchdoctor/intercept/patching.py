@@ -27,6 +27,7 @@ Our wrappers must stay invisible to the program's own code transformations:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import importlib.abc
 import importlib.util
 import linecache
@@ -100,14 +101,20 @@ _LIVE: weakref.WeakSet[Patcher] = weakref.WeakSet()  # patchers with patches on
 _DYNAMO_TABLES = "torch._dynamo.trace_rules"
 
 
+_FIRST_PATCH = itertools.count()  # orders patchers by their first patch
+
+
 @contextlib.contextmanager
 def _all_patches_off() -> Iterator[None]:
-    patchers = list(_LIVE)
+    """Newest patcher off first, put back oldest first: patchers stacked on one attribute (the
+    --try hooks under diagnose's probes) unwind and rewind as a stack; in any other order the
+    outer wrappers are lost (a WeakSet iterates in no set order)."""
+    patchers = sorted(_LIVE, key=lambda patcher: patcher._first_patch, reverse=True)
     undone = [patcher._take_off() for patcher in patchers]
     try:
         yield
     finally:
-        for patcher, current in zip(patchers, undone):
+        for patcher, current in reversed(list(zip(patchers, undone))):
             patcher._put_back(current)
 
 
@@ -170,6 +177,7 @@ def _stop_watching_dynamo() -> None:
 class Patcher:
     def __init__(self) -> None:
         self._saved: list[tuple[Any, str, Any]] = []  # (owner, name, original __dict__ entry)
+        self._first_patch = -1  # set at the first patch: newer patchers wrap older ones
         self._handles: list[Any] = []  # hook handles with .remove()
         self._builtins: list[int] = []  # ids of wrappers registered as TorchScript builtins
 
@@ -182,6 +190,7 @@ class Patcher:
         original = getattr(owner, name)
         if self not in _LIVE:  # our first patch
             _watch_dynamo()
+            self._first_patch = next(_FIRST_PATCH)
             _LIVE.add(self)
         self._saved.append((owner, name, own))
         wrapper = make(original)
