@@ -27,9 +27,9 @@ Our wrappers must stay invisible to the program's own code transformations:
 from __future__ import annotations
 
 import contextlib
-import itertools
 import importlib.abc
 import importlib.util
+import itertools
 import linecache
 import re
 import sys

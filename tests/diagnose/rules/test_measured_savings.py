@@ -68,6 +68,7 @@ def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():
     run.whatif.timings = [
         WhatIfTiming("optimizer.fused", "optimizer step", 0.004, 0.001, 9, "fused=True")
     ]
+
     def first_of_the_two(findings):  # D304 (evaluation every step) may rank beside them
         return next(f for f in findings if f.id in ("D210", "D301"))
 
