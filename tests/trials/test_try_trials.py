@@ -1,6 +1,7 @@
 """`--try` on real scripts with planted problems, each trial in a fresh worker process."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +37,14 @@ def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
 
 
 def run_cli(*args):
+    # a wide "terminal": the table's cells stay on one line (piped output honours COLUMNS)
+    env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "torchdoctor", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "torchdoctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from planted import SCRIPTS, line_of, one_thread  # noqa: F401  (fixture)
 from planted import diagnose as diagnose_steps
 
-STEPS = 30  # the sampler takes a sample every 3 ms: enough samples on a busy machine
+STEPS = 60  # the sampler takes a sample every 3 ms: enough samples on a busy machine (CI)
 
 
 def diagnose(name: str):
