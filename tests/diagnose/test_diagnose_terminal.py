@@ -10,12 +10,16 @@ import re
 import subprocess
 import sys
 
+import pytest
 from rich.console import Console
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation, StepObservation
 from torchdoctor.diagnose.report.builder import build_report
 from torchdoctor.diagnose.report.terminal import render_terminal
+
+# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
+pytestmark = pytest.mark.flaky(reruns=2)
 
 LONG_FIX = (
     "loader = DataLoader(train_set, batch_size=64, shuffle=False, collate_fn=pad_batch, "

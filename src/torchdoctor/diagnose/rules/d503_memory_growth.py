@@ -47,6 +47,9 @@ CODE = "D503"
 TITLE = "Memory grows with every step"
 MIN_STEPS = 5
 MIN_GROWTH_BYTES = 4 * 2**20  # over the measured steps: below it, allocator noise
+# process RSS (CPU) also grows with the allocator's arenas and torch's caches in a run's first
+# steps: without a tensor found kept alive, only a larger growth is a finding
+MIN_RSS_GROWTH_BYTES = 32 * 2**20
 MIN_FIT = 0.9  # correlation of memory with the step index
 MIN_RETAINED_BYTES = 2**20  # detached tensors kept without a graph: only when this large
 
@@ -93,13 +96,15 @@ def _describe(r: RetainedTensors) -> str:
 def check(run: RunObservation) -> list[Finding]:
     growth = _growth(run)
     culprits = _culprits(run)
+    source = run.memory.step_source or run.memory.source
+    if growth and not culprits and source == "process_rss" and growth[1] < MIN_RSS_GROWTH_BYTES:
+        growth = None
     if growth is None and not culprits:
         return []
     evidence = []
     details: dict = {}
     if growth is not None:
         slope, total = growth
-        source = run.memory.step_source or run.memory.source
         evidence.append(
             f"Memory at the end of each step grew by {size(slope)} per step "
             f"({size(total)} over {len(run.steps)} measured steps; {source})."
