@@ -12,14 +12,14 @@ import torch
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.trainer.faults import CHECK_EVERY, NonFiniteGuard
 
+# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
+pytestmark = pytest.mark.flaky(reruns=2)
+
 TRAINER_OVER_TENSORS = """
 import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 from torchdoctor import Trainer, TrainerConfig
-
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
