@@ -12,6 +12,8 @@ import sys
 
 import torch
 
+from torchdoctor.diagnose.source_lines import short_path
+
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Our machinery (probes, runner, CLI, --try hooks), not all of torchdoctor: a training loop that
@@ -31,14 +33,6 @@ _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
 
 def _is_library(filename: str) -> bool:
     return filename.startswith(_SKIP)
-
-
-def _short(filename: str) -> str:
-    try:
-        rel = os.path.relpath(filename)
-    except ValueError:
-        return filename
-    return filename if rel.startswith("..") else rel
 
 
 def user_location(depth: int = 2) -> str:
@@ -61,14 +55,9 @@ def user_location(depth: int = 2) -> str:
     key = (code, frame.f_lineno)
     location = _location.get(key)
     if location is None:
-        location = _location[key] = f"{_short(code.co_filename)}:{frame.f_lineno}"
+        location = _location[key] = f"{short_path(code.co_filename)}:{frame.f_lineno}"
     return location
 
 
 def is_library_file(filename: str) -> bool:
     return _is_library(filename)
-
-
-def short_path(filename: str) -> str:
-    """The file name as the user wrote it: relative to the working directory when inside it."""
-    return _short(filename)

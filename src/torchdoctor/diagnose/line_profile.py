@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from functools import lru_cache
 
 from torchdoctor.diagnose.observations import LinesObservation, LineStat
+from torchdoctor.diagnose.source_lines import short_path
 
 # (clock time, tracker phase, user frames innermost first as (code, line), library code objects
 # from the innermost user line's callee inwards)
@@ -27,14 +28,6 @@ TRAINING_PHASES = ("data", "h2d", "forward", "backward", "optimizer")
 MAX_GAP_INTERVALS = 10  # a sample stands for at most this many intervals of time
 TOP_PER_PHASE = 8  # lines kept per phase by self samples (and as many again by inclusive ones)
 CONTEXT_LINES = 2  # source lines shown on each side of a line (HTML)
-
-
-def short_path(filename: str) -> str:
-    try:
-        rel = os.path.relpath(filename)
-    except ValueError:
-        return filename
-    return filename if rel.startswith("..") else rel
 
 
 @lru_cache(maxsize=4096)

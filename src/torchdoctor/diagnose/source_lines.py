@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import ast
 import linecache
+import os
 import re
 
 LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+def short_path(filename: str) -> str:
+    """The file name as the user wrote it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive (Windows)
+        return filename
+    return filename if rel.startswith("..") else rel
 
 
 def split_location(location: str) -> tuple[str, int] | None:

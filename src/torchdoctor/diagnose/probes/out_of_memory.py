@@ -8,8 +8,9 @@ import traceback
 
 import torch
 
-from torchdoctor.diagnose.callsite import is_library_file, short_path
+from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.observations import OutOfMemoryObservation
+from torchdoctor.diagnose.source_lines import short_path
 
 CPU_OOM_MARKERS = ("can't allocate memory", "DefaultCPUAllocator", "out of memory")
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}

@@ -18,8 +18,9 @@ from types import FrameType
 
 import torch
 
-from torchdoctor.diagnose.callsite import is_library_file, short_path
+from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.observations import RetainedTensors
+from torchdoctor.diagnose.source_lines import short_path
 
 MAX_NODES = 20_000  # autograd nodes walked per graph at most
 GRAPH_STEPS = 3  # a graph this many times the step's own loss graph spans several steps
