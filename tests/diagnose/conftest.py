@@ -10,17 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-# Every script starts single-threaded: on a loaded 2-core machine, OpenMP threads waking up after
-# a sleep make step times swing by 100x, which would drown the phases the tests compare.
-PRELUDE = """\
-import sys, time
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, Dataset, TensorDataset
-torch.set_num_threads(1)
-torch.manual_seed(0)
-"""
+from diagnose_prelude import PRELUDE
 
 
 class Diagnosis:

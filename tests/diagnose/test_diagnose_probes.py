@@ -5,7 +5,7 @@ facts, FLOPs, memory; plus the --profile window. In-process for speed."""
 import json
 import textwrap
 
-from conftest import PRELUDE
+from diagnose_prelude import PRELUDE
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.probes.peak_flops import gpu_peak

@@ -6,7 +6,7 @@ import textwrap
 
 import torch
 import torch.utils.checkpoint
-from conftest import PRELUDE
+from diagnose_prelude import PRELUDE
 from torch.nn.modules import module as module_globals
 from torch.optim import optimizer as optimizer_globals
 from torch.utils.data import DataLoader
