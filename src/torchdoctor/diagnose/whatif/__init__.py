@@ -70,6 +70,9 @@ class _Plan:
         self._plan_evaluation()
         self._plan_data()
         self._plan_anomaly()
+        self._plan_precision()
+        self._plan_batch()
+        self._plan_cuda()
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
@@ -147,6 +150,103 @@ class _Plan:
         self.items.append(
             (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
         )
+
+    def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
+        """A probe's work on the replay (none: nothing is timed)."""
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            return measure(replay, allowance) if replay else []
+
+        return work
+
+    def _plan_precision(self) -> None:
+        from torchdoctor.diagnose.rules._common import on_cuda, uses_autocast
+        from torchdoctor.diagnose.rules.d201_float64_compute import float64_share
+        from torchdoctor.diagnose.whatif.precision import (
+            autocast_dtypes,
+            measure_autocast,
+            measure_float32,
+        )
+
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+        if stake < MIN_PHASE_SHARE:
+            return
+        if float64_share(self.run) is not None:
+            self.items.append(
+                (stake, "float32 instead of float64", self._replayed(measure_float32))
+            )
+            return
+        p = self.run.precision
+        if uses_autocast(self.run) or p.float32_ops <= 0:
+            return
+        env = self.run.environment
+        if not autocast_dtypes(env.device_type) or (on_cuda(self.run) and not env.tensor_cores):
+            return
+        self.items.append((stake, "autocast", self._replayed(measure_autocast)))
+
+    def _plan_batch(self) -> None:
+        from torchdoctor.diagnose.rules.d202_batch_too_small import overhead_bound
+        from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch
+
+        bound = overhead_bound(self.run)
+        if bound is None or not bound.micro_batch:
+            return
+        batch = round(bound.micro_batch)
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+
+        def measure(replay: Replay, allowance: float) -> list[WhatIfTiming]:
+            seen = replay_batch(replay)
+            if seen != batch:
+                self.run.whatif.skipped.append(
+                    f"larger batch: the forward kept for the replay had {seen} samples in its "
+                    f"first input dimension, not the training batch of {batch}"
+                )
+                return []
+            return measure_batch(replay, batch, allowance)
+
+        self.items.append((stake, "larger batch", self._replayed(measure)))
+
+    def _plan_cuda(self) -> None:
+        """cudnn.benchmark, TF32 and channels_last: timed on CUDA only (flags of its backends)."""
+        from torchdoctor.diagnose.rules._common import conv_layers, on_cuda, uses_autocast
+        from torchdoctor.diagnose.whatif.precision import (
+            measure_channels_last,
+            measure_cuda_backends,
+        )
+
+        run, env = self.run, self.run.environment
+        stake = _run_share(run, "forward") + _run_share(run, "backward")
+        if not on_cuda(run) or stake < MIN_PHASE_SHARE:
+            return
+        autocast = run.precision.autocast_dtype if uses_autocast(run) else None
+        convs = conv_layers(run) > 0
+        benchmark = convs and env.cudnn_benchmark is False and env.input_shapes_fixed is True
+        ampere = env.compute_capability is not None and tuple(env.compute_capability) >= (8, 0)
+        tf32 = ampere and env.tf32_matmul is False and autocast is None
+        if benchmark or tf32:
+            self.items.append(
+                (
+                    stake,
+                    "cuDNN benchmark / TF32",
+                    self._replayed(
+                        lambda replay, allowance: measure_cuda_backends(
+                            replay, autocast, benchmark, tf32, allowance
+                        )
+                    ),
+                )
+            )
+        nchw = any(m.conv_layers and m.conv_channels_last_inputs is False for m in run.models)
+        if convs and autocast and nchw:
+            self.items.append(
+                (
+                    stake,
+                    "channels_last",
+                    self._replayed(
+                        lambda replay, allowance: measure_channels_last(replay, autocast, allowance)
+                    ),
+                )
+            )
 
 
 def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> None:
