@@ -12,7 +12,7 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
 from torchdoctor.diagnose.whatif.precision import convert_tensors
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -50,7 +50,9 @@ def measure_batch(replay: Replay, batch: int, allowance_s: float) -> list[WhatIf
     variants: dict[str, Callable[[], object]] = {"as run": replay.forward_backward}
     for factor in FACTORS:
         variants[f"x{factor}"] = _repeated(replay, batch, factor).forward_backward
-    medians, rounds = interleaved_medians(variants, replay.device_type, allowance_s)
+    medians, rounds = interleaved_medians(
+        variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
+    )
     return [
         WhatIfTiming(
             name=f"batch.x{factor}",

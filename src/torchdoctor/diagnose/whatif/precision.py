@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
 from torchdoctor.diagnose.whatif.replay import Replay
 
 UNIT = "forward and backward"
@@ -93,7 +93,10 @@ def _compare(
     setting: str, allowance_s: float,
 ) -> WhatIfTiming:  # fmt: skip
     medians, rounds = interleaved_medians(
-        {"as run": as_run, "fix": fix}, replay.device_type, allowance_s
+        {"as run": as_run, "fix": fix},
+        replay.device_type,
+        allowance_s,
+        compute_clock(replay.device_type),
     )
     return WhatIfTiming(
         name=name,
