@@ -49,7 +49,8 @@ def _losses(script: str, whatif: bool):
         ("whatif_keeps_program_state", {"data.workers", "evaluation.inference_mode",
                                         "evaluation.eval_mode"}),
         # replays of a model with Dropout: float32 copy, 2x and 4x the batch
-        ("whatif_compute_keeps_program_state", {"precision.float32", "batch.x2", "batch.x4"}),
+        ("whatif_compute_keeps_program_state", {"precision.float32", "batch.x2", "batch.x4",
+                                                "precision.float32_optimizer"}),
     ],
 )  # fmt: skip
 def test_program_losses_are_bit_identical_with_and_without_the_probes(script, probes):

@@ -146,6 +146,14 @@ def test_d201_measured_float32_gain_replaces_the_2x_constant_or_silences_it():
     assert finding.saving_basis == "measured" and "0.80x" in finding.saving_how
     assert finding.saving == pytest.approx(model_share * 0.2)
     assert finding.saving < estimate.saving and "Measured:" in evidence_text(finding)
+    # the optimizer step timed on float32 clones too: its share's gain is added
+    run.whatif.timings.append(
+        WhatIfTiming("precision.float32_optimizer", "optimizer step", 0.001, 0.0005, 9, "f32")
+    )
+    optimizer_share = step_profile(run).share("optimizer")
+    with_optimizer = only(d201.check(run), "D201")
+    assert with_optimizer.saving == pytest.approx(model_share * 0.2 + optimizer_share * 0.5)
+    assert "the optimizer step" in with_optimizer.saving_how
     run.whatif.timings[0].alternative_s = 0.011  # float32 no faster on this program
     assert d201.check(run) == []
 

@@ -14,10 +14,13 @@ or through `torch.set_default_dtype(torch.float64)`, which the evidence names wh
 Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
 model on the real batch it last trained on, as run (float64) and as a float32 copy on float32
 inputs, interleaved; the saving is the forward and backward share of the step times the measured
-relative gain. When float32 measures no faster, nothing is reported. Estimated saving, without
-that measurement (over the probes' time budget, a model that cannot be copied): float32 work runs
-at least twice as fast (half the bytes, twice the SIMD lanes), so half the compute share of the
-step, scaled by the float64 share of compute ops, and never more than forward plus backward.
+relative gain, plus the optimizer step's share times its measured gain on a float32 clone of its
+parameters, gradients and state. When float32 measures no faster, nothing is reported.
+
+Estimated saving, without that measurement (over the probes' time budget, a model that cannot be
+copied): float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes), so half
+the compute share of the step, scaled by the float64 share of compute ops, and never more than
+forward plus backward.
 
 ## Example
 ```python
@@ -47,7 +50,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     step_profile,
 )
-from torchdoctor.diagnose.rules._measured import Saving, measured_or_estimate
+from torchdoctor.diagnose.rules._measured import Saving, how, measured_or_estimate, timings
 
 CODE = "D201"
 TITLE = "Compute runs in float64"
@@ -89,7 +92,8 @@ def check(run: RunObservation) -> list[Finding]:
     f64_params = sum(m.parameter_dtypes.get("float64", 0) for m in run.models)
     all_params = sum(sum(m.parameter_dtypes.values()) for m in run.models)
     compute_share = profile.share(*COMPUTE_PHASES)
-    # float32 gives back forward and backward time at most (the replay times those two)
+    # an estimate claims forward and backward time at most; a measurement adds the optimizer
+    # step when it was timed on float32 clones too
     model_share = profile.share("forward", "backward")
     estimate = Saving(
         min(clamp(compute_share * f64_share * (1 - 1 / FLOAT32_SPEEDUP)), model_share),
@@ -102,6 +106,13 @@ def check(run: RunObservation) -> list[Finding]:
     )
     if found is None:
         return []  # float32 measured no faster on this program: nothing to claim
+    optimizer = next(iter(timings(run, "precision.float32_optimizer")), None)
+    if found.basis == "measured" and optimizer is not None and optimizer.ratio < 1:
+        found = Saving(
+            clamp(found.fraction + profile.share("optimizer") * (1 - optimizer.ratio)),
+            "measured",
+            f"{found.how}; {how(optimizer, 'the optimizer step')}",
+        )
     saving = found.fraction
     evidence = []
     if total_ops > 0:

@@ -136,17 +136,21 @@ class _Plan:
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
         self.items.append((stake, "anomaly detection", work))
 
+    def _largest_optimizer(self):
+        """The program's optimizer over the most parameter bytes that stepped (None: none)."""
+        probe = _probe(self.session, "OptimizerProbe")
+        stepped = (
+            [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0] if probe else []
+        )
+        return max(stepped, key=lambda pair: pair[1].param_bytes)[0] if stepped else None
+
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
 
         share = _run_share(self.run, "optimizer")
-        probe = _probe(self.session, "OptimizerProbe")
-        if probe is None or share < MIN_PHASE_SHARE:
+        optimizer = self._largest_optimizer()
+        if optimizer is None or share < MIN_PHASE_SHARE:
             return
-        stepped = [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0]
-        if not stepped:
-            return
-        optimizer = max(stepped, key=lambda pair: pair[1].param_bytes)[0]
         self.items.append(
             (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
         )
@@ -173,8 +177,15 @@ class _Plan:
         if stake < MIN_PHASE_SHARE:
             return
         if float64_share(self.run) is not None:
+            optimizer = self._largest_optimizer()
             self.items.append(
-                (stake, "float32 instead of float64", self._replayed(measure_float32))
+                (
+                    stake + _run_share(self.run, "optimizer"),
+                    "float32 instead of float64",
+                    self._replayed(
+                        lambda replay, allowance: measure_float32(replay, optimizer, allowance)
+                    ),
+                )
             )
             return
         p = self.run.precision

@@ -19,9 +19,11 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
+from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
 UNIT = "forward and backward"
+FLOAT32_OPTIMIZER = "precision.float32_optimizer"  # the optimizer step on float32 clones
 
 
 def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> Any:
@@ -108,8 +110,19 @@ def _compare(
     )
 
 
-def measure_float32(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
-    """The replay as run (float64 parameters and inputs) vs a float32 copy on float32 inputs."""
+def measure_float32(
+    replay: Replay, optimizer: torch.optim.Optimizer | None, allowance_s: float
+) -> list[WhatIfTiming]:
+    """The replay as run (float64 parameters and inputs) vs a float32 copy on float32 inputs;
+    and the optimizer's step on a clone of its float64 parameters, gradients and state vs on a
+    float32 clone (when it has float64 parameters)."""
+    doubles = optimizer is not None and any(
+        p.dtype == torch.float64 for group in optimizer.param_groups for p in group["params"]
+    )
+    timings = []
+    if optimizer is not None and doubles:
+        timings.append(_float32_optimizer(optimizer, allowance_s / 3))
+        allowance_s -= allowance_s / 3
     single = Replay(
         copy.deepcopy(replay.model).float(),
         convert_tensors(replay.args, _float64_to_float32),
@@ -125,7 +138,28 @@ def measure_float32(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
         allowance_s,
     )
     del single
-    return [timing]
+    return [timing, *timings]
+
+
+def _float32_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> WhatIfTiming:
+    device_type = next(p for g in optimizer.param_groups for p in g["params"]).device.type
+    medians, rounds = interleaved_medians(
+        {
+            "as run": clone_optimizer(optimizer).step,
+            "fix": clone_optimizer(optimizer, torch.float32).step,
+        },
+        device_type,
+        allowance_s,
+        compute_clock(device_type),
+    )
+    return WhatIfTiming(
+        name=FLOAT32_OPTIMIZER,
+        unit="optimizer step",
+        as_run_s=medians["as run"],
+        alternative_s=medians["fix"],
+        repeats=rounds,
+        setting="float32 parameters and state",
+    )
 
 
 def autocast_dtypes(device_type: str) -> list[str]:

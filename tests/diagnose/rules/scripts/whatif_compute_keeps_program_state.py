@@ -12,7 +12,7 @@ def build():
     features = torch.randn(512, 16, dtype=torch.float64)
     target = features[:, :4].sum(dim=1, keepdim=True)
     model = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Dropout(0.1), nn.Linear(32, 1)).double()
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
     return (features, target), model, optimizer
 
 
