@@ -13,6 +13,7 @@ import torch
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.step_analysis import step_profile
+from torchdoctor.diagnose.whatif.precision import native_bf16_cpu
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
 pytestmark = pytest.mark.flaky(reruns=2)
@@ -71,14 +72,27 @@ def test_batch_probe_puts_the_batch_size_first_on_a_batch_2_loop():
     run.whatif.timings = [t for t in run.whatif.timings if not t.name.startswith("batch.")]
     constant = next(f for f in check_all(run) if f.id == "D202")
     assert constant.saving_basis == "estimated" and constant.saving < top.saving
-    # the same float32 run: bf16 autocast is timed, and D204 stated only when clearly faster
+    # the same float32 run: bf16 autocast is timed where the CPU has native bf16 (else it is
+    # known slower and not timed), and D204 is stated only when clearly faster
     autocast = _timing(report, "precision.autocast.bfloat16")
-    assert autocast is not None, report.run.whatif
     d204 = [f for f in report.findings if f.id == "D204"]
-    if autocast.ratio > 0.8:  # a CPU without native bf16 (this one: about 1.7x slower)
-        assert d204 == []
-    else:
+    if native_bf16_cpu() is False:
+        assert autocast is None and d204 == []
+    elif autocast is not None and autocast.ratio <= 0.8:
         assert d204[0].saving_basis == "measured" and '"cpu"' in d204[0].fix
+    else:
+        assert d204 == []
+
+
+def test_native_bf16_is_read_from_the_cpu_flags(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor : 0\nflags : fpu sse2 avx2 avx512f\n")
+    assert native_bf16_cpu(str(info)) is False
+    info.write_text("flags : fpu sse2 avx2 avx512f avx512_bf16 amx_bf16\n")
+    assert native_bf16_cpu(str(info)) is True
+    info.write_text("Features : fp asimd bf16\n")  # not x86: measured instead
+    assert native_bf16_cpu(str(info)) is None
+    assert native_bf16_cpu(str(tmp_path / "absent")) is None
 
 
 def test_cuda_variants_are_guarded_by_device_and_put_the_backend_flags_back():

@@ -23,7 +23,9 @@ the step times the measured relative gain. When autocast measures no faster, not
 on a GPU too: most CPUs without native bf16 run it slower than float32 (emulated conversions),
 and a suggestion that would slow the user's own program down is noise, not advice; the timing stays
 in the JSON report (`run.whatif`). A CPU run is never flagged on the estimate alone, nor when
-bf16 measured less than 20% faster on forward and backward (not worth the coarser numerics).
+bf16 measured less than 20% faster on forward and backward (not worth the coarser numerics). On an
+x86 CPU without AVX512-BF16 or AMX the probe is not run at all: emulated bf16 measured 1.7-2.3x
+slower than float32 there, so its share of the probes' budget goes to the others.
 
 ## Example
 ```python

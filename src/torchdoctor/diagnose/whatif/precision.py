@@ -162,6 +162,20 @@ def _float32_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> 
     )
 
 
+def native_bf16_cpu(cpuinfo: str = "/proc/cpuinfo") -> bool | None:
+    """Does this x86 CPU compute bf16 natively (AVX512-BF16 or AMX)? None: cannot tell (not
+    Linux, not x86): then the autocast what-if measures it."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as file:
+            flags = next((line for line in file if line.startswith("flags")), "")
+    except OSError:
+        return None
+    words = set(flags.split())
+    if not words & {"sse2", "avx2"}:
+        return None
+    return bool(words & {"avx512_bf16", "amx_bf16"})
+
+
 def autocast_dtypes(device_type: str) -> list[str]:
     """The half precisions worth timing on this device: bf16 on CPU; on CUDA bf16 where the GPU
     supports it (no loss scaling needed), else fp16."""
