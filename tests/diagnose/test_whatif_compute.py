@@ -117,3 +117,21 @@ def test_cuda_variants_are_guarded_by_device_and_put_the_backend_flags_back():
         assert torch.backends.cudnn.benchmark and torch.backends.cuda.matmul.allow_tf32
         raise RuntimeError("a variant that failed mid-call")
     assert (torch.backends.cudnn.benchmark, torch.backends.cuda.matmul.allow_tf32) == before
+
+
+def test_float32_probe_keeps_the_model_timing_when_the_optimizer_step_needs_a_closure():
+    from torch import nn
+
+    from torchdoctor.diagnose.whatif.precision import measure_float32
+    from torchdoctor.diagnose.whatif.replay import make_replay
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+    x = torch.randn(4, 8, dtype=torch.float64)
+    replay, _ = make_replay({id(model): (model, (x,), {})})
+    lbfgs = torch.optim.LBFGS(model.parameters())  # step(closure): not replayable
+    timings = measure_float32(replay, lbfgs, 0.05)
+    assert [t.name for t in timings] == ["precision.float32"] and timings[0].as_run_s > 0
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    names = [t.name for t in measure_float32(replay, sgd, 0.05)]
+    assert names == ["precision.float32", "precision.float32_optimizer"]
+    assert all(p.dtype == torch.float64 and p.grad is None for p in model.parameters())
