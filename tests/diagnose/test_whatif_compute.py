@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_whatif import one_thread  # noqa: F401  (autouse: one intra-op thread, as the others)
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules_runner import check_all
@@ -19,21 +20,13 @@ SCRIPTS = Path(__file__).parent / "rules" / "scripts"
 pytestmark = pytest.mark.flaky(reruns=2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _timing(report, name: str):
     return next((t for t in report.run.whatif.timings if t.name == name), None)
 
 
 def test_float32_probe_replaces_the_2x_constant_of_d201_with_the_measured_gain():
     report = diagnose_script(
-        str(SCRIPTS / "d201_float64.py"), steps=10, warmup=2, whatif_budget_s=2.0
+        str(SCRIPTS / "d201_float64.py"), steps=6, warmup=2, whatif_budget_s=1.0
     )
     timing = _timing(report, "precision.float32")
     assert timing is not None and timing.as_run_s > 0, report.run.whatif

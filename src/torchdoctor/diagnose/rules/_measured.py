@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from torchdoctor.diagnose.findings import SavingBasis
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.rules._common import clamp, secs
+from torchdoctor.diagnose.rules._common import clamp, kernel_gain_saving, pct, secs
 
 
 def timings(run: RunObservation, name: str) -> list[WhatIfTiming]:
@@ -53,3 +53,17 @@ def measured_or_estimate(
     if measured.ratio >= 1:
         return None
     return Saving(clamp(share * (1 - measured.ratio)), "measured", how(measured, what))
+
+
+def kernel_gain_or_measured(
+    run: RunObservation, name: str, compute_share: float, gain: float, faster: str
+) -> Saving | None:
+    """A CUDA kernel setting's saving on forward and backward (`compute_share` of the step): the
+    what-if `name`'s measurement, else the estimate that `faster` (what the setting brings) is
+    `gain` faster on half of that time; None when measured no faster."""
+    estimate = Saving(
+        kernel_gain_saving(compute_share, gain),
+        "estimated",
+        f"assumes {faster} {pct(gain)} faster in forward and backward",
+    )
+    return measured_or_estimate(run, name, compute_share, estimate, "forward and backward")

@@ -37,13 +37,12 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     conv_layers,
-    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
     step_profile,
 )
-from torchdoctor.diagnose.rules._measured import Saving, measured_or_estimate
+from torchdoctor.diagnose.rules._measured import kernel_gain_or_measured
 
 CODE = "D205"
 TITLE = "cudnn.benchmark is off for a conv net with fixed input shapes"
@@ -59,13 +58,8 @@ def check(run: RunObservation) -> list[Finding]:
     if env.cudnn_benchmark is not False or env.input_shapes_fixed is not True:
         return []
     compute_share = profile.share("forward", "backward")
-    estimate = Saving(
-        kernel_gain_saving(compute_share, AUTOTUNE_GAIN),
-        "estimated",
-        f"assumes cuDNN's tuned kernels {pct(AUTOTUNE_GAIN)} faster in forward and backward",
-    )
-    found = measured_or_estimate(
-        run, "cuda.cudnn_benchmark", compute_share, estimate, "forward and backward"
+    found = kernel_gain_or_measured(
+        run, "cuda.cudnn_benchmark", compute_share, AUTOTUNE_GAIN, "cuDNN's tuned kernels"
     )
     if found is None:
         return []  # measured no faster on this GPU and model: nothing to claim

@@ -40,14 +40,13 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     conv_layers,
-    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
     step_profile,
     uses_autocast,
 )
-from torchdoctor.diagnose.rules._measured import Saving, measured_or_estimate
+from torchdoctor.diagnose.rules._measured import kernel_gain_or_measured
 
 CODE = "D207"
 TITLE = "Conv net under mixed precision without channels_last"
@@ -62,13 +61,8 @@ def check(run: RunObservation) -> list[Finding]:
     if not any(m.conv_layers and m.conv_channels_last_inputs is False for m in run.models):
         return []
     compute_share = profile.share("forward", "backward")
-    estimate = Saving(
-        kernel_gain_saving(compute_share, NHWC_GAIN),
-        "estimated",
-        f"assumes NHWC kernels {pct(NHWC_GAIN)} faster in forward and backward",
-    )
-    found = measured_or_estimate(
-        run, "cuda.channels_last", compute_share, estimate, "forward and backward"
+    found = kernel_gain_or_measured(
+        run, "cuda.channels_last", compute_share, NHWC_GAIN, "NHWC kernels"
     )
     if found is None:
         return []  # measured no faster on this GPU and model: nothing to claim

@@ -12,6 +12,8 @@ from contextlib import contextmanager
 
 import torch
 
+from torchdoctor.diagnose.observations import WhatIfTiming
+
 
 @contextmanager
 def program_state_kept() -> Iterator[None]:
@@ -96,3 +98,27 @@ def interleaved_medians(
         for name, work in variants.items():
             samples[name].append(timed(work, device_type, clock))
     return {name: statistics.median(values) for name, values in samples.items()}, rounds
+
+
+def compare(
+    name: str,
+    unit: str,
+    setting: str,
+    variants: tuple[Callable[[], object], Callable[[], object]],
+    device_type: str,
+    allowance_s: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> WhatIfTiming:
+    """One timing of `name`: the work as run vs with the fix (`variants`), interleaved."""
+    as_run, fix = variants
+    medians, rounds = interleaved_medians(
+        {"as run": as_run, "fix": fix}, device_type, allowance_s, clock
+    )
+    return WhatIfTiming(
+        name=name,
+        unit=unit,
+        as_run_s=medians["as run"],
+        alternative_s=medians["fix"],
+        repeats=rounds,
+        setting=setting,
+    )

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compare, compute_clock
 from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -94,20 +94,8 @@ def _compare(
     replay: Replay, as_run: Callable[[], None], fix: Callable[[], None], name: str,
     setting: str, allowance_s: float,
 ) -> WhatIfTiming:  # fmt: skip
-    medians, rounds = interleaved_medians(
-        {"as run": as_run, "fix": fix},
-        replay.device_type,
-        allowance_s,
-        compute_clock(replay.device_type),
-    )
-    return WhatIfTiming(
-        name=name,
-        unit=UNIT,
-        as_run_s=medians["as run"],
-        alternative_s=medians["fix"],
-        repeats=rounds,
-        setting=setting,
-    )
+    device = replay.device_type
+    return compare(name, UNIT, setting, (as_run, fix), device, allowance_s, compute_clock(device))
 
 
 def measure_float32(
@@ -147,22 +135,15 @@ def measure_float32(
 
 def _float32_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> WhatIfTiming:
     device_type = next(p for g in optimizer.param_groups for p in g["params"]).device.type
-    medians, rounds = interleaved_medians(
-        {
-            "as run": clone_optimizer(optimizer).step,
-            "fix": clone_optimizer(optimizer, torch.float32).step,
-        },
+    variants = (clone_optimizer(optimizer).step, clone_optimizer(optimizer, torch.float32).step)
+    return compare(
+        FLOAT32_OPTIMIZER,
+        "optimizer step",
+        "float32 parameters and state",
+        variants,
         device_type,
         allowance_s,
         compute_clock(device_type),
-    )
-    return WhatIfTiming(
-        name=FLOAT32_OPTIMIZER,
-        unit="optimizer step",
-        as_run_s=medians["as run"],
-        alternative_s=medians["fix"],
-        repeats=rounds,
-        setting="float32 parameters and state",
     )
 
 
