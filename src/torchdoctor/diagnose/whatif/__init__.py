@@ -21,6 +21,7 @@ from torchdoctor.diagnose.whatif.replay import Replay, make_replay
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
+BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
 
 
 def _median_step_s(run: RunObservation) -> float:
@@ -213,13 +214,15 @@ class _Plan:
 
         def measure(replay: Replay, allowance: float) -> list[WhatIfTiming]:
             seen = replay_batch(replay)
-            if seen != batch:
+            # an epoch's short last batch moves the mean a little; a sequence-first input is
+            # another dimension altogether
+            if seen is None or abs(seen - batch) > BATCH_TOLERANCE * batch:
                 self.run.whatif.skipped.append(
                     f"larger batch: the forward kept for the replay had {seen} samples in its "
                     f"first input dimension, not the training batch of {batch}"
                 )
                 return []
-            return measure_batch(replay, batch, allowance)
+            return measure_batch(replay, seen, allowance)
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
 
