@@ -230,3 +230,27 @@ def test_cuda_setting_rules_state_the_measured_gain_or_stay_silent(rule, name, b
     assert finding.saving == pytest.approx(model_share * 0.25)
     run.whatif.timings[0].alternative_s = 0.0081  # no faster on this GPU and model
     assert rule.check(run) == []
+
+
+def planned(run) -> list[str]:
+    """The what-if probes the planner calls for on a recorded run (none is run here)."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _Plan
+
+    plan = _Plan(SimpleNamespace(probes=[]), run)
+    plan.build()
+    return [label for _, label, _ in plan.items]
+
+
+def test_planner_calls_for_the_cuda_probes_only_on_a_cuda_run_that_needs_them():
+    conv = conv_h100_run()  # fp32 conv net: benchmark off, TF32 off, no autocast
+    assert {"autocast", "cuDNN benchmark / TF32"} <= set(planned(conv))
+    assert "channels_last" in planned(amp_conv_run(False))  # NCHW convs under autocast
+    assert "channels_last" not in planned(amp_conv_run(True))
+    tuned = conv_h100_run(cudnn_benchmark=True, tf32_matmul=True)
+    assert "cuDNN benchmark / TF32" not in planned(tuned)
+    cpu = planned(good_cpu_run())
+    assert not {"cuDNN benchmark / TF32", "channels_last"} & set(cpu)
+    float64 = planned(good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24)))
+    assert "float32 instead of float64" in float64 and "autocast" not in float64
