@@ -4,7 +4,7 @@ constant, is labelled "measured", and changes the ranking where the constant was
 from __future__ import annotations
 
 import pytest
-from rule_builders import evidence_text, good_cpu_run, make_steps, only
+from rule_builders import evidence_text, good_cpu_run, h100_environment, make_steps, only
 from test_compute_rules import (
     amp_conv_run,
     conv_h100_run,
@@ -254,3 +254,14 @@ def test_planner_calls_for_the_cuda_probes_only_on_a_cuda_run_that_needs_them():
     assert not {"cuDNN benchmark / TF32", "channels_last"} & set(cpu)
     float64 = planned(good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24)))
     assert "float32 instead of float64" in float64 and "autocast" not in float64
+
+
+def test_planner_replays_4x_the_batch_only_where_it_fits():
+    run = overhead_run(ops=1000, tensors=40)  # overhead-bound at batch 4
+    assert "larger batch" in planned(run)
+    run.environment = h100_environment()
+    run.memory.peak_bytes, run.memory.capacity_bytes = 60 * 2**30, 80 * 2**30
+    assert "larger batch" not in planned(run)
+    assert "75% of the GPU's memory" in run.whatif.skipped[0]
+    run.memory.peak_bytes = 20 * 2**30
+    assert "larger batch" in planned(run)

@@ -22,6 +22,7 @@ WHATIF_SHARE = 0.10  # of the diagnosed wall time
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
+MAX_MEMORY_FOR_4X = 0.5  # of GPU memory at the run's peak: above it, no 4x-batch replay on CUDA
 
 
 def _median_step_s(run: RunObservation) -> float:
@@ -203,11 +204,19 @@ class _Plan:
         self.items.append((stake, "autocast", self._replayed(measure_autocast)))
 
     def _plan_batch(self) -> None:
+        from torchdoctor.diagnose.rules._common import memory_use, on_cuda
         from torchdoctor.diagnose.rules.d202_batch_too_small import overhead_bound
         from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch
 
         bound = overhead_bound(self.run)
         if bound is None or not bound.micro_batch:
+            return
+        use = memory_use(self.run)
+        if on_cuda(self.run) and use is not None and use > MAX_MEMORY_FOR_4X:
+            self.run.whatif.skipped.append(
+                f"larger batch: the run peaked at {use:.0%} of the GPU's memory, 4x the batch's "
+                "activations might not fit beside it"
+            )
             return
         batch = round(bound.micro_batch)
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
