@@ -265,3 +265,12 @@ def test_planner_replays_4x_the_batch_only_where_it_fits():
     assert "75% of the GPU's memory" in run.whatif.skipped[0]
     run.memory.peak_bytes = 20 * 2**30
     assert "larger batch" in planned(run)
+
+
+def test_d202_estimate_never_exceeds_what_the_model_phases_give_back():
+    run = overhead_run(ops=1000, tensors=40)
+    run.compute.dispatch_overhead_s = 2e-5  # a floor of 20 ms: more than the 10.2 ms step
+    finding = only(d202.check(run), "D202")
+    model_share = step_profile(run).share("forward", "backward", "optimizer")
+    assert finding.saving_basis == "estimated"
+    assert finding.saving == pytest.approx(model_share * (1 - 1 / d202.BATCH_FACTOR))

@@ -16,10 +16,11 @@ same overhead.
 Estimated saving: per sample. With a batch `k = 4` times larger the fixed cost `O` is paid once
 for four times the samples, so time per sample falls by `O * (1 - 1/k) / t_step`. `O` is taken
 as ops per step times the measured trivial-op cost, a lower bound (autograd adds more per op), and
-`t_step` is the median step. Below a 5% saving the suggestion is not made. On a CPU run the
-step and op times are scaled by the share of wall time the training thread had a CPU
-(`cpu_share`), so another process's load does not hide or create the finding; runs whose ops were
-not counted (torch.compile) are not judged.
+`t_step` is the median step, and the estimate never exceeds `(1 - 1/k)` of the forward,
+backward and optimizer share, where those ops run. Below a 5% saving the suggestion is not made.
+On a CPU run the step and op times are scaled by the share of wall time the training thread had a
+CPU (`cpu_share`), so another process's load does not hide or create the finding; runs whose ops
+were not counted (torch.compile) are not judged.
 
 Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
 model on the real batch it last trained on and on that batch concatenated with itself 2x and 4x,
@@ -58,6 +59,7 @@ from typing import cast
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
 from torchdoctor.diagnose.rules._common import (
+    COMPUTE_PHASES,
     clamp,
     expected_ops,
     mean_batch_size,
@@ -206,11 +208,16 @@ def measured_saving(run: RunObservation) -> tuple[float, WhatIfTiming | None] | 
 
 
 def check(run: RunObservation) -> list[Finding]:
-    bound = overhead_bound(run)
-    if bound is None:
+    bound, profile = overhead_bound(run), step_profile(run)
+    if bound is None or profile is None:
         return []
     overhead, step_s, utilization = bound.overhead, bound.step_s, bound.utilization
-    saving = clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s)
+    # never more than the model's phases (where the ops run) give back at BATCH_FACTOR
+    model_share = profile.share(*COMPUTE_PHASES)
+    saving = min(
+        clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s),
+        model_share * (1 - 1 / BATCH_FACTOR),
+    )
     factor, basis = BATCH_FACTOR, cast(SavingBasis, "estimated")
     saving_how = (
         f"estimate: the ops' fixed cost at the measured trivial-op floor, paid once for "
