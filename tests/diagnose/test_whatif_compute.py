@@ -128,3 +128,16 @@ def test_float32_probe_keeps_the_model_timing_when_the_optimizer_step_needs_a_cl
     names = [t.name for t in measure_float32(replay, sgd, 0.05)]
     assert names == ["precision.float32", "precision.float32_optimizer"]
     assert all(p.dtype == torch.float64 and p.grad is None for p in model.parameters())
+
+
+def test_batch_probe_leaves_sequence_first_models_alone():
+    from torch import nn
+
+    from torchdoctor.diagnose.whatif.batch import sequence_first
+
+    assert sequence_first(nn.Sequential(nn.Embedding(10, 8), nn.LSTM(8, 8)))
+    assert sequence_first(nn.TransformerEncoderLayer(8, 2))  # batch_first left at False
+    assert not sequence_first(nn.LSTM(8, 8, batch_first=True))
+    layer = nn.TransformerEncoderLayer(8, 2, batch_first=True)
+    assert not sequence_first(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
+    assert not sequence_first(nn.Sequential(nn.Linear(4, 4)))

@@ -206,7 +206,7 @@ class _Plan:
     def _plan_batch(self) -> None:
         from torchdoctor.diagnose.rules._common import memory_use, on_cuda
         from torchdoctor.diagnose.rules.d202_batch_too_small import overhead_bound
-        from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch
+        from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch, sequence_first
 
         bound = overhead_bound(self.run)
         if bound is None or not bound.micro_batch:
@@ -222,6 +222,12 @@ class _Plan:
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
 
         def measure(replay: Replay, allowance: float) -> list[WhatIfTiming]:
+            if sequence_first(replay.model):
+                self.run.whatif.skipped.append(
+                    "larger batch: the model has a recurrent or transformer layer with "
+                    "batch_first=False, so the inputs' first dimension is not the batch"
+                )
+                return []
             seen = replay_batch(replay)
             # an epoch's short last batch moves the mean a little; a sequence-first input is
             # another dimension altogether

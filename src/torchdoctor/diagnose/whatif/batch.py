@@ -27,6 +27,28 @@ def replay_batch(replay: Replay) -> int | None:
     return int(x.shape[0])
 
 
+SEQUENCE_FIRST_TYPES = (
+    torch.nn.RNNBase,
+    torch.nn.Transformer,
+    torch.nn.TransformerEncoderLayer,
+    torch.nn.TransformerDecoderLayer,
+)
+
+
+def sequence_first(model: torch.nn.Module) -> bool:
+    """Does the model hold a recurrent or transformer layer left at batch_first=False? Then the
+    inputs' first dimension is likely time, and repeating it lengthens sequences instead of
+    adding samples."""
+    for module in model.modules():
+        if not isinstance(module, SEQUENCE_FIRST_TYPES):
+            continue
+        # a transformer layer keeps the setting on its attention
+        holder = module.self_attn if hasattr(module, "self_attn") else module
+        if not getattr(holder, "batch_first", True):
+            return True
+    return False
+
+
 def _repeated(replay: Replay, batch: int, factor: int) -> Replay:
     """The replay on `factor` copies of its batch: every input whose first dimension is the
     batch is concatenated with itself (other inputs, e.g. a shared mask, are kept)."""
