@@ -32,8 +32,8 @@ def _load(name: str):
     return module
 
 
-def _losses(whatif: bool):
-    program = _load("whatif_keeps_program_state")
+def _losses(script: str, whatif: bool):
+    program = _load(script)
     loader, model, optimizer = program.build()
     with watch(warmup=2, whatif=whatif, whatif_budget_s=3.0) as w:
         before = program.train(loader, model, optimizer, 12)
@@ -41,13 +41,24 @@ def _losses(whatif: bool):
     return before + after, w.report.run.whatif
 
 
-def test_program_losses_are_bit_identical_with_and_without_the_probes():
-    with_probes, measured = _losses(whatif=True)
-    without, not_run = _losses(whatif=False)
+@pytest.mark.parametrize(
+    "script, probes",
+    [
+        # the probes that draw random numbers: data (a side loader over the dataset, which has
+        # its own generator and reads Python's and NumPy's), evaluation (dropout in train mode)
+        ("whatif_keeps_program_state", {"data.workers", "evaluation.inference_mode",
+                                        "evaluation.eval_mode"}),
+        # replays of a model with Dropout: a float32 copy (and 2x and 4x the batch where the
+        # op-overhead test of D202 holds, which another process's load can sway)
+        ("whatif_compute_keeps_program_state", {"precision.float32",
+                                                "precision.float32_optimizer"}),
+    ],
+)  # fmt: skip
+def test_program_losses_are_bit_identical_with_and_without_the_probes(script, probes):
+    with_probes, measured = _losses(script, whatif=True)
+    without, not_run = _losses(script, whatif=False)
     names = {t.name for t in measured.timings}
-    # the probes that draw random numbers ran: data (a side loader over the dataset, which has
-    # its own generator and reads Python's and NumPy's), evaluation (dropout in train mode)
-    assert {"data.workers", "evaluation.inference_mode", "evaluation.eval_mode"} <= names, measured
+    assert probes <= names, measured
     assert not_run.timings == [] and not_run.budget_s == 0
     assert with_probes == without  # exact floats: same batches, same dropout masks, same updates
 

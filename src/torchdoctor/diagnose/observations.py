@@ -413,6 +413,9 @@ class WhatIfTiming:
     # outputs that the alternative changes, as a relative L2 difference (train vs eval mode)
     output_change: float | None = None
     startup_s: float | None = None  # one-off cost the alternative pays (workers' start-up)
+    # the batch what-if: the alternative ran this many times the program's batch, and its
+    # alternative_s is per as many samples as the program's batch (so `ratio` is per sample)
+    batch_factor: int | None = None
 
     @property
     def ratio(self) -> float:

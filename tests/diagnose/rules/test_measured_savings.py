@@ -4,13 +4,41 @@ constant, is labelled "measured", and changes the ranking where the constant was
 from __future__ import annotations
 
 import pytest
-from rule_builders import good_cpu_run, make_steps, only
-from test_compute_rules import optimizer_bound_run
+from rule_builders import evidence_text, good_cpu_run, h100_environment, make_steps, only
+from test_compute_rules import (
+    amp_conv_run,
+    conv_h100_run,
+    fp32_h100_run,
+    optimizer_bound_run,
+    overhead_run,
+)
 from test_data_rules import data_bound_run
 
-from torchdoctor.diagnose.observations import EvaluationObservation, WhatIfTiming
+from torchdoctor.diagnose.observations import (
+    EvaluationObservation,
+    PrecisionObservation,
+    WhatIfTiming,
+)
 from torchdoctor.diagnose.rules import (
     d101_dataloader_main_process as d101,
+)
+from torchdoctor.diagnose.rules import (
+    d201_float64_compute as d201,
+)
+from torchdoctor.diagnose.rules import (
+    d202_batch_too_small as d202,
+)
+from torchdoctor.diagnose.rules import (
+    d204_no_autocast as d204,
+)
+from torchdoctor.diagnose.rules import (
+    d205_cudnn_benchmark_off as d205,
+)
+from torchdoctor.diagnose.rules import (
+    d206_tf32_off as d206,
+)
+from torchdoctor.diagnose.rules import (
+    d207_channels_last_missing as d207,
 )
 from torchdoctor.diagnose.rules import (
     d210_optimizer_not_fused as d210,
@@ -19,6 +47,7 @@ from torchdoctor.diagnose.rules import (
     d301_eval_with_autograd as d301,
 )
 from torchdoctor.diagnose.rules_runner import check_all
+from torchdoctor.diagnose.step_analysis import step_profile
 
 
 def workers(as_run_s: float, with_workers_s: float, n: int = 1) -> WhatIfTiming:
@@ -99,3 +128,149 @@ def test_step_savings_become_shares_of_the_run_with_seconds_per_epoch():
     assert finding.saving == pytest.approx(0.35 / 2)  # half of the step's 35%, of the run
     # 6400 samples / 64 per batch = 100 steps of 20 ms, plus 20 ms evaluation each
     assert finding.seconds_per_epoch == pytest.approx(finding.saving * 100 * 0.040)
+
+
+# Compute what-ifs (whatif/precision.py, whatif/batch.py), as their timings would be recorded.
+def forward_backward(name: str, as_run_s: float, fix_s: float, setting: str = "") -> WhatIfTiming:
+    return WhatIfTiming(name, "forward and backward", as_run_s, fix_s, 9, setting)
+
+
+def test_d201_measured_float32_gain_replaces_the_2x_constant_or_silences_it():
+    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24))
+    estimate = only(d201.check(run), "D201")
+    assert estimate.saving_basis == "estimated" and "assumes" in estimate.saving_how
+    model_share = step_profile(run).share("forward", "backward")
+    assert estimate.saving <= model_share
+    run.whatif.timings = [forward_backward("precision.float32", 0.010, 0.008)]
+    finding = only(d201.check(run), "D201")
+    assert finding.saving_basis == "measured" and "0.80x" in finding.saving_how
+    assert finding.saving == pytest.approx(model_share * 0.2)
+    assert finding.saving < estimate.saving and "Measured:" in evidence_text(finding)
+    # the optimizer step timed on float32 clones too: its share's gain is added
+    run.whatif.timings.append(
+        WhatIfTiming("precision.float32_optimizer", "optimizer step", 0.001, 0.0005, 9, "f32")
+    )
+    optimizer_share = step_profile(run).share("optimizer")
+    with_optimizer = only(d201.check(run), "D201")
+    assert with_optimizer.saving == pytest.approx(model_share * 0.2 + optimizer_share * 0.5)
+    assert "the optimizer step" in with_optimizer.saving_how
+    run.whatif.timings[0].alternative_s = 0.011  # float32 no faster on this program
+    assert d201.check(run) == []
+
+
+def batch_timing(factor: int, per_sample_ratio: float) -> WhatIfTiming:
+    return WhatIfTiming(f"batch.x{factor}", "forward and backward of 4 samples", 0.004,
+                        0.004 * per_sample_ratio, 9, f"batch_size={4 * factor}",
+                        batch_factor=factor)  # fmt: skip
+
+
+def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer_once():
+    run = overhead_run(ops=1000, tensors=40)  # batch 4; the estimate suggests 4x
+    profile_share = {"fb": 0.009 / 0.0102, "optimizer": 0.001 / 0.0102}  # of the 10.2 ms step
+    run.whatif.timings = [batch_timing(2, 0.55), batch_timing(4, 0.5)]
+    finding = only(d202.check(run), "D202")
+    # 4x gains little over 2x: the smaller change of the training is named
+    two = profile_share["fb"] * 0.45 + profile_share["optimizer"] * 0.5
+    assert finding.saving_basis == "measured" and finding.saving == pytest.approx(two)
+    assert "batch_size=8" in finding.fix and "fewer steps per epoch" in finding.fix
+    assert "lr=1.41421 * lr" in finding.fix and "per forward and backward of 4 samples" in (
+        finding.saving_how
+    )
+    run.whatif.timings = [batch_timing(2, 0.9), batch_timing(4, 0.3)]
+    assert "batch_size=16" in only(d202.check(run), "D202").fix
+    # forward and backward time grows with the samples: the device is busy, whatever the
+    # optimizer step's share a larger batch would spread
+    run.whatif.timings = [batch_timing(2, 0.95), batch_timing(4, 0.92)]
+    assert d202.check(run) == []
+
+
+def test_d204_on_cpu_only_when_bf16_autocast_measured_clearly_faster():
+    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float32_ops=24))
+    assert d204.check(run) == []  # a CPU is never flagged on the estimate
+    model_share = step_profile(run).share("forward", "backward")
+    slower = forward_backward("precision.autocast.bfloat16", 0.010, 0.017, "bf16")
+    run.whatif.timings = [slower]  # a CPU without native bf16: 1.7x slower
+    assert d204.check(run) == []
+    slower.alternative_s = 0.0085  # 15% faster: not worth bf16 numerics
+    assert d204.check(run) == []
+    slower.alternative_s = 0.006  # AMX / AVX-512 BF16
+    finding = only(d204.check(run), "D204")
+    assert finding.saving_basis == "measured" and finding.saving == pytest.approx(model_share * 0.4)
+    assert 'torch.autocast("cpu", dtype=torch.bfloat16)' in finding.fix
+
+
+def test_d204_on_cuda_measured_fp16_replaces_the_tensor_core_estimate():
+    run = fp32_h100_run(bf16_supported=False, device_name="Tesla V100", compute_capability=(7, 0))
+    estimate = only(d204.check(run), "D204").saving
+    run.whatif.timings = [forward_backward("precision.autocast.float16", 0.009, 0.006)]
+    finding = only(d204.check(run), "D204")
+    assert finding.saving_basis == "measured" and finding.saving < estimate
+    assert finding.saving == pytest.approx(0.9 * (1 - 0.006 / 0.009))
+    assert "torch.float16" in finding.fix and "GradScaler" in finding.fix
+    run.whatif.timings[0].alternative_s = 0.0095
+    assert d204.check(run) == []
+
+
+@pytest.mark.parametrize(
+    "rule, name, build",
+    [
+        (d205, "cuda.cudnn_benchmark", lambda: conv_h100_run()),
+        (d206, "cuda.tf32", lambda: fp32_h100_run()),
+        (d207, "cuda.channels_last", lambda: amp_conv_run(False)),
+    ],
+)
+def test_cuda_setting_rules_state_the_measured_gain_or_stay_silent(rule, name, build):
+    run = build()
+    estimate = only(rule.check(run), rule.CODE)
+    assert estimate.saving_basis == "estimated" and estimate.saving_how.startswith("assumes")
+    model_share = step_profile(run).share("forward", "backward")
+    run.whatif.timings = [forward_backward(name, 0.008, 0.006)]
+    finding = only(rule.check(run), rule.CODE)
+    assert finding.saving_basis == "measured" and "Measured:" in evidence_text(finding)
+    assert finding.saving == pytest.approx(model_share * 0.25)
+    run.whatif.timings[0].alternative_s = 0.0081  # no faster on this GPU and model
+    assert rule.check(run) == []
+
+
+def planned(run) -> list[str]:
+    """The what-if probes the planner calls for on a recorded run (none is run here)."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _Plan
+
+    plan = _Plan(SimpleNamespace(probes=[]), run)
+    plan.build()
+    return [label for _, label, _ in plan.items]
+
+
+def test_planner_calls_for_the_cuda_probes_only_on_a_cuda_run_that_needs_them():
+    conv = conv_h100_run()  # fp32 conv net: benchmark off, TF32 off, no autocast
+    assert {"autocast", "cuDNN benchmark / TF32"} <= set(planned(conv))
+    assert "channels_last" in planned(amp_conv_run(False))  # NCHW convs under autocast
+    assert "channels_last" not in planned(amp_conv_run(True))
+    tuned = conv_h100_run(cudnn_benchmark=True, tf32_matmul=True)
+    assert "cuDNN benchmark / TF32" not in planned(tuned)
+    cpu = planned(good_cpu_run())
+    assert not {"cuDNN benchmark / TF32", "channels_last"} & set(cpu)
+    float64 = planned(good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24)))
+    assert "float32 instead of float64" in float64 and "autocast" not in float64
+
+
+def test_planner_replays_4x_the_batch_only_where_it_fits():
+    run = overhead_run(ops=1000, tensors=40)  # overhead-bound at batch 4
+    assert "larger batch" in planned(run)
+    run.environment = h100_environment()
+    run.memory.peak_bytes, run.memory.capacity_bytes = 60 * 2**30, 80 * 2**30
+    assert "larger batch" not in planned(run)
+    assert "75% of the GPU's memory" in run.whatif.skipped[0]
+    run.memory.peak_bytes = 20 * 2**30
+    assert "larger batch" in planned(run)
+
+
+def test_d202_estimate_never_exceeds_what_the_model_phases_give_back():
+    run = overhead_run(ops=1000, tensors=40)
+    run.compute.dispatch_overhead_s = 2e-5  # a floor of 20 ms: more than the 10.2 ms step
+    finding = only(d202.check(run), "D202")
+    model_share = step_profile(run).share("forward", "backward", "optimizer")
+    assert finding.saving_basis == "estimated"
+    assert finding.saving == pytest.approx(model_share * (1 - 1 / d202.BATCH_FACTOR))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from torchdoctor.diagnose.findings import SavingBasis
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.rules._common import secs
+from torchdoctor.diagnose.rules._common import clamp, kernel_gain_saving, pct, secs
 
 
 def timings(run: RunObservation, name: str) -> list[WhatIfTiming]:
@@ -23,3 +26,44 @@ def how(timing: WhatIfTiming, what: str) -> str:
         f"vs {secs(timing.alternative_s)} with {timing.setting} "
         f"(median of {timing.repeats}, {timing.ratio:.2f}x the time)"
     )
+
+
+@dataclass(frozen=True)
+class Saving:
+    """A finding's saving (share of the step), how it was obtained, and the one line saying so."""
+
+    fraction: float
+    basis: SavingBasis
+    how: str
+
+    @property
+    def evidence(self) -> list[str]:
+        """The evidence line a measured saving adds (none for an estimate)."""
+        return [f"Measured: {self.how}."] if self.basis == "measured" else []
+
+
+def measured_or_estimate(
+    run: RunObservation, name: str, share: float, estimate: Saving, what: str
+) -> Saving | None:
+    """The saving the what-if `name` measured on `share` of the step (the phases its timing
+    covers), else `estimate`; None when every alternative measured no faster (nothing to claim)."""
+    measured = fastest(run, name)
+    if measured is None:
+        return estimate
+    if measured.ratio >= 1:
+        return None
+    return Saving(clamp(share * (1 - measured.ratio)), "measured", how(measured, what))
+
+
+def kernel_gain_or_measured(
+    run: RunObservation, name: str, compute_share: float, gain: float, faster: str
+) -> Saving | None:
+    """A CUDA kernel setting's saving on forward and backward (`compute_share` of the step): the
+    what-if `name`'s measurement, else the estimate that `faster` (what the setting brings) is
+    `gain` faster on half of that time; None when measured no faster."""
+    estimate = Saving(
+        kernel_gain_saving(compute_share, gain),
+        "estimated",
+        f"assumes {faster} {pct(gain)} faster in forward and backward",
+    )
+    return measured_or_estimate(run, name, compute_share, estimate, "forward and backward")

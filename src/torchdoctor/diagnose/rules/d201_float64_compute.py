@@ -11,8 +11,16 @@ cards, no tensor-core TF32/bf16 path). It usually slips in through NumPy, whose 
 float64: `torch.from_numpy(np.random.rand(...))`, `img / 255.` on an array, or `model.double()`;
 or through `torch.set_default_dtype(torch.float64)`, which the evidence names when it is set.
 
-Estimated saving: float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes),
-so the saving is half the compute share of the step, scaled by the float64 share of compute ops.
+Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
+model on the real batch it last trained on, as run (float64) and as a float32 copy on float32
+inputs, interleaved; the saving is the forward and backward share of the step times the measured
+relative gain, plus the optimizer step's share times its measured gain on a float32 clone of its
+parameters, gradients and state. When float32 measures no faster, nothing is reported.
+
+Estimated saving, without that measurement (over the probes' time budget, a model that cannot be
+copied): float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes), so half
+the compute share of the step, scaled by the float64 share of compute ops, and never more than
+forward plus backward.
 
 ## Example
 ```python
@@ -42,6 +50,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     step_profile,
 )
+from torchdoctor.diagnose.rules._measured import Saving, how, measured_or_estimate, timings
 
 CODE = "D201"
 TITLE = "Compute runs in float64"
@@ -58,24 +67,53 @@ DEFAULT_DTYPE_FIX = (
 )
 
 
-def check(run: RunObservation) -> list[Finding]:
-    profile = step_profile(run)
-    if profile is None:
-        return []
+def float64_share(run: RunObservation) -> float | None:
+    """Share of the compute ops (else of the parameters) in float64; None under the threshold."""
     p = run.precision
     total_ops = p.float64_ops + p.float32_ops + p.low_precision_ops
     f64_params = sum(m.parameter_dtypes.get("float64", 0) for m in run.models)
     all_params = sum(sum(m.parameter_dtypes.values()) for m in run.models)
     if total_ops > 0:
-        f64_share = p.float64_ops / total_ops
+        share = p.float64_ops / total_ops
     elif all_params > 0:
-        f64_share = f64_params / all_params
+        share = f64_params / all_params
     else:
+        return None
+    return share if share >= MIN_FLOAT64_SHARE else None
+
+
+def check(run: RunObservation) -> list[Finding]:
+    profile = step_profile(run)
+    f64_share = float64_share(run)
+    if profile is None or f64_share is None:
         return []
-    if f64_share < MIN_FLOAT64_SHARE:
-        return []
+    p = run.precision
+    total_ops = p.float64_ops + p.float32_ops + p.low_precision_ops
+    f64_params = sum(m.parameter_dtypes.get("float64", 0) for m in run.models)
+    all_params = sum(sum(m.parameter_dtypes.values()) for m in run.models)
     compute_share = profile.share(*COMPUTE_PHASES)
-    saving = clamp(compute_share * f64_share * (1 - 1 / FLOAT32_SPEEDUP))
+    # an estimate claims forward and backward time at most; a measurement adds the optimizer
+    # step when it was timed on float32 clones too
+    model_share = profile.share("forward", "backward")
+    estimate = Saving(
+        min(clamp(compute_share * f64_share * (1 - 1 / FLOAT32_SPEEDUP)), model_share),
+        "estimated",
+        f"assumes float32 {FLOAT32_SPEEDUP:g}x faster on the float64 share of forward, "
+        "backward and optimizer",
+    )
+    found = measured_or_estimate(
+        run, "precision.float32", model_share, estimate, "forward and backward"
+    )
+    if found is None:
+        return []  # float32 measured no faster on this program: nothing to claim
+    optimizer = next(iter(timings(run, "precision.float32_optimizer")), None)
+    if found.basis == "measured" and optimizer is not None and optimizer.ratio < 1:
+        found = Saving(
+            clamp(found.fraction + profile.share("optimizer") * (1 - optimizer.ratio)),
+            "measured",
+            f"{found.how}; {how(optimizer, 'the optimizer step')}",
+        )
+    saving = found.fraction
     evidence = []
     if total_ops > 0:
         evidence.append(
@@ -85,6 +123,7 @@ def check(run: RunObservation) -> list[Finding]:
     if f64_params:
         evidence.append(f"{f64_params:,} of {all_params:,} model parameters are float64.")
     evidence.append(f"Forward, backward and optimizer took {pct(compute_share)} of the step.")
+    evidence += found.evidence
     fix = FLOAT32_FIX
     if run.environment.default_dtype == "float64":
         evidence.append(
@@ -109,5 +148,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "float64_parameters": f64_params,
                 "default_dtype": run.environment.default_dtype,
             },
+            saving_basis=found.basis,
+            saving_how=found.how,
         )
     ]

@@ -16,10 +16,19 @@ same overhead.
 Estimated saving: per sample. With a batch `k = 4` times larger the fixed cost `O` is paid once
 for four times the samples, so time per sample falls by `O * (1 - 1/k) / t_step`. `O` is taken
 as ops per step times the measured trivial-op cost, a lower bound (autograd adds more per op), and
-`t_step` is the median step. Below a 5% saving the suggestion is not made. On a CPU run the
-step and op times are scaled by the share of wall time the training thread had a CPU
-(`cpu_share`), so another process's load does not hide or create the finding; runs whose ops were
-not counted (torch.compile) are not judged.
+`t_step` is the median step, and the estimate never exceeds `(1 - 1/k)` of the forward,
+backward and optimizer share, where those ops run. Below a 5% saving the suggestion is not made.
+On a CPU run the step and op times are scaled by the share of wall time the training thread had a
+CPU (`cpu_share`), so another process's load does not hide or create the finding; runs whose ops
+were not counted (torch.compile) are not judged.
+
+Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
+model on the real batch it last trained on and on that batch concatenated with itself 2x and 4x,
+interleaved, and divides each by its factor: the time per sample. The saving per sample is the
+forward and backward share of the step times the measured gain, plus the optimizer step's share
+paid once for k times the samples; the fix names the smallest factor that gets 80% of the best
+measured saving. Where the batch is not the inputs' first dimension (a sequence-first model)
+nothing is timed and the estimate stands.
 
 ## Example
 ```python
@@ -44,9 +53,13 @@ overhead.
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.findings import Finding
-from torchdoctor.diagnose.observations import RunObservation
+from dataclasses import dataclass
+from typing import cast
+
+from torchdoctor.diagnose.findings import Finding, SavingBasis
+from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
 from torchdoctor.diagnose.rules._common import (
+    COMPUTE_PHASES,
     clamp,
     expected_ops,
     mean_batch_size,
@@ -56,7 +69,8 @@ from torchdoctor.diagnose.rules._common import (
     stepped_optimizers,
     typical_step_s,
 )
-from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
+from torchdoctor.diagnose.rules._measured import how, timings
+from torchdoctor.diagnose.rules._overhead import OpOverhead, cpu_share, op_overhead
 
 CODE = "D202"
 TITLE = "Overhead-bound steps: the batch is too small for the device"
@@ -64,6 +78,10 @@ MAX_UTILIZATION = 0.10
 MAX_OPS_TO_EXPECTED = 3.0  # above this, D203 (a loop of tiny ops) explains the overhead
 BATCH_FACTOR = 4
 MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
+# a larger batch must cut forward and backward time per sample by 10% for the batch to be called
+# too small (the optimizer step's amortisation alone is fewer updates, not a busier device)
+MAX_PER_SAMPLE_RATIO = 0.9
+BEST_SHARE = 0.8  # the smallest measured factor that gets this share of the best saving is named
 
 
 # Adaptive optimizers (per-parameter step sizes) tolerate a larger batch with about sqrt(k) times
@@ -93,63 +111,128 @@ def _micro_batches(run: RunObservation) -> int:
     return counts[len(counts) // 2] if counts else 1
 
 
-def _lr_line(run: RunObservation) -> str:
+def _lr_line(run: RunObservation, factor: int) -> str:
     optimizers = stepped_optimizers(run)
     if not optimizers:
-        return f"lr = {BATCH_FACTOR} * lr  # your update's learning rate, scaled with the batch"
+        return f"lr = {factor} * lr  # your update's learning rate, scaled with the batch"
     name = optimizers[0].class_name
     # a user's own optimizer class is not in torch.optim
     built = f"torch.optim.{name}" if name in TORCH_OPTIMIZERS else name
     if name in LINEAR_LR_OPTIMIZERS:
-        return f"optimizer = {built}(model.parameters(), lr={BATCH_FACTOR} * lr)  # linear rule"
-    root = BATCH_FACTOR**0.5
+        return f"optimizer = {built}(model.parameters(), lr={factor} * lr)  # linear rule"
+    root = factor**0.5
     return f"optimizer = {built}(model.parameters(), lr={root:g} * lr)  # sqrt rule for {name}"
 
 
-def _fix(run: RunObservation, batch: float | None, micro: int) -> str:
+def _fix(run: RunObservation, batch: float | None, micro: int, factor: int) -> str:
     """The batch change where the batch is made: the loader, or the slice the script samples."""
     loader = next((ld for ld in run.loaders if ld.role != "eval" and ld.batch_size), None)
     # the batch the steps consumed; the loader's setting when the steps did not say
     per_micro = batch / micro if batch else (loader.batch_size if loader else None)
-    new = f"{BATCH_FACTOR * per_micro:.0f}" if per_micro else f"{BATCH_FACTOR} * batch_size"
+    new = f"{factor * per_micro:.0f}" if per_micro else f"{factor} * batch_size"
     if run.loaders:
         line = f"loader = DataLoader(dataset, batch_size={new}, ...)"
     else:
         line = f"batch_size = {new}  # the batch you slice or sample from your tensors"
     if micro > 1 and per_micro:
+        line += f"  # x {micro} micro-batches = {factor * per_micro * micro:.0f} per optimizer step"
+    if micro >= factor and micro % factor == 0:
         line += (
-            f"  # x {micro} micro-batches = {BATCH_FACTOR * per_micro * micro:.0f} per "
-            "optimizer step"
-        )
-    if micro >= BATCH_FACTOR and micro % BATCH_FACTOR == 0:
-        line += (
-            f"\n# or keep the effective batch (same lr): accumulate {micro // BATCH_FACTOR} "
+            f"\n# or keep the effective batch (same lr): accumulate {micro // factor} "
             f"micro-batch(es) of {new} instead of {micro}"
         )
     return (
         f"{line}\n"
-        "# scale the learning rate with the batch and re-check convergence\n"
-        f"{_lr_line(run)}"
+        f"# {factor}x fewer steps per epoch: keep the epochs (not the step count), scale the\n"
+        "# learning rate with the batch and re-check convergence\n"
+        f"{_lr_line(run, factor)}"
     )
 
 
-def check(run: RunObservation) -> list[Finding]:
-    profile = step_profile(run)
-    if profile is None:
-        return []
+@dataclass(frozen=True)
+class OverheadBound:
+    """What makes a run overhead-bound, as the rule judged it."""
+
+    overhead: OpOverhead
+    step_s: float  # CPU seconds of the typical step
+    utilization: float | None
+    micro_batch: float | None  # samples per forward (None: not seen)
+
+
+def overhead_bound(run: RunObservation) -> OverheadBound | None:
+    """The run's ops are trivially small for the model (None: they are not, or it is unknown).
+    The what-if planner calls it too: the batch what-if runs only where this rule can fire."""
+    if step_profile(run) is None:
+        return None
     # CPU seconds of the step: comparable with the per-op floor on a busy machine too
     step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
     if overhead is None or not overhead.trivial:
-        return []
+        return None
     if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
-        return []
+        return None
     utilization = run.compute.utilization
     if utilization is not None and utilization > 1.0:
         utilization = None  # above the peak: the peak was measured too low, so it says nothing
     if utilization is not None and utilization >= MAX_UTILIZATION:
+        return None
+    batch = mean_batch_size(run)
+    micro = batch / _micro_batches(run) if batch else None
+    return OverheadBound(overhead, step_s, utilization, micro)
+
+
+def measured_saving(run: RunObservation) -> tuple[float, WhatIfTiming | None] | None:
+    """Share of the step time per sample that a larger batch saves, from the batch what-if: the
+    forward and backward share scaled by the measured time per sample, the optimizer step paid
+    once per k times the samples; the smallest factor that gets 80% of the best saving. None:
+    not measured; (0, None): measured, and a larger batch is no cheaper per sample."""
+    profile = step_profile(run)
+    found = [t for t in timings(run, "batch") if t.batch_factor and t.as_run_s > 0]
+    if profile is None or not found:
+        return None
+    model_share = profile.share("forward", "backward")
+    per_step_share = profile.share("optimizer")
+
+    def saving(t: WhatIfTiming) -> float:
+        k = t.batch_factor or 1
+        return clamp(model_share * (1 - t.ratio) + per_step_share * (1 - 1 / k))
+
+    found = [t for t in found if t.ratio <= MAX_PER_SAMPLE_RATIO]
+    if not found:  # forward and backward per sample no cheaper: the batch is not too small
+        return 0.0, None
+    best = max(saving(t) for t in found)
+    chosen = min(
+        (t for t in found if saving(t) >= BEST_SHARE * best), key=lambda t: t.batch_factor or 1
+    )
+    return saving(chosen), chosen
+
+
+def check(run: RunObservation) -> list[Finding]:
+    bound, profile = overhead_bound(run), step_profile(run)
+    if bound is None or profile is None:
         return []
-    saving = clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s)
+    overhead, step_s, utilization = bound.overhead, bound.step_s, bound.utilization
+    # never more than the model's phases (where the ops run) give back at BATCH_FACTOR
+    model_share = profile.share(*COMPUTE_PHASES)
+    saving = min(
+        clamp(overhead.floor_s * (1 - 1 / BATCH_FACTOR) / step_s),
+        model_share * (1 - 1 / BATCH_FACTOR),
+    )
+    factor, basis = BATCH_FACTOR, cast(SavingBasis, "estimated")
+    saving_how = (
+        f"estimate: the ops' fixed cost at the measured trivial-op floor, paid once for "
+        f"{BATCH_FACTOR}x the samples"
+    )
+    measured = measured_saving(run)
+    if measured is not None:
+        saving, timing = measured
+        if timing is None:
+            return []
+        factor, basis = timing.batch_factor or BATCH_FACTOR, "measured"
+        saving_how = (
+            how(timing, f"forward and backward at {factor}x the batch")
+            + "; the optimizer step counted once per step"
+        )
     if saving < MIN_SAVING:
         return []
     batch = mean_batch_size(run)
@@ -173,6 +256,8 @@ def check(run: RunObservation) -> list[Finding]:
         )
     elif batch:
         evidence.append(f"Batch size: {batch:.0f}.")
+    if basis == "measured":
+        evidence.append(f"Measured: {saving_how}.")
     return [
         Finding(
             id=CODE,
@@ -181,7 +266,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity="info",
             saving=saving,
             evidence=evidence,
-            fix=_fix(run, batch, micro),
+            fix=_fix(run, batch, micro, factor),
             source="docs/techniques/batch-size.md; docs/techniques/vectorize-python-loops.md",
             explanation="Each op's fixed cost exceeds its arithmetic; a larger batch does more "
             "work per op.",
@@ -193,6 +278,9 @@ def check(run: RunObservation) -> list[Finding]:
                 "utilization": utilization,
                 "batch_size": batch,
                 "micro_batches": micro,
+                "batch_factor": factor,
             },
+            saving_basis=basis,
+            saving_how=saving_how,
         )
     ]

@@ -1,9 +1,11 @@
-"""D204: a tensor-core GPU trains in float32 without autocast.
+"""D204: training runs in float32 without autocast where half precision is faster.
 
 ## What it does
 Flags CUDA runs on a GPU with tensor cores (compute capability 7.0 or newer) where most training
 forwards ran outside `torch.autocast` and no compute ran in float16/bfloat16, when forward and
-backward take 20% or more of the step.
+backward take 20% or more of the step. On a CPU it flags the same float32 training only when the
+what-if probe measured the model's forward and backward faster under bf16 autocast (CPUs with
+AMX or AVX-512 BF16 run bf16 matmuls natively).
 
 ## Why is this bad
 Tensor cores run bf16/fp16 matrix multiplications many times faster than float32 (about 15x on an
@@ -13,6 +15,17 @@ moves. Autocast picks the precision per op, keeping reductions and losses in flo
 Estimated saving (Amdahl's law on the forward+backward share `c`): half of it is assumed to be
 matmul/conv time, sped up 8x from plain float32 (a conservative half of the datasheet ratio) or 2x
 from TF32; the other half moves half the bytes, of which we count 30%.
+
+Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
+model on the real batch it last trained on, in float32 and under `torch.autocast` (bf16 on a CPU;
+bf16, or fp16 on a GPU without bf16), interleaved; the saving is the forward and backward share of
+the step times the measured relative gain. When autocast measures no faster, nothing is reported,
+on a GPU too: most CPUs without native bf16 run it slower than float32 (emulated conversions),
+and a suggestion that would slow the user's own program down is noise, not advice; the timing stays
+in the JSON report (`run.whatif`). A CPU run is never flagged on the estimate alone, nor when
+bf16 measured less than 20% faster on forward and backward (not worth the coarser numerics). On an
+x86 CPU without AVX512-BF16 or AMX the probe is not run at all: emulated bf16 measured 1.7-2.3x
+slower than float32 there, so its share of the probes' budget goes to the others.
 
 ## Example
 ```python
@@ -50,13 +63,15 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     uses_autocast,
 )
+from torchdoctor.diagnose.rules._measured import Saving, fastest, measured_or_estimate
 
 CODE = "D204"
-TITLE = "No mixed precision (autocast) on a tensor-core GPU"
+TITLE = "No mixed precision (autocast) where half precision is faster"
 MIN_COMPUTE_SHARE = 0.2
 SPEEDUP_FROM_FP32 = 8.0
 SPEEDUP_FROM_TF32 = 2.0
 ELEMENTWISE_GAIN = 0.3
+MIN_CPU_GAIN = 0.2  # of forward and backward: a CPU finding needs bf16 measured this much faster
 
 
 def estimated_saving(compute_share: float, tf32: bool) -> float:
@@ -68,22 +83,49 @@ def estimated_saving(compute_share: float, tf32: bool) -> float:
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     env = run.environment
-    if profile is None or not on_cuda(run) or not env.tensor_cores or uses_autocast(run):
+    if profile is None or uses_autocast(run):
+        return []
+    if on_cuda(run) and not env.tensor_cores:
         return []
     if run.precision.low_precision_ops > 0 or run.precision.float64_ops > run.precision.float32_ops:
         return []
     compute_share = profile.share("forward", "backward")
     if compute_share < MIN_COMPUTE_SHARE:
         return []
-    saving = estimated_saving(compute_share, bool(env.tf32_matmul))
-    dtype = "torch.bfloat16" if env.bf16_supported else "torch.float16"
-    fix = f'with torch.autocast("cuda", dtype={dtype}):\n    loss = criterion(model(x), y)'
-    if not env.bf16_supported:
+    estimate = Saving(
+        estimated_saving(compute_share, bool(env.tf32_matmul)),
+        "estimated",
+        "assumes half the forward and backward is matmul time "
+        f"{SPEEDUP_FROM_TF32 if env.tf32_matmul else SPEEDUP_FROM_FP32:g}x faster, the rest "
+        f"{pct(ELEMENTWISE_GAIN)} faster",
+    )
+    found = measured_or_estimate(
+        run, "precision.autocast", compute_share, estimate, "forward and backward"
+    )
+    if found is None or (not on_cuda(run) and found.basis != "measured"):
+        return []  # measured no faster; or a CPU, where only a measurement can tell
+    saving = found.fraction
+    measured = fastest(run, "precision.autocast") if found.basis == "measured" else None
+    if not on_cuda(run) and measured is not None and measured.ratio > 1 - MIN_CPU_GAIN:
+        return []  # a few percent is not worth bf16 numerics on a CPU
+    if measured is not None:
+        dtype = "torch." + measured.name.rsplit(".", 1)[1]
+    else:
+        dtype = "torch.bfloat16" if env.bf16_supported else "torch.float16"
+    device = "cuda" if on_cuda(run) else "cpu"
+    fix = f'with torch.autocast("{device}", dtype={dtype}):\n    loss = criterion(model(x), y)'
+    if dtype == "torch.float16" and device == "cuda":
         fix += (
             '\nscaler = torch.amp.GradScaler("cuda")  # float16 needs loss scaling\n'
             "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()"
         )
     p = run.precision
+    hardware = (
+        f"{env.device_name or 'The GPU'} has tensor cores (compute capability "
+        f"{env.compute_capability})."
+        if on_cuda(run)
+        else "On this CPU bf16 autocast measured faster than float32."
+    )
     return [
         Finding(
             id=CODE,
@@ -91,22 +133,24 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=[
-                f"{env.device_name or 'The GPU'} has tensor cores (compute capability "
-                f"{env.compute_capability}).",
+                hardware,
                 f"{p.autocast_forwards} of {p.forwards} training forwards ran under autocast; "
                 f"{p.float32_ops:g} float32 and {p.low_precision_ops:g} fp16/bf16 compute ops "
                 "per step.",
                 f"Forward and backward took {pct(compute_share)} of the step.",
+                *found.evidence,
             ],
             fix=fix,
             source="docs/techniques/mixed-precision.md; PyTorch docs: Automatic Mixed Precision "
             "package - torch.amp",
-            explanation="Tensor cores run half-precision matmuls far faster than float32, and "
+            explanation="Half-precision matmuls run far faster on hardware built for them, and "
             "half-precision activations halve memory traffic.",
             details={
                 "compute_share": compute_share,
                 "tf32_matmul": env.tf32_matmul,
                 "bf16_supported": env.bf16_supported,
             },
+            saving_basis=found.basis,
+            saving_how=found.how,
         )
     ]

@@ -37,12 +37,12 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     conv_layers,
-    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
     step_profile,
 )
+from torchdoctor.diagnose.rules._measured import kernel_gain_or_measured
 
 CODE = "D205"
 TITLE = "cudnn.benchmark is off for a conv net with fixed input shapes"
@@ -58,7 +58,12 @@ def check(run: RunObservation) -> list[Finding]:
     if env.cudnn_benchmark is not False or env.input_shapes_fixed is not True:
         return []
     compute_share = profile.share("forward", "backward")
-    saving = kernel_gain_saving(compute_share, AUTOTUNE_GAIN)
+    found = kernel_gain_or_measured(
+        run, "cuda.cudnn_benchmark", compute_share, AUTOTUNE_GAIN, "cuDNN's tuned kernels"
+    )
+    if found is None:
+        return []  # measured no faster on this GPU and model: nothing to claim
+    saving = found.fraction
     return [
         Finding(
             id=CODE,
@@ -70,6 +75,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "same shapes.",
                 "torch.backends.cudnn.benchmark was False.",
                 f"Forward and backward took {pct(compute_share)} of the step.",
+                *found.evidence,
             ],
             fix="torch.backends.cudnn.benchmark = True  # before the training loop",
             source="docs/techniques/cudnn-benchmark-and-tf32.md; PyTorch docs: Performance Tuning "
@@ -77,5 +83,7 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="cuDNN picks convolution algorithms by heuristics; benchmarking once per "
             "shape finds the fastest.",
             details={"conv_layers": convs, "compute_share": compute_share},
+            saving_basis=found.basis,
+            saving_how=found.how,
         )
     ]

@@ -48,6 +48,7 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     uses_autocast,
 )
+from torchdoctor.diagnose.rules._measured import Saving, measured_or_estimate
 
 CODE = "D206"
 TITLE = "TF32 is off for float32 matmuls on an Ampere-or-newer GPU"
@@ -69,7 +70,16 @@ def check(run: RunObservation) -> list[Finding]:
     if compute_share < MIN_COMPUTE_SHARE:
         return []
     matmul_share = MATMUL_SHARE / 2 if conv_layers(run) and env.tf32_cudnn else MATMUL_SHARE
-    saving = clamp(compute_share * matmul_share * (1 - 1 / TF32_SPEEDUP))
+    estimate = Saving(
+        clamp(compute_share * matmul_share * (1 - 1 / TF32_SPEEDUP)),
+        "estimated",
+        f"assumes {pct(matmul_share)} of forward and backward is matmul time, "
+        f"{TF32_SPEEDUP:g}x faster in TF32",
+    )
+    found = measured_or_estimate(run, "cuda.tf32", compute_share, estimate, "forward and backward")
+    if found is None:
+        return []  # measured no faster on this GPU and model: nothing to claim
+    saving = found.fraction
     return [
         Finding(
             id=CODE,
@@ -81,6 +91,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "supports TF32, but torch.backends.cuda.matmul.allow_tf32 was False.",
                 f"{p.float32_ops:g} float32 matmul/conv ops per step ran without autocast.",
                 f"Forward and backward took {pct(compute_share)} of the step.",
+                *found.evidence,
             ],
             fix='torch.set_float32_matmul_precision("high")  # TF32 for float32 matmuls\n'
             "torch.backends.cudnn.allow_tf32 = True",
@@ -89,5 +100,7 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="TF32 runs float32 matmuls on tensor cores several times faster; PyTorch "
             "leaves it off for matmuls by default.",
             details={"compute_share": compute_share, "matmul_share": matmul_share},
+            saving_basis=found.basis,
+            saving_how=found.how,
         )
     ]

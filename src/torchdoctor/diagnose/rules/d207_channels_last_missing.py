@@ -40,13 +40,13 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     conv_layers,
-    kernel_gain_saving,
     on_cuda,
     pct,
     severity_for,
     step_profile,
     uses_autocast,
 )
+from torchdoctor.diagnose.rules._measured import kernel_gain_or_measured
 
 CODE = "D207"
 TITLE = "Conv net under mixed precision without channels_last"
@@ -61,7 +61,12 @@ def check(run: RunObservation) -> list[Finding]:
     if not any(m.conv_layers and m.conv_channels_last_inputs is False for m in run.models):
         return []
     compute_share = profile.share("forward", "backward")
-    saving = kernel_gain_saving(compute_share, NHWC_GAIN)
+    found = kernel_gain_or_measured(
+        run, "cuda.channels_last", compute_share, NHWC_GAIN, "NHWC kernels"
+    )
+    if found is None:
+        return []  # measured no faster on this GPU and model: nothing to claim
+    saving = found.fraction
     return [
         Finding(
             id=CODE,
@@ -73,6 +78,7 @@ def check(run: RunObservation) -> list[Finding]:
                 f"({run.precision.autocast_dtype or 'half precision'}).",
                 "Convolution inputs were in NCHW (contiguous) layout, not channels_last.",
                 f"Forward and backward took {pct(compute_share)} of the step.",
+                *found.evidence,
             ],
             fix="model = model.to(memory_format=torch.channels_last)\n"
             "x = x.to(device, non_blocking=True).to(memory_format=torch.channels_last)",
@@ -81,5 +87,7 @@ def check(run: RunObservation) -> list[Finding]:
             explanation="Half-precision tensor-core convolutions work in NHWC; NCHW inputs are "
             "transposed around every convolution.",
             details={"conv_layers": convs, "compute_share": compute_share},
+            saving_basis=found.basis,
+            saving_how=found.how,
         )
     ]

@@ -21,6 +21,8 @@ from torchdoctor.diagnose.whatif.replay import Replay, make_replay
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
+BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
+MAX_MEMORY_FOR_4X = 0.5  # of GPU memory at the run's peak: above it, no 4x-batch replay on CUDA
 
 
 def _median_step_s(run: RunObservation) -> float:
@@ -70,6 +72,9 @@ class _Plan:
         self._plan_evaluation()
         self._plan_data()
         self._plan_anomaly()
+        self._plan_precision()
+        self._plan_batch()
+        self._plan_cuda()
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
@@ -133,20 +138,149 @@ class _Plan:
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
         self.items.append((stake, "anomaly detection", work))
 
+    def _largest_optimizer(self):
+        """The program's optimizer over the most parameter bytes that stepped (None: none)."""
+        probe = _probe(self.session, "OptimizerProbe")
+        stepped = (
+            [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0] if probe else []
+        )
+        return max(stepped, key=lambda pair: pair[1].param_bytes)[0] if stepped else None
+
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
 
         share = _run_share(self.run, "optimizer")
-        probe = _probe(self.session, "OptimizerProbe")
-        if probe is None or share < MIN_PHASE_SHARE:
+        optimizer = self._largest_optimizer()
+        if optimizer is None or share < MIN_PHASE_SHARE:
             return
-        stepped = [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0]
-        if not stepped:
-            return
-        optimizer = max(stepped, key=lambda pair: pair[1].param_bytes)[0]
         self.items.append(
             (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
         )
+
+    def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
+        """A probe's work on the replay (none: nothing is timed)."""
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            return measure(replay, allowance) if replay else []
+
+        return work
+
+    def _plan_precision(self) -> None:
+        from torchdoctor.diagnose.rules._common import on_cuda, uses_autocast
+        from torchdoctor.diagnose.rules.d201_float64_compute import float64_share
+        from torchdoctor.diagnose.whatif.precision import (
+            autocast_dtypes,
+            measure_autocast,
+            measure_float32,
+            native_bf16_cpu,
+        )
+
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+        if stake < MIN_PHASE_SHARE:
+            return
+        if float64_share(self.run) is not None:
+            optimizer = self._largest_optimizer()
+            self.items.append(
+                (
+                    stake + _run_share(self.run, "optimizer"),
+                    "float32 instead of float64",
+                    self._replayed(
+                        lambda replay, allowance: measure_float32(replay, optimizer, allowance)
+                    ),
+                )
+            )
+            return
+        p = self.run.precision
+        if uses_autocast(self.run) or p.float32_ops <= 0:
+            return
+        env = self.run.environment
+        if not autocast_dtypes(env.device_type) or (on_cuda(self.run) and not env.tensor_cores):
+            return
+        if not on_cuda(self.run) and native_bf16_cpu() is False:
+            # emulated bf16 measured 1.7-2.3x slower than float32 on AVX-512 without BF16: D204
+            # stays silent after such a measurement, so its budget goes to the other probes
+            return
+        self.items.append((stake, "autocast", self._replayed(measure_autocast)))
+
+    def _plan_batch(self) -> None:
+        from torchdoctor.diagnose.rules._common import memory_use, on_cuda
+        from torchdoctor.diagnose.rules.d202_batch_too_small import overhead_bound
+        from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch, sequence_first
+
+        bound = overhead_bound(self.run)
+        if bound is None or not bound.micro_batch:
+            return
+        use = memory_use(self.run)
+        if on_cuda(self.run) and use is not None and use > MAX_MEMORY_FOR_4X:
+            self.run.whatif.skipped.append(
+                f"larger batch: the run peaked at {use:.0%} of the GPU's memory, 4x the batch's "
+                "activations might not fit beside it"
+            )
+            return
+        batch = round(bound.micro_batch)
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+
+        def measure(replay: Replay, allowance: float) -> list[WhatIfTiming]:
+            if sequence_first(replay.model):
+                self.run.whatif.skipped.append(
+                    "larger batch: the model has a recurrent or transformer layer with "
+                    "batch_first=False, so the inputs' first dimension is not the batch"
+                )
+                return []
+            seen = replay_batch(replay)
+            # an epoch's short last batch moves the mean a little; a sequence-first input is
+            # another dimension altogether
+            if seen is None or abs(seen - batch) > BATCH_TOLERANCE * batch:
+                self.run.whatif.skipped.append(
+                    f"larger batch: the forward kept for the replay had {seen} samples in its "
+                    f"first input dimension, not the training batch of {batch}"
+                )
+                return []
+            return measure_batch(replay, seen, allowance)
+
+        self.items.append((stake, "larger batch", self._replayed(measure)))
+
+    def _plan_cuda(self) -> None:
+        """cudnn.benchmark, TF32 and channels_last: timed on CUDA only (flags of its backends)."""
+        from torchdoctor.diagnose.rules._common import conv_layers, on_cuda, uses_autocast
+        from torchdoctor.diagnose.whatif.precision import (
+            measure_channels_last,
+            measure_cuda_backends,
+        )
+
+        run, env = self.run, self.run.environment
+        stake = _run_share(run, "forward") + _run_share(run, "backward")
+        if not on_cuda(run) or stake < MIN_PHASE_SHARE:
+            return
+        autocast = run.precision.autocast_dtype if uses_autocast(run) else None
+        convs = conv_layers(run) > 0
+        benchmark = convs and env.cudnn_benchmark is False and env.input_shapes_fixed is True
+        ampere = env.compute_capability is not None and tuple(env.compute_capability) >= (8, 0)
+        tf32 = ampere and env.tf32_matmul is False and autocast is None
+        if benchmark or tf32:
+            self.items.append(
+                (
+                    stake,
+                    "cuDNN benchmark / TF32",
+                    self._replayed(
+                        lambda replay, allowance: measure_cuda_backends(
+                            replay, autocast, benchmark, tf32, allowance
+                        )
+                    ),
+                )
+            )
+        nchw = any(m.conv_layers and m.conv_channels_last_inputs is False for m in run.models)
+        if convs and autocast and nchw:
+            self.items.append(
+                (
+                    stake,
+                    "channels_last",
+                    self._replayed(
+                        lambda replay, allowance: measure_channels_last(replay, autocast, allowance)
+                    ),
+                )
+            )
 
 
 def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> None:

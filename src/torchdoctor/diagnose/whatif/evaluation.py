@@ -8,7 +8,7 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compare
 from torchdoctor.diagnose.whatif.replay import Replay
 
 
@@ -48,16 +48,8 @@ def _output_change(replay: Replay) -> float | None:
 
 def _compare(replay: Replay, name: str, as_run, fix, setting: str, allowance_s: float):
     """One timing: the forward as the program ran it vs with the fix, interleaved."""
-    medians, rounds = interleaved_medians(
-        {"as run": as_run, "fix": fix}, replay.device_type, allowance_s
-    )
-    return WhatIfTiming(
-        name=name,
-        unit="evaluation forward",
-        as_run_s=medians["as run"],
-        alternative_s=medians["fix"],
-        repeats=rounds,
-        setting=setting,
+    return compare(
+        name, "evaluation forward", setting, (as_run, fix), replay.device_type, allowance_s
     )
 
 

@@ -16,19 +16,27 @@ IMPLEMENTATION_FLAGS = ("foreach", "fused")
 GRADIENT_FILL = 1e-3  # a parameter without a gradient gets this one (same work per element)
 
 
-def _clone_optimizer(optimizer: torch.optim.Optimizer, **flags) -> torch.optim.Optimizer:
+def clone_optimizer(
+    optimizer: torch.optim.Optimizer, dtype: torch.dtype | None = None, **flags
+) -> torch.optim.Optimizer:
     """A new optimizer of the same class over cloned parameters (with cloned gradients) and a
-    deep copy of its state; `flags` (foreach/fused) override the implementation."""
+    deep copy of its state; `flags` (foreach/fused) override the implementation; `dtype` casts
+    the floating-point parameters and gradients (the state follows them on loading)."""
+
+    def cloned(tensor: torch.Tensor) -> torch.Tensor:
+        copied = tensor.detach().clone()
+        return copied.to(dtype) if dtype is not None and copied.is_floating_point() else copied
+
     groups = []
     for group in optimizer.param_groups:
         params = []
         for p in group["params"]:
-            clone = p.detach().clone().requires_grad_(p.requires_grad)
+            parameter = cloned(p).requires_grad_(p.requires_grad)
             grad = p.grad
-            clone.grad = (
-                grad.detach().clone() if grad is not None else torch.full_like(p, GRADIENT_FILL)
+            parameter.grad = (
+                cloned(grad) if grad is not None else torch.full_like(parameter, GRADIENT_FILL)
             )
-            params.append(clone)
+            params.append(parameter)
         settings = {k: v for k, v in group.items() if k not in ("params", *IMPLEMENTATION_FLAGS)}
         groups.append({"params": params, **settings})
     clone = type(optimizer)(groups, **flags)
@@ -56,14 +64,16 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
     if not params:
         return []
     device_type = params[0].device.type
-    variants: dict[str, Callable[[], object]] = {"as run": _clone_optimizer(optimizer).step}
+    variants: dict[str, Callable[[], object]] = {"as run": clone_optimizer(optimizer).step}
     current = _as_run_setting(optimizer)
     for flag in IMPLEMENTATION_FLAGS:
         if current == f"{flag}=True":
             continue
         other = {f: False for f in IMPLEMENTATION_FLAGS if f != flag}
         try:
-            variants[f"{flag}=True"] = _clone_optimizer(optimizer, **{flag: True}, **other).step
+            variants[f"{flag}=True"] = clone_optimizer(
+                optimizer, None, **{flag: True}, **other
+            ).step
         except (TypeError, RuntimeError, ValueError):  # this class or device has no such kernel
             continue
     if len(variants) < 2:

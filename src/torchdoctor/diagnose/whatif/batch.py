@@ -1,0 +1,89 @@
+"""What-if: the training forward and backward (the replay) at the program's batch vs at 2x and
+4x that batch, the real batch concatenated with itself, timed interleaved. A timing's
+`alternative_s` is the larger batch's time divided by the factor: seconds per as many samples as
+the program's batch, so `ratio` is the time per sample with the larger batch relative to as run
+(rule D202)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.probes.base import first_tensor
+from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
+from torchdoctor.diagnose.whatif.precision import convert_tensors
+from torchdoctor.diagnose.whatif.replay import Replay
+
+FACTORS = (2, 4)
+
+
+def replay_batch(replay: Replay) -> int | None:
+    """The batch of the replayed forward: the first input tensor's first dimension."""
+    x = first_tensor(replay.args) if replay.args else first_tensor(replay.kwargs)
+    if x is None or x.dim() == 0:
+        return None
+    return int(x.shape[0])
+
+
+SEQUENCE_FIRST_TYPES = (
+    torch.nn.RNNBase,
+    torch.nn.Transformer,
+    torch.nn.TransformerEncoderLayer,
+    torch.nn.TransformerDecoderLayer,
+)
+
+
+def sequence_first(model: torch.nn.Module) -> bool:
+    """Does the model hold a recurrent or transformer layer left at batch_first=False? Then the
+    inputs' first dimension is likely time, and repeating it lengthens sequences instead of
+    adding samples."""
+    for module in model.modules():
+        if not isinstance(module, SEQUENCE_FIRST_TYPES):
+            continue
+        # a transformer layer keeps the setting on its attention
+        holder = module.self_attn if hasattr(module, "self_attn") else module
+        if not getattr(holder, "batch_first", True):
+            return True
+    return False
+
+
+def _repeated(replay: Replay, batch: int, factor: int) -> Replay:
+    """The replay on `factor` copies of its batch: every input whose first dimension is the
+    batch is concatenated with itself (other inputs, e.g. a shared mask, are kept)."""
+
+    def repeat(tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.dim() == 0 or tensor.shape[0] != batch:
+            return tensor
+        return torch.cat([tensor] * factor, dim=0)
+
+    return Replay(
+        replay.model,
+        convert_tensors(replay.args, repeat),
+        convert_tensors(replay.kwargs, repeat),
+        replay.device_type,
+    )
+
+
+def measure_batch(replay: Replay, batch: int, allowance_s: float) -> list[WhatIfTiming]:
+    """One timing per factor; `batch` is the program's (micro-)batch, the replay's first input
+    dimension (the caller checks: a sequence-first model's is not)."""
+    variants: dict[str, Callable[[], object]] = {"as run": replay.forward_backward}
+    for factor in FACTORS:
+        variants[f"x{factor}"] = _repeated(replay, batch, factor).forward_backward
+    medians, rounds = interleaved_medians(
+        variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
+    )
+    return [
+        WhatIfTiming(
+            name=f"batch.x{factor}",
+            unit=f"forward and backward of {batch} samples",
+            as_run_s=medians["as run"],
+            alternative_s=medians[f"x{factor}"] / factor,
+            repeats=rounds,
+            setting=f"batch_size={factor * batch}",
+            batch_factor=factor,
+        )
+        for factor in FACTORS
+    ]
