@@ -1,12 +1,15 @@
 """Overhead of `torchdoctor diagnose` on clean training loops, one row per loop.
 
-Rows: `mlp` (an MLP on DataLoader batches), `lstm_cell_lbfgs` (an LSTMCell called once per
-timestep, two layers, trained with LBFGS and a closure: tens of thousands of module calls and
+Rows: `mlp` (an MLP on DataLoader batches: a short step), `lstm_cell_lbfgs` (an LSTMCell called
+once per timestep, two layers, trained with LBFGS and a closure: hundreds of module calls and
 several forward/backward passes per step), `many_modules` (a deep stack of tiny modules: module
-calls dominate the step). For each row it runs the same loop plain and under the probes (torchdoctor.watch(), which installs exactly the
-hooks `torchdoctor diagnose` installs), alternating rounds in one process, and prints the median
-step time of each and their ratio (target: < 1.05). The sampled step (op and FLOP counting) is a
-warm-up step of each watched round and is not timed, as in a real diagnosis.
+calls and AdamW's per-parameter host reads dominate the step), `transformer_lm` (a small causal
+transformer LM with AdamW and gradient clipping). For each row it runs the same loop plain, under
+the probes (torchdoctor.watch(), which installs exactly the hooks `torchdoctor diagnose`
+installs) and under the probes without the line sampler, in interleaved rounds in one process
+(bench/_paired.py), and prints the paired ratio of the median step times with its spread
+(target: <= 1.05). The sampled step (op and FLOP counting) is a warm-up step of each watched
+round and is not timed, as in a real diagnosis.
 
 Two clocks: wall time (what a user waits for) and the main thread's CPU time (what the probes
 cost). With one torch thread all the loop's work runs on the main thread, so the CPU-time ratio
@@ -14,13 +17,12 @@ stays meaningful on a shared, overloaded machine where wall times swing several-
 line compares the fastest step of each mode: on a loaded machine, the least disturbed ones.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
-        [--loops mlp,lstm_cell_lbfgs,many_modules]
+        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import torch
@@ -28,6 +30,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchdoctor
+from _paired import StepTimes, interleaved, print_ratios
 
 
 def make_loop(batch_size: int, width: int):
@@ -133,23 +136,66 @@ def make_many_modules_loop(batch_size: int, depth: int = 64, width: int = 32):
     return lambda steps: _timed_steps(step, steps)
 
 
+class _TinyLM(nn.Module):
+    """A causal transformer language model (token + position embeddings, pre-norm layers)."""
+
+    def __init__(self, vocab: int, context: int, width: int, layers: int) -> None:
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(context, width)
+        layer = nn.TransformerEncoderLayer(
+            width, nhead=4, dim_feedforward=4 * width, dropout=0.1, batch_first=True,
+            norm_first=True,
+        )  # fmt: skip
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(width, vocab)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(context))
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tokens(idx) + self.positions(torch.arange(idx.shape[1]))
+        return self.head(self.blocks(x, mask=self.mask, is_causal=True))
+
+
+def make_transformer_lm_loop(batch_size: int, context: int = 32, vocab: int = 256):
+    """A small GPT-style LM on random token windows of one long text, AdamW, grad clipping."""
+    torch.manual_seed(0)
+    text = torch.randint(0, vocab, (50_000,))
+    model = _TinyLM(vocab, context, width=64, layers=2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def step() -> None:
+        starts = torch.randint(0, len(text) - context - 1, (batch_size,))
+        x = torch.stack([text[i : i + context] for i in starts.tolist()])
+        y = torch.stack([text[i + 1 : i + context + 1] for i in starts.tolist()])
+        logits = model(x)
+        loss = nn.functional.cross_entropy(logits.view(-1, vocab), y.view(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    return lambda steps: _timed_steps(step, steps)
+
+
 LOOPS = {
     "mlp": lambda args: make_loop(args.batch_size, args.width),
     "lstm_cell_lbfgs": lambda args: make_lstm_cell_lbfgs_loop(16),
     "many_modules": lambda args: make_many_modules_loop(16),
+    "transformer_lm": lambda args: make_transformer_lm_loop(16),
 }
 DESCRIPTIONS = {
     "mlp": "MLP 784-{width}-{width}-10, batch {batch_size}",
     "lstm_cell_lbfgs": "2 LSTMCells x 40 timesteps + LBFGS(max_iter=4) closure, batch 16",
     "many_modules": "64 blocks of Linear(32)+LayerNorm+GELU, AdamW, batch 16",
+    "transformer_lm": "causal transformer LM, 2 layers x 64 wide, context 32, AdamW + clipping, batch 16",
 }
 
 
-def measure(run, args) -> list[tuple[list, list]]:
-    """(plain round, watched round) step times, the two rounds adjacent in time."""
+def measure(run, args) -> dict[str, list[StepTimes]]:
+    """Step times of each round per mode: plain, diagnosed, diagnosed without the line sampler."""
     run(args.warmup)  # warm the allocator and BLAS before either mode is timed
 
-    def watched_round(line_profile: bool = True) -> list[tuple[float, float]]:
+    def watched_round(line_profile: bool = True) -> StepTimes:
         w = torchdoctor.watch(warmup=args.warmup)
         w.config.line_profile = line_profile  # False: every probe but the line sampler
         with w:
@@ -157,52 +203,27 @@ def measure(run, args) -> list[tuple[list, list]]:
         assert len(w.report.run.steps) == args.steps, "the probes did not see every step"
         return times
 
-    def plain_round() -> list[tuple[float, float]]:
-        return run(args.warmup + args.steps)[args.warmup :]
-
-    pairs = []  # (plain round, watched round), adjacent in time
-    sampler_pairs = []  # (watched without the line sampler, watched), adjacent in time
-    for round_index in range(args.rounds):  # ABBA order: drifts hit both modes alike
-        if round_index % 2 == 0:
-            plain = plain_round()
-            pairs.append((plain, watched_round()))
-            sampler_pairs.append((watched_round(line_profile=False), pairs[-1][1]))
-        else:
-            watched = watched_round()
-            sampler_pairs.append((watched_round(line_profile=False), watched))
-            pairs.append((plain_round(), watched))
-    return pairs, sampler_pairs
+    return interleaved(
+        {
+            "plain": lambda: run(args.warmup + args.steps)[args.warmup :],
+            "diagnose": watched_round,
+            "no sampler": lambda: watched_round(line_profile=False),
+        },
+        args.rounds,
+    )
 
 
-def report(name: str, measured, args) -> None:
-    pairs, sampler_pairs = measured
+def report(name: str, rounds: dict[str, list[StepTimes]], args) -> None:
     description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
     print(
         f"{name}: {description}, {args.threads} thread(s), "
         f"{args.rounds} rounds x {args.steps} steps per mode"
     )
-    for index, clock in ((0, "wall"), (1, "cpu")):
-        plain_s = [statistics.median(t[index] for t in p) for p, _ in pairs]
-        watched_s = [statistics.median(t[index] for t in w) for _, w in pairs]
-        ratio = statistics.median(w / p for p, w in zip(plain_s, watched_s))
-        extra = statistics.median(w - p for p, w in zip(plain_s, watched_s))
-        print(
-            f"  {clock:4s}: plain {1000 * statistics.median(plain_s):.3f} ms, "
-            f"diagnose {1000 * statistics.median(watched_s):.3f} ms, "
-            f"ratio diagnosed/plain {ratio:.3f} (+{1e6 * extra:.0f} us per step); "
-            "median over rounds of paired round medians"
-        )
-    for index, clock in ((0, "wall"), (1, "cpu")):
-        ratio = statistics.median(
-            statistics.median(t[index] for t in w) / statistics.median(t[index] for t in n)
-            for n, w in sampler_pairs
-        )
-        print(
-            f"  {clock:4s}: line sampler: ratio diagnosed/diagnosed without the line sampler "
-            f"{ratio:.3f} (median over rounds of paired round medians)"
-        )
-    fastest_plain = min(t[1] for p, _ in pairs for t in p)
-    fastest_watched = min(t[1] for _, w in pairs for t in w)
+    print_ratios("plain", "diagnose", rounds["plain"], rounds["diagnose"])
+    print("  the line sampler alone (diagnose vs diagnose without it):")
+    print_ratios("without", "with", rounds["no sampler"], rounds["diagnose"], indent="    ")
+    fastest_plain = min(t[1] for steps in rounds["plain"] for t in steps)
+    fastest_watched = min(t[1] for steps in rounds["diagnose"] for t in steps)
     print(
         f"  best: plain {1000 * fastest_plain:.3f} ms, diagnose {1000 * fastest_watched:.3f} ms, "
         f"ratio diagnosed/plain {fastest_watched / fastest_plain:.3f} "

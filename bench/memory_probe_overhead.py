@@ -1,8 +1,8 @@
 """What the memory probe adds to a diagnosis: the same loop under `torchdoctor.watch()` with all
 probes, and with all probes but the memory probe (per-step memory read, weak reference to each
-loss, retention checks), in alternating rounds in one process (ABBA order). Prints the median step
-time of each and their ratio, on the wall clock and on the main thread's CPU time (the one that
-stays meaningful on a shared machine). Step 0 (activations by module) and the sampled step (per
+loss, retention checks), in interleaved rounds in one process (bench/_paired.py). Prints the
+median step time of each and their paired ratio with its spread, on the wall clock and on the
+main thread's CPU time (the one that stays meaningful on a shared machine). Step 0 (activations by module) and the sampled step (per
 phase memory) are warm-up steps of every round and are not timed, as in a real diagnosis.
 
     .venv/bin/python bench/memory_probe_overhead.py [--rounds 12] [--steps 30] [--width 512]
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import runpy
-import statistics
 import timeit
 from pathlib import Path
 
 import torch
 
 import torchdoctor
+from _paired import StepTimes, interleaved, print_ratios
 from torchdoctor.diagnose import probes
 from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 from torchdoctor.diagnose.probes.memory_reading import MemoryReader
@@ -40,7 +40,7 @@ def main() -> None:
     every = probes.PROBE_TYPES
     without = tuple(p for p in every if p is not MemoryTimelineProbe)
 
-    def watched_round(types) -> list[tuple[float, float]]:
+    def watched_round(types) -> StepTimes:
         probes.PROBE_TYPES = types
         try:
             with torchdoctor.watch(warmup=args.warmup) as w:
@@ -50,28 +50,17 @@ def main() -> None:
         assert len(w.report.run.steps) == args.steps
         return times
 
-    pairs = []  # (without the memory probe, with it), adjacent in time
-    for index in range(args.rounds):
-        if index % 2 == 0:
-            base = watched_round(without)
-            pairs.append((base, watched_round(every)))
-        else:
-            memory = watched_round(every)
-            pairs.append((watched_round(without), memory))
+    rounds = interleaved(
+        {"without": lambda: watched_round(without), "with": lambda: watched_round(every)},
+        args.rounds,
+    )
     print(
         f"loop: MLP 784-{args.width}-{args.width}-10, batch {args.batch_size}, 1 thread, "
         f"{args.rounds} rounds x {args.steps} steps per mode"
     )
-    for slot, clock in ((0, "wall"), (1, "cpu")):
-        base_s = [statistics.median(t[slot] for t in b) for b, _ in pairs]
-        memory_s = [statistics.median(t[slot] for t in m) for _, m in pairs]
-        ratio = statistics.median(m / b for b, m in zip(base_s, memory_s))
-        extra = statistics.median(m - b for b, m in zip(base_s, memory_s))
-        print(
-            f"{clock:4s}: other probes {1000 * statistics.median(base_s):.3f} ms, with the memory "
-            f"probe {1000 * statistics.median(memory_s):.3f} ms, ratio {ratio:.3f} "
-            f"(+{1e6 * extra:.0f} us per step); median over rounds of paired round medians"
-        )
+    print_ratios(
+        "other probes", "with the memory probe", rounds["without"], rounds["with"], indent=""
+    )
     reader = MemoryReader()
     read_s = min(timeit.repeat(reader.allocated, number=1000, repeat=5)) / 1000
     reader.close()

@@ -6,9 +6,10 @@ A small training script (nested modules, so per-call interception costs show) ti
 steps and appends each to a file. Each round runs it as a plain `python script.py` and as a trial
 baseline (`python -m torchdoctor.trials.worker`, no fix) for every source tree given (this
 checkout, and with `--before DIR` another tree's `src`, e.g. `git archive <commit> src | tar -x
--C DIR`), in rotating order so load drifts hit every mode alike. Prints the median step time of
+-C DIR`), in interleaved order so load drifts hit every mode alike. Prints the median step time of
 each mode and the ratio trial/plain, on the wall clock and on the main thread's CPU time
-(steadier on a shared, loaded machine) (median over rounds of the paired ratios). Steps before
+(steadier on a shared, loaded machine): the median over rounds of the paired ratios, with
+their spread (bench/_paired.py). Steps before
 `--skip` are warm-up and not compared. One torch thread (OMP_NUM_THREADS=1).
 """
 
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+from _paired import interleaved, print_ratios
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,6 +67,10 @@ def step_times(command: list[str], env: dict, times_file: str) -> list[tuple[flo
     return [(float(wall), float(cpu)) for wall, cpu in rows]
 
 
+def _runner(command: list[str], env: dict, times_file: str, skip: int):
+    return lambda: step_times(command, env, times_file)[skip:]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -88,30 +94,20 @@ def main() -> None:
             worker = [sys.executable, "-m", "torchdoctor.trials.worker", "--out", out]
             command = [*worker, "--steps", str(args.steps + 50), script, str(args.steps)]
             modes[f"trial ({name})"] = (command, {**base_env, "PYTHONPATH": src})
-        names = list(modes)
-        medians: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
-        for round_index in range(args.rounds):
-            shift = round_index % len(names)
-            for name in names[shift:] + names[:shift]:
-                command, env = modes[name]
-                times = step_times(command, env, times_file)[args.skip :]
-                medians[name].append(
-                    (statistics.median(t[0] for t in times), statistics.median(t[1] for t in times))
-                )
+        rounds = interleaved(
+            {
+                name: _runner(command, env, times_file, args.skip)
+                for name, (command, env) in modes.items()
+            },
+            args.rounds,
+        )
     print(
         f"script: 8 x (Linear 64 + LayerNorm + ReLU) + Linear, batch 32, SGD; "
         f"{args.rounds} rounds x {args.steps} steps per mode (first {args.skip} skipped)"
     )
-    for index, clock in ((0, "wall"), (1, "cpu")):
-        plain = [m[index] for m in medians["plain"]]
-        print(f"{clock:4s} plain: {1e3 * statistics.median(plain):.3f} ms per step")
-        for name in names[1:]:
-            mode = [m[index] for m in medians[name]]
-            ratio = statistics.median(t / p for t, p in zip(mode, plain))
-            print(
-                f"{clock:4s} {name}: {1e3 * statistics.median(mode):.3f} ms per step, "
-                f"ratio trial/plain {ratio:.3f} (median over rounds of paired round medians)"
-            )
+    for name in list(rounds)[1:]:
+        print(f"{name}:")
+        print_ratios("plain", "trial", rounds["plain"], rounds[name])
 
 
 if __name__ == "__main__":

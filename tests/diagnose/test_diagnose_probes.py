@@ -343,3 +343,42 @@ def test_cpu_share_says_when_the_step_thread_was_not_running(tmp_path):
     run = diagnose_script(str(script), steps=4, warmup=2).run
     assert all(s.cpu_share is not None and 0 <= s.cpu_share < 0.5 for s in run.steps)
     assert run.compute.cpu_share < 0.5
+
+
+def test_torchs_own_host_reads_are_not_the_programs_but_the_users_are(tmp_path, monkeypatch):
+    """AdamW and LBFGS read CPU scalars every step (step counts, `float(loss)`, truth tests of
+    tensors): the host-read probe dismisses them by their caller, and still records the
+    program's own read on the same tensors' kind."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(
+        PRELUDE
+        + textwrap.dedent(
+            """
+            model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+            adamw = torch.optim.AdamW(model[0].parameters(), lr=1e-3)
+            lbfgs = torch.optim.LBFGS(model[2].parameters(), max_iter=3)
+            x, y = torch.randn(16, 4), torch.randn(16, 1)
+            def closure():
+                lbfgs.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                return loss
+            for step in range(8):
+                loss = nn.functional.mse_loss(model(x), y)
+                adamw.zero_grad()
+                loss.backward()
+                adamw.step()
+                lbfgs.step(closure)
+                total = loss.item()                                 # the program's read
+            """
+        )
+    )
+    read_line = next(
+        n for n, text in enumerate(script.read_text().splitlines(), 1) if "program's read" in text
+    )
+    run = diagnose_script(str(script), steps=3, warmup=2).run
+    assert run.status == "stopped", run.error
+    assert [(s.kind, s.location.rsplit("/", 1)[-1]) for s in run.sync_sites] == [
+        ("item", f"train.py:{read_line}")
+    ], run.sync_sites

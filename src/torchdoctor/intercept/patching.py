@@ -43,10 +43,16 @@ import torch
 _MISSING = object()
 
 
+# Bound once: every wrapper calls transforming(), and the attribute look-ups through `torch.`
+# were a third of its cost. Dynamo knows is_compiling by the function object, whatever its name.
+_is_compiling = torch.compiler.is_compiling
+_tracing_state = torch._C._get_tracing_state
+
+
 def transforming() -> bool:
     """Dynamo is tracing (torch.compile) or torch.jit.trace is recording: pass straight through.
     `is_compiling()` comes first: dynamo folds it to True and never looks at the second test."""
-    return torch.compiler.is_compiling() or torch._C._get_tracing_state() is not None
+    return _is_compiling() or _tracing_state() is not None
 
 
 def _torchscript_builtins():

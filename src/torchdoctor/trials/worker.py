@@ -56,8 +56,11 @@ def run_trial(options: argparse.Namespace) -> dict:
         device_type="cuda" if torch.cuda.is_available() else "cpu",
         observation=_load_observation(options.observation),
     )
-    # steps=0: the recorder, not the session, decides when enough steps ran (prefetch included)
-    session = Session(DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False), hooks)
+    # steps=0: the recorder, not the session, decides when enough steps ran (prefetch included);
+    # no line sampler: a trial reads step times, never a line profile, and the sampler's thread
+    # would cost the measured steps CPU time
+    config = DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False, line_profile=False)
+    session = Session(config, hooks)
     recorder = StepRecorder(max_steps=options.steps)
     recorder.attach(hooks, session)
     rng_probe = LoaderRandomnessProbe()

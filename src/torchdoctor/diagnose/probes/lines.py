@@ -82,6 +82,7 @@ class LineSampler(Probe):
         # phase transitions: they hold the model's work, they are not hot spots themselves
         self.training_callers: set[tuple[str, int]] = set()
         self._transitions_left = MAX_TRANSITIONS
+        self._paths_seen: set[tuple] = set()  # call paths already walked at a transition
         self.tracker.phase_listeners.append(self._phase_started)
         self._stop = threading.Event()
         self._switch_interval = sys.getswitchinterval()
@@ -93,8 +94,32 @@ class LineSampler(Probe):
         if phase not in TRAINING_PHASES or self._transitions_left <= 0:
             return
         self._transitions_left -= 1
-        users, _ = self._walk(sys._getframe(1))
+        frame = sys._getframe(1)
+        # The same call path again (the loop's lines, every step) adds nothing: it is known by
+        # its (code, instruction) pairs, which cost no line-number look-up to read.
+        path = self._call_path(frame)
+        if path in self._paths_seen:
+            return
+        self._paths_seen.add(path)
+        users, _ = self._walk(frame)
         self.training_callers.update((code.co_filename, line) for code, line in users)
+
+    def _call_path(self, frame) -> tuple:
+        """(code, last instruction) of each frame up to the MAX_CHAIN-th user frame: what
+        `_walk` would read, in a form that identifies its answer."""
+        user_code = self._user
+        path: list = []
+        users = 0
+        while frame is not None and users < MAX_CHAIN:
+            code = frame.f_code
+            mine = user_code.get(code)
+            if mine is None:
+                mine = user_code[code] = is_user_file(code.co_filename)
+            users += mine
+            path.append(code)
+            path.append(frame.f_lasti)
+            frame = frame.f_back
+        return tuple(path)
 
     def stop(self) -> None:
         if self._phase_started in self.tracker.phase_listeners:

@@ -90,13 +90,20 @@ class RetentionWatch:
         loss = losses[-1].ref() if losses else None
         if loss is None or loss.grad_fn is None:
             return
-        own = _graph_nodes(loss.grad_fn)
         frame = _user_frame()
-        if frame is None or own <= 0:
+        if frame is None:
             return
-        for name, value in list(frame.f_locals.items()):
-            if not isinstance(value, torch.Tensor) or value is loss or value.grad_fn is None:
-                continue
+        candidates = [
+            (name, value)
+            for name, value in list(frame.f_locals.items())
+            if isinstance(value, torch.Tensor) and value is not loss and value.grad_fn is not None
+        ]
+        if not candidates:  # nothing to compare with: the loss graph is not walked (ms on RNNs)
+            return
+        own = _graph_nodes(loss.grad_fn)
+        if own <= 0:
+            return
+        for name, value in candidates:
             nodes = _graph_nodes(value.grad_fn)
             if nodes >= GRAPH_STEPS * own:
                 self.found["graph"] = RetainedTensors(
@@ -135,7 +142,8 @@ def _graph_nodes(root) -> int:
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        pending.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+        for next_node, _ in getattr(node, "next_functions", ()):
+            pending.append(next_node)
     return len(seen)
 
 

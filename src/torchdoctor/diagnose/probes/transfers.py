@@ -47,7 +47,7 @@ class TransferProbe(Probe):
             finally:
                 if top:
                     tracker.pop()
-            if out is not tensor and tensor.device.type == "cpu" and out.device.type != "cpu":
+            if out is not tensor and tensor.is_cpu and not out.is_cpu:  # is_cpu: no device object
                 probe._record(tensor, args, kwargs)
             return out
 

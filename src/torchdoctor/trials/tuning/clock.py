@@ -22,7 +22,8 @@ class StepClock:
     _session: Session | None = None
 
     def __enter__(self) -> StepClock:
-        config = DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False)
+        # step ends and data waits only: no line sampler thread taking the GIL from the steps
+        config = DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False, line_profile=False)
         self._session = Session(config)
         self._session.tracker.on_step_end.append(self._on_step)
         self._session.install()
