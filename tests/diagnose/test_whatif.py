@@ -45,9 +45,11 @@ def test_program_losses_are_bit_identical_with_and_without_the_probes():
     with_probes, measured = _losses(whatif=True)
     without, not_run = _losses(whatif=False)
     names = {t.name for t in measured.timings}
-    # the probes that draw random numbers ran: data (a side loader over the dataset, which has
-    # its own generator and reads Python's and NumPy's), evaluation (dropout in train mode)
-    assert {"data.workers", "evaluation.inference_mode", "evaluation.eval_mode"} <= names, measured
+    # the probes that draw random numbers ran: data (side loaders over the datasets: one has its
+    # own generator and reads Python's and NumPy's, one seeds workers from torch's generator),
+    # evaluation (dropout in train mode)
+    probes = {"data.workers", "data.batched_fetch", "data.persistent_workers"}
+    assert probes | {"evaluation.inference_mode", "evaluation.eval_mode"} <= names, measured
     assert not_run.timings == [] and not_run.budget_s == 0
     assert with_probes == without  # exact floats: same batches, same dropout masks, same updates
 

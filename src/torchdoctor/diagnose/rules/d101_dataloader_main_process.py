@@ -19,11 +19,12 @@ It assumes the workers get cores of their own; when training itself uses every c
 on a small machine) the real gain is lower, often negative.
 
 Measured saving: after the run the what-if probe fetches batches of the same dataset through a side
-DataLoader with 0 and with 1 .. cores-1 workers while a replay of the training compute (a copy of
-the model on a real batch, forward and backward) runs after every batch, so the workers compete
-for the cores as they would. The saving is the time per step the fastest worker count saved, as a
-share of the measured step, and the fix names that count; when no worker count measured faster,
-nothing is reported (the estimate above is used only when the probe could not run).
+DataLoader with 0 and with 1 .. cores workers while the training compute runs after every batch (a
+copy of the model on a real batch, forward and backward, then CPU work up to the rest of the
+measured step: optimizer, loss, logging), so the workers compete for the cores as they would. The
+saving is the share of that side step the fastest worker count saved (at most the data wait's
+share), and the fix names that count; when no worker count measured faster, nothing is reported
+(the estimate above is used only when the probe could not run).
 
 ## Example
 ```python
@@ -90,7 +91,9 @@ def check(run: RunObservation) -> list[Finding]:
     if measured is not None:
         if measured.ratio >= 1:
             return []  # with workers the loop measured no faster on this machine
-        saving = clamp((measured.as_run_s - measured.alternative_s) / profile.step_s)
+        # the side run's step as run is the program's step replayed, so the measured ratio is
+        # the share saved; workers cannot save more than the data wait itself
+        saving = min(clamp(1 - measured.ratio), data_s / profile.step_s)
         workers = int(measured.setting.split("=")[1])
         left_s = max(0.0, data_s - saving * profile.step_s)
         basis, saving_how = "measured", how(measured, "fetch plus a compute replay")
