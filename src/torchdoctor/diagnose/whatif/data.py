@@ -5,7 +5,8 @@ for the cores as they would in the program. The compute is a replay of forward a
 copy of the model, followed by busy CPU work up to the measured rest of the step (optimizer,
 loss, logging): a replay of forward and backward alone is shorter than the step, and the workers
 would look slower against it than against the program. The first batch of each setting (the
-workers' start-up) is timed apart: it is what `persistent_workers=False` pays every epoch."""
+workers' start-up) is timed apart, and the batches the workers prefetched meanwhile are consumed
+untimed: the steady state is what the fix changes for every batch of the run."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from torchdoctor.diagnose.whatif.replay import Replay
 MAX_SETTINGS = 3
 MAX_WORKERS = 8  # as the `--try workers` fix and rule D101 propose at most
 MIN_BATCHES, MAX_BATCHES = 4, 40
+# one worker's head start (prefetch_factor 2) plus the first batch: a dataset needs this many
+# batches more than MIN_BATCHES; worker counts whose head start does not fit are not timed
+MIN_EXTRA_BATCHES = 3
 
 
 def worker_counts(cpus: int) -> list[int]:
@@ -104,10 +108,17 @@ class StepCompute:
             time.sleep(self.pad_s)
 
 
+def _prefetched(loader: DataLoader, workers: int) -> int:
+    """Batches the workers build ahead before the first is asked for: consumed untimed, else the
+    timed batches would be ready at once and the workers would look faster than they are."""
+    return workers * (loader.prefetch_factor or 2) if workers else 0
+
+
 def _fetch_while_computing(
     loader: DataLoader, workers: int, batches: int, compute: StepCompute
 ) -> tuple[float, float]:
-    """(seconds to the first batch, seconds per later batch with the compute run after each)."""
+    """(seconds to the first batch, seconds per batch once the workers' head start is used up,
+    with the compute run after each batch)."""
     side = side_loader(loader, workers)
     start = time.perf_counter()
     iterator = iter(side)
@@ -115,13 +126,16 @@ def _fetch_while_computing(
         next(iterator)
         first = time.perf_counter() - start
         compute()
-        synchronize(compute.replay.device_type)
-        start = time.perf_counter()
-        for _ in range(batches - 1):
+        for _ in range(_prefetched(loader, workers)):
             next(iterator)
             compute()
         synchronize(compute.replay.device_type)
-        return first, (time.perf_counter() - start) / (batches - 1)
+        start = time.perf_counter()
+        for _ in range(batches):
+            next(iterator)
+            compute()
+        synchronize(compute.replay.device_type)
+        return first, (time.perf_counter() - start) / batches
     finally:
         del iterator  # shuts the workers down
 
@@ -138,8 +152,8 @@ def unsupported(loader: DataLoader) -> str:
         length = len(loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         return "a dataset without a length"
-    if length < MIN_BATCHES * loader.batch_size:
-        return "a dataset of fewer than 4 batches"
+    if length < (MIN_BATCHES + MIN_EXTRA_BATCHES) * loader.batch_size:
+        return f"a dataset of fewer than {MIN_BATCHES + MIN_EXTRA_BATCHES} batches"
     return ""
 
 
@@ -149,10 +163,15 @@ def measure_workers(
     """One timing per worker count; `step_s` (the measured step) sizes the number of batches,
     `rest_s` (the step without its data wait) the compute run after each batch. The as-run side
     (num_workers=0) is timed before and after the variants (drift averaged)."""
+    total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
+    counts = [
+        n
+        for n in worker_counts(os.cpu_count() or 1)
+        if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
+    ]
+    available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
     compute = StepCompute(replay, rest_s)
-    counts = worker_counts(os.cpu_count() or 1)
     runs = len(counts) + 2
-    available = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
     batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, allowance_s / runs / step_s)))
     _, before = _fetch_while_computing(loader, 0, batches, compute)
     measured = [(n, *_fetch_while_computing(loader, n, batches, compute)) for n in counts]
@@ -164,7 +183,7 @@ def measure_workers(
             unit="training step",
             as_run_s=as_run,
             alternative_s=per_batch,
-            repeats=batches - 1,
+            repeats=batches,
             setting=f"num_workers={n}",
             startup_s=first,
         )
