@@ -11,7 +11,6 @@ untimed: the steady state is what the fix changes for every batch of the run."""
 from __future__ import annotations
 
 import copy
-import os
 import time
 from typing import Any
 
@@ -20,6 +19,7 @@ from torch.utils.data import BatchSampler, DataLoader, IterableDataset, Sequenti
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
+from torchdoctor.intercept.hooks import usable_cores
 
 MAX_SETTINGS = 3
 MAX_WORKERS = 8  # as the `--try workers` fix and rule D101 propose at most
@@ -109,8 +109,10 @@ class StepCompute:
 
 
 def _prefetched(loader: DataLoader, workers: int) -> int:
-    """Batches the workers build ahead before the first is asked for: consumed untimed, else the
-    timed batches would be ready at once and the workers would look faster than they are."""
+    """Batches the workers build ahead while the first is awaited: taken at once, without the
+    compute between them (which would let the workers build the next ones ahead as well), before
+    the timing starts; else the timed batches would be ready at once and the workers would look
+    faster than they are in the program's steady state."""
     return workers * (loader.prefetch_factor or 2) if workers else 0
 
 
@@ -125,10 +127,9 @@ def _fetch_while_computing(
     try:
         next(iterator)
         first = time.perf_counter() - start
-        compute()
-        for _ in range(_prefetched(loader, workers)):
+        for _ in range(_prefetched(loader, workers)):  # drained without compute: no new lead
             next(iterator)
-            compute()
+        compute()
         synchronize(compute.replay.device_type)
         start = time.perf_counter()
         for _ in range(batches):
@@ -166,7 +167,7 @@ def measure_workers(
     total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
     counts = [
         n
-        for n in worker_counts(os.cpu_count() or 1)
+        for n in worker_counts(usable_cores())  # as `--try workers` counts them
         if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
     ]
     available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
