@@ -81,7 +81,7 @@ class _Plan:
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
-        from torchdoctor.diagnose.whatif.data import measure_workers, unsupported
+        from torchdoctor.diagnose.whatif.data import measure, unsupported
 
         step_s, share = _median_step_s(self.run), _run_share(self.run, "data")
         if share < MIN_PHASE_SHARE:
@@ -104,7 +104,7 @@ class _Plan:
 
         def work(allowance: float) -> list[WhatIfTiming]:
             replay = self.replay()
-            return measure_workers(loader, replay, step_s, rest_s, allowance) if replay else []
+            return measure(loader, replay, step_s, rest_s, allowance) if replay else []
 
         self.items.append((share, "DataLoader workers", work))
 
@@ -119,46 +119,43 @@ class _Plan:
             if id(ld) in probe.loaders
         ]
 
-    def _plan_respawn(self) -> None:
-        from torchdoctor.diagnose.whatif.respawn import measure_respawn, unsupported
+    def _plan_loader(self, label: str, candidates: list[tuple], key, module) -> None:
+        """Plan `module`'s probe (its `unsupported` and `measure`) on the candidate loader with the
+        largest `key`, when the data phase is worth it; say why when the loader cannot be timed."""
+        share = _run_share(self.run, "data")
+        if share < MIN_PHASE_SHARE or not candidates:
+            return
+        loader, observation = max(candidates, key=lambda pair: key(pair[1]))
+        why = module.unsupported(loader)
+        if why:
+            self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
+            return
+        self.items.append((share, label, lambda allowance: module.measure(loader, allowance)))
 
-        share = _run_share(self.run, "data")  # epoch starts wait in the data phase
+    def _plan_respawn(self) -> None:
+        from torchdoctor.diagnose.whatif import respawn
+
         respawning = [
             (ld, o)
             for ld, o in self._retired_loaders()
             if o.num_workers > 0 and not o.persistent_workers and o.epochs_started >= 2
-        ]
-        if share < MIN_PHASE_SHARE or not respawning:
-            return
-        loader, observation = max(respawning, key=lambda pair: sum(pair[1].worker_startup_s))
-        why = unsupported(loader)
-        if why:
-            self.run.whatif.skipped.append(f"worker start-up at {observation.location}: {why}")
-            return
-        self.items.append(
-            (share, "worker start-up", lambda allowance: measure_respawn(loader, allowance))
-        )
+        ]  # epoch starts wait in the data phase
+        self._plan_loader("worker start-up", respawning, lambda o: sum(o.worker_startup_s), respawn)
 
     def _plan_batched_fetch(self) -> None:
         from torchdoctor.diagnose.rules._loaders import in_memory
-        from torchdoctor.diagnose.whatif.batched_fetch import measure_batched_fetch, unsupported
+        from torchdoctor.diagnose.whatif import batched_fetch
 
-        share = _run_share(self.run, "data")
         indexed = [
             (ld, o)
             for ld, o in self._retired_loaders()
-            if o.role != "eval" and o.batches > 0 and not o.num_workers and in_memory(self.run, o)
+            if o.role != "eval"
+            and o.batches > 0
+            and not o.num_workers
+            and o.batch_size is not None  # None: already fetched whole, nothing to measure
+            and in_memory(self.run, o)
         ]  # the loaders rule D108 talks about: samples only indexed from memory
-        if share < MIN_PHASE_SHARE or not indexed:
-            return
-        loader, observation = max(indexed, key=lambda pair: pair[1].wait_s)
-        why = unsupported(loader)
-        if why:
-            self.run.whatif.skipped.append(f"batched fetch at {observation.location}: {why}")
-            return
-        self.items.append(
-            (share, "batched fetch", lambda allowance: measure_batched_fetch(loader, allowance))
-        )
+        self._plan_loader("batched fetch", indexed, lambda o: o.wait_s, batched_fetch)
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation

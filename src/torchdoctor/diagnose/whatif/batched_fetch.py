@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
+from torch.utils.data import BatchSampler, DataLoader, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.data import side_loader
+from torchdoctor.diagnose.whatif.data import side_loader, side_run_unsupported
 from torchdoctor.diagnose.whatif.guard import interleaved_medians
 
 BATCHES = 8  # per timed call: one call is a few milliseconds on a small model's loader
@@ -21,19 +21,9 @@ BATCHES = 8  # per timed call: one call is a few milliseconds on a small model's
 
 def unsupported(loader: DataLoader) -> str:
     """Why the loader's batched fetch cannot be timed ("" when it can)."""
-    if isinstance(loader.dataset, IterableDataset):
-        return "an IterableDataset (it is never indexed)"
-    if loader.batch_size is None:
-        return "a loader that already fetches whole batches (batch_size=None)"
     if loader.num_workers:
         return "a loader with workers"
-    try:
-        length = len(loader.dataset)  # type: ignore[arg-type]
-    except TypeError:
-        return "a dataset without a length"
-    if length < 2 * loader.batch_size:
-        return "a dataset of fewer than 2 batches"
-    return ""
+    return side_run_unsupported(loader, 2)
 
 
 def _batched_loader(loader: DataLoader) -> DataLoader:
@@ -65,7 +55,7 @@ def _fetch(loader: DataLoader, batches: int) -> None:
         next(iterator)
 
 
-def measure_batched_fetch(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
+def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
     """Seconds per batch as run vs indexed whole, or nothing when the dataset cannot return the
     same batch for a list of indices."""
     per_sample, batched = side_loader(loader, 0), _batched_loader(loader)

@@ -141,24 +141,30 @@ def _fetch_while_computing(
         del iterator  # shuts the workers down
 
 
-def unsupported(loader: DataLoader) -> str:
-    """Why the loader cannot be re-created for a side run ("" when it can)."""
+def side_run_unsupported(loader: DataLoader, min_batches: int) -> str:
+    """Why a side loader cannot re-create the program's batches ("" when it can): what every
+    data what-if needs (a sized map-style dataset of `min_batches`, batches from batch_size)."""
     if isinstance(loader.dataset, IterableDataset):
         return "an IterableDataset (its sharding across workers is the program's)"
     if loader.batch_size is None:
         return "a loader built with its own batch_sampler"
-    if loader.num_workers:
-        return "a loader that already has workers"
     try:
         length = len(loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         return "a dataset without a length"
-    if length < (MIN_BATCHES + MIN_EXTRA_BATCHES) * loader.batch_size:
-        return f"a dataset of fewer than {MIN_BATCHES + MIN_EXTRA_BATCHES} batches"
+    if length < min_batches * loader.batch_size:
+        return f"a dataset of fewer than {min_batches} batches"
     return ""
 
 
-def measure_workers(
+def unsupported(loader: DataLoader) -> str:
+    """Why the loader's worker what-if cannot run ("" when it can)."""
+    if loader.num_workers:
+        return "a loader that already has workers"
+    return side_run_unsupported(loader, MIN_BATCHES + MIN_EXTRA_BATCHES)
+
+
+def measure(
     loader: DataLoader, replay: Replay, step_s: float, rest_s: float, allowance_s: float
 ) -> list[WhatIfTiming]:
     """One timing per worker count; `step_s` (the measured step) sizes the number of batches,

@@ -9,29 +9,19 @@ from __future__ import annotations
 import statistics
 import time
 
-from torch.utils.data import DataLoader, IterableDataset
+from torch.utils.data import DataLoader
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.data import side_loader
+from torchdoctor.diagnose.whatif.data import side_loader, side_run_unsupported
 
-MIN_ROUNDS, MAX_ROUNDS = 2, 7
+MIN_ROUNDS, MAX_ROUNDS = 3, 7
 
 
 def unsupported(loader: DataLoader) -> str:
     """Why the loader's epoch start cannot be re-created ("" when it can)."""
-    if isinstance(loader.dataset, IterableDataset):
-        return "an IterableDataset (its sharding across workers is the program's)"
-    if loader.batch_size is None:
-        return "a loader built with its own batch_sampler"
     if not loader.num_workers or loader.persistent_workers:
         return "a loader without workers started every epoch"
-    try:
-        length = len(loader.dataset)  # type: ignore[arg-type]
-    except TypeError:
-        return "a dataset without a length"
-    if length < 2 * loader.batch_size:
-        return "a dataset of fewer than 2 batches"
-    return ""
+    return side_run_unsupported(loader, 2)
 
 
 def _first_batch_s(loader: DataLoader) -> float:
@@ -45,7 +35,7 @@ def _first_batch_s(loader: DataLoader) -> float:
     return elapsed
 
 
-def measure_respawn(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
+def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
     workers = loader.num_workers
     fresh = side_loader(loader, workers, persistent_workers=False)
     kept = side_loader(loader, workers, persistent_workers=True)
