@@ -79,9 +79,13 @@ def respawn_cost(
             f"against {secs(steady_wait_s)} for a later one."
         )
         if measured is not None and ld is timed:
-            # the side run's ratio, applied to what the program paid: the probe ran at another
-            # moment (another machine load) than the program's epochs
-            overhead_s = startup_s * clamp(1 - measured.ratio)
+            # the side run's saving in units of its own epoch start, applied to what the
+            # program's epoch starts took: the probe ran at another moment (another machine
+            # load); the saving holds the workers' shut-down, which a first batch does not
+            side_start_s = measured.startup_s or measured.as_run_s
+            scale = startup_s / side_start_s if side_start_s > 0 else 0.0
+            overhead_s = scale * max(0.0, measured.as_run_s - measured.alternative_s)
+            startup_s = scale * measured.as_run_s  # the shut-down is part of the epoch as run
             evidence.append(f"Measured: {how(measured, 'an epoch start')}.")
         overhead_per_epoch_s += overhead_s * per_train_epoch
         startup_per_epoch_s += startup_s * per_train_epoch

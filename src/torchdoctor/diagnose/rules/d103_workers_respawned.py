@@ -16,9 +16,10 @@ loader iteration; the saving is that overhead over the epoch as run (batches per
 step with a steady data wait, plus the epoch's start-ups).
 
 Measured saving: after the run the what-if probe times, on a side DataLoader with the program's
-dataset, batch size, collate and worker count, the first batch of a fresh iterator (as run) against
-the first batch of a reused persistent one, in interleaved rounds; the share it saved, applied to
-the program's own epoch starts, replaces the estimate's overhead.
+dataset, batch size, collate and worker count, the first batch of a fresh iterator plus the
+shut-down of its workers (as run) against the first batch of a reused persistent one, in
+interleaved rounds; that saving per fresh start, applied to the program's own epoch starts,
+replaces the estimate's overhead.
 
 ## Example
 ```python
@@ -92,8 +93,8 @@ def check(run: RunObservation) -> list[Finding]:
             },
             saving_basis=cost.basis,
             saving_how=(
-                "the program's median epoch start x the share a reused persistent iterator saved "
-                "in a side run, over an epoch as run"
+                "the program's median epoch start x what a reused persistent iterator saved in "
+                "a side run (start and shut-down) per fresh start, over an epoch as run"
                 if cost.basis == "measured"
                 else "first batch of an epoch minus a steady batch, over an epoch as run"
             ),
