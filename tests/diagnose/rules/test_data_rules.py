@@ -14,6 +14,7 @@ from rule_builders import (
     only,
 )
 
+from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.rules import (
     d101_dataloader_main_process as d101,
 )
@@ -126,12 +127,31 @@ def respawning_run(startup_s: float):
 
 def test_d103_fires_when_worker_startup_is_a_share_of_each_epoch():
     finding = only(d103.check(respawning_run(0.2)), "D103")
-    # 4 batches per epoch x 13.7 ms = 55 ms per epoch; start-up overhead ~0.2 s per epoch
-    epoch_s = 4 * 0.0137
+    # an epoch as run: 4 batches x 13.7 ms plus the 0.2 s start-up; all but a steady wait saved
+    epoch_s = 4 * 0.0137 + 0.2
     overhead = 0.2 - 0.0005
-    assert finding.saving == pytest.approx(overhead / (epoch_s + overhead), rel=1e-3)
+    assert finding.saving == pytest.approx(overhead / epoch_s, rel=1e-3)
     assert "3 times" in evidence_text(finding) and "200.0 ms" in evidence_text(finding)
-    assert "persistent_workers=True" in finding.fix
+    assert "persistent_workers=True" in finding.fix and finding.saving_basis == "estimated"
+
+
+def test_d103_measured_share_of_the_start_up_replaces_the_estimate():
+    run = respawning_run(0.2)
+    # the side run: a fresh iterator's first batch 120 ms, a reused persistent one's 30 ms
+    run.whatif.timings = [
+        WhatIfTiming("data.persistent_workers", "epoch start", 0.120, 0.030, 3,
+                     "persistent_workers=True")
+    ]  # fmt: skip
+    finding = only(d103.check(run), "D103")
+    assert finding.saving_basis == "measured" and "0.25x" in finding.saving_how + " ".join(
+        finding.evidence
+    )
+    assert finding.saving == pytest.approx(0.2 * 0.75 / (4 * 0.0137 + 0.2), rel=1e-3)
+    # of the fresh iterator's 120 ms, 20 ms was shutting its workers down: 90 ms saved per 100 ms
+    # of start-up, and the program's start-ups took 200 ms
+    run.whatif.timings[0].startup_s = 0.100
+    finding = only(d103.check(run), "D103")
+    assert finding.saving == pytest.approx(0.2 * 0.9 / (4 * 0.0137 + 0.2 * 1.2), rel=1e-3)
 
 
 def test_d103_silent_when_persistent_single_epoch_or_negligible():
@@ -442,7 +462,7 @@ def test_respawning_workers_over_in_memory_tensors_get_one_advice_d109():
     epoch_s = 4 * 0.0137
     overhead = 0.2 - 0.0005
     steady = 0.8 * 0.0005 / 0.0137  # the batched fetch's saving on the steady wait
-    assert finding.saving == pytest.approx(steady + overhead / (epoch_s + overhead), rel=1e-3)
+    assert finding.saving == pytest.approx(steady + overhead / (epoch_s + 0.2), rel=1e-3)
     assert "3 times" in evidence_text(finding) and "num_workers=0" in finding.fix
 
 

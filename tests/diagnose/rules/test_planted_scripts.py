@@ -56,6 +56,10 @@ def serious(report) -> list[str]:
 def test_clean_loop_gets_no_warning():
     report = diagnose("clean_loop")
     assert serious(report) == [], [(f.id, f.evidence) for f in report.findings]
+    # its loaders fetch whole batches: no data finding, and no data what-if to skip or run
+    assert not [c for c in codes(report) if c.startswith("D1")], codes(report)
+    assert not [t for t in report.run.whatif.timings if t.name.startswith("data.")]
+    assert not [s for s in report.run.whatif.skipped if "fetch" in s or "worker" in s]
 
 
 def test_recurrent_module_on_cpu_is_not_a_python_loop():

@@ -7,29 +7,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from torchdoctor.diagnose.findings import SavingBasis
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
+    StepProfile,
     clamp,
+    median,
     median_phase_s,
     new_iterator_per_batch,
     secs,
     step_profile,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._measured import fastest, how
 
 
 @dataclass(frozen=True)
 class RespawnCost:
     loaders: list[LoaderObservation]
-    overhead_per_epoch_s: float  # start-up beyond a steady batch wait, per training epoch
-    epoch_s: float  # batches per training epoch x the mean step
+    overhead_per_epoch_s: float  # start-up the fix saves, per training epoch
+    epoch_s: float  # a training epoch as run: its batches at the steady step, plus start-ups
     evidence: list[str]
+
+    basis: SavingBasis = "estimated"  # "measured": the probe timed the fix's epoch start
 
     @property
     def share(self) -> float:
-        """Share of an epoch (start-up included) spent starting workers."""
-        total = self.epoch_s + self.overhead_per_epoch_s
-        return clamp(self.overhead_per_epoch_s / total) if total > 0 else 0.0
+        """Share of an epoch as run (start-ups included) that persistent workers save."""
+        return clamp(self.overhead_per_epoch_s / self.epoch_s) if self.epoch_s > 0 else 0.0
 
 
 def _batches_per_epoch(loader: LoaderObservation) -> float:
@@ -60,20 +65,40 @@ def respawn_cost(
     ]
     if not respawning:
         return None
-    overhead_per_epoch_s = 0.0
+    measured = fastest(run, "data.persistent_workers")
+    timed = max(respawning, key=lambda ld: sum(ld.worker_startup_s))  # the one the probe timed
+    overhead_per_epoch_s = startup_per_epoch_s = 0.0
     evidence = []
     for ld in respawning:
-        startup_s = sum(ld.worker_startup_s) / len(ld.worker_startup_s)
+        startup_s = median(ld.worker_startup_s)  # the first epoch's may pay imports: a median
         overhead_s = max(0.0, startup_s - steady_wait_s)
         per_train_epoch = ld.epochs_started / max(train_loader.epochs_started, 1)
-        overhead_per_epoch_s += overhead_s * per_train_epoch
         evidence.append(
             f"The DataLoader at {ld.location} ({ld.role}) started {ld.num_workers} workers "
-            f"{ld.epochs_started} times; the first batch took {secs(startup_s)} each time, "
+            f"{ld.epochs_started} times; the first batch took {secs(startup_s)} (median), "
             f"against {secs(steady_wait_s)} for a later one."
         )
-    epoch_s = _batches_per_epoch(train_loader) * profile.step_s
-    return RespawnCost(respawning, overhead_per_epoch_s, epoch_s, evidence)
+        if measured is not None and ld is timed:
+            # the side run's saving in units of its own epoch start, applied to what the
+            # program's epoch starts took: the probe ran at another moment (another machine
+            # load); the saving holds the workers' shut-down, which a first batch does not
+            side_start_s = measured.startup_s or measured.as_run_s
+            scale = startup_s / side_start_s if side_start_s > 0 else 0.0
+            overhead_s = scale * max(0.0, measured.as_run_s - measured.alternative_s)
+            startup_s = scale * measured.as_run_s  # the shut-down is part of the epoch as run
+            evidence.append(f"Measured: {how(measured, 'an epoch start')}.")
+        overhead_per_epoch_s += overhead_s * per_train_epoch
+        startup_per_epoch_s += startup_s * per_train_epoch
+    # an epoch as the program ran it: its batches at the steady step, plus the start-ups it paid
+    epoch_s = _batches_per_epoch(train_loader) * _steady_step_s(run, profile) + startup_per_epoch_s
+    basis: SavingBasis = "measured" if measured is not None else "estimated"
+    return RespawnCost(respawning, overhead_per_epoch_s, epoch_s, evidence, basis)
+
+
+def _steady_step_s(run: RunObservation, profile: StepProfile) -> float:
+    """The mean training step with the steady (median) data wait in place of the mean one, which
+    holds the epoch starts' worker start-ups: those are added per epoch, once."""
+    return profile.step_s - profile.seconds("data") + median_phase_s(run, "data")
 
 
 # Rule D103's threshold: start-up at or above this share of an epoch is worth a finding.

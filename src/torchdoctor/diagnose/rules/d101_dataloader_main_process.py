@@ -19,11 +19,13 @@ It assumes the workers get cores of their own; when training itself uses every c
 on a small machine) the real gain is lower, often negative.
 
 Measured saving: after the run the what-if probe fetches batches of the same dataset through a side
-DataLoader with 0 and with 1 .. cores-1 workers while a replay of the training compute (a copy of
-the model on a real batch, forward and backward) runs after every batch, so the workers compete
-for the cores as they would. The saving is the time per step the fastest worker count saved, as a
-share of the measured step, and the fix names that count; when no worker count measured faster,
-nothing is reported (the estimate above is used only when the probe could not run).
+DataLoader with 0 and with 1 .. cores workers while the training compute runs after every batch (a
+copy of the model on a real batch, forward and backward, then CPU work up to the rest of the
+measured step: optimizer, loss, logging), so the workers compete for the cores as they would. The
+saving is the share of that side step the best worker count saved, less the workers' start-up
+(paid once with persistent workers) spread over one epoch's batches, at most the data wait's share;
+the fix names that count. When no worker count measured faster, nothing is reported (the estimate
+above is used only when the probe could not run).
 
 ## Example
 ```python
@@ -48,7 +50,7 @@ reproducible.
 from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
-from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.observations import LoaderObservation, RunObservation, WhatIfTiming
 from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
@@ -63,11 +65,34 @@ from torchdoctor.diagnose.rules._common import (
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
-from torchdoctor.diagnose.rules._measured import fastest, how
+from torchdoctor.diagnose.rules._measured import how, timings
 
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"
 MIN_DATA_SHARE = 0.10
+
+
+def _startup_per_step(timing: WhatIfTiming, loader: LoaderObservation) -> float:
+    """The workers' start-up beyond a steady batch (paid once per run with persistent workers),
+    spread over one epoch's batches: at least one epoch runs, so this is the most it can cost per
+    step; a long run pays less."""
+    overhead_s = max(0.0, (timing.startup_s or 0.0) - timing.alternative_s)
+    batches = (loader.dataset_len or 0) / (loader.batch_size or 1)
+    return overhead_s / max(batches, 1.0)
+
+
+def _measured_saving(timing: WhatIfTiming, loader: LoaderObservation) -> float:
+    """Share of the side run's step (the program's step replayed) that the workers saved, their
+    start-up spread over one epoch taken off."""
+    if timing.as_run_s <= 0:
+        return 0.0
+    return 1 - (timing.alternative_s + _startup_per_step(timing, loader)) / timing.as_run_s
+
+
+def _startup_note(timing: WhatIfTiming) -> str:
+    if not timing.startup_s:
+        return ""
+    return f"; their start-up ({secs(timing.startup_s)} to a first batch) spread over one epoch"
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -86,14 +111,17 @@ def check(run: RunObservation) -> list[Finding]:
     saving = clamp((data_s - left_s) / profile.step_s)
     basis: SavingBasis = "estimated"
     saving_how = f"assumes {workers} worker(s) with cores of their own"
-    measured = fastest(run, "data.workers")
-    if measured is not None:
-        if measured.ratio >= 1:
+    timed = timings(run, "data.workers")
+    if timed:
+        measured = max(timed, key=lambda t: _measured_saving(t, loader))
+        saving = _measured_saving(measured, loader)
+        if saving <= 0:
             return []  # with workers the loop measured no faster on this machine
-        saving = clamp((measured.as_run_s - measured.alternative_s) / profile.step_s)
+        saving = min(saving, data_s / profile.step_s)  # never more than the data wait itself
         workers = int(measured.setting.split("=")[1])
         left_s = max(0.0, data_s - saving * profile.step_s)
-        basis, saving_how = "measured", how(measured, "fetch plus a compute replay")
+        basis = "measured"
+        saving_how = how(measured, "fetch plus the step's compute") + _startup_note(measured)
     evidence = [
         f"Waiting for data took {pct(data_s / profile.step_s)} of each step "
         f"({secs(data_s)} of {secs(profile.step_s)}).",

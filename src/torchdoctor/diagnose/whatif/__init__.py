@@ -30,6 +30,12 @@ def _median_step_s(run: RunObservation) -> float:
     return statistics.median(steps) if steps else 0.0
 
 
+def _median_rest_s(run: RunObservation, phase: str) -> float:
+    """Median seconds per step outside `phase`: the work a fix of that phase runs beside."""
+    rest = [s.wall_s - s.phases.get(phase, 0.0) for s in run.steps if s.wall_s > 0]
+    return max(0.0, statistics.median(rest)) if rest else 0.0
+
+
 def _run_share(run: RunObservation, phase: str) -> float:
     """Share of the measured window's wall time (steps plus evaluation) spent in `phase`, or in
     evaluation for phase "evaluation": the stake a probe of that phase's fix plays for."""
@@ -71,6 +77,8 @@ class _Plan:
         self._plan_optimizer()
         self._plan_evaluation()
         self._plan_data()
+        self._plan_respawn()
+        self._plan_batched_fetch()
         self._plan_anomaly()
         self._plan_precision()
         self._plan_batch()
@@ -78,17 +86,12 @@ class _Plan:
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
-        from torchdoctor.diagnose.whatif.data import measure_workers, unsupported
+        from torchdoctor.diagnose.whatif.data import measure, unsupported
 
         step_s, share = _median_step_s(self.run), _run_share(self.run, "data")
-        probe = _probe(self.session, "LoaderProbe")
-        if probe is None or share < MIN_PHASE_SHARE:
+        if share < MIN_PHASE_SHARE:
             return
-        loaders = [
-            (ld, probe.loaders[id(ld)].observation)
-            for ld in probe.retired
-            if id(ld) in probe.loaders
-        ]
+        loaders = self._retired_loaders()
         training = [
             (ld, o)
             for ld, o in loaders
@@ -102,11 +105,62 @@ class _Plan:
             self.run.whatif.skipped.append(f"DataLoader workers at {observation.location}: {why}")
             return
 
+        rest_s = _median_rest_s(self.run, "data")
+
         def work(allowance: float) -> list[WhatIfTiming]:
             replay = self.replay()
-            return measure_workers(loader, replay, step_s, allowance) if replay else []
+            return measure(loader, replay, step_s, rest_s, allowance) if replay else []
 
         self.items.append((share, "DataLoader workers", work))
+
+    def _retired_loaders(self) -> list[tuple]:
+        """(loader, observation) for each DataLoader the program built, kept by the probe."""
+        probe = _probe(self.session, "LoaderProbe")
+        if probe is None:
+            return []
+        return [
+            (ld, probe.loaders[id(ld)].observation)
+            for ld in probe.retired
+            if id(ld) in probe.loaders
+        ]
+
+    def _plan_loader(self, label: str, candidates: list[tuple], key, module) -> None:
+        """Plan `module`'s probe (its `unsupported` and `measure`) on the candidate loader with the
+        largest `key`, when the data phase is worth it; say why when the loader cannot be timed."""
+        share = _run_share(self.run, "data")
+        if share < MIN_PHASE_SHARE or not candidates:
+            return
+        loader, observation = max(candidates, key=lambda pair: key(pair[1]))
+        why = module.unsupported(loader)
+        if why:
+            self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
+            return
+        self.items.append((share, label, lambda allowance: module.measure(loader, allowance)))
+
+    def _plan_respawn(self) -> None:
+        from torchdoctor.diagnose.whatif import respawn
+
+        respawning = [
+            (ld, o)
+            for ld, o in self._retired_loaders()
+            if o.num_workers > 0 and not o.persistent_workers and o.epochs_started >= 2
+        ]  # epoch starts wait in the data phase
+        self._plan_loader("worker start-up", respawning, lambda o: sum(o.worker_startup_s), respawn)
+
+    def _plan_batched_fetch(self) -> None:
+        from torchdoctor.diagnose.rules._loaders import in_memory
+        from torchdoctor.diagnose.whatif import batched_fetch
+
+        indexed = [
+            (ld, o)
+            for ld, o in self._retired_loaders()
+            if o.role != "eval"
+            and o.batches > 0
+            and not o.num_workers
+            and o.batch_size is not None  # None: already fetched whole, nothing to measure
+            and in_memory(self.run, o)
+        ]  # the loaders rule D108 talks about: samples only indexed from memory
+        self._plan_loader("batched fetch", indexed, lambda o: o.wait_s, batched_fetch)
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation

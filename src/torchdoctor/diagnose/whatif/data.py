@@ -1,13 +1,16 @@
 """What-if: the training DataLoader as the program ran it (num_workers=0) vs with n worker
-processes (n = 1 .. cores-1, at most 3 settings), each fetching K batches through a side DataLoader
-over the same dataset *while a replay of the training compute runs after every batch*, so the
-workers compete for the cores as they would in the program. The first batch of each setting (the
-workers' start-up) is timed apart: it is what `persistent_workers=False` pays every epoch."""
+processes (n = 1 .. cores, at most 3 settings), each fetching K batches through a side DataLoader
+over the same dataset *while the training compute runs after every batch*, so the workers compete
+for the cores as they would in the program. The compute is a replay of forward and backward on a
+copy of the model, followed by busy CPU work up to the measured rest of the step (optimizer,
+loss, logging): a replay of forward and backward alone is shorter than the step, and the workers
+would look slower against it than against the program. The first batch of each setting (the
+workers' start-up) is timed apart, and the batches the workers prefetched meanwhile are consumed
+untimed: the steady state is what the fix changes for every batch of the run."""
 
 from __future__ import annotations
 
 import copy
-import os
 import time
 from typing import Any
 
@@ -16,15 +19,21 @@ from torch.utils.data import BatchSampler, DataLoader, IterableDataset, Sequenti
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
+from torchdoctor.intercept.hooks import usable_cores
 
 MAX_SETTINGS = 3
+MAX_WORKERS = 8  # as the `--try workers` fix and rule D101 propose at most
 MIN_BATCHES, MAX_BATCHES = 4, 40
+# one worker's head start (prefetch_factor 2) plus the first batch: a dataset needs this many
+# batches more than MIN_BATCHES; worker counts whose head start does not fit are not timed
+MIN_EXTRA_BATCHES = 3
 
 
 def worker_counts(cpus: int) -> list[int]:
-    """1 .. cpus-1 workers (a core stays with the training process), at most MAX_SETTINGS of
-    them spread over the range."""
-    top = max(1, cpus - 1)
+    """1 .. cpus workers (as many as `--try workers` starts, at most 8), at most MAX_SETTINGS of
+    them spread over the range: when the step's compute is short, a worker per core is fastest,
+    when it is long, one core is better left to the training process; the probe measures both."""
+    top = max(1, min(MAX_WORKERS, cpus))
     if top <= MAX_SETTINGS:
         return list(range(1, top + 1))
     return sorted({1, max(1, top // 2), top})
@@ -57,13 +66,12 @@ def _private_copy(dataset: Any) -> Any:
     return private
 
 
-def _side_loader(loader: DataLoader, workers: int) -> DataLoader:
+def side_loader(loader: DataLoader, workers: int, **settings: Any) -> DataLoader:
     """Same dataset, batch size, collate and worker set-up; batches in dataset order (the
-    program's sampler, and any generator it owns, are left alone)."""
+    program's sampler, and any generator it owns, are left alone). `settings` override."""
     dataset: Any = _private_copy(loader.dataset)  # sized: unsupported() said so
     sampler = BatchSampler(SequentialSampler(dataset), loader.batch_size or 1, drop_last=False)
-    return DataLoader(
-        dataset,
+    arguments: dict[str, Any] = dict(
         batch_sampler=sampler,
         collate_fn=loader.collate_fn,
         num_workers=workers,
@@ -72,59 +80,109 @@ def _side_loader(loader: DataLoader, workers: int) -> DataLoader:
         multiprocessing_context=loader.multiprocessing_context if workers else None,
         prefetch_factor=(loader.prefetch_factor or 2) if workers else None,
     )
+    arguments.update(settings)
+    return DataLoader(dataset, **arguments)
+
+
+class StepCompute:
+    """The training process's work between two batches: the replay's forward and backward, then
+    CPU work up to `rest_s` (the program's measured step minus its data wait) when the replay is
+    shorter. The padding spins rather than sleeps on CPU: the program's optimizer and Python use
+    a core there, and the workers must compete with it."""
+
+    def __init__(self, replay: Replay, rest_s: float) -> None:
+        self.replay = replay
+        started = time.perf_counter()
+        replay.forward_backward()  # warm-up, and how long the replay alone takes
+        synchronize(replay.device_type)
+        self.pad_s = max(0.0, rest_s - (time.perf_counter() - started))
+
+    def __call__(self) -> None:
+        self.replay.forward_backward()
+        if self.replay.device_type == "cpu":
+            until = time.perf_counter() + self.pad_s
+            while time.perf_counter() < until:
+                pass
+        else:
+            synchronize(self.replay.device_type)
+            time.sleep(self.pad_s)
+
+
+def _prefetched(loader: DataLoader, workers: int) -> int:
+    """Batches the workers build ahead while the first is awaited: taken at once, without the
+    compute between them (which would let the workers build the next ones ahead as well), before
+    the timing starts; else the timed batches would be ready at once and the workers would look
+    faster than they are in the program's steady state."""
+    return workers * (loader.prefetch_factor or 2) if workers else 0
 
 
 def _fetch_while_computing(
-    loader: DataLoader, workers: int, batches: int, replay: Replay
+    loader: DataLoader, workers: int, batches: int, compute: StepCompute
 ) -> tuple[float, float]:
-    """(seconds to the first batch, seconds per later batch with the compute replayed)."""
-    side = _side_loader(loader, workers)
+    """(seconds to the first batch, seconds per batch once the workers' head start is used up,
+    with the compute run after each batch)."""
+    side = side_loader(loader, workers)
     start = time.perf_counter()
     iterator = iter(side)
     try:
         next(iterator)
         first = time.perf_counter() - start
-        replay.forward_backward()
-        synchronize(replay.device_type)
-        start = time.perf_counter()
-        for _ in range(batches - 1):
+        for _ in range(_prefetched(loader, workers)):  # drained without compute: no new lead
             next(iterator)
-            replay.forward_backward()
-        synchronize(replay.device_type)
-        return first, (time.perf_counter() - start) / (batches - 1)
+        compute()
+        synchronize(compute.replay.device_type)
+        start = time.perf_counter()
+        for _ in range(batches):
+            next(iterator)
+            compute()
+        synchronize(compute.replay.device_type)
+        return first, (time.perf_counter() - start) / batches
     finally:
         del iterator  # shuts the workers down
 
 
-def unsupported(loader: DataLoader) -> str:
-    """Why the loader cannot be re-created for a side run ("" when it can)."""
+def side_run_unsupported(loader: DataLoader, min_batches: int) -> str:
+    """Why a side loader cannot re-create the program's batches ("" when it can): what every
+    data what-if needs (a sized map-style dataset of `min_batches`, batches from batch_size)."""
     if isinstance(loader.dataset, IterableDataset):
         return "an IterableDataset (its sharding across workers is the program's)"
     if loader.batch_size is None:
         return "a loader built with its own batch_sampler"
-    if loader.num_workers:
-        return "a loader that already has workers"
     try:
         length = len(loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         return "a dataset without a length"
-    if length < MIN_BATCHES * loader.batch_size:
-        return "a dataset of fewer than 4 batches"
+    if length < min_batches * loader.batch_size:
+        return f"a dataset of fewer than {min_batches} batches"
     return ""
 
 
-def measure_workers(
-    loader: DataLoader, replay: Replay, step_s: float, allowance_s: float
+def unsupported(loader: DataLoader) -> str:
+    """Why the loader's worker what-if cannot run ("" when it can)."""
+    if loader.num_workers:
+        return "a loader that already has workers"
+    return side_run_unsupported(loader, MIN_BATCHES + MIN_EXTRA_BATCHES)
+
+
+def measure(
+    loader: DataLoader, replay: Replay, step_s: float, rest_s: float, allowance_s: float
 ) -> list[WhatIfTiming]:
-    """One timing per worker count; `step_s` (the measured step) sizes the number of batches.
-    The as-run side (num_workers=0) is timed before and after the variants (drift averaged)."""
-    counts = worker_counts(os.cpu_count() or 1)
+    """One timing per worker count; `step_s` (the measured step) sizes the number of batches,
+    `rest_s` (the step without its data wait) the compute run after each batch. The as-run side
+    (num_workers=0) is timed before and after the variants (drift averaged)."""
+    total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
+    counts = [
+        n
+        for n in worker_counts(usable_cores())  # as `--try workers` counts them
+        if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
+    ]
+    available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
+    compute = StepCompute(replay, rest_s)
     runs = len(counts) + 2
-    available = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
     batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, allowance_s / runs / step_s)))
-    _, before = _fetch_while_computing(loader, 0, batches, replay)
-    measured = [(n, *_fetch_while_computing(loader, n, batches, replay)) for n in counts]
-    _, after = _fetch_while_computing(loader, 0, batches, replay)
+    _, before = _fetch_while_computing(loader, 0, batches, compute)
+    measured = [(n, *_fetch_while_computing(loader, n, batches, compute)) for n in counts]
+    _, after = _fetch_while_computing(loader, 0, batches, compute)
     as_run = (before + after) / 2
     return [
         WhatIfTiming(
@@ -132,7 +190,7 @@ def measure_workers(
             unit="training step",
             as_run_s=as_run,
             alternative_s=per_batch,
-            repeats=batches - 1,
+            repeats=batches,
             setting=f"num_workers={n}",
             startup_s=first,
         )
