@@ -165,6 +165,9 @@ class ForwardProbe(Probe):
         )
         if record.grad_enabled and record.train_mode:
             self.training_calls[id(module)] = (module, args, kwargs)
+        elif record.grad_enabled:  # eval() mode with autograd on: D305 if a gradient reaches it
+            facts = self.models[id(module)][1]
+            record.mode_sensitive = bool(facts.dropout_layers or facts.batchnorm_layers)
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
             record.shape = tuple(x.shape)
@@ -216,6 +219,9 @@ class ForwardProbe(Probe):
         precision.autocast_dtype = sorted(dtypes)[0] if dtypes else None
         shapes = {f.shape for f in training if f.shape is not None}
         run.environment.input_shapes_fixed = len(shapes) == 1 if shapes else None
+        eval_mode = [f for f in training if f.mode_sensitive]
+        run.habits.eval_mode_training_forwards = len(eval_mode)
+        run.habits.eval_mode_training_locations = sorted({f.location for f in eval_mode})[:10]
         self._contribute_evaluation(run)
 
     def _contribute_evaluation(self, run) -> None:

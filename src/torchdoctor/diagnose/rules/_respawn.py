@@ -52,7 +52,7 @@ def respawn_cost(
         ld
         for ld in run.loaders
         if ld.num_workers > 0
-        and not ld.persistent_workers
+        and (not ld.persistent_workers or ld.loaders_built > 1)
         and ld.epochs_started >= 2
         and ld.worker_startup_s
         and not new_iterator_per_batch(ld)  # rule D107
@@ -72,6 +72,11 @@ def respawn_cost(
             f"{ld.epochs_started} times; the first batch took {secs(startup_s)} each time, "
             f"against {secs(steady_wait_s)} for a later one."
         )
+        if ld.loaders_built > 1:
+            evidence.append(
+                f"It was built {ld.loaders_built} times at {ld.location}: build it once, before "
+                "the epoch loop, so that persistent workers can be kept."
+            )
     epoch_s = _batches_per_epoch(train_loader) * profile.step_s
     return RespawnCost(respawning, overhead_per_epoch_s, epoch_s, evidence)
 
