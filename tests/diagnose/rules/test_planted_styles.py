@@ -22,11 +22,15 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad"),
 ]
 
-ERRORS = [p for p in PLANTED if p.kind == "error"]
+# s06 batches by slicing tensors (no DataLoader) and evaluates once per 30-step epoch: it is
+# diagnosed in whole-cycle mode below
+WHOLE_CYCLE = "s06_eval_mode_never_called"
+ERRORS = [p for p in PLANTED if p.kind == "error" and p.script != WHOLE_CYCLE]
 
 
-def diagnose(script: str, *args: str):
-    report = diagnose_script(str(STYLES / f"{script}.py"), args, steps=6, warmup=3, whatif=False)
+def diagnose(script: str, *args: str, steps: int | None = 6):
+    path = str(STYLES / f"{script}.py")
+    report = diagnose_script(path, args, steps=steps, warmup=3, whatif=False)
     assert report.run.status == "stopped", (report.run.status, report.run.error)
     return report
 
@@ -59,3 +63,15 @@ def test_speed_problem_missed_before_is_found_and_not_on_its_control(planted):
     assert f"{planted.script}.py:" in " ".join(finding.evidence), finding.evidence
     control = diagnose(planted.script, "--fixed")
     assert planted.code not in [f.id for f in control.findings], found(control)
+
+
+def test_whole_cycle_without_a_dataloader_waits_for_the_per_epoch_evaluation():
+    # no DataLoader: no epoch length to wait for; the evaluation after the 30th step ends the
+    # cycle (20 steps alone would stop before it and miss the train-mode evaluation)
+    report = diagnose(WHOLE_CYCLE, steps=None)
+    assert len(report.run.steps) > 20 and report.run.evaluation.forwards > 0
+    assert any("an evaluation" in note for note in report.run.notes), report.run.notes
+    assert (report.findings[0].id, report.findings[0].severity) == ("D302", "error")
+    control = diagnose(WHOLE_CYCLE, "--fixed", steps=None)
+    assert control.run.evaluation.forwards > 0
+    assert [f for f in found(control) if f[1] != "info"] == [], found(control)

@@ -38,7 +38,7 @@ def main(fixed):
     for epoch in range(8):
         if fixed:
             text_model.train()
-        for tokens, offsets, y in batches(train_docs, labels[:1920], 240):
+        for tokens, offsets, y in batches(train_docs, labels[:1920], 64):
             optim.zero_grad()
             nn.functional.cross_entropy(text_model(tokens, offsets), y).backward()
             optim.step()
