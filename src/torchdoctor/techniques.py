@@ -201,6 +201,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "train_mode",
         "Training with the model in train() mode (model.train() after every evaluation)",
         diagnose=("D305",),
+        lint=("TD126",),
         trainer_always=True,
         page="inference-mode-and-eval.md",
     ),
