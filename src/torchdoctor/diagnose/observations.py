@@ -407,7 +407,8 @@ class HabitsObservation:
     # checkpointing); None: no checkpointing seen
     checkpoint_recompute_s_per_step: float | None = None
     # training forwards (a gradient reached their output) of a model with Dropout/BatchNorm that
-    # was in eval() mode, over the measured steps, and where they were called (rule D305)
+    # was in eval() mode, in measured steps with no such forward in train mode, and where they
+    # were called (rule D305)
     eval_mode_training_forwards: int = 0
     eval_mode_training_locations: list[str] = field(default_factory=list)
 

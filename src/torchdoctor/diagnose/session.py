@@ -25,7 +25,7 @@ MIN_CYCLE_STEPS = 3  # whole-cycle mode measures at least this many steps, budge
 # Whole-cycle mode with no epoch of known length (batches sliced from tensors, a generator): an
 # evaluation ends the cycle; it is waited for up to this many steps or this share of the budget
 UNKNOWN_EPOCH_MAX_STEPS = 200
-UNKNOWN_EPOCH_BUDGET_SHARE = 0.25
+UNKNOWN_EPOCH_BUDGET_SHARE = 0.5
 
 
 class StopDiagnosis(BaseException):

@@ -52,4 +52,5 @@ PLANTED = [
     Planted("s24_profiler_around_fit", "D212", "speed", "torch.profiler around the fit"),
     Planted("s25_optimizer_foreach_false", "D210", "speed", "AdamW(foreach=False), 50 tensors"),
     Planted("s26_zero_grad_between_backward_and_step", "D222", "error", "zero_grad before step"),
+    Planted("s27_adversarial_attack_in_eval_mode", "D305", "clean", "FGSM attack in eval mode"),
 ]

@@ -75,3 +75,10 @@ def test_whole_cycle_without_a_dataloader_waits_for_the_per_epoch_evaluation():
     control = diagnose(WHOLE_CYCLE, "--fixed", steps=None)
     assert control.run.evaluation.forwards > 0
     assert [f for f in found(control) if f[1] != "info"] == [], found(control)
+
+
+def test_an_attack_crafted_in_eval_mode_is_not_training_in_eval_mode():
+    # FGSM: a gradient reaches the eval-mode forward's output, but the step trains in train mode
+    report = diagnose("s27_adversarial_attack_in_eval_mode")
+    assert "D305" not in [f.id for f in report.findings], found(report)
+    assert report.run.habits.eval_mode_training_forwards == 0
