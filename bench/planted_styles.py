@@ -64,8 +64,16 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for planted in rows:
         script = STYLES / f"{planted.script}.py"
-        found = diagnose(script, [], opts.budget)
-        control = diagnose(script, ["--fixed"], opts.budget)
+        try:
+            found = diagnose(script, [], opts.budget)
+            control = diagnose(script, ["--fixed"], opts.budget)
+        except RuntimeError as exc:  # the diagnosis itself failed: a row that says so
+            print(
+                f"| {planted.script} | {planted.problem} | {planted.code} {planted.kind} | "
+                f"diagnose failed: {str(exc).splitlines()[-1][:80]} | |",
+                flush=True,
+            )
+            continue
         rank = rank_of(found, planted.code)
         severity = next((f["severity"] for f in found if f["id"] == planted.code), "")
         alarms = [
