@@ -5,7 +5,7 @@ of tests/diagnose/rules/scripts/styles/ and on its control (`--fixed`), in subpr
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/planted_styles.py [--budget 20] [NAME ...]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/planted_styles.py [--budget 60] [NAME ...]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def rank_of(findings: list[dict], code: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--budget", type=float, default=20.0)
+    parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("names", nargs="*")
     opts = parser.parse_args()
     rows = [p for p in PLANTED if not opts.names or p.script in opts.names]
