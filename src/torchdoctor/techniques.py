@@ -198,6 +198,14 @@ TECHNIQUES: tuple[Technique, ...] = (
         page="inference-mode-and-eval.md",
     ),
     Technique(
+        "train_mode",
+        "Training with the model in train() mode (model.train() after every evaluation)",
+        diagnose=("D305",),
+        lint=("TD126",),
+        trainer_always=True,
+        page="inference-mode-and-eval.md",
+    ),
+    Technique(
         "no_host_syncs",
         "No host-device synchronisation (.item(), .cpu(), print of a tensor) in every step",
         diagnose=("D401",),
@@ -213,6 +221,14 @@ TECHNIQUES: tuple[Technique, ...] = (
         fixes=("set_to_none",),
         trainer_always=True,
         demo="trainer_loop",
+        page="zero-grad-set-to-none.md",
+    ),
+    Technique(
+        "zero_grad_each_step",
+        "Gradients cleared once per optimizer step, before backward() (never between it and step)",
+        diagnose=("D221", "D222"),
+        lint=("TD124", "TD125"),
+        trainer_always=True,
         page="zero-grad-set-to-none.md",
     ),
     Technique(

@@ -80,6 +80,9 @@ class LoaderObservation:
     call_source: str = ""
     sampler_type: str = ""  # type of loader.sampler: "RandomSampler", "SequentialSampler", ...
     drop_last: bool = False
+    # DataLoader objects built at this site with these settings (one observation for them all):
+    # more than one is a loader built again every epoch, its workers started again each time
+    loaders_built: int = 1
 
 
 @dataclass
@@ -116,6 +119,12 @@ class OptimizerObservation:
     foreach_or_fused: bool | None = None
     # mean seconds per measured step spent in zero_grad(set_to_none=False) (None: not called so)
     zero_fill_s: float | None = None
+    # steps whose gradients were still the previous step's tensor, added to, with no zero_grad
+    # (optimizer's or module's) between the two steps: gradients never cleared (rule D221)
+    grads_carried_over: int = 0
+    # steps that ended with no gradient on any of its parameters: zero_grad() between backward()
+    # and step(), or a loss that never reaches them (rule D222)
+    steps_without_gradients: int = 0
 
 
 @dataclass
@@ -397,6 +406,11 @@ class HabitsObservation:
     # seconds per step spent recomputing checkpointed segments inside backward (activation
     # checkpointing); None: no checkpointing seen
     checkpoint_recompute_s_per_step: float | None = None
+    # training forwards (a gradient reached their output) of a model with Dropout/BatchNorm that
+    # was in eval() mode, in measured steps with no such forward in train mode, and where they
+    # were called (rule D305)
+    eval_mode_training_forwards: int = 0
+    eval_mode_training_locations: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -22,6 +22,10 @@ from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.intercept.patching import Patcher
 
 MIN_CYCLE_STEPS = 3  # whole-cycle mode measures at least this many steps, budget or not
+# Whole-cycle mode with no epoch of known length (batches sliced from tensors, a generator): an
+# evaluation ends the cycle; it is waited for up to this many steps or this share of the budget
+UNKNOWN_EPOCH_MAX_STEPS = 200
+UNKNOWN_EPOCH_BUDGET_SHARE = 0.5
 
 
 class StopDiagnosis(BaseException):
@@ -216,10 +220,7 @@ class Session:
         if over_budget:
             return f"the --budget of {self.config.budget_s:g} s ran out before a whole epoch"
         if not self.epoch_starts or not self.epoch_length:
-            return (
-                f"{count} steps measured: no training epoch of known length to wait for (use "
-                "--steps N to measure more)"
-            )
+            return self._cycle_without_epochs_done(count, elapsed)
         epoch_end = self.epoch_starts[-1] + self.epoch_length
         started = self.tracker.steps[-count].start if count <= len(self.tracker.steps) else 0.0
         per_step = (elapsed - started) / count  # evaluation and checkpoints included
@@ -227,6 +228,22 @@ class Session:
             return (
                 f"the next epoch starts at step {epoch_end}, beyond the --budget of "
                 f"{self.config.budget_s:g} s: measured {count} steps"
+            )
+        return ""
+
+    def _cycle_without_epochs_done(self, count: int, elapsed: float) -> str:
+        """No DataLoader epoch to wait for: an evaluation (the usual end of an epoch) ends the
+        cycle; without one, stop after UNKNOWN_EPOCH_MAX_STEPS or a share of the budget."""
+        if self.tracker.eval_forwards:
+            return (
+                f"a whole cycle was measured: {count} steps and an evaluation (no DataLoader "
+                "epoch to wait for)"
+            )
+        waited_enough = elapsed > UNKNOWN_EPOCH_BUDGET_SHARE * self.config.budget_s
+        if count >= UNKNOWN_EPOCH_MAX_STEPS or waited_enough:
+            return (
+                f"{count} steps measured: no training epoch of known length and no evaluation "
+                "to wait for (use --steps N to measure more)"
             )
         return ""
 

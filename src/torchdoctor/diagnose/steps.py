@@ -48,6 +48,7 @@ class ForwardRecord:
     device_type: str = "cpu"  # of the first input tensor
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
     got_grad: bool = False  # a gradient flowed into its output: a training forward
+    mode_sensitive: bool = False  # autograd on, and the model has Dropout/BatchNorm (rule D305)
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
     # forwards of the same step that shared data with this one (same input, or one's output is
     # the other's input): a teacher beside its student, a frozen backbone feeding a trained head

@@ -152,7 +152,8 @@ class ForwardProbe(Probe):
         return entry
 
     def _root_enter(self, module, args, kwargs) -> ForwardRecord | None:
-        if self._model_entry(module)[1] is None:
+        facts = self._model_entry(module)[1]
+        if facts is None:
             return None
         session = self.session
         session.last_model = module
@@ -163,8 +164,10 @@ class ForwardProbe(Probe):
             train_mode=module.training,
             location=user_location(),
         )
-        if record.grad_enabled and record.train_mode:
-            self.training_calls[id(module)] = (module, args, kwargs)
+        if record.grad_enabled:
+            if record.train_mode:
+                self.training_calls[id(module)] = (module, args, kwargs)
+            record.mode_sensitive = bool(facts.dropout_layers or facts.batchnorm_layers)
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
             record.shape = tuple(x.shape)
@@ -216,6 +219,9 @@ class ForwardProbe(Probe):
         precision.autocast_dtype = sorted(dtypes)[0] if dtypes else None
         shapes = {f.shape for f in training if f.shape is not None}
         run.environment.input_shapes_fixed = len(shapes) == 1 if shapes else None
+        eval_mode = _eval_mode_training(measured)
+        run.habits.eval_mode_training_forwards = len(eval_mode)
+        run.habits.eval_mode_training_locations = sorted({f.location for f in eval_mode})[:10]
         self._contribute_evaluation(run)
 
     def _contribute_evaluation(self, run) -> None:
@@ -234,3 +240,15 @@ class ForwardProbe(Probe):
         evaluation.seconds = self.tracker.eval_seconds
         evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
+
+
+def _eval_mode_training(measured) -> list[ForwardRecord]:
+    """Rule D305: training forwards of Dropout/BatchNorm models in steps where every such forward
+    ran in eval mode. A step that also trains in train mode (adversarial training crafts its
+    attack on the model in eval mode, then trains it in train mode) is not one."""
+    found: list[ForwardRecord] = []
+    for record in measured:
+        sensitive = [f for f in record.training_forwards if f.mode_sensitive]
+        if sensitive and not any(f.train_mode for f in sensitive):
+            found.extend(sensitive)
+    return found

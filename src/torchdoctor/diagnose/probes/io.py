@@ -1,4 +1,5 @@
-"""Host I/O probe: `torch.save` and `print()` calls inside training steps, counted and timed.
+"""Host I/O probe: `torch.save`, `print()` and emitted `logging` calls inside training steps,
+counted and timed.
 
 Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
 print() is called) is timed too: that is where most of a logging line's cost hides.
@@ -7,8 +8,11 @@ print() is called) is timed too: that is where most of a logging line's cost hid
 from __future__ import annotations
 
 import builtins
+import logging
 import sys
 import time
+from collections.abc import Callable
+from types import FrameType
 
 import torch
 
@@ -24,6 +28,11 @@ class IOProbe(Probe):
         self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed_print(original))
+        # a logging call that is emitted (its level enabled) formats and writes a line as print
+        # does: counted with the prints (Logger._log runs only for enabled levels)
+        patcher.replace(
+            logging.Logger, "_log", lambda original: self._timed(original, "print", _log_caller)
+        )
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)
 
@@ -62,8 +71,11 @@ class IOProbe(Probe):
 
         return print_
 
-    def _timed(self, original, kind: str):
+    def _timed(self, original, kind: str, caller: Callable[[], str] | None = None):
+        """`original` timed and counted as `kind`; `caller()`: the user's line that called it
+        (default: the line calling `original` itself)."""
         probe = self
+        where: Callable[[], str] = caller or (lambda: user_location(3))
 
         def timed(*args, **kwargs):
             if transforming():
@@ -76,7 +88,7 @@ class IOProbe(Probe):
                 counters[kind + "s"] = counters.get(kind + "s", 0) + 1
                 counters[kind + "_s"] = counters.get(kind + "_s", 0) + time.perf_counter() - started
                 if probe.session.measuring:
-                    location = user_location(2)
+                    location = where()
                     probe.locations[location] = probe.locations.get(location, 0) + 1
 
         return timed
@@ -90,3 +102,12 @@ class IOProbe(Probe):
             tensor_format_s_per_step=per_step(measured, "format_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
         )
+
+
+def _log_caller() -> str:
+    """The user's line behind a logging call: past the logging module's own frames."""
+    depth = 2  # 0: here, 1: the timed wrapper, 2: Logger.info & co.
+    frame: FrameType | None = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename == logging.__file__:
+        frame, depth = frame.f_back, depth + 1
+    return user_location(depth + 1)

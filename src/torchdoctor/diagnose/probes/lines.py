@@ -161,7 +161,9 @@ class LineSampler(Probe):
             if mine is None:
                 mine = user_code[code] = is_user_file(code.co_filename)
             if mine:
-                users.append((code, frame.f_lineno))
+                # f_lineno is None while a frame runs an instruction with no line (Python 3.11+,
+                # seen on a sampled frame): its function's first line stands in
+                users.append((code, frame.f_lineno or code.co_firstlineno))
             elif not users and not code.co_filename.startswith(_OURS):
                 below.append(code)
             frame = frame.f_back

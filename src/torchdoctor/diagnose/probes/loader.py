@@ -30,6 +30,20 @@ def _cpu_count() -> int | None:
         return os.cpu_count()
 
 
+def _settings(observation: LoaderObservation) -> tuple:
+    o = observation
+    return (
+        o.dataset_type,
+        o.dataset_len,
+        o.batch_size,
+        o.num_workers,
+        o.pin_memory,
+        o.persistent_workers,
+        o.sampler_type,
+        o.drop_last,
+    )
+
+
 class _LoaderStats:
     """The observation plus counters that become means at the end."""
 
@@ -53,6 +67,9 @@ class _EpochState:
 class LoaderProbe(Probe):
     def install(self, patcher) -> None:
         self.loaders: dict[int, _LoaderStats] = {}  # id(loader) -> stats (loaders kept alive below)
+        # (site, settings) -> stats: a loader built again at the same site (every epoch) shares
+        # the observation of the first, so its epochs add up as those of one loader would
+        self.sites: dict[tuple, _LoaderStats] = {}
         self._alive: list = []
         self.retired: list = []  # the loaders, after stop()
         self._patcher = patcher
@@ -89,7 +106,8 @@ class LoaderProbe(Probe):
             observation.epochs_started += 1
             probe.session.loader_iter_started(loader)
             if observation.num_workers and (
-                not observation.persistent_workers or observation.epochs_started == 1
+                not observation.persistent_workers
+                or observation.epochs_started <= observation.loaders_built
             ):
                 observation.workers_spawned += observation.num_workers
             started = time.perf_counter()
@@ -184,8 +202,16 @@ class LoaderProbe(Probe):
             sampler_type=type(getattr(loader, "sampler", None)).__name__,
             drop_last=bool(getattr(loader, "drop_last", False)),
         )
-        stats = self.loaders[id(loader)] = _LoaderStats(observation)
         self._alive.append(loader)  # ids stay unique while we hold them
+        site = None if location is None else (location, *_settings(observation))
+        stats = self.sites.get(site) if site is not None else None
+        if stats is not None:
+            stats.observation.loaders_built += 1
+        else:
+            stats = _LoaderStats(observation)
+            if site is not None:
+                self.sites[site] = stats
+        self.loaders[id(loader)] = stats
         return stats
 
     def _count_batch(self, state: _EpochState, waited: float) -> None:
@@ -205,7 +231,8 @@ class LoaderProbe(Probe):
         self.retired, self._alive = self._alive, []
 
     def contribute(self, run, measured) -> None:
-        for stats in self.loaders.values():
+        unique = {id(stats): stats for stats in self.loaders.values()}  # loaders built again
+        for stats in unique.values():
             observation = stats.observation
             if stats.items:
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items

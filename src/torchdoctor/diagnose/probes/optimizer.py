@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
+import weakref
 
 import torch
 from torch.optim.optimizer import (
@@ -53,6 +54,11 @@ class OptimizerProbe(Probe):
         self.unscaled_this_step: set[int] = set()
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
+        patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
+        # rule D221: zero_grad calls so far, and per optimizer its first gradient tensor (a weak
+        # reference) and that count at its latest step
+        self.zero_grad_calls = 0
+        self.last_grads: dict[int, tuple[object, int]] = {}
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
         patcher.keep_handle(register_optimizer_step_post_hook(self._post_step))
         scaler_class = torch.amp.GradScaler
@@ -90,6 +96,7 @@ class OptimizerProbe(Probe):
         default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(optimizer, *args, **kwargs):
+            probe.zero_grad_calls += 1
             if transforming():
                 return original(optimizer, *args, **kwargs)
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
@@ -106,6 +113,15 @@ class OptimizerProbe(Probe):
 
         return zero_grad
 
+    def _wrap_module_zero_grad(self, original):
+        probe = self
+
+        def zero_grad(module, *args, **kwargs):
+            probe.zero_grad_calls += 1
+            return original(module, *args, **kwargs)
+
+        return zero_grad
+
     def _pre_step(self, optimizer, args, kwargs) -> None:
         self.tracker.push("optimizer")
 
@@ -117,9 +133,27 @@ class OptimizerProbe(Probe):
             observation.state_bytes = _state_bytes(optimizer)
             observation.param_bytes = _param_bytes(optimizer)
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
+        self._watch_gradients(optimizer, observation)
         self.scaled_this_step = False
         self.unscaled_this_step.clear()
         self.session.optimizer_step_done(optimizer)
+
+    def _watch_gradients(self, optimizer, observation: OptimizerObservation) -> None:
+        """Rules D221/D222: after a step, is its first gradient the one of the previous step
+        (no zero_grad since: gradients add up), or has it no gradient at all?"""
+        grad = _first_grad(optimizer)
+        if grad is None:
+            observation.steps_without_gradients += 1
+            return
+        previous = self.last_grads.get(id(optimizer))
+        if previous is not None and previous[1] == self.zero_grad_calls:
+            ref = previous[0]
+            if callable(ref) and ref() is grad:
+                observation.grads_carried_over += 1
+        try:
+            self.last_grads[id(optimizer)] = (weakref.ref(grad), self.zero_grad_calls)
+        except TypeError:
+            pass
 
     # -- GradScaler ---------------------------------------------------------------------------
     def _wrap_scale(self, original):
@@ -183,6 +217,15 @@ class OptimizerProbe(Probe):
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
+
+
+def _first_grad(optimizer):
+    """The first gradient tensor of the optimizer's parameters (None: none has a gradient)."""
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            if param.grad is not None:
+                return param.grad
+    return None
 
 
 def _construction_site(optimizer) -> str:

@@ -57,7 +57,7 @@ def respawn_cost(
         ld
         for ld in run.loaders
         if ld.num_workers > 0
-        and not ld.persistent_workers
+        and (not ld.persistent_workers or ld.loaders_built > 1)
         and ld.epochs_started >= 2
         and ld.worker_startup_s
         and not new_iterator_per_batch(ld)  # rule D107
@@ -87,6 +87,11 @@ def respawn_cost(
             overhead_s = scale * max(0.0, measured.as_run_s - measured.alternative_s)
             startup_s = scale * measured.as_run_s  # the shut-down is part of the epoch as run
             evidence.append(f"Measured: {how(measured, 'an epoch start')}.")
+        if ld.loaders_built > 1:
+            evidence.append(
+                f"It was built {ld.loaders_built} times at {ld.location}: build it once, before "
+                "the epoch loop, so that persistent workers can be kept."
+            )
         overhead_per_epoch_s += overhead_s * per_train_epoch
         startup_per_epoch_s += startup_s * per_train_epoch
     # an epoch as the program ran it: its batches at the steady step, plus the start-ups it paid

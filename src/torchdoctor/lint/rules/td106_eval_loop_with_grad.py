@@ -26,11 +26,23 @@ def iterates_eval_data(ctx, loop: cst.For) -> bool:
     return bool(EVAL_DATA_RE.search(ctx.code(unwrap_iterable(ctx, loop.iter)).lower()))
 
 
+EVAL_FUNCTION_WORDS = {"validate", "validation", "evaluate", "evaluation", "eval", "val", "valid"}
+
+
+def in_eval_function(ctx, loop: cst.CSTNode) -> bool:
+    """The loop is in a function named for evaluation (`validate`, `run_eval`, `val_epoch`):
+    it evaluates whatever it iterates over (`range(0, len(xs), bs)` over held-out tensors)."""
+    function = ctx.enclosing(loop, cst.FunctionDef)
+    words = set(function.name.value.lower().split("_")) if function is not None else set()
+    return bool(words & EVAL_FUNCTION_WORDS)
+
+
 class EvalLoopWithGrad(Rule):
     """
     ## What it does
     Flags a loop over validation/test data (a loader named like `val_loader`, `test_dl`,
-    `loaders["eval"]`) that calls a model (`model(x)`, `self.net(x)`; passing a model to a
+    `loaders["eval"]`), or any loop of a function named for evaluation (`validate`,
+    `run_eval`, `val_epoch`), that calls a model (`model(x)`, `self.net(x)`; passing a model to a
     helper or storing it does not count), never calls `backward()`, and runs neither under
     `torch.no_grad()` / `torch.inference_mode()`, nor in a function decorated with them, nor in
     a function that this file only ever calls under them.
@@ -64,7 +76,9 @@ class EvalLoopWithGrad(Rule):
 
     def check(self, ctx):
         for loop in ctx.index.loops:
-            if not isinstance(loop, cst.For) or not iterates_eval_data(ctx, loop):
+            if not isinstance(loop, cst.For):
+                continue
+            if not (iterates_eval_data(ctx, loop) or in_eval_function(ctx, loop)):
                 continue
             if not calls_model(ctx, loop.body, direct=True) or calls_backward(ctx, loop.body):
                 continue

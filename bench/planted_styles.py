@@ -1,0 +1,93 @@
+"""Planted scripts in styles unlike ours: is the planted problem found, and is its control quiet?
+
+Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user would) on each script
+of tests/diagnose/rules/scripts/styles/ and on its control (`--fixed`), in subprocesses, and
+prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
+not found), and the warnings/errors of the control run (false alarms).
+
+    OMP_NUM_THREADS=1 .venv/bin/python bench/planted_styles.py [--budget 60] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules"))
+from styles import PLANTED, STYLES  # noqa: E402
+
+
+def diagnose(script: Path, args: list[str], budget: float) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.json"
+        command = [
+            sys.executable,
+            "-m",
+            "torchdoctor",
+            "diagnose",
+            "--quiet",
+            "--budget",
+            str(budget),
+            "--json",
+            str(out),
+            str(script),
+            *args,
+        ]
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, cwd=tmp, timeout=budget * 4 + 60
+        )
+        if not out.exists():
+            raise RuntimeError(f"{script.name}: {done.stderr.strip()[-400:]}")
+        return json.loads(out.read_text())["findings"]
+
+
+def rank_of(findings: list[dict], code: str) -> str:
+    ids = [f["id"] for f in findings]
+    return str(ids.index(code) + 1) if code in ids else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("names", nargs="*")
+    opts = parser.parse_args()
+    rows = [p for p in PLANTED if not opts.names or p.script in opts.names]
+    print(
+        "| script | planted problem | expected | found (rank, severity) | control: false alarms |"
+    )
+    print("| --- | --- | --- | --- | --- |")
+    for planted in rows:
+        script = STYLES / f"{planted.script}.py"
+        try:
+            found = diagnose(script, [], opts.budget)
+            control = diagnose(script, ["--fixed"], opts.budget)
+        except RuntimeError as exc:  # the diagnosis itself failed: a row that says so
+            print(
+                f"| {planted.script} | {planted.problem} | {planted.code} {planted.kind} | "
+                f"diagnose failed: {str(exc).splitlines()[-1][:80]} | |",
+                flush=True,
+            )
+            continue
+        rank = rank_of(found, planted.code)
+        severity = next((f["severity"] for f in found if f["id"] == planted.code), "")
+        alarms = [
+            f"{f['id']}({f['severity']})"
+            for f in control
+            if f["severity"] != "info" or f["id"] == planted.code
+        ]
+        others = ",".join(f["id"] for f in found[:3])
+        print(
+            f"| {planted.script} | {planted.problem} | {planted.code} {planted.kind} | "
+            f"{rank} {severity} (top: {others}) | {' '.join(alarms) or 'none'} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import method_call
+from torchdoctor.lint.rule import Rule
+
+_OPTIMIZER_PREFIX = "torch.optim."
+
+
+class GradientsNeverCleared(Rule):
+    """
+    ## What it does
+    Flags the `step()` calls of an optimizer built in this file (`torch.optim.*(...)`) when the
+    file calls `backward()` but never clears gradients: no `zero_grad()` (of any optimizer or
+    module), no `p.grad = None`, no `p.grad.zero_()`.
+
+    ## Why is this bad
+    `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
+    gradient since the start: the effective step size grows with the step count and training
+    diverges or stalls. This is a correctness error.
+
+    ## Example
+    ```python
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    No automatic fix: where the call belongs depends on the loop (gradient accumulation clears
+    after every `step()`, not after every `backward()`).
+    """
+
+    code = "TD125"
+    name = "gradients-never-cleared"
+
+    def check(self, ctx):
+        calls = ctx.index.calls
+        if not any(method_call(c, "backward") for c in calls) or _clears_gradients(ctx):
+            return
+        optimizers = _optimizer_names(ctx)
+        for call in calls:
+            if not method_call(call, "step"):
+                continue
+            receiver = call.func.value
+            name = receiver.attr.value if isinstance(receiver, cst.Attribute) else None
+            if isinstance(receiver, cst.Name):
+                name = receiver.value
+            if name in optimizers:
+                yield ctx.violation(
+                    self,
+                    call,
+                    "gradients are never cleared (no `zero_grad()` in this file): every "
+                    "`step()` applies the sum of all gradients so far",
+                )
+
+
+def _optimizer_names(ctx) -> set[str]:
+    """Names (or attribute names, `self.opt`) bound to a `torch.optim.*(...)` call."""
+    names = {
+        name
+        for name, values in ctx.index.bindings.items()
+        if any(_builds_optimizer(ctx, value) for value in values)
+    }
+    for target, value in ctx.index.attribute_assigns:
+        if _builds_optimizer(ctx, value):
+            names.add(target.attr.value)
+    return names
+
+
+def _builds_optimizer(ctx, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    name = ctx.call_name(value) or ""
+    return name.startswith(_OPTIMIZER_PREFIX) and "lr_scheduler" not in name
+
+
+def _clears_gradients(ctx) -> bool:
+    """`zero_grad(...)`, `x.grad = None` or `x.grad.zero_()` anywhere in the file."""
+    if any(method_call(c, "zero_grad") for c in ctx.index.calls):
+        return True
+    for target, _ in ctx.index.attribute_assigns:
+        if target.attr.value == "grad":
+            return True
+    for call in ctx.index.calls:
+        if method_call(call, "zero_", "detach_"):
+            receiver = call.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad":
+                return True
+    return False

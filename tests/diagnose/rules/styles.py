@@ -1,0 +1,56 @@
+"""The planted scripts written in styles unlike ours (scripts/styles/), with what each must get.
+
+Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
+problem fixed). `kind` says how the planted finding must show:
+- "speed": among the top three findings of the planted run;
+- "error": an error-level finding;
+- "info": reported (a host sync on a CPU run costs no idle time: an info finding with its line);
+- "clean": nothing serious in either run (the problem does not apply on this machine).
+In every case the control must not get the planted code, nor any warning or error.
+Shared by test_planted_styles.py and bench/planted_styles.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+STYLES = Path(__file__).parent / "scripts" / "styles"
+
+
+class Planted(NamedTuple):
+    script: str
+    code: str
+    kind: str
+    problem: str
+
+
+PLANTED = [
+    Planted("s01_default_dtype_float64", "D201", "speed", "set_default_dtype(float64)"),
+    Planted("s02_double_lightning_like", "D201", "speed", ".double() on a Lightning-like module"),
+    Planted("s03_eval_method_with_grad", "D301", "speed", "validate() method without no_grad"),
+    Planted("s04_train_mode_forgotten", "D305", "error", "model.train() forgotten after eval"),
+    Planted("s05_gan_generator_eval", "D305", "error", "GAN generator trained in eval mode"),
+    Planted("s06_eval_mode_never_called", "D302", "error", "eval() never called (Dropout)"),
+    Planted("s07_loader_built_per_epoch", "D103", "speed", "DataLoader(workers) built per epoch"),
+    Planted("s08_item_in_metrics_helper", "D401", "info", ".item() per step in a meter class"),
+    Planted("s09_checkpoint_helper_every_step", "D701", "speed", "torch.save per step (helper)"),
+    Planted("s10_logging_every_step", "D702", "speed", "logging.info every step"),
+    Planted("s11_tiny_batch_conv", "D202", "speed", "batch size 2 (conv net)"),
+    Planted("s12_collate_python_loop", "D111", "speed", "per-token Python loop in collate_fn"),
+    Planted("s13_pin_memory_off_cpu", "D104", "clean", "pin_memory off on a CPU run"),
+    Planted("s14_zero_grad_never_called", "D221", "error", "zero_grad never called (closure)"),
+    Planted("s15_anomaly_context", "D211", "speed", "detect_anomaly() context left on"),
+    Planted("s16_retain_graph_two_losses", "D214", "speed", "retain_graph=True, two backwards"),
+    Planted("s17_loss_history_in_trainer", "D503", "speed", "loss tensors kept in self.history"),
+    Planted("s18_rl_item_per_env_step", "D401", "info", ".item() per RL environment step"),
+    Planted("s19_char_rnn_cell_loop_accum", "D203", "speed", "LSTMCell time loop + accumulation"),
+    Planted("s20_heavy_getitem", "D105", "speed", "per-pixel Python work in __getitem__"),
+    Planted("s21_next_iter_in_while", "D107", "speed", "next(iter(loader)) every step"),
+    Planted("s22_validation_callback_every_step", "D304", "speed", "validation callback per step"),
+    Planted("s23_best_model_deepcopy", "D215", "speed", "deepcopy(model) for the best model"),
+    Planted("s24_profiler_around_fit", "D212", "speed", "torch.profiler around the fit"),
+    Planted("s25_optimizer_foreach_false", "D210", "speed", "AdamW(foreach=False), 50 tensors"),
+    Planted("s26_zero_grad_between_backward_and_step", "D222", "error", "zero_grad before step"),
+    Planted("s27_adversarial_attack_in_eval_mode", "D305", "clean", "FGSM attack in eval mode"),
+]
