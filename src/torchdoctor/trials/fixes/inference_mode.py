@@ -92,13 +92,17 @@ def apply(hooks) -> None:
         if torch.is_inference_mode_enabled() or not evaluating():
             return call(module, args, kwargs)
         hooks.mark_used(NAME)
+        # a model the script already put in eval() is left alone: switching every layer twice
+        # per forward cost more than autograd on a small model (bench/calibration.py, D301)
         was_training = module.training
-        module.eval()
+        if was_training:
+            module.eval()
         try:
             with torch.inference_mode():
                 output = call(module, args, kwargs)
         finally:
-            module.train(was_training)
+            if was_training:
+                module.train(True)
         return map_tensors(output, torch.Tensor.clone)
 
     hooks.around_forward.append(forward)
