@@ -4,6 +4,7 @@ boundaries are in their numbers as they are in the diagnosis's savings."""
 import os
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -89,3 +90,15 @@ def test_inference_mode_finds_the_evaluation_lines_the_diagnosis_named_relative_
     finally:
         hooks.uninstall()
     assert modes == [True, False] and "inference_mode" in hooks.used
+
+
+def test_auto_counts_the_step_phases_for_the_training_part_of_the_run_only():
+    """Evaluation is half the run: the optimizer's 40% of a training step is 20% of the run."""
+    from types import SimpleNamespace
+
+    from torchdoctor.trials.auto import payback_share
+
+    run = RunObservation("t.py", steps=steps(4, wall_s=0.05, evaluated=(0, 1, 2, 3)))
+    diagnosis = SimpleNamespace(run=run, breakdown={"optimizer": 0.4, "forward": 0.6})
+    assert payback_share("fused_optimizer", diagnosis) == pytest.approx(0.2)
+    assert payback_share("inference_mode", diagnosis) == pytest.approx(0.5)
