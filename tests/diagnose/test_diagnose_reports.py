@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+from torchdoctor.diagnose.findings import ESTIMATE_DISCOUNT
 from torchdoctor.diagnose.observations import PHASES
 
 SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
@@ -81,8 +82,16 @@ def test_json_html_trace_reports(diagnose, tmp_path):
     validate(report, _schema())
     assert report["status"] == "stopped" and report["steps"] == 5
     assert abs(sum(report["breakdown"].values()) - 1) < 1e-6
-    order = [
-        (f["severity"] != "error", -round(f["saving"]["fraction"], 3)) for f in report["findings"]
+    order = [  # an estimate counts 1/ESTIMATE_DISCOUNT of its size against measured savings
+        (
+            f["severity"] != "error",
+            -round(
+                f["saving"]["fraction"]
+                / (1.0 if f["saving"]["basis"] == "measured" else ESTIMATE_DISCOUNT),
+                3,
+            ),
+        )
+        for f in report["findings"]
     ]
     assert order == sorted(order)  # errors first, then the largest saving
     run = report["run"]

@@ -20,6 +20,7 @@ from torchdoctor.errors import TorchdoctorError, UsageError
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.program import Program, as_program
 from torchdoctor.trials import analysis, stats
+from torchdoctor.trials.cycle import trial_window
 from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
 from torchdoctor.trials.permanent import permanent_change
 from torchdoctor.trials.report import Suggestion, TrialReport
@@ -73,7 +74,9 @@ def run_trials(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> TrialReport:
     """Run baseline and variants (each fix alone, then all together) `repeats` times each.
-    `target`: a Program, or a script path (a module name with `module=True`) and its `args`."""
+    `target`: a Program, or a script path (a module name with `module=True`) and its `args`.
+    With a diagnosis, `steps` is rounded up to whole cycles of the program's loop (trials.cycle)
+    so that evaluation and epoch boundaries count as in the diagnosis's savings."""
     if steps < 1 or repeats < 1 or warmup < 0:
         raise UsageError("--steps and --repeats must be at least 1")
     program = as_program(target, args, module)
@@ -88,6 +91,7 @@ def run_trials(
 
             names, skipped = worth_trying(names, diagnosis)
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    window = trial_window(steps, getattr(diagnosis, "run", None))
     runnable, not_applicable = preflight(names, device_type)
     not_applicable |= skipped
     configs = {"baseline": []} | {name: [name] for name in runnable}
@@ -101,7 +105,7 @@ def run_trials(
             observation_path = os.path.join(tmp, "run.json")
             dump_run_observation(diagnosis.run, observation_path)
         plan = TrialPlan(
-            program, configs, warmup + steps, repeats, seed, observation_path, timeout_s
+            program, configs, warmup + window.steps, repeats, seed, observation_path, timeout_s
         )
         runs = run_plan(plan, progress) if runnable else None
     return _build_report(
@@ -112,11 +116,12 @@ def run_trials(
         not_applicable,
         _suggestions(suggested, diagnosis),
         diagnosis,
+        window,
     )
 
 
 def _build_report(
-    plan, runs, warmup, device_type, not_applicable, suggestions, diagnosis=None
+    plan, runs, warmup, device_type, not_applicable, suggestions, diagnosis=None, window=None
 ) -> TrialReport:
     if runs is None:
         reasons = "; ".join(f"{k}: {v}" for k, v in not_applicable.items())
@@ -172,4 +177,6 @@ def _build_report(
         permanent_change_kind=kind,
         total_s=runs.total_s,
         baseline_spread=spread,
+        cycle_steps=window.cycle_steps if window else None,
+        window=window.note if window else "",
     )

@@ -40,7 +40,8 @@ def _semantics(variant: VariantResult) -> str:
 
 def trials_table(report: TrialReport) -> Table:
     table = Table(
-        title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats"
+        title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats",
+        caption=report.window or None,
     )
     for column in (
         "config",

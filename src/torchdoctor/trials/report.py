@@ -84,6 +84,10 @@ class TrialReport:
     total_s: float = 0.0  # wall time of all trials
     # largest step-time ratio between consecutive baseline runs, minus 1 (None: one run)
     baseline_spread: float | None = None
+    # steps in one cycle of the program's loop (an epoch, or the evaluation period), None: not
+    # known; `steps` is rounded up to whole cycles when they fit (trials.cycle)
+    cycle_steps: int | None = None
+    window: str = ""  # one line: what the measured steps of each run cover
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:

@@ -87,6 +87,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     result["elapsed_s"] = time.perf_counter() - started
     result["steps"] = [asdict(step) for step in recorder.steps]
     result["prefetch_steps"] = recorder.prefetch_steps
+    rng_probe.close()
     result["loader_draws_random"] = rng_probe.drew
     result["dropout_active"] = recorder.dropout_active
     result["used_fixes"] = sorted(hooks.used)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import torch
 
+import torchdoctor
 from torchdoctor.intercept.hooks import map_tensors
 from torchdoctor.techniques import finding_codes_for_fix
 
@@ -33,9 +34,12 @@ with torch.inference_mode():
     output = model(inputs)
 model.train()"""
 
+# torch's and torchdoctor's own frames (the hook chain in intercept/ too) are not the caller
 _OWN_DIRS = tuple(
-    os.path.dirname(module.__file__) + os.sep for module in (torch,) if module.__file__
-) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+    os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+    for module in (torch, torchdoctor)
+    if module.__file__
+)
 
 
 def applies_to(run) -> bool:
@@ -58,8 +62,16 @@ def caller_location() -> str:
 
 
 def _matches(location: str, known: list[str]) -> bool:
+    """The diagnosis writes locations short (relative to the working directory, or a file
+    name), the caller's frame has the absolute path: same line, and one path ends the other."""
     path, _, line = location.rpartition(":")
-    return any(k == location or k == f"{os.path.basename(path)}:{line}" for k in known)
+    path = path.replace(os.sep, "/")
+    for k in known:
+        known_path, _, known_line = k.rpartition(":")
+        known_path = known_path.replace(os.sep, "/")
+        if known_line == line and (path == known_path or path.endswith("/" + known_path)):
+            return True
+    return False
 
 
 def evaluation_detector(hooks) -> Callable[[], bool]:
@@ -80,13 +92,17 @@ def apply(hooks) -> None:
         if torch.is_inference_mode_enabled() or not evaluating():
             return call(module, args, kwargs)
         hooks.mark_used(NAME)
+        # a model the script already put in eval() is left alone: switching every layer twice
+        # per forward cost more than autograd on a small model (bench/calibration.py, D301)
         was_training = module.training
-        module.eval()
+        if was_training:
+            module.eval()
         try:
             with torch.inference_mode():
                 output = call(module, args, kwargs)
         finally:
-            module.train(was_training)
+            if was_training:
+                module.train(True)
         return map_tensors(output, torch.Tensor.clone)
 
     hooks.around_forward.append(forward)
