@@ -53,6 +53,10 @@ class SyncSite:
     count: int
     per_step: float
     device: str = "cuda"  # device type of the tensor read; "cpu" reads are not real syncs
+    # wall seconds per measured step inside these reads (the call itself, evaluation left out;
+    # on CUDA the wait for the device's queue and the copy, on CPU the conversion); reads made
+    # while formatting a tensor for printing are not timed here (io.tensor_format_s_per_step)
+    seconds_per_step: float = 0.0
 
 
 @dataclass
@@ -163,6 +167,9 @@ class IOObservation:
     # an f-string is formatted before print() is called, so print_s_per_step misses it (D702)
     tensor_format_s_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # records emitted through the logging module (Logger._log: the record, its handlers' writes)
+    log_records_per_step: float = 0.0
+    log_s_per_step: float = 0.0
 
 
 @dataclass

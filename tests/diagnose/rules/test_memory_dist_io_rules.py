@@ -137,9 +137,21 @@ def test_d701_flags_saves_in_steps_and_suggests_an_interval():
         step.wall_s += 0.0137
         step.phases["other"] += 0.0137
     finding = only(d701.check(run), "D701")
-    assert finding.saving == pytest.approx(0.0137 / 0.0274 - 0.01)
+    # saving every 100th step (1% of the training between saves; the epoch's 100 steps) keeps
+    # a hundredth of the measured save time
+    assert finding.saving == pytest.approx((0.0137 - 0.0137 / 100) / 0.0274)
+    assert finding.saving_basis == "measured"
     assert "if step % 100 == 0" in finding.fix
     assert "train.py:70" in evidence_text(finding) and "50%" in evidence_text(finding)
+    assert "Over an epoch of 100 steps: 1.37 s in torch.save" in evidence_text(finding)
+    # a 10-step epoch: once per epoch is the sensible frequency, a tenth of the time stays
+    run.loaders[0].dataset_len = 640
+    finding = only(d701.check(run), "D701")
+    assert finding.saving == pytest.approx((0.0137 - 0.0137 / 10) / 0.0274)
+    assert "once per epoch" in evidence_text(finding) and "if step % 10 == 0" in finding.fix
+    run.io.saves_in_steps = 1  # one save in 8 steps: already about as rare as once per epoch
+    run.io.save_s_per_step = 0.0137 / 8
+    assert [f.saving < 0.03 for f in d701.check(run)] in ([], [True])
 
 
 def test_d702_flags_costly_prints_only():
@@ -159,6 +171,13 @@ def test_d702_flags_costly_prints_only():
     cheap.io.prints_per_step = 1
     cheap.io.print_s_per_step = 0.00001
     assert d702.check(cheap) == []
+    logged = good_cpu_run()  # logger.info every step: the records' time, as prints'
+    logged.io.log_records_per_step = 1
+    logged.io.log_s_per_step = 0.002
+    finding = only(d702.check(logged), "D702")
+    assert finding.saving == pytest.approx(0.002 / 0.0137 * 0.9)
+    assert "1 logging record(s)" in evidence_text(finding)
+    assert "Over an epoch of 100 steps: 200.0 ms writing log lines" in evidence_text(finding)
 
 
 def throttled_print_run(prints_per_step: float, print_s: float):

@@ -1,12 +1,16 @@
-"""Host I/O probe: `torch.save` and `print()` calls inside training steps, counted and timed.
+"""Host I/O probe: `torch.save`, `print()` and emitted `logging` records inside training steps,
+counted and timed (a clock read either side of each call).
 
 Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
-print() is called) is timed too: that is where most of a logging line's cost hides.
+print() is called) is timed too: that is where most of a logging line's cost hides. Formatting
+inside a timed call (print(tensor), a logging record's `%s` of a tensor) is in that call's time
+already and is not counted twice.
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
 import sys
 import time
 
@@ -24,20 +28,24 @@ class IOProbe(Probe):
         self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed_print(original))
+        # records below the logger's level never reach _log: only emitted ones are timed
+        patcher.replace(logging.Logger, "_log", lambda original: self._timed(original, "log"))
+        self.depth = 0  # inside a timed call: formatting there is part of its time
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)
 
     def _timed_format(self, original):
         probe = self
 
-        def formatted(tensor, *args):
-            if probe.session.formatting_tensor or transforming():
-                # __format__ calling __repr__ (time the outer one), or traced by dynamo
-                return original(tensor, *args)
+        def formatted(tensor, *args, **kwargs):  # __repr__(*, tensor_contents=None)
+            if probe.session.formatting_tensor or probe.depth or transforming():
+                # __format__ calling __repr__ (time the outer one), inside a timed print or
+                # logging call (timed there), or traced by dynamo
+                return original(tensor, *args, **kwargs)
             probe.session.formatting_tensor = True
             started = time.perf_counter()
             try:
-                return original(tensor, *args)
+                return original(tensor, *args, **kwargs)
             finally:
                 probe.session.formatting_tensor = False
                 counters = probe.tracker.counters
@@ -66,12 +74,14 @@ class IOProbe(Probe):
         probe = self
 
         def timed(*args, **kwargs):
-            if transforming():
+            if transforming() or probe.depth:  # print inside a logging handler: timed there
                 return original(*args, **kwargs)
+            probe.depth += 1
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
+                probe.depth -= 1
                 counters = probe.tracker.counters  # the step may have changed
                 counters[kind + "s"] = counters.get(kind + "s", 0) + 1
                 counters[kind + "_s"] = counters.get(kind + "_s", 0) + time.perf_counter() - started
@@ -88,5 +98,7 @@ class IOProbe(Probe):
             prints_per_step=per_step(measured, "prints"),
             print_s_per_step=per_step(measured, "print_s"),
             tensor_format_s_per_step=per_step(measured, "format_s"),
+            log_records_per_step=per_step(measured, "logs"),
+            log_s_per_step=per_step(measured, "log_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
         )
