@@ -395,6 +395,9 @@ class HabitsObservation:
     # the same timed before the program ran, over its ops; None: not measured
     profiler_op_overhead_s: float | None = None
     anomaly_op_overhead_s: float | None = None
+    # the options the program's torch.profiler.profile recorded with (record_shapes, with_stack,
+    # profile_memory, with_flops, with_modules: those set True), as last started
+    profiler_options: list[str] = field(default_factory=list)
     # backward() calls with retain_graph=True followed, in the same step and with no model
     # forward between, by another backward (a second backward through the same graph), per step
     retained_backwards_per_step: float = 0.0

@@ -192,3 +192,7 @@ def test_anomaly_detection_left_on_is_a_warning():
     assert finding is not None, [(f.id, f.saving) for f in report.findings]
     assert finding.severity == "warning" and "D211" in serious(report)
     assert "set_detect_anomaly(False)" in finding.fix and finding.saving > 0.01
+    # measured on a copy (the what-if), not the documented factor; anomaly mode's extra ops and
+    # per-op cost are not taken for a tiny-op loop or a small batch
+    assert finding.saving_basis == "measured", finding.saving_how
+    assert not set(codes(report)) & {"D202", "D203"}, codes(report)

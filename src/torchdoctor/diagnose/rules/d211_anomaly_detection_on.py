@@ -47,8 +47,11 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, pct, secs, step_profile
-from torchdoctor.diagnose.rules._debug_modes import mode_cost_share
-from torchdoctor.diagnose.rules._measured import fastest, how
+from torchdoctor.diagnose.rules._debug_modes import (
+    PER_OP_RULES_SILENT,
+    measured_on_copy,
+    mode_cost_share,
+)
 
 CODE = "D211"
 TITLE = "Autograd anomaly detection left on (a debugging mode that slows every step)"
@@ -72,15 +75,10 @@ def check(run: RunObservation) -> list[Finding]:
     saving_how = f"assumes forward and backward {ANOMALY_SLOWDOWN:g}x slower with it on"
     overhead = run.habits.anomaly_op_overhead_s
     cost = mode_cost_share(run, profile, overhead)
-    measured = fastest(run, "anomaly")
+    measured = measured_on_copy(run, profile, "anomaly", "anomaly mode")
     if measured is not None:  # timed on a copy of the model, on and off, interleaved
-        saving = clamp(autograd_share * max(0.0, 1 - measured.ratio))
-        evidence[1] = (
-            f"Forward and backward took {pct(autograd_share)} of the step; anomaly mode made "
-            f"them {1 / max(measured.ratio, 1e-9):.2f}x slower, measured on a copy (about "
-            f"{pct(saving)} of the step)."
-        )
-        basis, saving_how = "measured", how(measured, "forward and backward")
+        saving, evidence[1], saving_how = measured
+        basis = "measured"
     elif cost is not None:
         saving, seconds = cost
         evidence[1] = (
@@ -91,6 +89,7 @@ def check(run: RunObservation) -> list[Finding]:
         saving_how = (
             "extra time per op with anomaly mode on (measured on a benchmark) x ops per step"
         )
+    evidence.append(PER_OP_RULES_SILENT)
     return [
         Finding(
             id=CODE,

@@ -66,7 +66,8 @@ def _gpu_idle_share(run: RunObservation) -> float | None:
     if not idle:
         return None
     unexplained = [
-        max(0.0, s.gpu_idle_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)) for s in idle
+        max(0.0, (s.gpu_idle_s or 0.0) - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0))
+        for s in idle
     ]
     return clamp(sum(unexplained) / sum(s.wall_s for s in idle))
 

@@ -70,6 +70,7 @@ class _Plan:
         self._plan_evaluation()
         self._plan_data()
         self._plan_anomaly()
+        self._plan_profiler()
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
@@ -132,6 +133,21 @@ class _Plan:
 
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
         self.items.append((stake, "anomaly detection", work))
+
+    def _plan_profiler(self) -> None:
+        from torchdoctor.diagnose.whatif.profiler import measure_profiler
+
+        habits = self.run.habits
+        if habits.profiler_active_share is None or habits.profiler_active_share < 0.5:
+            return
+        options = list(habits.profiler_options)
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            return measure_profiler(replay, options, allowance) if replay else []
+
+        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+        self.items.append((stake, "torch.profiler", work))
 
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
