@@ -19,10 +19,10 @@ Time outside the model is time the accelerator waits and the model does not lear
 takes a fifth of every step costs a fifth of the run, and is often there by accident: a metric
 computed in NumPy, a log written every step, a copy made "to be safe".
 
-Saving: the line's sampled time per step (the measured share of the samples taken in the measured
-steps). Work that can run every 10th step (I/O, printing, copies, host-side metrics) gives back
-nine tenths of it, which is what is claimed, on the *measured* basis; for loops and unrecognised
-code, the estimate is the line's whole time (an upper bound: vectorised, the work still costs
+Measured saving: the line's sampled time per step (the measured share of the samples taken in the
+measured steps). Work that can run every 10th step (I/O, printing, copies, host-side metrics)
+gives back nine tenths of it, which is what is claimed; for loops and unrecognised code, the
+estimated saving is the line's whole time (an upper bound: vectorised, the work still costs
 something). Either is at most nine tenths of the time of the phase the line ran in (the step's
 time outside the model, or evaluation): never the whole step.
 
