@@ -170,6 +170,9 @@ class IOObservation:
     # records emitted through the logging module (Logger._log: the record, its handlers' writes)
     log_records_per_step: float = 0.0
     log_s_per_step: float = 0.0
+    # where the print and logging calls of the measured steps were made (`locations` also has
+    # the torch.save calls): the line profile's time on those lines includes building the message
+    write_locations: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from rule_builders import evidence_text, good_cpu_run, good_h100_run, mlp_model,
 
 from torchdoctor.diagnose.observations import (
     DistributedObservation,
+    LineStat,
     MemoryObservation,
     OptimizerObservation,
 )
@@ -178,6 +179,25 @@ def test_d702_flags_costly_prints_only():
     assert finding.saving == pytest.approx(0.002 / 0.0137 * 0.9)
     assert "1 logging record(s)" in evidence_text(finding)
     assert "Over an epoch of 100 steps: 200.0 ms writing log lines" in evidence_text(finding)
+
+
+def test_d702_counts_building_the_message_from_the_line_profile():
+    # print(f"... {out.softmax(1)}"): the ops in the braces run on the print's line, outside
+    # print() and the formatting; the line profile's share of that line is the larger measure
+    run = good_cpu_run()
+    run.io.prints_per_step = 1
+    run.io.print_s_per_step = 0.001
+    run.io.write_locations = ["train.py:80"]
+    for step in run.steps:
+        step.wall_s += 0.004
+        step.phases["other"] = step.phases.get("other", 0.0) + 0.004
+    step_s = run.steps[0].wall_s
+    run.lines.lines = [LineStat("train.py:80", "other", samples=40, share=0.004 / step_s)]
+    finding = only(d702.check(run), "D702")
+    assert finding.saving == pytest.approx(0.004 / step_s * 0.9)
+    assert "building the message" in evidence_text(finding)
+    run.lines.lines[0].location = "train.py:81"  # another line: only the timed calls count
+    assert only(d702.check(run), "D702").saving == pytest.approx(0.001 / step_s * 0.9)
 
 
 def throttled_print_run(prints_per_step: float, print_s: float):

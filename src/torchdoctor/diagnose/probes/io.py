@@ -25,6 +25,7 @@ from torchdoctor.intercept.patching import transforming
 class IOProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        self.writes: set[str] = set()  # locations of print and logging calls (not torch.save)
         self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed_print(original))
@@ -88,6 +89,8 @@ class IOProbe(Probe):
                 if probe.session.measuring:
                     location = user_location(2)
                     probe.locations[location] = probe.locations.get(location, 0) + 1
+                    if kind != "save":
+                        probe.writes.add(location)
 
         return timed
 
@@ -101,4 +104,5 @@ class IOProbe(Probe):
             log_records_per_step=per_step(measured, "logs"),
             log_s_per_step=per_step(measured, "log_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+            write_locations=sorted(self.writes, key=lambda k: -self.locations.get(k, 0))[:10],
         )

@@ -12,7 +12,9 @@ training step, and printing a CUDA tensor also forces a host-device sync (rule D
 every N steps carries the same information.
 
 Measured saving: the wall time measured inside those calls per step (and per epoch, when the
-epoch's length is known) minus what writing every 10th step would cost, i.e. nine tenths of it
+epoch's length is known), or, when larger, the line profile's share of the step on the lines of
+those calls (building the message: the ops inside an f-string's braces), at most the step's time
+outside the model, minus what writing every 10th step would cost, i.e. nine tenths of it
 for one line per step, nothing for logging already that sparse. File writes by hand (`f.write`)
 are not timed here: the line profile names them (D801).
 
@@ -65,7 +67,15 @@ def check(run: RunObservation) -> list[Finding]:
     if profile is None or writes <= 0:
         return []
     print_s = io.print_s_per_step + io.log_s_per_step + io.tensor_format_s_per_step
-    share = clamp(print_s / profile.step_s)
+    timed_share = clamp(print_s / profile.step_s)
+    # the lines of the calls, sampled: building the message too (the ops in an f-string's
+    # braces), which writing every LOG_EVERY-th step also saves; never over the "other" phase
+    sampled = sum(
+        line.share
+        for line in run.lines.lines
+        if line.phase == "other" and line.location in io.write_locations
+    )
+    share = max(timed_share, min(sampled, profile.share("other")))
     if share < MIN_SHARE:
         return []
     # writing once every LOG_EVERY steps keeps 1 / (LOG_EVERY * writes per step) of the cost
@@ -85,11 +95,17 @@ def check(run: RunObservation) -> list[Finding]:
         f"({secs(io.tensor_format_s_per_step)}), took {secs(print_s)}: "
         f"{pct(share)} of the step ({secs(profile.step_s)}).",
     ]
+    if share > timed_share:
+        evidence.append(
+            f"The line profile puts {pct(share)} of the step on those lines: building the "
+            "message (the ops inside an f-string) as well as writing it."
+        )
     per_epoch = steps_per_epoch(run)
     if per_epoch is not None:
         evidence.append(
-            f"Over an epoch of {per_epoch} steps: {secs(print_s * per_epoch)} writing log lines; "
-            f"every {LOG_EVERY}th step: {secs(print_s * per_epoch * kept)}."
+            f"Over an epoch of {per_epoch} steps: {secs(share * profile.step_s * per_epoch)} "
+            f"writing log lines; every {LOG_EVERY}th step: "
+            f"{secs(share * profile.step_s * per_epoch * kept)}."
         )
     if io.locations:
         evidence.append("Printed at " + ", ".join(io.locations[:3]) + ".")
@@ -102,7 +118,8 @@ def check(run: RunObservation) -> list[Finding]:
             saving_basis="measured",
             saving_how=(
                 f"the print/logging/format time measured inside the steps ({secs(print_s)} per "
-                f"step), less what writing every {LOG_EVERY}th step keeps"
+                "step), or the line profile's share of those lines when larger (building the "
+                f"message), less what writing every {LOG_EVERY}th step keeps"
             ),
             evidence=evidence,
             fix=f"if step % {LOG_EVERY} == 0:\n    print(...)  # or logger.info(...)",

@@ -146,7 +146,9 @@ class _Plan:
             replay = self.replay()
             return measure_profiler(replay, options, allowance) if replay else []
 
-        stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
+        # the profiler slows every op: its stake is all the phases where ops run
+        phases = ("forward", "backward", "optimizer", "other")
+        stake = sum(_run_share(self.run, phase) for phase in phases)
         self.items.append((stake, "torch.profiler", work))
 
     def _plan_optimizer(self) -> None:
