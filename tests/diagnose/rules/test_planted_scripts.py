@@ -196,3 +196,17 @@ def test_anomaly_detection_left_on_is_a_warning():
     # per-op cost are not taken for a tiny-op loop or a small batch
     assert finding.saving_basis == "measured", finding.saving_how
     assert not set(codes(report)) & {"D202", "D203"}, codes(report)
+
+
+def test_host_reads_per_sample_state_the_time_measured_inside_them():
+    report = diagnose("d401_item_per_sample")
+    sync = next(f for f in report.findings if f.id == "D401")
+    sites = sync.details["sites"]
+    assert sync.details["syncs_per_step"] == 32 and sites[0]["kind"] == "item"
+    # measured inside the 32 reads: more than nothing, less than the step's time outside the
+    # model where they run; the saving keeps the reads of every 10th step
+    spent = sync.details["sync_s_per_step"]
+    step_s = report.step_time_s
+    assert 0 < spent < report.breakdown["other"] * step_s * 1.5, (spent, report.breakdown)
+    assert sync.saving_basis == "measured" and sync.severity == "info"  # CPU: a conversion
+    assert 0 < sync.saving < report.breakdown["other"] + 0.05

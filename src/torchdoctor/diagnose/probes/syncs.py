@@ -86,14 +86,14 @@ class SyncProbe(Probe):
 
     @staticmethod
     def timed(entry: list | None, work, *args, **kwargs):
-        """Run the read, booking its wall time to `entry` (None: not a measured read)."""
+        """Run the read, booking its wall time to `entry` (None: not a measured read). The
+        clock read when the read was recorded, just before, is its start: one more read here."""
         if entry is None:
             return work(*args, **kwargs)
-        started = time.perf_counter()
         try:
             return work(*args, **kwargs)
         finally:
-            spent = time.perf_counter() - started
+            spent = time.perf_counter() - entry[0]
             entry[2] = spent
             entry[1][2] += spent
 
