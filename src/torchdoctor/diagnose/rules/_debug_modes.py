@@ -45,11 +45,14 @@ def measured_on_copy(
     measured = fastest(run, whatif)
     if measured is None:
         return None
-    share = profile.share("forward", "backward")
+    with_optimizer = "optimizer" in measured.unit  # the clone's step was timed too
+    phases = ("forward", "backward", "optimizer") if with_optimizer else ("forward", "backward")
+    share = profile.share(*phases)
     saving = clamp(share * max(0.0, 1 - measured.ratio))
+    what = "Forward, backward and the optimizer step" if with_optimizer else "Forward and backward"
     sentence = (
-        f"Forward and backward took {pct(share)} of the step; {mode} made them "
+        f"{what} took {pct(share)} of the step; {mode} made them "
         f"{1 / max(measured.ratio, 1e-9):.2f}x slower, measured on a copy (about {pct(saving)} "
-        "of the step; the optimizer's and the loop's own ops pay it too, not counted)."
+        "of the step; the loop's own ops pay it too, not counted)."
     )
-    return saving, sentence, how(measured, "forward and backward")
+    return saving, sentence, how(measured, measured.unit)

@@ -4,9 +4,9 @@
 Flags a run in which a `torch.profiler.profile` (or `torch.autograd.profiler.profile`) context of
 the program was recording during most measured steps (torchdoctor's own `--profile` window does
 not count). Its cost is measured: after the run, forward and backward of a copy of the model on
-its real batch are timed inside a profiler with the program's options and without one (blocks of
-calls, alternated); the saving is the forward and backward share of the step times the
-measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
+its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
+program's options and without one (blocks of calls, alternated); the saving is the share of the
+step those phases took times the measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
 a warm-up step end) and before the program started gives an extra time per op, times the ops of
 a step: an estimate, at most nine tenths of the step outside data loading. While it records, the
 per-op overhead rules (D202, D203) are not judged: its own cost per op would be taken for the
@@ -17,7 +17,8 @@ The profiler records an event per op (with shapes and stacks when asked) and kee
 memory until the context exits: every step gets slower, and a long run grows its memory. It is
 meant for a handful of steps, with a schedule.
 
-Measured saving: forward and backward with vs without the profiler, timed on a copy (see above).
+Measured saving: forward, backward and the optimizer step with vs without the profiler, timed on
+copies (see above).
 
 ## Example
 ```python

@@ -141,27 +141,32 @@ class _Plan:
         if habits.profiler_active_share is None or habits.profiler_active_share < 0.5:
             return
         options = list(habits.profiler_options)
+        optimizer = self._stepped_optimizer()
 
         def work(allowance: float) -> list[WhatIfTiming]:
             replay = self.replay()
-            return measure_profiler(replay, options, allowance) if replay else []
+            return measure_profiler(replay, options, allowance, optimizer) if replay else []
 
         # the profiler slows every op: its stake is all the phases where ops run
         phases = ("forward", "backward", "optimizer", "other")
         stake = sum(_run_share(self.run, phase) for phase in phases)
         self.items.append((stake, "torch.profiler", work))
 
+    def _stepped_optimizer(self):
+        """The program's optimizer that stepped, the one over the most parameter bytes."""
+        probe = _probe(self.session, "OptimizerProbe")
+        stepped = (
+            [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0] if probe else []
+        )
+        return max(stepped, key=lambda pair: pair[1].param_bytes)[0] if stepped else None
+
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
 
         share = _run_share(self.run, "optimizer")
-        probe = _probe(self.session, "OptimizerProbe")
-        if probe is None or share < MIN_PHASE_SHARE:
+        optimizer = self._stepped_optimizer()
+        if optimizer is None or share < MIN_PHASE_SHARE:
             return
-        stepped = [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0]
-        if not stepped:
-            return
-        optimizer = max(stepped, key=lambda pair: pair[1].param_bytes)[0]
         self.items.append(
             (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
         )
