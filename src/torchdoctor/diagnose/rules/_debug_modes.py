@@ -27,13 +27,19 @@ def debugging_mode_on(run: RunObservation) -> bool:
     return bool(run.environment.anomaly_detection) or (active is not None and active >= MIN_ACTIVE)
 
 
-def mode_cost_share(run: RunObservation, profile: StepProfile, op_overhead_s: float | None):
-    """(share of the step the mode costs, seconds per step), or None when not measured."""
+def mode_cost_share(
+    run: RunObservation,
+    profile: StepProfile,
+    op_overhead_s: float | None,
+    phases: tuple[str, ...] = OP_PHASES,
+):
+    """(share of the step the mode costs, seconds per step), or None when not measured; at most
+    MAX_GIVEN_BACK of the `phases` whose ops the mode slows."""
     ops = run.compute.ops_per_step
     if op_overhead_s is None or not ops:
         return None
     seconds = op_overhead_s * ops
-    cap = MAX_GIVEN_BACK * profile.share(*OP_PHASES)
+    cap = MAX_GIVEN_BACK * profile.share(*phases)
     return clamp(min(seconds / profile.step_s, cap)), seconds
 
 

@@ -15,8 +15,8 @@ model on its real batch with anomaly detection on and off, interleaved; the savi
 and backward share of the step times the measured gain. Estimated saving, without that
 measurement: when the mode was already on at the end of the warm-up step before the sampled one,
 a small forward+backward is timed there and before the program started, and the extra time per
-op, times the ops of a step, is the mode's cost (at most nine tenths of the step's time outside
-data loading); else a documented factor: training steps of small CPU MLPs ran 1.2x (1024 wide,
+op, times the ops of a step, is the mode's cost (at most nine tenths of the forward and
+backward time); else a documented factor: training steps of small CPU MLPs ran 1.2x (1024 wide,
 batch 256) to 3.8x (64 wide, batch 32) slower with it on, one thread, torch 2.13; the saving assumes the lowest, 1.2x, on forward and
 backward time: a sixth of it. Small models and GPUs (one sync per node) lose more.
 
@@ -74,7 +74,8 @@ def check(run: RunObservation) -> list[Finding]:
     basis: SavingBasis = "estimated"
     saving_how = f"assumes forward and backward {ANOMALY_SLOWDOWN:g}x slower with it on"
     overhead = run.habits.anomaly_op_overhead_s
-    cost = mode_cost_share(run, profile, overhead)
+    # anomaly mode's work is in the forward (a traceback per op) and the backward (NaN checks)
+    cost = mode_cost_share(run, profile, overhead, ("forward", "backward"))
     measured = measured_on_copy(run, profile, "anomaly", "anomaly mode")
     if measured is not None:  # timed on a copy of the model, on and off, interleaved
         saving, evidence[1], saving_how = measured
