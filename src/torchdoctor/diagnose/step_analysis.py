@@ -137,6 +137,14 @@ def evaluation_share(run: RunObservation) -> float:
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
+def mean_step_s(run: RunObservation) -> float:
+    """Mean wall seconds of all measured steps, outliers included: the scale of the probes'
+    per-step means (seconds in torch.save, print, host reads per measured step), which count
+    every measured step; the profile leaves rare outliers out (a slow save is one)."""
+    steps = measured_steps(run)
+    return sum(s.wall_s for s in steps) / len(steps) if steps else 0.0
+
+
 def training_share(run: RunObservation) -> float:
     """Share of the measured window's wall time spent in training steps (the rest: evaluation
     cut out of them). Turns a share of step time into a share of the run's time."""

@@ -155,6 +155,20 @@ def test_d701_flags_saves_in_steps_and_suggests_an_interval():
     assert [f.saving < 0.03 for f in d701.check(run)] in ([], [True])
 
 
+def test_d701_compares_the_save_time_with_every_measured_step():
+    # one save of 1 s in 8 steps (a slow disk): the profile leaves that step out as a rare
+    # outlier, but the save time is a mean over all 8; the share is never "100%"
+    run = good_cpu_run()
+    run.io.saves_in_steps = 1
+    run.io.save_s_per_step = 1.0 / 8
+    run.steps[0].wall_s += 1.0
+    run.steps[0].phases["other"] += 1.0
+    finding = only(d701.check(run), "D701")
+    mean_step = sum(s.wall_s for s in run.steps) / 8
+    assert finding.saving < 0.95
+    assert finding.details["save_share"] == pytest.approx(0.125 / mean_step)
+
+
 def test_d702_flags_costly_prints_only():
     run = good_cpu_run()
     run.io.prints_per_step = 1

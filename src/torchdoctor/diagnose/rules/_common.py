@@ -20,6 +20,7 @@ from torchdoctor.diagnose.step_analysis import StepProfile as StepProfile
 from torchdoctor.diagnose.step_analysis import analyze
 from torchdoctor.diagnose.step_analysis import clamp as clamp
 from torchdoctor.diagnose.step_analysis import evaluation_share as evaluation_share
+from torchdoctor.diagnose.step_analysis import mean_step_s as mean_step_s
 from torchdoctor.diagnose.step_analysis import measured_steps as measured_steps
 from torchdoctor.diagnose.step_analysis import median as median
 from torchdoctor.diagnose.step_analysis import step_profile as step_profile

@@ -52,7 +52,15 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, on_cuda, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    mean_step_s,
+    on_cuda,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+)
 
 CODE = "D401"
 TITLE = "Host-device synchronizations inside the training step"
@@ -99,10 +107,9 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     sync_s = sum(s.seconds_per_step for s in sites)  # wall time inside the reads, per step
     kept = min(1.0, 1 / (READ_EVERY * per_step))  # what reading every READ_EVERY-th step keeps
-    saving, how = _saving(run, sync_s, kept, profile.step_s)
-    in_reads = (
-        f"{secs(sync_s)} per step inside the reads ({pct(sync_s / profile.step_s)} of the step"
-    )
+    step_s = mean_step_s(run)  # the reads' time is a mean over every measured step too
+    saving, how = _saving(run, sync_s, kept, step_s)
+    in_reads = f"{secs(sync_s)} per step inside the reads ({pct(sync_s / step_s)} of the step"
     evidence = [f"{per_step:g} host-device sync(s) per step:"] + [
         f"{s.location}: {s.kind} {s.per_step:g} per step ({secs(s.seconds_per_step)} inside)"
         for s in sites[:5]

@@ -41,6 +41,8 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    mean_step_s,
+    measured_steps,
     pct,
     secs,
     severity_for,
@@ -66,25 +68,27 @@ def check(run: RunObservation) -> list[Finding]:
     io = run.io
     if profile is None or io.saves_in_steps <= 0:
         return []
-    share = clamp(io.save_s_per_step / profile.step_s)
+    # the save time is a mean over every measured step: so is the step it is compared with
+    step_s, steps = mean_step_s(run), len(measured_steps(run))
+    share = clamp(io.save_s_per_step / step_s)
     if share < MIN_SHARE:
         return []
-    saves_per_step = io.saves_in_steps / profile.steps
+    saves_per_step = io.saves_in_steps / steps
     save_s = io.save_s_per_step / saves_per_step if saves_per_step else io.save_s_per_step
-    train_s = max(profile.step_s - io.save_s_per_step, 1e-9)  # the step without saving
+    train_s = max(step_s - io.save_s_per_step, 1e-9)  # the step without saving
     per_epoch = steps_per_epoch(run)
     every = _interval(save_s, train_s, per_epoch)
     # what saving every `every` steps still costs per step; the rest is given back
     kept_s = min(io.save_s_per_step, save_s / every)
-    saving = clamp((io.save_s_per_step - kept_s) / profile.step_s)
+    saving = clamp((io.save_s_per_step - kept_s) / step_s)
     if saving <= 0:
         return []  # already saved that rarely
     once = "once per epoch" if per_epoch and every == per_epoch else f"every {every} steps"
     evidence = [
-        f"{io.saves_in_steps} torch.save call(s) in {profile.steps} measured steps took "
+        f"{io.saves_in_steps} torch.save call(s) in {steps} measured steps took "
         f"{secs(io.save_s_per_step)} per step: {pct(share)} of the step.",
         f"One save takes about {secs(save_s)}; saving {once} would cost "
-        f"{pct(kept_s / profile.step_s)} of the step.",
+        f"{pct(kept_s / step_s)} of the step.",
     ]
     if per_epoch is not None:
         evidence.append(

@@ -43,6 +43,7 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    mean_step_s,
     pct,
     secs,
     severity_for,
@@ -67,7 +68,8 @@ def check(run: RunObservation) -> list[Finding]:
     if profile is None or writes <= 0:
         return []
     print_s = io.print_s_per_step + io.log_s_per_step + io.tensor_format_s_per_step
-    timed_share = clamp(print_s / profile.step_s)
+    step_s = mean_step_s(run)  # the probes' means and the line shares count every step
+    timed_share = clamp(print_s / step_s)
     # the lines of the calls, sampled: building the message too (the ops in an f-string's
     # braces), which writing every LOG_EVERY-th step also saves; never over the "other" phase
     sampled = sum(
@@ -93,7 +95,7 @@ def check(run: RunObservation) -> list[Finding]:
     evidence = [
         f"{' and '.join(calls)}, with the formatting of tensors "
         f"({secs(io.tensor_format_s_per_step)}), took {secs(print_s)}: "
-        f"{pct(share)} of the step ({secs(profile.step_s)}).",
+        f"{pct(share)} of the step ({secs(step_s)}).",
     ]
     if share > timed_share:
         evidence.append(
@@ -103,9 +105,9 @@ def check(run: RunObservation) -> list[Finding]:
     per_epoch = steps_per_epoch(run)
     if per_epoch is not None:
         evidence.append(
-            f"Over an epoch of {per_epoch} steps: {secs(share * profile.step_s * per_epoch)} "
+            f"Over an epoch of {per_epoch} steps: {secs(share * step_s * per_epoch)} "
             f"writing log lines; every {LOG_EVERY}th step: "
-            f"{secs(share * profile.step_s * per_epoch * kept)}."
+            f"{secs(share * step_s * per_epoch * kept)}."
         )
     if io.locations:
         evidence.append("Printed at " + ", ".join(io.locations[:3]) + ".")
