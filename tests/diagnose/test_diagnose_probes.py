@@ -30,6 +30,10 @@ class Net(nn.Module):
         return self.fc(self.drop(self.conv(x.unsqueeze(1)).flatten(1)))
 model = Net().double()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
+import io, logging
+log = logging.getLogger("train")
+log.addHandler(logging.StreamHandler(io.StringIO()))
+log.setLevel(logging.INFO)
 for step, (x, y) in enumerate(DataLoader(Rows(), batch_size=4)):
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
@@ -39,6 +43,8 @@ for step, (x, y) in enumerate(DataLoader(Rows(), batch_size=4)):
         print("diverged")
     torch.save(model.state_dict(), "ckpt.pt")                # checkpoint every step
     line = f"step {step} loss {loss:.4f}"                    # formats a tensor
+    log.info("step %d loss %s", step, loss.detach())         # a logging record
+    log.debug("not emitted %s", loss)                        # below the logger's level
     if step % 2:
         val_loss = model(x).sum().item()                     # a validation metric's read
 """
@@ -72,6 +78,9 @@ def test_planted_patterns_are_recorded_with_their_call_sites(tmp_path, monkeypat
     read = next(s for s in run.sync_sites if s.kind == "item")
     assert read.location.endswith(f"train.py:{lines['a host read every step']}")
     assert read.device == "cpu" and read.per_step == 1  # a CPU read: not a real sync
+    assert 0 < read.seconds_per_step < 0.01  # the call itself, timed
+    assert formatted.seconds_per_step == 0  # formatting is timed whole, by the io probe
+    assert run.io.log_records_per_step == 1 and run.io.log_s_per_step > 0
     assert all(step.syncs == 0 and step.host_reads >= 1 for step in run.steps)
     pipeline_line = f"train.py:{lines['a read in the data pipeline']}"
     assert not [s for s in run.sync_sites if s.location.endswith(pipeline_line)]

@@ -113,3 +113,22 @@ def test_verdict_says_where_to_look_when_no_rule_explains_the_dominant_part(diag
 
 def test_verdict_names_no_gap_when_a_finding_acts_on_the_dominant_part():
     assert "no rule explains" not in _report().verdict  # D101 acts on the data wait
+
+
+def test_findings_savings_of_the_run_are_compared_on_the_steps_scale():
+    # evaluation takes half the measured time: D101 saving 20% of the run is 40% of the step,
+    # most of the 60% data share; the same 20% with no evaluation is not
+    def verdict(evaluation_s: float):
+        phases = {"data": 0.006, "forward": 0.002, "backward": 0.001, "optimizer": 0.001}
+        steps = [
+            StepObservation(index=i, wall_s=0.01, phases=phases, evaluation_s=evaluation_s)
+            for i in range(5)
+        ]
+        finding = Finding(
+            id="D101", title="t", severity="warning", saving=0.2, evidence=["e"], fix="", source=""
+        )
+        return build_report(RunObservation(target="train.py", steps=steps), [finding]).reason
+
+    assert verdict(0.01).unexplained is None
+    gap = verdict(0.0).unexplained
+    assert gap is not None and gap.kind == "data" and gap.explained == pytest.approx(0.2)

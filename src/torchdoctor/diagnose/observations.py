@@ -53,6 +53,10 @@ class SyncSite:
     count: int
     per_step: float
     device: str = "cuda"  # device type of the tensor read; "cpu" reads are not real syncs
+    # wall seconds per measured step inside these reads (the call itself, evaluation left out;
+    # on CUDA the wait for the device's queue and the copy, on CPU the conversion); reads made
+    # while formatting a tensor for printing are not timed here (io.tensor_format_s_per_step)
+    seconds_per_step: float = 0.0
 
 
 @dataclass
@@ -172,6 +176,12 @@ class IOObservation:
     # an f-string is formatted before print() is called, so print_s_per_step misses it (D702)
     tensor_format_s_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # records emitted through the logging module (Logger._log: the record, its handlers' writes)
+    log_records_per_step: float = 0.0
+    log_s_per_step: float = 0.0
+    # where the print and logging calls of the measured steps were made (`locations` also has
+    # the torch.save calls): the line profile's time on those lines includes building the message
+    write_locations: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -397,6 +407,9 @@ class HabitsObservation:
     # the same timed before the program ran, over its ops; None: not measured
     profiler_op_overhead_s: float | None = None
     anomaly_op_overhead_s: float | None = None
+    # the options the program's torch.profiler.profile recorded with (record_shapes, with_stack,
+    # profile_memory, with_flops, with_modules: those set True), as last started
+    profiler_options: list[str] = field(default_factory=list)
     # backward() calls with retain_graph=True followed, in the same step and with no model
     # forward between, by another backward (a second backward through the same graph), per step
     retained_backwards_per_step: float = 0.0

@@ -137,6 +137,23 @@ def evaluation_share(run: RunObservation) -> float:
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
+def mean_step_s(run: RunObservation) -> float:
+    """Mean wall seconds of all measured steps, outliers included: the scale of the probes'
+    per-step means (seconds in torch.save, print, host reads per measured step), which count
+    every measured step; the profile leaves rare outliers out (a slow save is one)."""
+    steps = measured_steps(run)
+    return sum(s.wall_s for s in steps) / len(steps) if steps else 0.0
+
+
+def training_share(run: RunObservation) -> float:
+    """Share of the measured window's wall time spent in training steps (the rest: evaluation
+    cut out of them). Turns a share of step time into a share of the run's time."""
+    steps = measured_steps(run)
+    train_s = sum(s.wall_s for s in steps)
+    eval_s = sum(s.evaluation_s for s in steps)
+    return train_s / (train_s + eval_s) if train_s > 0 else 1.0
+
+
 def analyze(run: RunObservation) -> StepAnalysis:
     measured = measured_steps(run)
     median_s = median([s.wall_s for s in measured])

@@ -167,6 +167,28 @@ def test_d203_fires_on_far_more_ops_than_the_model_explains():
     assert d202.check(run) == []  # the loop, not the batch, explains this overhead
 
 
+def test_d203_saving_is_capped_by_the_models_part_of_the_step():
+    # ops below the dispatch floor (a floor measured high, or a busy machine): the extra ops'
+    # fixed cost exceeds the step; the saving stays under the model's share, never "100%"
+    run = overhead_run(ops=3000, tensors=2)
+    run.compute.mean_op_s = 0.010 / 3000
+    finding = only(d203.check(run), "D203")
+    model_share = 0.010 / 0.0102  # all but the data wait
+    assert finding.saving == pytest.approx(0.9 * model_share) and finding.saving < 0.9
+
+
+def test_debugging_modes_silence_the_per_op_overhead_rules():
+    # anomaly detection or the program's profiler inflates every op: not a loop, not the batch
+    for mode in ("anomaly", "profiler"):
+        run = overhead_run(ops=1100, tensors=2)
+        if mode == "anomaly":
+            run.environment.anomaly_detection = True
+        else:
+            run.habits.profiler_active_share = 1.0
+        assert d203.check(run) == [] and d202.check(run) == []
+    assert d203.check(overhead_run(ops=1100, tensors=2)) != []
+
+
 def test_d203_silent_on_normal_op_counts_real_work_or_unmeasured_floor():
     assert d203.check(overhead_run(ops=1000, tensors=40)) == []
     heavy = overhead_run(ops=1100, tensors=2)

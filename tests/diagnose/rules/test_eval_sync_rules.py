@@ -85,10 +85,28 @@ def test_d401_on_cuda_uses_gpu_idle_time_not_explained_by_data():
     assert "3 host-device sync(s)" in text and "train.py:52: item 2 per step" in text
 
 
-def test_d401_on_cpu_is_info_with_no_saving():
+def test_d401_on_cpu_is_info_with_no_saving_when_the_reads_took_no_time():
     finding = only(d401.check(synced(good_cpu_run())), "D401")
     assert finding.severity == "info" and finding.saving == 0.0
     assert "train.py:55" in evidence_text(finding)
+
+
+def test_d401_saving_is_the_measured_time_inside_the_reads():
+    run = synced(good_cpu_run())
+    run.sync_sites[0].seconds_per_step = 0.0004
+    run.sync_sites[1].seconds_per_step = 0.0001
+    finding = only(d401.check(run), "D401")
+    # 3 reads per step, read every 10th step instead: 1/30 of them stay
+    assert finding.saving == pytest.approx(0.0005 * (1 - 1 / 30) / 0.0137)
+    assert finding.saving_basis == "measured" and finding.severity == "info"  # CPU: conversion
+    assert "500.0 µs per step inside the reads" in evidence_text(finding)
+    cuda = synced(good_h100_run())  # no GPU idle time measured: the wait inside the reads
+    cuda.sync_sites[0].seconds_per_step = 0.003
+    for step in cuda.steps:
+        step.gpu_idle_s = None
+    finding = only(d401.check(cuda), "D401")
+    assert finding.saving == pytest.approx(0.003 * (1 - 1 / 30) / cuda.steps[0].wall_s)
+    assert "wait for the GPU's queue" in evidence_text(finding)
 
 
 def test_d401_silent_without_per_step_syncs():

@@ -49,7 +49,22 @@ def test_profiler_left_on_is_a_warning_with_a_cost():
     d212 = finding(report, "D212")
     assert d212.severity == "warning" and d212.saving > 0.05
     assert report.run.habits.profiler_active_share == 1.0
+    assert report.run.habits.profiler_options == ["record_shapes"]
     assert "prof.step()" in d212.fix
+    # the profiler's own cost per op is not taken for the batch size's or a loop's
+    assert not {f.id for f in report.findings} & {"D202", "D203"}
+    # measured: a copy's forward and backward and a clone's optimizer step with the program's
+    # profiler settings and without; the saving is at most the share of the phases timed
+    phases = report.breakdown
+    timing = next((t for t in report.run.whatif.timings if t.name == "profiler.off"), None)
+    if timing is None:  # its share of the what-if budget was too short on a busy machine
+        assert any("torch.profiler" in why for why in report.run.whatif.skipped)
+        assert d212.saving_basis == "estimated" and d212.saving <= 0.9
+        return
+    assert timing.ratio < 0.9 and "record_shapes=True" in timing.setting
+    assert timing.unit == "forward, backward and optimizer step"
+    assert d212.saving_basis == "measured" and "timed after the run" in d212.saving_how
+    assert d212.saving <= phases["forward"] + phases["backward"] + phases["optimizer"] + 1e-9
 
 
 def test_clean_loop_has_no_habit_findings():

@@ -50,6 +50,10 @@ def test_slow_line_is_a_finding_with_its_line_kind_and_measured_share(script, te
     named = [source[int(number) - 1]] + [e for e in top.evidence if "`" in e]
     assert any(text in line for line in named), (named, summary(report))
     assert top.saving >= 0.05 and top.details["samples"] >= 3
+    # the sampled share, never the whole step: at most 90% of the phase the line ran in
+    assert "measured share of samples" in top.saving_how and top.saving < 0.9
+    if top.details["phase"] == "other":
+        assert top.saving <= 0.9 * report.breakdown["other"] + 1e-9, summary(report)
     assert top.saving_basis == ("measured" if kind in ("host", "io", "model_call") else "estimated")
 
 

@@ -143,7 +143,9 @@ def test_correctness_errors_are_the_top_and_only_serious_finding(script, code):
 def test_item_per_step_is_reported_with_its_line_on_cpu_as_info():
     report = diagnose("d201_float64")
     sync = next(f for f in report.findings if f.id == "D401")
-    assert sync.severity == "info" and sync.saving == 0.0
+    # measured: the time inside .item() itself, a conversion of microseconds on CPU
+    assert sync.severity == "info" and sync.saving_basis == "measured"
+    assert 0.0 < sync.saving < 0.02 and 0.0 < sync.details["sync_s_per_step"] < 0.001
     lines = (SCRIPTS / "d201_float64.py").read_text().splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "loss.item()" in text)
     assert f"d201_float64.py:{line}" in " ".join(sync.evidence)
@@ -194,3 +196,26 @@ def test_anomaly_detection_left_on_is_a_warning():
     assert finding is not None, [(f.id, f.saving) for f in report.findings]
     assert finding.severity == "warning" and "D211" in serious(report)
     assert "set_detect_anomaly(False)" in finding.fix and finding.saving > 0.01
+    # anomaly mode's extra ops and per-op cost are not taken for a tiny-op loop or a small batch
+    assert not set(codes(report)) & {"D202", "D203"}, codes(report)
+    # measured on a copy (the what-if) unless its share of the what-if budget was too short
+    phases = report.breakdown
+    assert finding.saving <= phases["forward"] + phases["backward"] + 1e-9
+    if any(t.name == "anomaly.off" for t in report.run.whatif.timings):
+        assert finding.saving_basis == "measured", finding.saving_how
+    else:
+        assert any("anomaly" in why for why in report.run.whatif.skipped), report.run.whatif
+
+
+def test_host_reads_per_sample_state_the_time_measured_inside_them():
+    report = diagnose("d401_item_per_sample")
+    sync = next(f for f in report.findings if f.id == "D401")
+    sites = sync.details["sites"]
+    assert sync.details["syncs_per_step"] == 32 and sites[0]["kind"] == "item"
+    # measured inside the 32 reads: more than nothing, less than the step's time outside the
+    # model where they run; the saving keeps the reads of every 10th step
+    spent = sync.details["sync_s_per_step"]
+    step_s = report.step_time_s
+    assert 0 < spent < report.breakdown["other"] * step_s * 1.5, (spent, report.breakdown)
+    assert sync.saving_basis == "measured" and sync.severity == "info"  # CPU: a conversion
+    assert 0 < sync.saving < report.breakdown["other"] + 0.05

@@ -17,6 +17,7 @@ import time
 
 import torch
 import torch.utils.checkpoint
+from torch.utils._python_dispatch import _disable_current_modes
 
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.probes.activations import not_counted
@@ -26,6 +27,8 @@ from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 _GRAD = torch.autograd.grad  # before any probe patches it: the benchmark is not a user backward
 BENCH_REPEATS = 20
 BENCH_ROUNDS = 3  # best of
+# torch.profiler.profile's options that make it record more per op
+PROFILER_OPTIONS = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
 BENCH_OPS = BENCH_REPEATS * 11  # aten ops per run: 5 forward (mm, tanh, mm, tanh, sum), ~6 backward
 
 
@@ -42,8 +45,12 @@ def _bench_once() -> float:
 
 
 def benchmark() -> float:
-    """Seconds for a small forward+backward, best of BENCH_ROUNDS (a busy machine slows some)."""
-    return min(_bench_once() for _ in range(BENCH_ROUNDS))
+    """Seconds for a small forward+backward, best of BENCH_ROUNDS (a busy machine slows some).
+
+    Our own op-counting modes (the sampling probe enters them at the same step end, just before)
+    are suspended: the benchmark compares the program's mode with and without, nothing else."""
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        return min(_bench_once() for _ in range(BENCH_ROUNDS))
 
 
 class HabitsProbe(Probe):
@@ -60,6 +67,9 @@ class HabitsProbe(Probe):
         patcher.replace(torch.Tensor, "backward", self._wrap_backward)
         patcher.replace(torch.autograd, "backward", self._wrap_backward)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+        self.profiler_options: list[str] = []  # of the program's last torch.profiler started
+        if isinstance(torch.profiler.profile, type):  # `--try profiler_off` swaps in its own
+            patcher.replace(torch.profiler.profile, "start", self._wrap_profiler_start)
 
     # -- a second backward through a retained graph ---------------------------------------------
     def _wrap_backward(self, original):
@@ -113,6 +123,20 @@ class HabitsProbe(Probe):
         return checkpoint
 
     # -- debugging modes --------------------------------------------------------------------------
+    def _wrap_profiler_start(self, original):
+        """Note what the program's profiler records (once per start; the what-if replays it)."""
+        probe = self
+
+        def start(profiler, *args, **kwargs):
+            ours = probe.ours is not None and profiler is probe.ours.profiler
+            if not ours:
+                probe.profiler_options = [
+                    name for name in PROFILER_OPTIONS if getattr(profiler, name, False)
+                ]
+            return original(profiler, *args, **kwargs)
+
+        return start
+
     def _program_profiler_on(self) -> bool:
         ours = self.ours is not None and self.ours.profiler is not None
         return bool(torch._C._autograd._profiler_enabled()) and not ours
@@ -139,6 +163,7 @@ class HabitsProbe(Probe):
         if self.steps_seen:
             habits.profiler_active_share = self.profiler_steps / self.steps_seen
         habits.profiler_op_overhead_s = self.profiler_op_s
+        habits.profiler_options = list(self.profiler_options)
         habits.anomaly_op_overhead_s = self.anomaly_op_s
         habits.retained_backwards_per_step = per_step(measured, "second_backwards")
         habits.second_backward_s_per_step = per_step(measured, "second_backward_s")

@@ -1,8 +1,10 @@
-"""Host I/O probe: `torch.save`, `print()` and emitted `logging` calls inside training steps,
-counted and timed.
+"""Host I/O probe: `torch.save`, `print()` and emitted `logging` records inside training steps,
+counted and timed (a clock read either side of each call).
 
 Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
-print() is called) is timed too: that is where most of a logging line's cost hides.
+print() is called) is timed too: that is where most of a logging line's cost hides. Formatting
+inside a timed call (print(tensor), a logging record's `%s` of a tensor) is in that call's time
+already and is not counted twice.
 """
 
 from __future__ import annotations
@@ -25,28 +27,31 @@ from torchdoctor.intercept.patching import transforming
 class IOProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        self.writes: set[str] = set()  # locations of print and logging calls (not torch.save)
         self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed_print(original))
-        # a logging call that is emitted (its level enabled) formats and writes a line as print
-        # does: counted with the prints (Logger._log runs only for enabled levels)
+        # records below the logger's level never reach _log: only emitted ones are timed, and
+        # booked to the user's line past the logging module's frames
         patcher.replace(
-            logging.Logger, "_log", lambda original: self._timed(original, "print", _log_caller)
+            logging.Logger, "_log", lambda original: self._timed(original, "log", _log_caller)
         )
+        self.depth = 0  # inside a timed call: formatting there is part of its time
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)
 
     def _timed_format(self, original):
         probe = self
 
-        def formatted(tensor, *args):
-            if probe.session.formatting_tensor or transforming():
-                # __format__ calling __repr__ (time the outer one), or traced by dynamo
-                return original(tensor, *args)
+        def formatted(tensor, *args, **kwargs):  # __repr__(*, tensor_contents=None)
+            if probe.session.formatting_tensor or probe.depth or transforming():
+                # __format__ calling __repr__ (time the outer one), inside a timed print or
+                # logging call (timed there), or traced by dynamo
+                return original(tensor, *args, **kwargs)
             probe.session.formatting_tensor = True
             started = time.perf_counter()
             try:
-                return original(tensor, *args)
+                return original(tensor, *args, **kwargs)
             finally:
                 probe.session.formatting_tensor = False
                 counters = probe.tracker.counters
@@ -78,18 +83,22 @@ class IOProbe(Probe):
         where: Callable[[], str] = caller or (lambda: user_location(3))
 
         def timed(*args, **kwargs):
-            if transforming():
+            if transforming() or probe.depth:  # print inside a logging handler: timed there
                 return original(*args, **kwargs)
+            probe.depth += 1
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
+                probe.depth -= 1
                 counters = probe.tracker.counters  # the step may have changed
                 counters[kind + "s"] = counters.get(kind + "s", 0) + 1
                 counters[kind + "_s"] = counters.get(kind + "_s", 0) + time.perf_counter() - started
                 if probe.session.measuring:
                     location = where()
                     probe.locations[location] = probe.locations.get(location, 0) + 1
+                    if kind != "save":
+                        probe.writes.add(location)
 
         return timed
 
@@ -100,7 +109,10 @@ class IOProbe(Probe):
             prints_per_step=per_step(measured, "prints"),
             print_s_per_step=per_step(measured, "print_s"),
             tensor_format_s_per_step=per_step(measured, "format_s"),
+            log_records_per_step=per_step(measured, "logs"),
+            log_s_per_step=per_step(measured, "log_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+            write_locations=sorted(self.writes, key=lambda k: -self.locations.get(k, 0))[:10],
         )
 
 

@@ -6,6 +6,11 @@ tensors cost nothing of that kind; they are kept apart (device "cpu") and only r
 user's own code made them (directly, or by formatting a tensor in an f-string or print) outside
 the DataLoader's next() (a dataset's or collate_fn's reads are data-pipeline work), so torch's
 internal reads of CPU scalars (optimizer step counts, ...) stay out of the report.
+
+Each recorded read in a measured step is also timed (one clock read either side of a call that is
+already wrapped): on CUDA the wait for the device's queue plus the copy, on CPU the conversion
+itself. Reads made while formatting a tensor for a log line are counted but not timed here: the io
+probe times the whole formatting (rule D702).
 """
 
 from __future__ import annotations
@@ -37,8 +42,10 @@ MAX_TIMED_READS = 200_000  # measured reads kept with their time (to cut evaluat
 
 class SyncProbe(Probe):
     def install(self, patcher) -> None:
-        self.sites: dict[tuple[str, str, str], list[int]] = {}  # key -> [all, measured]
-        self.timed_reads: list[tuple[float, list[int]]] = []  # (time, counts) of measured reads
+        # key -> [all, measured, seconds in the measured reads]
+        self.sites: dict[tuple[str, str, str], list[float]] = {}
+        # [time, counts, seconds] of each measured read (to cut evaluation out)
+        self.timed_reads: list[list] = []
         for method, kind in _METHODS.items():
             patcher.replace(torch.Tensor, method, partial_wrap(self, method, kind))
         if torch.cuda.is_available():
@@ -50,27 +57,43 @@ class SyncProbe(Probe):
         stack = self.tracker.stack
         return bool(stack) and stack[-1] == "data"
 
-    def record(self, kind: str, device: str) -> None:
+    def record(self, kind: str, device: str) -> list | None:
+        """Count the read; in a measured step, return its entry for `timed` to fill in."""
         key = (kind, user_location(3), device)
         counts = self.sites.get(key)
         if counts is None:
-            counts = self.sites[key] = [0, 0]
+            counts = self.sites[key] = [0, 0, 0.0]
         counts[0] += 1
-        if self.session.measuring:
-            counts[1] += 1
-            if len(self.timed_reads) < MAX_TIMED_READS:
-                self.timed_reads.append((time.perf_counter(), counts))
         counters = self.tracker.counters
         counters["host_reads"] = counters.get("host_reads", 0) + 1
         if device != "cpu":
             counters["syncs"] = counters.get("syncs", 0) + 1
+        if not self.session.measuring:
+            return None
+        counts[1] += 1
+        entry = [time.perf_counter(), counts, 0.0]
+        if len(self.timed_reads) < MAX_TIMED_READS:
+            self.timed_reads.append(entry)
+        return entry
+
+    @staticmethod
+    def timed(entry: list | None, work, *args, **kwargs):
+        """Run the read, booking its wall time to `entry` (None: not a measured read). The
+        clock read when the read was recorded, just before, is its start: one more read here."""
+        if entry is None:
+            return work(*args, **kwargs)
+        try:
+            return work(*args, **kwargs)
+        finally:
+            spent = time.perf_counter() - entry[0]
+            entry[2] = spent
+            entry[1][2] += spent
 
     def _wrap_synchronize(self, original):
         probe = self
 
         def synchronize(*args, **kwargs):
-            probe.record("synchronize", "cuda")
-            return original(*args, **kwargs)
+            return probe.timed(probe.record("synchronize", "cuda"), original, *args, **kwargs)
 
         return synchronize
 
@@ -78,20 +101,23 @@ class SyncProbe(Probe):
         """Reads made in evaluation windows (validation metrics) are not per-step syncs."""
         spans = sorted(self.tracker.evaluation_windows())
         starts = [start for start, _ in spans]
-        for at, counts in self.timed_reads:
+        for at, counts, seconds in self.timed_reads:
             i = bisect.bisect_right(starts, at) - 1
             if i >= 0 and at <= spans[i][1]:
                 counts[1] -= 1
+                counts[2] -= seconds
         self.timed_reads = []
 
     def contribute(self, run, measured) -> None:
         use_measured = any(counts[1] for counts in self.sites.values())
         self._leave_out_evaluation()
         steps = len(measured) or 1
-        for (kind, location, device), (total, in_measured) in self.sites.items():
-            count = in_measured if use_measured else total
+        for (kind, location, device), (total, in_measured, seconds) in self.sites.items():
+            count = int(in_measured if use_measured else total)
             if count:
-                run.sync_sites.append(SyncSite(kind, location, count, count / steps, device))
+                seconds = max(0.0, seconds) if use_measured else 0.0
+                site = SyncSite(kind, location, count, count / steps, device, seconds / steps)
+                run.sync_sites.append(site)
         run.sync_sites.sort(key=lambda s: -s.count)
 
 
@@ -116,9 +142,11 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     library = library_code[code] = is_library_file(code.co_filename)
                 if (library and not session.formatting_tensor) or probe.in_data_pipeline():
                     return original(tensor, *args, **kwargs)
-                probe.record(kind, "cpu")
+                entry = probe.record(kind, "cpu")
             else:
-                probe.record(kind, tensor.device.type)
+                entry = probe.record(kind, tensor.device.type)
+            if not session.formatting_tensor:  # a log line's formatting is timed by the io probe
+                return probe.timed(entry, original, tensor, *args, **kwargs)
             return original(tensor, *args, **kwargs)
 
         return read

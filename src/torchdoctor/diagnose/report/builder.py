@@ -20,7 +20,7 @@ from torchdoctor.diagnose.report.verdict import (
     Verdict,
 )
 from torchdoctor.diagnose.source_lines import lines_around
-from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES, analyze
+from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES, analyze, training_share
 
 # Above this share of the measured time in evaluation spans (cut out of the steps), the verdict
 # says so first: acting forwards of an RL loop, inference inside the loop, heavy validation.
@@ -75,10 +75,13 @@ def _no_steps(run: RunObservation) -> NoSteps:
     )
 
 
-def _unexplained(bound: Bound, findings: list[Finding]) -> Unexplained | None:
-    """None when findings acting on the dominant part account for most of it."""
+def _unexplained(bound: Bound, findings: list[Finding], train_share: float) -> Unexplained | None:
+    """None when findings acting on the dominant part account for most of it. The findings'
+    savings are shares of the run (steps plus evaluation), the bound's a share of the step: the
+    savings are put on the step's scale (divided by the steps' share of the run) to compare."""
     prefixes = ACTS_ON.get(bound.kind, ())
-    explained = sum(f.saving for f in findings if f.id.startswith(prefixes))
+    of_run = sum(f.saving for f in findings if f.id.startswith(prefixes))
+    explained = min(1.0, of_run / train_share) if train_share > 0 else of_run
     if explained >= EXPLAINED * bound.share:
         return None
     return Unexplained(bound.kind, bound.share, explained)
@@ -102,7 +105,7 @@ def _verdict(
         bound=bound,
         evaluation_share=evaluation if evaluation > EVALUATION_HEAVY else None,
         top_fix=TopFix(top.id, top.title, top.saving, top.saving_basis) if top else None,
-        unexplained=_unexplained(bound, findings),
+        unexplained=_unexplained(bound, findings, training_share(run)),
         top_line=line,
         ended=run.status if run.status in ("crashed", "interrupted") else None,
         measured_steps=len(run.steps),

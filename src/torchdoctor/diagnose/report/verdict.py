@@ -60,7 +60,9 @@ class Unexplained:
 
     kind: BoundKind
     share: float  # of step time
-    explained: float  # share of step time the findings acting on it account for (0: none)
+    # share of step time the findings acting on it account for (0: none): their savings, shares
+    # of the run, divided by the training steps' share of the run
+    explained: float
 
 
 @dataclass(frozen=True)

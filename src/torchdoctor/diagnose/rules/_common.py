@@ -20,9 +20,11 @@ from torchdoctor.diagnose.step_analysis import StepProfile as StepProfile
 from torchdoctor.diagnose.step_analysis import analyze
 from torchdoctor.diagnose.step_analysis import clamp as clamp
 from torchdoctor.diagnose.step_analysis import evaluation_share as evaluation_share
+from torchdoctor.diagnose.step_analysis import mean_step_s as mean_step_s
 from torchdoctor.diagnose.step_analysis import measured_steps as measured_steps
 from torchdoctor.diagnose.step_analysis import median as median
 from torchdoctor.diagnose.step_analysis import step_profile as step_profile
+from torchdoctor.diagnose.step_analysis import training_share as training_share
 
 # A finding whose fix would save at least this share of step time is a warning; below it, info.
 # Relative to the measured step, so it means the same on a laptop CPU and on an H100.
@@ -161,15 +163,6 @@ def uses_autocast(run: RunObservation) -> bool:
 
 def conv_layers(run: RunObservation) -> int:
     return sum(m.conv_layers for m in run.models)
-
-
-def training_share(run: RunObservation) -> float:
-    """Share of the measured window's wall time spent in training steps (the rest: evaluation
-    cut out of them). Turns a share of step time into a share of the run's time."""
-    steps = measured_steps(run)
-    train_s = sum(s.wall_s for s in steps)
-    eval_s = sum(s.evaluation_s for s in steps)
-    return train_s / (train_s + eval_s) if train_s > 0 else 1.0
 
 
 def steps_per_epoch(run: RunObservation) -> int | None:

@@ -1,22 +1,64 @@
 """The measured cost of a debugging mode left on (torch.profiler D212, anomaly detection D211):
-extra seconds per op, timed on a small benchmark with the mode on and off, times the ops the
-sampled step dispatched. Pure."""
+forward and backward of a copy of the model timed with the mode on and off after the run (the
+what-if probes), else extra seconds per op, timed on a small benchmark with the mode on and off,
+times the ops the sampled step dispatched. Pure."""
 
 from __future__ import annotations
 
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import StepProfile, clamp
+from torchdoctor.diagnose.rules._common import StepProfile, clamp, pct
+from torchdoctor.diagnose.rules._measured import fastest, how
 
 # the mode slows the ops; at most this share of the phases where ops run can be given back
 MAX_GIVEN_BACK = 0.9
 OP_PHASES = ("forward", "backward", "optimizer", "other")
+MIN_ACTIVE = 0.5  # of the measured steps: the program's profiler recorded the run
+# said under the finding: the per-op rules stay silent while a mode inflates every op
+PER_OP_RULES_SILENT = (
+    "The per-op overhead rules (D202 batch size, D203 tiny-op loops) are not judged on this run: "
+    "the mode's own cost per op would be taken for the program's; rerun with it off."
+)
 
 
-def mode_cost_share(run: RunObservation, profile: StepProfile, op_overhead_s: float | None):
-    """(share of the step the mode costs, seconds per step), or None when not measured."""
+def debugging_mode_on(run: RunObservation) -> bool:
+    """Anomaly detection or the program's own profiler was on during the measured steps: every
+    op's time (and, under anomaly mode, the op count) includes the mode's own work."""
+    active = run.habits.profiler_active_share
+    return bool(run.environment.anomaly_detection) or (active is not None and active >= MIN_ACTIVE)
+
+
+def mode_cost_share(
+    run: RunObservation,
+    profile: StepProfile,
+    op_overhead_s: float | None,
+    phases: tuple[str, ...] = OP_PHASES,
+):
+    """(share of the step the mode costs, seconds per step), or None when not measured; at most
+    MAX_GIVEN_BACK of the `phases` whose ops the mode slows."""
     ops = run.compute.ops_per_step
     if op_overhead_s is None or not ops:
         return None
     seconds = op_overhead_s * ops
-    cap = MAX_GIVEN_BACK * profile.share(*OP_PHASES)
+    cap = MAX_GIVEN_BACK * profile.share(*phases)
     return clamp(min(seconds / profile.step_s, cap)), seconds
+
+
+def measured_on_copy(
+    run: RunObservation, profile: StepProfile, whatif: str, mode: str
+) -> tuple[float, str, str] | None:
+    """(share of the step, evidence sentence, how) from the what-if that timed forward and
+    backward of a copy with the mode on and off; None when it did not run."""
+    measured = fastest(run, whatif)
+    if measured is None:
+        return None
+    with_optimizer = "optimizer" in measured.unit  # the clone's step was timed too
+    phases = ("forward", "backward", "optimizer") if with_optimizer else ("forward", "backward")
+    share = profile.share(*phases)
+    saving = clamp(share * max(0.0, 1 - measured.ratio))
+    what = "Forward, backward and the optimizer step" if with_optimizer else "Forward and backward"
+    sentence = (
+        f"{what} took {pct(share)} of the step; {mode} made them "
+        f"{1 / max(measured.ratio, 1e-9):.2f}x slower, measured on a copy (about {pct(saving)} "
+        "of the step; the loop's own ops pay it too, not counted)."
+    )
+    return saving, sentence, how(measured, measured.unit)

@@ -13,6 +13,7 @@ from torchdoctor.diagnose.rules._common import (
     on_cuda,
     training_loaders,
 )
+from torchdoctor.diagnose.rules._debug_modes import debugging_mode_on
 
 # An op whose mean time is within this factor of a trivial op's dispatch cost does almost no
 # arithmetic: the step is paying for dispatch, not for work (rules D202 and D203).
@@ -71,8 +72,11 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     Ops dispatched while loading data in the training process (per-sample indexing, collate) are
     left out when counted apart; when they are not, a run loading in the training process is not
     judged at all (its op count mixes data and model work). Unknown op counts (a compiled run)
-    mean unknown, never zero. `compute_s` is wall time: it is scaled by `cpu_share`.
+    mean unknown, never zero. A run with anomaly detection or its own profiler on is not judged:
+    the mode's cost per op (and anomaly mode's extra ops) would read as the program's overhead. `compute_s` is wall time: it is scaled by `cpu_share`.
     """
+    if debugging_mode_on(run):
+        return None  # the mode's own per-op cost is in every op (D211/D212 say so)
     ops = run.compute.ops_per_step
     if ops is None:
         counted = [s.ops for s in run.steps if s.ops is not None]

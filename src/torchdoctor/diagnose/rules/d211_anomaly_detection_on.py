@@ -15,8 +15,8 @@ model on its real batch with anomaly detection on and off, interleaved; the savi
 and backward share of the step times the measured gain. Estimated saving, without that
 measurement: when the mode was already on at the end of the warm-up step before the sampled one,
 a small forward+backward is timed there and before the program started, and the extra time per
-op, times the ops of a step, is the mode's cost (at most nine tenths of the step's time outside
-data loading); else a documented factor: training steps of small CPU MLPs ran 1.2x (1024 wide,
+op, times the ops of a step, is the mode's cost (at most nine tenths of the forward and
+backward time); else a documented factor: training steps of small CPU MLPs ran 1.2x (1024 wide,
 batch 256) to 3.8x (64 wide, batch 32) slower with it on, one thread, torch 2.13; the saving assumes the lowest, 1.2x, on forward and
 backward time: a sixth of it. Small models and GPUs (one sync per node) lose more.
 
@@ -47,8 +47,11 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, pct, secs, step_profile
-from torchdoctor.diagnose.rules._debug_modes import mode_cost_share
-from torchdoctor.diagnose.rules._measured import fastest, how
+from torchdoctor.diagnose.rules._debug_modes import (
+    PER_OP_RULES_SILENT,
+    measured_on_copy,
+    mode_cost_share,
+)
 
 CODE = "D211"
 TITLE = "Autograd anomaly detection left on (a debugging mode that slows every step)"
@@ -71,16 +74,12 @@ def check(run: RunObservation) -> list[Finding]:
     basis: SavingBasis = "estimated"
     saving_how = f"assumes forward and backward {ANOMALY_SLOWDOWN:g}x slower with it on"
     overhead = run.habits.anomaly_op_overhead_s
-    cost = mode_cost_share(run, profile, overhead)
-    measured = fastest(run, "anomaly")
+    # anomaly mode's work is in the forward (a traceback per op) and the backward (NaN checks)
+    cost = mode_cost_share(run, profile, overhead, ("forward", "backward"))
+    measured = measured_on_copy(run, profile, "anomaly", "anomaly mode")
     if measured is not None:  # timed on a copy of the model, on and off, interleaved
-        saving = clamp(autograd_share * max(0.0, 1 - measured.ratio))
-        evidence[1] = (
-            f"Forward and backward took {pct(autograd_share)} of the step; anomaly mode made "
-            f"them {1 / max(measured.ratio, 1e-9):.2f}x slower, measured on a copy (about "
-            f"{pct(saving)} of the step)."
-        )
-        basis, saving_how = "measured", how(measured, "forward and backward")
+        saving, evidence[1], saving_how = measured
+        basis = "measured"
     elif cost is not None:
         saving, seconds = cost
         evidence[1] = (
@@ -91,6 +90,7 @@ def check(run: RunObservation) -> list[Finding]:
         saving_how = (
             "extra time per op with anomaly mode on (measured on a benchmark) x ops per step"
         )
+    evidence.append(PER_OP_RULES_SILENT)
     return [
         Finding(
             id=CODE,

@@ -3,17 +3,22 @@
 ## What it does
 Flags a run in which a `torch.profiler.profile` (or `torch.autograd.profiler.profile`) context of
 the program was recording during most measured steps (torchdoctor's own `--profile` window does
-not count). Its cost is measured: a small forward+backward is timed with the profiler on, at a
-warm-up step end, and before the program started; the extra time per op, times the ops of a
-step, is the profiler's share of the step.
+not count). Its cost is measured: after the run, forward and backward of a copy of the model on
+its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
+program's options and without one (blocks of calls, alternated); the saving is the share of the
+step those phases took times the measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
+a warm-up step end) and before the program started gives an extra time per op, times the ops of
+a step: an estimate, at most nine tenths of the step outside data loading. While it records, the
+per-op overhead rules (D202, D203) are not judged: its own cost per op would be taken for the
+program's.
 
 ## Why is this bad
 The profiler records an event per op (with shapes and stacks when asked) and keeps them all in
 memory until the context exits: every step gets slower, and a long run grows its memory. It is
 meant for a handful of steps, with a schedule.
 
-Estimated saving: the measured extra time per op times the ops of a step, at most nine tenths of
-the step's time outside data loading.
+Measured saving: forward, backward and the optimizer step with vs without the profiler, timed on
+copies (see above).
 
 ## Example
 ```python
@@ -37,14 +42,18 @@ Safe: training is unchanged; only the trace covers fewer steps.
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.findings import Finding
+from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import pct, secs, step_profile
-from torchdoctor.diagnose.rules._debug_modes import mode_cost_share
+from torchdoctor.diagnose.rules._debug_modes import (
+    MIN_ACTIVE,
+    PER_OP_RULES_SILENT,
+    measured_on_copy,
+    mode_cost_share,
+)
 
 CODE = "D212"
 TITLE = "torch.profiler left on: the program's profiler records every training step"
-MIN_ACTIVE = 0.5  # of the measured steps
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -53,17 +62,31 @@ def check(run: RunObservation) -> list[Finding]:
     active = habits.profiler_active_share
     if profile is None or active is None or active < MIN_ACTIVE:
         return []
-    evidence = [f"torch.profiler was recording at the end of {pct(active)} of the measured steps."]
+    options = ", ".join(f"{name}=True" for name in habits.profiler_options)
+    evidence = [
+        f"torch.profiler was recording at the end of {pct(active)} of the measured steps"
+        + (f" ({options})." if options else ".")
+    ]
+    basis: SavingBasis = "estimated"
+    saving, how = 0.0, "not measured (no copy of the model to time, no op count or benchmark)"
+    measured = measured_on_copy(run, profile, "profiler", "the profiler")
     cost = mode_cost_share(run, profile, habits.profiler_op_overhead_s)
-    saving, how = 0.0, "not measured (no op count or benchmark)"
-    if cost is not None:
+    if measured is not None:  # a copy's forward and backward timed with and without it
+        saving, sentence, how = measured
+        evidence.append(sentence)
+        basis = "measured"
+    elif cost is not None:
         saving, seconds = cost
         evidence.append(
             f"With it on, an op took {secs(habits.profiler_op_overhead_s or 0.0)} longer "
-            f"(measured on a benchmark); x {run.compute.ops_per_step:.0f} ops per step = {secs(seconds)}, "
-            f"about {pct(saving)} of the step ({secs(profile.step_s)})."
+            f"(measured on a benchmark); x {run.compute.ops_per_step:.0f} ops per step = "
+            f"{secs(seconds)}, about {pct(saving)} of the step ({secs(profile.step_s)})."
         )
-        how = "extra time per op with the profiler on (measured on a benchmark, on and off) x ops per step"
+        how = (
+            "estimate: extra time per op with the profiler on (measured on a benchmark, on and "
+            "off) x ops per step, at most 90% of the step outside data loading"
+        )
+    evidence.append(PER_OP_RULES_SILENT)
     return [
         Finding(
             id=CODE,
@@ -79,6 +102,7 @@ def check(run: RunObservation) -> list[Finding]:
             source="PyTorch profiler recipe (torch.profiler.schedule for long jobs)",
             explanation="The profiler records every op of every step; a schedule records a few.",
             details={"active_share": active, "op_overhead_s": habits.profiler_op_overhead_s},
-            saving_how=how,  # estimated: a benchmark's per-op cost extrapolated to the step
+            saving_basis=basis,
+            saving_how=how,
         )
     ]

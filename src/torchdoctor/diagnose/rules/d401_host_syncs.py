@@ -14,8 +14,12 @@ waits while the host prepares and launches the next work. Once per step it costs
 latency of the next step; several times per step (per-batch metrics, logging every loss) it
 serialises the whole loop.
 
-Estimated saving (CUDA): the measured GPU idle time per step that is not explained by waiting for
-data or copies, as a share of the step. On CPU: 0.
+Measured saving: every read in a measured step is timed (the wall time inside the call). Reading
+the value every 10th step instead keeps a tenth of the reads: nine tenths of that time is the
+saving. On CPU that time is the conversion itself (microseconds: there is no queue to wait for),
+so the finding stays information. On CUDA, when the GPU's idle time per step was measured (CUDA
+events), the saving is that idle time not explained by waiting for data or copies (the wait the
+syncs expose); without it, the time inside the reads (the host waiting for the queue).
 
 ## Example
 ```python
@@ -48,11 +52,20 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, on_cuda, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    mean_step_s,
+    on_cuda,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+)
 
 CODE = "D401"
 TITLE = "Host-device synchronizations inside the training step"
 MIN_SYNCS_PER_STEP = 1.0
+READ_EVERY = 10  # the fix reads the accumulated value every READ_EVERY-th step
 
 
 def _gpu_idle_share(run: RunObservation) -> float | None:
@@ -61,9 +74,24 @@ def _gpu_idle_share(run: RunObservation) -> float | None:
     if not idle:
         return None
     unexplained = [
-        max(0.0, s.gpu_idle_s - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0)) for s in idle
+        max(0.0, (s.gpu_idle_s or 0.0) - s.phases.get("data", 0.0) - s.phases.get("h2d", 0.0))
+        for s in idle
     ]
     return clamp(sum(unexplained) / sum(s.wall_s for s in idle))
+
+
+def _saving(run: RunObservation, sync_s: float, kept: float, step_s: float) -> tuple[float, str]:
+    """(share of the step, how) the fix gives back."""
+    idle_share = _gpu_idle_share(run) if on_cuda(run) else None
+    if idle_share is not None:
+        return idle_share, (
+            "the GPU's idle time per step outside data loading and copies, measured with CUDA "
+            "events: the wait the syncs expose"
+        )
+    return clamp(sync_s * (1 - kept) / step_s), (
+        f"the wall time inside the reads, measured per step ({secs(sync_s)}), less the reads "
+        f"kept when the value is read every {READ_EVERY}th step"
+    )
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -77,30 +105,35 @@ def check(run: RunObservation) -> list[Finding]:
     per_step = sum(s.per_step for s in sites)
     if profile is None or per_step < MIN_SYNCS_PER_STEP:
         return []
+    sync_s = sum(s.seconds_per_step for s in sites)  # wall time inside the reads, per step
+    kept = min(1.0, 1 / (READ_EVERY * per_step))  # what reading every READ_EVERY-th step keeps
+    step_s = mean_step_s(run)  # the reads' time is a mean over every measured step too
+    saving, how = _saving(run, sync_s, kept, step_s)
+    in_reads = f"{secs(sync_s)} per step inside the reads ({pct(sync_s / step_s)} of the step"
     evidence = [f"{per_step:g} host-device sync(s) per step:"] + [
-        f"{s.location}: {s.kind} {s.per_step:g} per step" for s in sites[:5]
+        f"{s.location}: {s.kind} {s.per_step:g} per step ({secs(s.seconds_per_step)} inside)"
+        for s in sites[:5]
     ]
-    if cuda:
-        idle_share = _gpu_idle_share(run)
-        saving = idle_share or 0.0
-        severity = severity_for(saving) if idle_share is not None else "info"
-        if idle_share is not None:
-            evidence.append(
-                f"The GPU was idle for {pct(idle_share)} of each step outside data loading and "
-                f"copies (step: {secs(profile.step_s)})."
-            )
-    else:
-        saving, severity = 0.0, "info"
+    if not cuda:
         evidence.append(
-            "On this CPU run these reads cost next to nothing; on a GPU each one is a sync that "
-            "stalls the queue."
+            f"On this CPU run: {in_reads}), the conversion itself with no queue to wait for; on "
+            "a GPU each read is a sync that stalls the queue."
         )
+    elif (idle := _gpu_idle_share(run)) is not None:
+        evidence.append(
+            f"The GPU was idle for {pct(idle)} of each step outside data loading and copies "
+            f"(step: {secs(profile.step_s)}); {in_reads})."
+        )
+    else:
+        evidence.append(f"{in_reads}): the wait for the GPU's queue and the copy.")
     return [
         Finding(
             id=CODE,
             title=TITLE,
-            severity=severity,
+            severity=severity_for(saving) if cuda else "info",
             saving=saving,
+            saving_basis="measured",
+            saving_how=how,
             evidence=evidence,
             fix=(
                 "running_loss += loss.detach()      # instead of loss.item() every step\n"
@@ -113,8 +146,15 @@ def check(run: RunObservation) -> list[Finding]:
             "the host.",
             details={
                 "syncs_per_step": per_step,
+                "sync_s_per_step": sync_s,
                 "sites": [
-                    {"location": s.location, "kind": s.kind, "per_step": s.per_step} for s in sites
+                    {
+                        "location": s.location,
+                        "kind": s.kind,
+                        "per_step": s.per_step,
+                        "seconds_per_step": s.seconds_per_step,
+                    }
+                    for s in sites
                 ],
             },
         )

@@ -9,8 +9,9 @@ Serialising the model (and optimizer state) and writing it to disk blocks traini
 the write takes. Doing it every step or every few steps multiplies that cost; one checkpoint every
 few minutes of training protects the run just as well.
 
-Estimated saving: the measured save time per step, minus the 1% of the step that saving every N
-steps (N chosen so a save costs 1% of the interval) still costs.
+Measured saving: the wall time measured inside `torch.save` per step (and per epoch, when the
+epoch's length is known), minus what saving every N steps still costs (N chosen so a save costs
+1% of the training between two saves, at most one epoch's steps: a checkpoint per epoch).
 
 ## Example
 ```python
@@ -38,7 +39,16 @@ import math
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    mean_step_s,
+    measured_steps,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    steps_per_epoch,
+)
 
 CODE = "D701"
 TITLE = "Checkpoint saved inside the training step (torch.save)"
@@ -46,25 +56,45 @@ MIN_SHARE = 0.02
 TARGET_SHARE = 0.01
 
 
+def _interval(save_s: float, train_s: float, per_epoch: int | None) -> int:
+    """Steps between saves so that one costs TARGET_SHARE of the training between them; never
+    rarer than once per epoch (when the epoch's length is known)."""
+    every = max(1, math.ceil(save_s / (TARGET_SHARE * train_s)))
+    return min(every, per_epoch) if per_epoch else every
+
+
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     io = run.io
     if profile is None or io.saves_in_steps <= 0:
         return []
-    share = clamp(io.save_s_per_step / profile.step_s)
+    # the save time is a mean over every measured step: so is the step it is compared with
+    step_s, steps = mean_step_s(run), len(measured_steps(run))
+    share = clamp(io.save_s_per_step / step_s)
     if share < MIN_SHARE:
         return []
-    saving = clamp(share - TARGET_SHARE)
-    saves_per_step = io.saves_in_steps / profile.steps
+    saves_per_step = io.saves_in_steps / steps
     save_s = io.save_s_per_step / saves_per_step if saves_per_step else io.save_s_per_step
-    train_s = max(profile.step_s - io.save_s_per_step, 1e-9)  # the step without saving
-    every = max(1, math.ceil(save_s / (TARGET_SHARE * train_s)))
+    train_s = max(step_s - io.save_s_per_step, 1e-9)  # the step without saving
+    per_epoch = steps_per_epoch(run)
+    every = _interval(save_s, train_s, per_epoch)
+    # what saving every `every` steps still costs per step; the rest is given back
+    kept_s = min(io.save_s_per_step, save_s / every)
+    saving = clamp((io.save_s_per_step - kept_s) / step_s)
+    if saving <= 0:
+        return []  # already saved that rarely
+    once = "once per epoch" if per_epoch and every == per_epoch else f"every {every} steps"
     evidence = [
-        f"{io.saves_in_steps} torch.save call(s) in {profile.steps} measured steps took "
+        f"{io.saves_in_steps} torch.save call(s) in {steps} measured steps took "
         f"{secs(io.save_s_per_step)} per step: {pct(share)} of the step.",
-        f"One save takes about {secs(save_s)}; saving every {every} steps would cost 1% of "
-        "the training time.",
+        f"One save takes about {secs(save_s)}; saving {once} would cost "
+        f"{pct(kept_s / step_s)} of the step.",
     ]
+    if per_epoch is not None:
+        evidence.append(
+            f"Over an epoch of {per_epoch} steps: {secs(io.save_s_per_step * per_epoch)} in "
+            f"torch.save as run, {secs(kept_s * per_epoch)} saving {once}."
+        )
     if io.locations:
         evidence.append("Saved at " + ", ".join(io.locations[:3]) + ".")
     return [
@@ -74,7 +104,10 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             saving_basis="measured",
-            saving_how="the torch.save time measured inside the steps, less the share kept by saving every N steps",
+            saving_how=(
+                f"the torch.save time measured inside the steps ({secs(io.save_s_per_step)} per "
+                f"step), less what saving {once} keeps"
+            ),
             evidence=evidence,
             fix=f"if step % {every} == 0:\n    torch.save(state, path)",
             source="docs/techniques/checkpoint-resume.md; PyTorch tutorial: Saving and Loading "

@@ -1,9 +1,9 @@
 """D702: printing or logging in every training step takes a measurable share of it.
 
 ## What it does
-Flags `print` calls during measured training steps when printing, plus turning tensors into text
-for it (`Tensor.__repr__`/`__format__`, which an f-string runs before `print` is called), takes 2%
-or more of the mean step time. Logging already throttled to fewer than one print every two steps
+Flags `print` calls and records emitted through `logging` during measured training steps when
+writing them, plus turning tensors into text for them (`Tensor.__repr__`/`__format__`, which an
+f-string runs before `print` is called), takes 2% or more of the mean step time. Logging already throttled to fewer than one print every two steps
 is flagged only when printing every 10th step would still save 2% of the step.
 
 ## Why is this bad
@@ -11,8 +11,12 @@ Formatting values and writing them to a terminal or a notebook is slow compared 
 training step, and printing a CUDA tensor also forces a host-device sync (rule D401). A log line
 every N steps carries the same information.
 
-Estimated saving: the measured print time minus what printing every 10th step would cost, i.e.
-nine tenths of it for one print per step, nothing for logging already that sparse.
+Measured saving: the wall time measured inside those calls per step (and per epoch, when the
+epoch's length is known), or, when larger, the line profile's share of the step on the lines of
+those calls (building the message: the ops inside an f-string's braces), at most the step's time
+outside the model, minus what writing every 10th step would cost, i.e. nine tenths of it
+for one line per step, nothing for logging already that sparse. File writes by hand (`f.write`)
+are not timed here: the line profile names them (D801).
 
 ## Example
 ```python
@@ -37,7 +41,15 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    mean_step_s,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+    steps_per_epoch,
+)
 
 CODE = "D702"
 TITLE = "Printing/logging inside the training loop takes a share of every step"
@@ -52,22 +64,51 @@ MIN_SAVING_THROTTLED = 0.02
 def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     io = run.io
-    if profile is None or io.prints_per_step <= 0:
+    writes = io.prints_per_step + io.log_records_per_step
+    if profile is None or writes <= 0:
         return []
-    print_s = io.print_s_per_step + io.tensor_format_s_per_step
-    share = clamp(print_s / profile.step_s)
+    print_s = io.print_s_per_step + io.log_s_per_step + io.tensor_format_s_per_step
+    step_s = mean_step_s(run)  # the probes' means and the line shares count every step
+    timed_share = clamp(print_s / step_s)
+    # the lines of the calls, sampled: building the message too (the ops in an f-string's
+    # braces), which writing every LOG_EVERY-th step also saves; never over the "other" phase
+    sampled = sum(
+        line.share
+        for line in run.lines.lines
+        if line.phase == "other" and line.location in io.write_locations
+    )
+    share = max(timed_share, min(sampled, profile.share("other")))
     if share < MIN_SHARE:
         return []
-    # printing once every LOG_EVERY steps keeps 1 / (LOG_EVERY * prints per step) of the cost
-    kept = min(1.0, 1 / (LOG_EVERY * io.prints_per_step))
+    # writing once every LOG_EVERY steps keeps 1 / (LOG_EVERY * writes per step) of the cost
+    kept = min(1.0, 1 / (LOG_EVERY * writes))
     saving = clamp(share * (1 - kept))
-    if io.prints_per_step < THROTTLED_PRINTS_PER_STEP and saving < MIN_SAVING_THROTTLED:
+    if writes < THROTTLED_PRINTS_PER_STEP and saving < MIN_SAVING_THROTTLED:
         return []
+    calls = []
+    if io.prints_per_step:
+        calls.append(f"{io.prints_per_step:g} print call(s) per step ({secs(io.print_s_per_step)})")
+    if io.log_records_per_step:
+        calls.append(
+            f"{io.log_records_per_step:g} logging record(s) per step ({secs(io.log_s_per_step)})"
+        )
     evidence = [
-        f"{io.prints_per_step:g} print call(s) per step took {secs(print_s)} with the "
-        f"formatting of tensors ({secs(io.tensor_format_s_per_step)}): "
-        f"{pct(share)} of the step ({secs(profile.step_s)}).",
+        f"{' and '.join(calls)}, with the formatting of tensors "
+        f"({secs(io.tensor_format_s_per_step)}), took {secs(print_s)}: "
+        f"{pct(share)} of the step ({secs(step_s)}).",
     ]
+    if share > timed_share:
+        evidence.append(
+            f"The line profile puts {pct(share)} of the step on those lines: building the "
+            "message (the ops inside an f-string) as well as writing it."
+        )
+    per_epoch = steps_per_epoch(run)
+    if per_epoch is not None:
+        evidence.append(
+            f"Over an epoch of {per_epoch} steps: {secs(share * step_s * per_epoch)} "
+            f"writing log lines; every {LOG_EVERY}th step: "
+            f"{secs(share * step_s * per_epoch * kept)}."
+        )
     if io.locations:
         evidence.append("Printed at " + ", ".join(io.locations[:3]) + ".")
     return [
@@ -77,13 +118,22 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             saving_basis="measured",
-            saving_how="the print/format time measured inside the steps, less what printing every 10th step keeps",
+            saving_how=(
+                f"the print/logging/format time measured inside the steps ({secs(print_s)} per "
+                "step), or the line profile's share of those lines when larger (building the "
+                f"message), less what writing every {LOG_EVERY}th step keeps"
+            ),
             evidence=evidence,
-            fix=f"if step % {LOG_EVERY} == 0:\n    print(...)",
+            fix=f"if step % {LOG_EVERY} == 0:\n    print(...)  # or logger.info(...)",
             source="PyTorch docs: Performance Tuning Guide (avoid unnecessary CPU-GPU "
             "synchronization)",
             explanation="Formatting and writing a line costs more than a short step; every "
             f"{LOG_EVERY}th step says as much.",
-            details={"print_share": share, "prints_per_step": io.prints_per_step},
+            details={
+                "print_share": share,
+                "prints_per_step": io.prints_per_step,
+                "log_records_per_step": io.log_records_per_step,
+                "write_s_per_step": print_s,
+            },
         )
     ]

@@ -19,10 +19,12 @@ Time outside the model is time the accelerator waits and the model does not lear
 takes a fifth of every step costs a fifth of the run, and is often there by accident: a metric
 computed in NumPy, a log written every step, a copy made "to be safe".
 
-Estimated saving: the line's sampled time per step. Work that can run every 10th step (I/O, printing,
-copies, host-side metrics) gives back nine tenths of it, which is what is claimed, on the
-*measured* basis; for loops and unrecognised code, the estimate is the line's whole time (an
-upper bound: vectorised, the work still costs something).
+Measured saving: the line's sampled time per step (the measured share of the samples taken in the
+measured steps). Work that can run every 10th step (I/O, printing, copies, host-side metrics)
+gives back nine tenths of it, which is what is claimed; for loops and unrecognised code, the
+estimated saving is the line's whole time (an upper bound: vectorised, the work still costs
+something). Either is at most nine tenths of the time of the phase the line ran in (the step's
+time outside the model, or evaluation): never the whole step.
 
 ## Example
 ```python
@@ -50,7 +52,15 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
+from torchdoctor.diagnose.rules._common import (
+    StepProfile,
+    clamp,
+    measured_steps,
+    pct,
+    secs,
+    severity_for,
+    step_profile,
+)
 from torchdoctor.diagnose.rules._lines import HotLine, hot_lines, repeated_model_calls
 
 CODE = "D801"
@@ -59,6 +69,9 @@ MIN_SHARE = 0.05  # recognised work
 MIN_SHARE_UNKNOWN = 0.15  # work the finding cannot name
 EVERY = 10  # removable work run every EVERY-th step keeps 1/EVERY of its cost
 MAX_FINDINGS = 3
+# of the phase the line runs in: the sampled share may exceed it by noise; the rest of the
+# phase (the loop's own overhead, the optimizer's glue) stays whatever the line becomes
+MAX_GIVEN_BACK = 0.9
 REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps repeats work
 # what other rules already report with their own advice: line kinds and locations
 CLAIMED_KINDS = ("model_copy", "backward")
@@ -68,10 +81,23 @@ def _claimed_locations(run: RunObservation) -> set[str]:
     return set(run.io.locations) | set(run.tensor_creation.locations)
 
 
-def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
+def _phase_share(run: RunObservation, profile: StepProfile, phase: str) -> float:
+    """The phase's time per step as a share of the mean step: what removing the line's work can
+    give back at most (evaluation is cut out of the steps: its time per step over the step)."""
+    if phase != "evaluation":
+        return profile.share(phase)
+    steps = measured_steps(run)
+    train_s = sum(s.wall_s for s in steps)
+    return sum(s.evaluation_s for s in steps) / train_s if train_s > 0 else 0.0
+
+
+def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding:
     line, kind = hot.line, hot.kind
+    step_s, seconds_per_sample = profile.step_s, run.lines.seconds_per_sample
     removable = kind.removable
-    saving = clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share)
+    # the line's sampled share, never more than its phase could give back (sampling noise)
+    cap = MAX_GIVEN_BACK * _phase_share(run, profile, line.phase)
+    saving = min(clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share), cap)
     samples = line.samples if hot.call_site else line.self_samples
     samples += sum(inner.self_samples for inner in hot.inner if not hot.call_site)
     where = "evaluation" if line.phase == "evaluation" else "the step"
@@ -90,13 +116,17 @@ def _finding(hot: HotLine, step_s: float, seconds_per_sample: float) -> Finding:
         evidence.append(f"{within}: {inner.location} {pct(inner.self_share)} `{inner.code}`")
     if line.chain:
         evidence.append("Called from " + " <- ".join(line.chain[:3]) + ".")
+    sampled = (
+        f"measured share of samples: {samples} of the {run.lines.samples} taken in the measured "
+        f"steps were on the line ({pct(hot.share)} of the step)"
+    )
     if removable:
-        how = (
-            f"sampled time of the line ({samples} samples), {EVERY - 1}/{EVERY} of it: the work "
-            f"run every {EVERY}th step instead of every step"
-        )
+        how = f"{sampled}; {EVERY - 1}/{EVERY} of it: the work run every {EVERY}th step"
     else:
-        how = "upper bound: all of the line's sampled time (vectorised code still costs some)"
+        how = (
+            f"estimate, an upper bound: {sampled}, all of it (vectorised code still costs "
+            f"some), at most {pct(MAX_GIVEN_BACK)} of the {line.phase} phase's time"
+        )
     return Finding(
         id=CODE,
         title=f"{line.location} takes {pct(hot.share)} of every step: it {kind.what}",
@@ -134,5 +164,5 @@ def check(run: RunObservation) -> list[Finding]:
             continue
         if hot.kind.name == "python" and hot.share < MIN_SHARE_UNKNOWN:
             continue
-        findings.append(_finding(hot, profile.step_s, run.lines.seconds_per_sample))
+        findings.append(_finding(hot, run, profile))
     return findings[:MAX_FINDINGS]

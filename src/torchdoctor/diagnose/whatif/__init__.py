@@ -83,6 +83,7 @@ class _Plan:
         self._plan_precision()
         self._plan_batch()
         self._plan_cuda()
+        self._plan_profiler()
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
@@ -199,6 +200,24 @@ class _Plan:
             [(o, obs) for o, obs in probe.optimizers.values() if obs.steps > 0] if probe else []
         )
         return max(stepped, key=lambda pair: pair[1].param_bytes)[0] if stepped else None
+
+    def _plan_profiler(self) -> None:
+        from torchdoctor.diagnose.whatif.profiler import measure_profiler
+
+        habits = self.run.habits
+        if habits.profiler_active_share is None or habits.profiler_active_share < 0.5:
+            return
+        options = list(habits.profiler_options)
+        optimizer = self._largest_optimizer()
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            return measure_profiler(replay, options, allowance, optimizer) if replay else []
+
+        # the profiler slows every op: its stake is all the phases where ops run
+        phases = ("forward", "backward", "optimizer", "other")
+        stake = sum(_run_share(self.run, phase) for phase in phases)
+        self.items.append((stake, "torch.profiler", work))
 
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
