@@ -18,7 +18,7 @@ import torch
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.profiler import _without_kineto_noise
 from torchdoctor.diagnose.whatif.guard import timed
-from torchdoctor.diagnose.whatif.optimizer import _clone_optimizer
+from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
 MIN_CALLS, MAX_CALLS = 3, 10  # timed calls per block
@@ -52,7 +52,7 @@ def _training_work(replay: Replay, optimizer: torch.optim.Optimizer | None):
     parameters, gradients and state) when there is one: (work, unit)."""
     if optimizer is None:
         return replay.forward_backward, "forward and backward"
-    step = _clone_optimizer(optimizer).step
+    step = clone_optimizer(optimizer).step
 
     def work() -> None:
         replay.forward_backward()
