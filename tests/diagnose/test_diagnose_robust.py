@@ -135,6 +135,34 @@ for _ in range(6):
 """
 
 
+@pytest.mark.parametrize("trains", ["model", "traced"])
+def test_tracing_the_model_once_is_not_an_evaluation(diagnose_here, trains):
+    """torch.jit.trace checks its trace by running the model again under no_grad: that forward
+    is torch's, not an evaluation of the program's (it gave a false D303)."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        traced = torch.jit.trace(model, torch.randn(16, 32))  # for export, or the one trained
+        trained = traced if sys.argv[1] == "traced" else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(10):
+            loss = nn.functional.cross_entropy(trained(torch.randn(16, 32)),
+                                               torch.randint(0, 10, (16,)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        args=(trains,),
+        steps=4,
+        warmup=2,
+    )
+    run = report.run
+    assert run.status == "stopped", run.error
+    assert run.evaluation.forwards == 0, run.evaluation
+    assert all(step.phases["forward"] > 0 for step in run.steps)
+    assert not {"D301", "D302", "D303", "D304"} & {f.id for f in report.findings}
+
+
 @pytest.mark.parametrize("container", ["namespace", "dataclass", "dict"])
 def test_loss_returned_in_an_object_is_a_training_forward(diagnose_here, container, monkeypatch):
     monkeypatch.setattr("sys.argv", ["train.py", container])

@@ -91,6 +91,23 @@ class ForwardProbe(Probe):
         self._keep = patcher.keep_handle
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+        if hasattr(torch.jit._trace, "_check_trace"):
+            patcher.replace(torch.jit._trace, "_check_trace", self._wrap_trace_check)
+
+    def _wrap_trace_check(self, original):
+        """torch.jit.trace checks its trace by running the model again under no_grad: torch's
+        forwards, not the program's evaluation (a script that traces its model once for export
+        got D303). Inside the check every forward passes through as a nested call."""
+        probe = self
+
+        def _check_trace(*args, **kwargs):
+            was_in_root, probe.in_root = probe.in_root, True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                probe.in_root = was_in_root
+
+        return _check_trace
 
     def _wrap_checkpoint(self, original):
         probe = self
