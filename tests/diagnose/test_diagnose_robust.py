@@ -265,3 +265,63 @@ def test_a_bug_in_a_wrapper_of_ours_stays_ours(diagnose_here, monkeypatch, capsy
     )
     assert report.run.error.startswith("torchdoctor internal error at diagnose/probes/syncs.py")
     assert "a torchdoctor bug, not your program's" in capsys.readouterr().err
+
+
+def test_reads_inside_the_programs_own_torch_modes_are_blamed_on_their_caller(diagnose_here):
+    """A TorchFunctionMode / TorchDispatchMode of the program's relays every call: AdamW's own
+    reads of its step counts were blamed on the mode's `return func(...)` line (D401 on the
+    program), while the program's own `.item()` made inside the mode must still be found."""
+    report = diagnose_here(
+        """
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class CountCalls(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        class CountOps(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        losses = []
+        for step in range(10):
+            with CountCalls(), CountOps():
+                loss = model(torch.randn(16, 32)).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        """,
+        steps=4,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    sites = {site.location.rsplit(":", 1)[-1]: site.per_step for site in report.run.sync_sites}
+    assert sites == {"28": 1.0}, report.run.sync_sites  # losses.append(loss.item()), only
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_mode_set_by_the_program_is_blamed_not_its_extra_ops(diagnose_here):
+    """Anomaly mode's own checks multiply the ops of a step (80 -> ~2400 for a small MLP): that
+    is D211's cost, not a Python loop of tiny ops (D203 said "saves 85%")."""
+    report = diagnose_here(
+        """
+        torch.autograd.set_detect_anomaly(True)
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        for step in range(10):
+            loss = nn.functional.cross_entropy(model(torch.randn(64, 32)),
+                                               torch.randint(0, 10, (64,)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+    )
+    ids = {f.id for f in report.findings}
+    assert report.run.compute.ops_per_step > 3 * 360  # D203's threshold for 4 tensors
+    assert "D211" in ids and "D203" not in ids, ids

@@ -27,12 +27,33 @@ _SKIP = (
     os.path.dirname(os.__file__) + os.sep + "runpy.py",
 )
 
-_library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code?
+# A program's own TorchFunctionMode / TorchDispatchMode relays torch's calls through these
+# methods: the relay is not where a call comes from (AdamW reading its step count inside the
+# program's mode is still torch's read), so it is looked through like library code.
+_RELAYS = ("__torch_function__", "__torch_dispatch__")
+_library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code (or a relay)?
 _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
 
 
 def _is_library(filename: str) -> bool:
     return filename.startswith(_SKIP)
+
+
+def _is_library_code(code) -> bool:
+    return _is_library(code.co_filename) or code.co_name in _RELAYS
+
+
+def called_from_user(depth: int) -> bool:
+    """The call `depth` frames up came from the user's own code (not torch's, nor ours), looking
+    through the program's torch mode relays to the code that made the call."""
+    frame = sys._getframe(depth)
+    while frame.f_code.co_name in _RELAYS and frame.f_back is not None:
+        frame = frame.f_back
+    code = frame.f_code
+    is_library = _library_code.get(code)
+    if is_library is None:
+        is_library = _library_code[code] = _is_library_code(code)
+    return not is_library
 
 
 def user_location(depth: int = 2) -> str:
@@ -46,7 +67,7 @@ def user_location(depth: int = 2) -> str:
         code = frame.f_code
         is_library = library.get(code)
         if is_library is None:
-            is_library = library[code] = _is_library(code.co_filename)
+            is_library = library[code] = _is_library_code(code)
         if not is_library:
             break
         frame = frame.f_back

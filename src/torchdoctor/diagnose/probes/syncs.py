@@ -11,12 +11,11 @@ internal reads of CPU scalars (optimizer step counts, ...) stay out of the repor
 from __future__ import annotations
 
 import bisect
-import sys
 import time
 
 import torch
 
-from torchdoctor.diagnose.callsite import _library_code, is_library_file, user_location
+from torchdoctor.diagnose.callsite import called_from_user, user_location
 from torchdoctor.diagnose.observations import SyncSite
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
@@ -30,14 +29,6 @@ _METHODS = {
     "__float__": "float",
     "__int__": "int",
 }
-
-
-def _called_from_user(depth: int) -> bool:
-    code = sys._getframe(depth).f_code
-    library = _library_code.get(code)
-    if library is None:
-        library = _library_code[code] = is_library_file(code.co_filename)
-    return not library
 
 
 MAX_TIMED_READS = 200_000  # measured reads kept with their time (to cut evaluation out)
@@ -112,7 +103,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
             if device != "cpu" or (
                 kind != "cpu"
                 and not probe.in_data_pipeline()
-                and (_called_from_user(2) or probe.session.formatting_tensor)
+                and (called_from_user(2) or probe.session.formatting_tensor)
             ):
                 probe.record(kind, device)
             return original(tensor, *args, **kwargs)
