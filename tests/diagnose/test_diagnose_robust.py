@@ -325,3 +325,41 @@ def test_anomaly_mode_set_by_the_program_is_blamed_not_its_extra_ops(diagnose_he
     ids = {f.id for f in report.findings}
     assert report.run.compute.ops_per_step > 3 * 360  # D203's threshold for 4 tensors
     assert "D211" in ids and "D203" not in ids, ids
+
+
+def test_full_batch_evaluation_on_the_training_inputs_is_evaluation(diagnose_here):
+    """Full-batch GNN training (pygcn, pyGAT, PyG's examples): each epoch trains on `data.x`,
+    then switches the same model to eval mode and runs it on the same `data.x` under no_grad.
+    That forward shared its input with a training forward and was booked as training (PyG's
+    gcn.py: forward 89% of the step, no evaluation at all)."""
+    run = diagnose_here(
+        """
+        x, y = torch.randn(300, 64), torch.randint(0, 4, (300,))
+        adj = (torch.rand(300, 300) < 0.02).float().to_sparse()
+
+        class GCN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1, self.l2 = nn.Linear(64, 16), nn.Linear(16, 4)
+
+            def forward(self, x, adj):
+                x = torch.sparse.mm(adj, self.l1(nn.functional.dropout(x, 0.5, self.training)))
+                return torch.sparse.mm(adj, self.l2(x.relu()))
+
+        model = GCN()
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        for epoch in range(10):
+            model.train()
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x, adj)[:100], y[:100]).backward()
+            opt.step()
+            model.eval()
+            with torch.no_grad():
+                accuracy = (model(x, adj).argmax(1) == y).float().mean()
+        """,
+        steps=4,
+        warmup=2,
+    ).run
+    assert run.evaluation.forwards >= 4 and run.evaluation.in_train_mode == 0, run.evaluation
+    assert run.evaluation.locations[0].endswith("train.py:29")
+    assert run.precision.forwards == 4  # one training forward per measured step

@@ -64,8 +64,12 @@ def _same_data(tensor, other) -> bool:
 def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> None:
     """Link `record` to earlier forwards of its step that had the same input `x`, or whose output
     `x` is (or is a view of): a no-grad forward linked to a training one is part of training.
+    Not the same model switched between train and eval mode: that is the program evaluating it
+    on its training data (full-batch GNNs: `model.eval()` then the same `data.x` each epoch).
     Weak references: identity, never a data pointer a freed tensor's memory could reuse."""
     for earlier in recent:
+        if earlier.module_id == record.module_id and earlier.train_mode != record.train_mode:
+            continue
         refs = (earlier.input_ref, earlier.output_ref)
         if any(ref is not None and _same_data(x, ref()) for ref in refs):
             earlier.linked.append(record)
@@ -179,6 +183,7 @@ class ForwardProbe(Probe):
             inference_mode=torch.is_inference_mode_enabled(),
             train_mode=module.training,
             location=user_location(),
+            module_id=id(module),
         )
         if record.grad_enabled and record.train_mode:
             self.training_calls[id(module)] = (module, args, kwargs)
