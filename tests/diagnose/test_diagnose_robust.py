@@ -363,3 +363,37 @@ def test_full_batch_evaluation_on_the_training_inputs_is_evaluation(diagnose_her
     assert run.evaluation.forwards >= 4 and run.evaluation.in_train_mode == 0, run.evaluation
     assert run.evaluation.locations[0].endswith("train.py:29")
     assert run.precision.forwards == 4  # one training forward per measured step
+
+
+def test_validation_once_per_epoch_of_a_small_data_set_is_not_too_frequent(diagnose_here):
+    """PyG's mutag_gin: 188 graphs, 2 training batches per epoch, then the train and test sets
+    evaluated once per epoch: D304 said "evaluation runs so often" (a warning) about the very
+    once-per-epoch validation its own fix recommends."""
+    report = diagnose_here(
+        """
+        train = DataLoader(TensorDataset(torch.randn(170, 64), torch.randint(0, 2, (170,))),
+                           batch_size=128, shuffle=True)
+        test = DataLoader(TensorDataset(torch.randn(512, 64), torch.randint(0, 2, (512,))),
+                          batch_size=128)
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.1), nn.Linear(256, 2))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+        @torch.no_grad()
+        def accuracy(loader):
+            model.eval()
+            hits = sum(int((model(x).argmax(1) == y).sum()) for x, y in loader)
+            model.train()
+            return hits / len(loader.dataset)
+
+        for epoch in range(6):
+            for x, y in train:
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+            accuracy(train), accuracy(test)
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards >= 10, report.run.evaluation
+    assert "D304" not in {f.id for f in report.findings}
