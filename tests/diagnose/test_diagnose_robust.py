@@ -397,3 +397,43 @@ def test_validation_once_per_epoch_of_a_small_data_set_is_not_too_frequent(diagn
     )
     assert report.run.evaluation.forwards >= 10, report.run.evaluation
     assert "D304" not in {f.id for f in report.findings}
+
+
+DQN_STYLE = """
+import copy
+q_net = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+target_net = copy.deepcopy(q_net)
+opt = torch.optim.Adam(q_net.parameters(), lr=1e-3)
+obs_buffer, next_buffer = torch.randn(512, 8), torch.randn(512, 8)
+for step in range(12):
+    with torch.no_grad():
+        action = q_net(torch.randn(1, 8)).argmax(1)  # acting on a fresh observation
+    idx = torch.randint(0, 512, (64,))
+    obs, next_obs = obs_buffer[idx], next_buffer[idx]
+    with torch.no_grad():
+        target = target_net(next_obs).max(1).values  # the TD target
+    q = q_net(obs)[torch.arange(64), torch.randint(0, 4, (64,))]
+    loss = nn.functional.mse_loss(q, target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if sys.argv[1] == "metric":
+        with torch.no_grad():
+            q_net(obs).argmax(1)  # a second forward of the batch it trained on
+"""
+
+
+@pytest.mark.parametrize("pattern", ["dqn", "metric"])
+def test_forwards_on_the_batch_just_trained_on_are_told_from_acting_and_targets(
+    diagnose_here, pattern
+):
+    """cleanrl's DQN got D801 [warning] "calls the model again in every step ... reuse the
+    training forward" for its target network's and acting forwards: neither saw the batch the
+    trained model had just seen, unlike a second forward for a metric."""
+    run = diagnose_here(DQN_STYLE, args=(pattern,), steps=4, warmup=2).run
+    evaluation = run.evaluation
+    assert evaluation.forwards >= 8, evaluation
+    if pattern == "metric":  # one per step at least (the stop may fall after one more)
+        assert evaluation.on_training_batches >= 4, evaluation
+    else:
+        assert evaluation.on_training_batches == 0, evaluation

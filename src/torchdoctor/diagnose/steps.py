@@ -48,6 +48,7 @@ class ForwardRecord:
     device_type: str = "cpu"  # of the first input tensor
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
     module_id: int | None = None  # id() of the root module called
+    on_training_batch: bool = False  # its input was the input of a recent grad forward of it
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
     # forwards of the same step that shared data with this one (same input, or one's output is

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 import weakref
 from functools import partial
+from typing import Any
 
 import torch
 from torch import nn
@@ -92,6 +93,7 @@ class ForwardProbe(Probe):
         # id(module) -> (module, args, kwargs) of its latest call with autograd on in train mode:
         # the real batch the what-if probes replay on copies after the run (diagnose/whatif)
         self.training_calls: dict[int, tuple] = {}
+        self.last_grad_input: dict[int | None, Any] = {}  # id(module) -> weakref to its input
         self._keep = patcher.keep_handle
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
@@ -189,6 +191,7 @@ class ForwardProbe(Probe):
             self.training_calls[id(module)] = (module, args, kwargs)
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
+            self._note_training_batch(record, x)
             record.shape = tuple(x.shape)
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
@@ -196,6 +199,15 @@ class ForwardProbe(Probe):
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         self.tracker.forward_started(record)
         return record
+
+    def _note_training_batch(self, record: ForwardRecord, x) -> None:
+        """A forward without autograd on the input of the same model's last grad forward (the
+        batch it just trained on): a second forward for a metric, not acting or a target net."""
+        if record.grad_enabled:
+            self.last_grad_input[record.module_id] = _weak(x)
+        else:
+            seen = self.last_grad_input.get(record.module_id)
+            record.on_training_batch = seen is not None and _same_data(x, seen())
 
     def _call_through_hooks(self, original, module, record: ForwardRecord, args, kwargs):
         """The forward through the `around_forward` hook points (a --try fix's autocast or
@@ -255,4 +267,5 @@ class ForwardProbe(Probe):
         )
         evaluation.seconds = self.tracker.eval_seconds
         evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
+        evaluation.on_training_batches = sum(1 for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
