@@ -10,6 +10,9 @@ its top findings, any torchdoctor internal error, and the wall-time ratio of the
 
     python bench/real_programs/run.py --src /path/to/corpus [--only ID,ID] [--out results.md]
 
+A program launched with torchrun names its launcher options under `launch`; diagnose then runs
+as `torchrun ... -m torchdoctor diagnose --rank-dir ...` (its `diagnose_args`).
+
 Some programs need packages torchdoctor does not: corpus.json lists them under `needs`; a row
 whose needs are missing is skipped with a note.
 """
@@ -74,11 +77,14 @@ def run_one(entry: dict, src: Path, scratch: Path) -> dict:
     _setup(entry, workdir, env)
     script, args = entry["script"], entry.get("args", [])
     cwd = workdir / entry.get("cwd", ".")
-    plain = _run([sys.executable, script, *args], cwd, entry.get("plain_timeout", 120), env)
+    launch = entry.get("launch", [])  # e.g. torchrun's `-m torch.distributed.run ...` options
+    plain = _run([sys.executable, *launch, script, *args], cwd, entry.get("plain_timeout", 120),
+                 env)  # fmt: skip
     report = workdir / "torchdoctor-report.json"
-    diagnose_cmd = [str(BIN / "torchdoctor"), "diagnose", "--json", str(report),
-                    *entry.get("diagnose_args", []), script, *args]  # fmt: skip
+    diagnose_cmd = [sys.executable, *launch, "-m", "torchdoctor", "diagnose", "--json",
+                    str(report), *entry.get("diagnose_args", []), script, *args]  # fmt: skip
     diag = _run(diagnose_cmd, cwd, entry.get("diagnose_timeout", 300), env)
+    (workdir / "torchdoctor-diagnose.log").write_text(diag[2])
     lint = _run([str(BIN / "torchdoctor"), "lint", "--format", "json", script], cwd, 120, env)
     row.update(plain_rc=plain[0], plain_s=round(plain[1], 1), diagnose_rc=diag[0],
                diagnose_s=round(diag[1], 1))  # fmt: skip
@@ -127,15 +133,23 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument(
+        "--keep", type=Path, help="run in this folder and keep each program's copy and report"
+    )
     args = parser.parse_args()
     corpus = json.loads((HERE / "corpus.json").read_text())
     wanted = set(filter(None, args.only.split(",")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        if args.keep:
+            scratch = args.keep
+            scratch.mkdir(parents=True, exist_ok=True)
         for entry in corpus:
             if wanted and entry["id"] not in wanted:
                 continue
-            row = run_one(entry, args.src, Path(tmp))
+            shutil.rmtree(scratch / entry["id"], ignore_errors=True)
+            row = run_one(entry, args.src, scratch)
             print(json.dumps({k: v for k, v in row.items() if k != "tail"}), flush=True)
             rows.append(row)
     text = table(rows)

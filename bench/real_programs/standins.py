@@ -78,3 +78,64 @@ def cora(workdir: Path, folder: str, nodes: int = 2708, features: int = 1433) ->
         if a != b and (labels[a] == labels[b] or rng.random() < 0.2):
             edges.add((ids[a], ids[b]))
     (root / "cora.cites").write_text("".join(f"{a}\t{b}\n" for a, b in sorted(edges)))
+
+
+def planetoid(workdir: Path, folder: str, name: str = "cora", features: int = 1433) -> None:
+    """PyG's Planetoid raw files `ind.NAME.{x,tx,allx,y,ty,ally,graph,test.index}` (pickled
+    scipy matrices and NumPy one-hot labels, an adjacency dict, the test node ids) with Cora's
+    sizes: 140 labelled, 1708 in `allx`, 1000 test nodes, 7 classes."""
+    import pickle
+
+    import numpy as np
+    from scipy import sparse
+
+    rng = np.random.default_rng(7)
+    nodes, known, classes = 2708, 1708, 7
+    labels = rng.integers(0, classes, nodes)
+    onehot = np.eye(classes, dtype=np.int32)[labels]
+    words = sparse.csr_matrix((rng.random((nodes, features)) < 0.013).astype(np.float32))
+    neighbours: dict[int, list[int]] = {i: [] for i in range(nodes)}
+    for a, b in rng.integers(0, nodes, (5429, 2)):
+        if a != b:
+            neighbours[int(a)].append(int(b))
+            neighbours[int(b)].append(int(a))
+    test = np.arange(known, nodes)
+    parts = {
+        "x": words[:140], "y": onehot[:140], "allx": words[:known], "ally": onehot[:known],
+        "tx": words[known:], "ty": onehot[known:], "graph": neighbours,
+    }  # fmt: skip
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    for part, value in parts.items():
+        (root / f"ind.{name}.{part}").write_bytes(pickle.dumps(value))
+    (root / f"ind.{name}.test.index").write_text("".join(f"{i}\n" for i in rng.permutation(test)))
+
+
+def tu_dataset(workdir: Path, folder: str, name: str = "MUTAG", graphs: int = 188) -> None:
+    """A TU graph-classification set (`NAME_A.txt`, `_graph_indicator`, `_graph_labels`,
+    `_node_labels`, `_edge_labels`) shaped like MUTAG: small molecules of 10-28 atoms of 7
+    kinds, ring-and-branch bonds of 4 kinds, two classes."""
+    rng = random.Random(11)
+    edges, indicator, node_labels, edge_labels, graph_labels = [], [], [], [], []
+    first = 1
+    for graph in range(1, graphs + 1):
+        size = rng.randint(10, 28)
+        atoms = range(first, first + size)
+        indicator += [graph] * size
+        node_labels += [rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6]) for _ in atoms]
+        bonds = {(a, a + 1) for a in atoms if a + 1 < first + size}
+        bonds |= {(first, first + size - 1), (first + 2, first + size // 2)}
+        for a, b in sorted(bonds):
+            kind = rng.randrange(4)
+            edges += [(a, b), (b, a)]
+            edge_labels += [kind, kind]
+        graph_labels.append(rng.choice([-1, 1]))
+        first += size
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    files = {
+        "A": [f"{a}, {b}" for a, b in edges], "graph_indicator": indicator,
+        "node_labels": node_labels, "edge_labels": edge_labels, "graph_labels": graph_labels,
+    }  # fmt: skip
+    for part, rows in files.items():
+        (root / f"{name}_{part}.txt").write_text("".join(f"{row}\n" for row in rows))

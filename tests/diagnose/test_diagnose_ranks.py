@@ -50,9 +50,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def diagnose_ranks(tmp_path, *script_args: str) -> dict:
+def diagnose_ranks(tmp_path, *script_args: str, program: str = SCRIPT, steps=6, warmup=3) -> dict:
     script = tmp_path / "ddp_train.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+    script.write_text(textwrap.dedent(program))
     out = tmp_path / "report.json"
     command = [
         sys.executable,
@@ -72,7 +72,9 @@ def diagnose_ranks(tmp_path, *script_args: str) -> dict:
         "--json",
         str(out),
         "--steps",
-        "6",
+        str(steps),
+        "--warmup",
+        str(warmup),
         str(script),
         *script_args,
     ]
@@ -160,3 +162,80 @@ def test_program_comm_hook_after_first_forward_still_runs(diagnose_here, tmp_pat
     ddp = torch.nn.parallel.DistributedDataParallel
     assert "forward" in ddp.__dict__ and ddp.forward.__module__ == "torch.nn.parallel.distributed"
     assert ddp.register_comm_hook.__module__ == "torch.nn.parallel.distributed"
+
+
+PPO_SCRIPT = """\
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributions import Categorical
+
+torch.set_num_threads(1)
+dist.init_process_group("gloo")
+torch.manual_seed(dist.get_rank())
+
+
+class LineWorld:  # a gymnasium-like environment written inline
+    def reset(self):
+        self.pos = torch.zeros(4, 4)
+        return self.pos.clone()
+
+    def step(self, action):
+        self.pos += nn.functional.one_hot(action, 4).float() * 0.1
+        return self.pos.clone(), self.pos[:, 0] - self.pos[:, 1]
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 4))
+        self.critic = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 1))
+
+    def forward(self, obs, action=None):
+        probs = Categorical(logits=self.actor(obs))
+        if action is None:
+            action = probs.sample()  # never gets a gradient
+        return action, probs.log_prob(action), probs.entropy(), self.critic(obs).squeeze(-1)
+
+
+agent = nn.parallel.DistributedDataParallel(Agent())
+optimizer = torch.optim.Adam(agent.parameters(), lr=3e-4, eps=1e-5)
+env = LineWorld()
+for update in range(4):
+    rollout = []
+    obs = env.reset()
+    for _ in range(16):
+        with torch.no_grad():
+            action, logp, _, value = agent(obs)  # rollout
+        next_obs, reward = env.step(action)
+        rollout.append((obs, action, logp, reward, value))
+        obs = next_obs
+    b_obs, b_act, b_logp, b_ret, b_val = (torch.cat(part) for part in zip(*rollout))
+    b_adv = b_ret - b_val
+    for epoch in range(2):
+        for idx in torch.randperm(len(b_obs)).split(32):
+            _, new_logp, entropy, new_value = agent(b_obs[idx], b_act[idx])  # training
+            ratio = (new_logp - b_logp[idx]).exp()
+            adv = (b_adv[idx] - b_adv[idx].mean()) / (b_adv[idx].std() + 1e-8)
+            pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(0.8, 1.2)).mean()
+            loss = pg_loss - 0.01 * entropy.mean() + 0.5 * (new_value - b_ret[idx]).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
+            optimizer.step()
+dist.destroy_process_group()
+"""
+
+
+def test_ppo_agent_under_ddp_trains_its_forward(tmp_path):
+    """Issue 11: a PPO agent wrapped in DDP whose forward returns (action, logprob, entropy,
+    value), the action without a gradient: its update forwards are training (forward time in
+    every step, no D301), its rollouts under no_grad are evaluation, and the run ends with 0."""
+    report = diagnose_ranks(tmp_path, program=PPO_SCRIPT, steps=4, warmup=2)
+    run = report["run"]
+    assert run["status"] == "stopped", run.get("error")
+    assert run["distributed"]["world_size"] == 2
+    assert run["precision"]["forwards"] >= 4
+    assert all(step["phases"]["forward"] > 0 for step in run["steps"])
+    assert run["evaluation"]["locations"] == ["ddp_train.py:42"]  # the rollout, only
+    assert not {"D301", "D302"} & {f["id"] for f in report["findings"]}

@@ -135,6 +135,34 @@ for _ in range(6):
 """
 
 
+@pytest.mark.parametrize("trains", ["model", "traced"])
+def test_tracing_the_model_once_is_not_an_evaluation(diagnose_here, trains):
+    """torch.jit.trace checks its trace by running the model again under no_grad: that forward
+    is torch's, not an evaluation of the program's (it gave a false D303)."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        traced = torch.jit.trace(model, torch.randn(16, 32))  # for export, or the one trained
+        trained = traced if sys.argv[1] == "traced" else model
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(10):
+            loss = nn.functional.cross_entropy(trained(torch.randn(16, 32)),
+                                               torch.randint(0, 10, (16,)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        args=(trains,),
+        steps=4,
+        warmup=2,
+    )
+    run = report.run
+    assert run.status == "stopped", run.error
+    assert run.evaluation.forwards == 0, run.evaluation
+    assert all(step.phases["forward"] > 0 for step in run.steps)
+    assert not {"D301", "D302", "D303", "D304"} & {f.id for f in report.findings}
+
+
 @pytest.mark.parametrize("container", ["namespace", "dataclass", "dict"])
 def test_loss_returned_in_an_object_is_a_training_forward(diagnose_here, container, monkeypatch):
     monkeypatch.setattr("sys.argv", ["train.py", container])
@@ -237,3 +265,175 @@ def test_a_bug_in_a_wrapper_of_ours_stays_ours(diagnose_here, monkeypatch, capsy
     )
     assert report.run.error.startswith("torchdoctor internal error at diagnose/probes/syncs.py")
     assert "a torchdoctor bug, not your program's" in capsys.readouterr().err
+
+
+def test_reads_inside_the_programs_own_torch_modes_are_blamed_on_their_caller(diagnose_here):
+    """A TorchFunctionMode / TorchDispatchMode of the program's relays every call: AdamW's own
+    reads of its step counts were blamed on the mode's `return func(...)` line (D401 on the
+    program), while the program's own `.item()` made inside the mode must still be found."""
+    report = diagnose_here(
+        """
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class CountCalls(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        class CountOps(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        losses = []
+        for step in range(10):
+            with CountCalls(), CountOps():
+                loss = model(torch.randn(16, 32)).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        """,
+        steps=4,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    sites = {site.location.rsplit(":", 1)[-1]: site.per_step for site in report.run.sync_sites}
+    assert sites == {"28": 1.0}, report.run.sync_sites  # losses.append(loss.item()), only
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_mode_set_by_the_program_is_blamed_not_its_extra_ops(diagnose_here):
+    """Anomaly mode's own checks multiply the ops of a step (80 -> ~2400 for a small MLP): that
+    is D211's cost, not a Python loop of tiny ops (D203 said "saves 85%")."""
+    report = diagnose_here(
+        """
+        torch.autograd.set_detect_anomaly(True)
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        for step in range(10):
+            loss = nn.functional.cross_entropy(model(torch.randn(64, 32)),
+                                               torch.randint(0, 10, (64,)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+    )
+    ids = {f.id for f in report.findings}
+    assert report.run.compute.ops_per_step > 3 * 360  # D203's threshold for 4 tensors
+    assert "D211" in ids and "D203" not in ids, ids
+
+
+def test_full_batch_evaluation_on_the_training_inputs_is_evaluation(diagnose_here):
+    """Full-batch GNN training (pygcn, pyGAT, PyG's examples): each epoch trains on `data.x`,
+    then switches the same model to eval mode and runs it on the same `data.x` under no_grad.
+    That forward shared its input with a training forward and was booked as training (PyG's
+    gcn.py: forward 89% of the step, no evaluation at all)."""
+    run = diagnose_here(
+        """
+        x, y = torch.randn(300, 64), torch.randint(0, 4, (300,))
+        adj = (torch.rand(300, 300) < 0.02).float().to_sparse()
+
+        class GCN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1, self.l2 = nn.Linear(64, 16), nn.Linear(16, 4)
+
+            def forward(self, x, adj):
+                x = torch.sparse.mm(adj, self.l1(nn.functional.dropout(x, 0.5, self.training)))
+                return torch.sparse.mm(adj, self.l2(x.relu()))
+
+        model = GCN()
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        for epoch in range(10):
+            model.train()
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x, adj)[:100], y[:100]).backward()
+            opt.step()
+            model.eval()
+            with torch.no_grad():
+                accuracy = (model(x, adj).argmax(1) == y).float().mean()
+        """,
+        steps=4,
+        warmup=2,
+    ).run
+    assert run.evaluation.forwards >= 4 and run.evaluation.in_train_mode == 0, run.evaluation
+    assert run.evaluation.locations[0].endswith("train.py:29")
+    assert run.precision.forwards == 4  # one training forward per measured step
+
+
+def test_validation_once_per_epoch_of_a_small_data_set_is_not_too_frequent(diagnose_here):
+    """PyG's mutag_gin: 188 graphs, 2 training batches per epoch, then the train and test sets
+    evaluated once per epoch: D304 said "evaluation runs so often" (a warning) about the very
+    once-per-epoch validation its own fix recommends."""
+    report = diagnose_here(
+        """
+        train = DataLoader(TensorDataset(torch.randn(170, 64), torch.randint(0, 2, (170,))),
+                           batch_size=128, shuffle=True)
+        test = DataLoader(TensorDataset(torch.randn(512, 64), torch.randint(0, 2, (512,))),
+                          batch_size=128)
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.1), nn.Linear(256, 2))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+
+        @torch.no_grad()
+        def accuracy(loader):
+            model.eval()
+            hits = sum(int((model(x).argmax(1) == y).sum()) for x, y in loader)
+            model.train()
+            return hits / len(loader.dataset)
+
+        for epoch in range(6):
+            for x, y in train:
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+            accuracy(train), accuracy(test)
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards >= 10, report.run.evaluation
+    assert "D304" not in {f.id for f in report.findings}
+
+
+DQN_STYLE = """
+import copy
+q_net = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+target_net = copy.deepcopy(q_net)
+opt = torch.optim.Adam(q_net.parameters(), lr=1e-3)
+obs_buffer, next_buffer = torch.randn(512, 8), torch.randn(512, 8)
+for step in range(12):
+    with torch.no_grad():
+        action = q_net(torch.randn(1, 8)).argmax(1)  # acting on a fresh observation
+    idx = torch.randint(0, 512, (64,))
+    obs, next_obs = obs_buffer[idx], next_buffer[idx]
+    with torch.no_grad():
+        target = target_net(next_obs).max(1).values  # the TD target
+    q = q_net(obs)[torch.arange(64), torch.randint(0, 4, (64,))]
+    loss = nn.functional.mse_loss(q, target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if sys.argv[1] == "metric":
+        with torch.no_grad():
+            q_net(obs).argmax(1)  # a second forward of the batch it trained on
+"""
+
+
+@pytest.mark.parametrize("pattern", ["dqn", "metric"])
+def test_forwards_on_the_batch_just_trained_on_are_told_from_acting_and_targets(
+    diagnose_here, pattern
+):
+    """cleanrl's DQN got D801 [warning] "calls the model again in every step ... reuse the
+    training forward" for its target network's and acting forwards: neither saw the batch the
+    trained model had just seen, unlike a second forward for a metric."""
+    run = diagnose_here(DQN_STYLE, args=(pattern,), steps=4, warmup=2).run
+    evaluation = run.evaluation
+    assert evaluation.forwards >= 8, evaluation
+    if pattern == "metric":  # one per step at least (the stop may fall after one more)
+        assert evaluation.on_training_batches >= 4, evaluation
+    else:
+        assert evaluation.on_training_batches == 0, evaluation

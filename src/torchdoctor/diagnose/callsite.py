@@ -27,12 +27,21 @@ _SKIP = (
     os.path.dirname(os.__file__) + os.sep + "runpy.py",
 )
 
-_library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code?
+# A program's own TorchFunctionMode / TorchDispatchMode relays torch's calls through these
+# methods: the relay is not where a call comes from (AdamW reading its step count inside the
+# program's mode is still torch's read), so it is looked through like library code.
+_RELAYS = ("__torch_function__", "__torch_dispatch__")
+_library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code (or a relay)?
 _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
 
 
 def _is_library(filename: str) -> bool:
     return filename.startswith(_SKIP)
+
+
+def is_library_code(code) -> bool:
+    """torch's, torchdoctor's or the standard runner's code, or a torch mode's relay method."""
+    return _is_library(code.co_filename) or code.co_name in _RELAYS
 
 
 def user_location(depth: int = 2) -> str:
@@ -46,7 +55,7 @@ def user_location(depth: int = 2) -> str:
         code = frame.f_code
         is_library = library.get(code)
         if is_library is None:
-            is_library = library[code] = _is_library(code.co_filename)
+            is_library = library[code] = is_library_code(code)
         if not is_library:
             break
         frame = frame.f_back

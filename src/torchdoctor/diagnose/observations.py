@@ -164,6 +164,10 @@ class EvaluationObservation:
     # seconds inside the evaluation forwards themselves (part of `seconds`, which also holds the
     # evaluation loaders' waits and the code between the forwards): what autograd can slow down
     forward_seconds: float = 0.0
+    # ... of which ran the model that trains on a batch a training forward of it had just seen
+    # (a second forward for a metric); None: not recorded. Acting forwards of RL loops and a
+    # target network's forwards are not (D801 offers "reuse the training forward" only then)
+    on_training_batches: int | None = None
 
 
 @dataclass

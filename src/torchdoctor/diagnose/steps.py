@@ -47,6 +47,8 @@ class ForwardRecord:
     shape: tuple | None = None  # shape of the first input tensor
     device_type: str = "cpu"  # of the first input tensor
     autocast: str | None = None  # autocast dtype when the forward ran under autocast
+    module_id: int | None = None  # id() of the root module called
+    on_training_batch: bool = False  # its input was the input of a recent grad forward of it
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     mode_sensitive: bool = False  # autograd on, and the model has Dropout/BatchNorm (rule D305)
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later

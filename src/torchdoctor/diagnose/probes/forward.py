@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 import weakref
 from functools import partial
+from typing import Any
 
 import torch
 from torch import nn
@@ -64,8 +65,12 @@ def _same_data(tensor, other) -> bool:
 def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> None:
     """Link `record` to earlier forwards of its step that had the same input `x`, or whose output
     `x` is (or is a view of): a no-grad forward linked to a training one is part of training.
+    Not the same model switched between train and eval mode: that is the program evaluating it
+    on its training data (full-batch GNNs: `model.eval()` then the same `data.x` each epoch).
     Weak references: identity, never a data pointer a freed tensor's memory could reuse."""
     for earlier in recent:
+        if earlier.module_id == record.module_id and earlier.train_mode != record.train_mode:
+            continue
         refs = (earlier.input_ref, earlier.output_ref)
         if any(ref is not None and _same_data(x, ref()) for ref in refs):
             earlier.linked.append(record)
@@ -88,9 +93,27 @@ class ForwardProbe(Probe):
         # id(module) -> (module, args, kwargs) of its latest call with autograd on in train mode:
         # the real batch the what-if probes replay on copies after the run (diagnose/whatif)
         self.training_calls: dict[int, tuple] = {}
+        self.last_grad_input: dict[int | None, Any] = {}  # id(module) -> weakref to its input
         self._keep = patcher.keep_handle
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+        if hasattr(torch.jit._trace, "_check_trace"):
+            patcher.replace(torch.jit._trace, "_check_trace", self._wrap_trace_check)
+
+    def _wrap_trace_check(self, original):
+        """torch.jit.trace checks its trace by running the model again under no_grad: torch's
+        forwards, not the program's evaluation (a script that traces its model once for export
+        got D303). Inside the check every forward passes through as a nested call."""
+        probe = self
+
+        def _check_trace(*args, **kwargs):
+            was_in_root, probe.in_root = probe.in_root, True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                probe.in_root = was_in_root
+
+        return _check_trace
 
     def _wrap_checkpoint(self, original):
         probe = self
@@ -163,6 +186,7 @@ class ForwardProbe(Probe):
             inference_mode=torch.is_inference_mode_enabled(),
             train_mode=module.training,
             location=user_location(),
+            module_id=id(module),
         )
         if record.grad_enabled:
             if record.train_mode:
@@ -170,6 +194,7 @@ class ForwardProbe(Probe):
             record.mode_sensitive = bool(facts.dropout_layers or facts.batchnorm_layers)
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
+            self._note_training_batch(record, x)
             record.shape = tuple(x.shape)
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
@@ -177,6 +202,15 @@ class ForwardProbe(Probe):
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         self.tracker.forward_started(record)
         return record
+
+    def _note_training_batch(self, record: ForwardRecord, x) -> None:
+        """A forward without autograd on the input of the same model's last grad forward (the
+        batch it just trained on): a second forward for a metric, not acting or a target net."""
+        if record.grad_enabled:
+            self.last_grad_input[record.module_id] = _weak(x)
+        else:
+            seen = self.last_grad_input.get(record.module_id)
+            record.on_training_batch = seen is not None and _same_data(x, seen())
 
     def _call_through_hooks(self, original, module, record: ForwardRecord, args, kwargs):
         """The forward through the `around_forward` hook points (a --try fix's autocast or
@@ -239,6 +273,7 @@ class ForwardProbe(Probe):
         )
         evaluation.seconds = self.tracker.eval_seconds
         evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
+        evaluation.on_training_batches = sum(1 for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
 
 

@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from torchdoctor.diagnose.callsite import _library_code, is_library_file, user_location
+from torchdoctor.diagnose.callsite import _library_code, is_library_code, user_location
 from torchdoctor.diagnose.observations import SyncSite
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
@@ -139,7 +139,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                 code = getframe(1).f_code
                 library = library_code.get(code)
                 if library is None:
-                    library = library_code[code] = is_library_file(code.co_filename)
+                    library = library_code[code] = is_library_code(code)
                 if (library and not session.formatting_tensor) or probe.in_data_pipeline():
                     return original(tensor, *args, **kwargs)
                 entry = probe.record(kind, "cpu")

@@ -282,6 +282,8 @@ def repeated_model_calls(run: RunObservation, min_share: float, every: float) ->
         return []
     if sum(1 for s in steps if s.evaluation_s > 0) < every * len(steps):
         return []
+    if run.evaluation.on_training_batches == 0:
+        return []  # acting forwards, a target network: nothing the training forward computed
     return [
         HotLine(line, KINDS["model_call"], line.self_share, False)
         for line in lines_in_phase(run, "evaluation")

@@ -2,7 +2,8 @@
 
 ## What it does
 Flags runs in which validation ran in at least a third of the measured training steps and took
-25% or more of the measured time (training steps plus the evaluation cut out of them). It counts
+25% or more of the measured time (training steps plus the evaluation cut out of them), unless it
+ran about once per training epoch or less (a small data set whose epochs are a few steps). It counts
 only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
 evaluation (acting forwards of a reinforcement-learning loop run in train mode and are left out).
 
@@ -36,9 +37,18 @@ checkpoint picked on the best validation score is chosen among fewer candidates)
 
 from __future__ import annotations
 
+import math
+
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, measured_steps, pct, secs, severity_for
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    measured_steps,
+    pct,
+    secs,
+    severity_for,
+    training_loaders,
+)
 from torchdoctor.diagnose.rules._lines import evaluation_is_validation, lines_in_phase
 
 CODE = "D304"
@@ -46,6 +56,20 @@ TITLE = "Evaluation runs so often that it takes a large share of the run"
 MIN_FREQUENCY = 1 / 3  # of the measured steps with an evaluation in them
 MIN_SHARE = 0.25  # of the measured time
 LESS_OFTEN = 10
+ONCE_PER_EPOCH = 1.5  # evaluations per training epoch, with slack for a partly measured epoch
+
+
+def training_steps_per_epoch(run: RunObservation) -> float | None:
+    """Batches per epoch of the loader that fed training, when its data set has a length."""
+    sizes = [
+        (ld.dataset_len, ld.batch_size, ld.drop_last)
+        for ld in training_loaders(run)
+        if ld.dataset_len and ld.batch_size and not ld.iterable_dataset
+    ]
+    if len(sizes) != 1:
+        return None
+    length, batch, drop_last = sizes[0]
+    return length // batch if drop_last else math.ceil(length / batch)
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -59,6 +83,9 @@ def check(run: RunObservation) -> list[Finding]:
     share = evaluation_s / total if total > 0 else 0.0
     if frequency < MIN_FREQUENCY or share < MIN_SHARE:
         return []
+    per_epoch = training_steps_per_epoch(run)
+    if per_epoch is not None and frequency * per_epoch <= ONCE_PER_EPOCH:
+        return []  # validation once per epoch of a small data set (PyG's mutag_gin): as advised
     saving = clamp(share * (1 - 1 / LESS_OFTEN))
     per_run = evaluation_s / len(evaluated)
     evidence = [
