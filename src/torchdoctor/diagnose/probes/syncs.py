@@ -77,13 +77,15 @@ class SyncProbe(Probe):
         return entry
 
     @staticmethod
-    def timed(entry: list | None, work, *args, **kwargs):
+    def timed(entry: list | None, original, *args, **kwargs):
         """Run the read, booking its wall time to `entry` (None: not a measured read). The
-        clock read when the read was recorded, just before, is its start: one more read here."""
+        clock read when the read was recorded, just before, is its start: one more read here.
+        The call is spelled `original(...)`: an error raised there is the program's
+        (intercept.patching.raised_by_the_original), not ours."""
         if entry is None:
-            return work(*args, **kwargs)
+            return original(*args, **kwargs)
         try:
-            return work(*args, **kwargs)
+            return original(*args, **kwargs)
         finally:
             spent = time.perf_counter() - entry[0]
             entry[2] = spent
