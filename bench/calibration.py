@@ -19,20 +19,16 @@ with 5% noise would be a coin toss.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from torchdoctor.diagnose.api import diagnose_script
+from _planted import SCRIPTS, diagnose_planted
 from torchdoctor.trials.api import NothingToTry, run_trials
 from torchdoctor.trials.fixes import SUGGESTIONS, all_fixes
 from torchdoctor.trials.plausibility import needs_cpu_agreement
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
 # planted scripts whose findings have a run-time fix (d202: its top fix, the batch size, is a
 # suggestion --try never applies: listed to show it, not counted in the targets)
 DEFAULT = (
@@ -125,8 +121,7 @@ def tried_gains(trials) -> dict[str, Tried]:
 def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str]:
     """(rows, the baseline's noise per clock, the trials' window)."""
     script = str(SCRIPTS / f"{name}.py")
-    with contextlib.redirect_stdout(io.StringIO()):  # the script's own prints
-        report = diagnose_script(script, steps=None, warmup=3, budget_s=30)
+    report = diagnose_planted(name, steps=None, warmup=3, budget_s=30)
     table = fixes_by_code()
     findings = [f for f in report.findings if f.saving > 0 or f.id in table]
     fixes = sorted({fix for f in findings for fix in table.get(f.id, [])})

@@ -17,15 +17,12 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from torchdoctor.diagnose.api import diagnose_script
-
-SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
+from _planted import diagnose_planted
 
 
 def float64_regression(dtype: torch.dtype) -> Callable[[], int]:
@@ -91,7 +88,7 @@ def stated(script: str, code: str):
     # the default run (a whole cycle), but a 1 s what-if budget: these planted scripts stop after
     # 20 steps of a few ms, so 10% of their diagnosed time in this warm process is ~0.1 s, while
     # the CLI's (interpreter and torch start-up counted) and a real program's are larger
-    report = diagnose_script(str(SCRIPTS / f"{script}.py"), steps=None, whatif_budget_s=1.0)
+    report = diagnose_planted(script, steps=None, whatif_budget_s=1.0)
     return next((f for f in report.findings if f.id == code), None)
 
 

@@ -18,16 +18,14 @@ import importlib.util
 import io
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
-from torchdoctor.diagnose.api import diagnose_script
+from _planted import SCRIPTS, diagnose_planted
 from torchdoctor.intercept.hooks import usable_cores
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
 CASES = {  # script -> the finding its fix answers
     "d101_main_process_loading": "D101",
     "d105_expensive_getitem": "D101",
@@ -79,8 +77,7 @@ def run_main(name: str, code: str | None) -> float:
 
 
 def stated(name: str, code: str) -> tuple[float, str]:
-    with contextlib.redirect_stdout(io.StringIO()):
-        report = diagnose_script(str(SCRIPTS / f"{name}.py"), steps=None, warmup=3)
+    report = diagnose_planted(name, steps=None, warmup=3)
     finding = next((f for f in report.findings if f.id == code), None)
     return (finding.saving, finding.saving_basis) if finding else (0.0, "not reported")
 

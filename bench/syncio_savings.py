@@ -16,8 +16,6 @@ thing added to the plain run), after 3 warm-up steps.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import statistics
@@ -29,9 +27,7 @@ from pathlib import Path
 
 import torch
 
-from torchdoctor.diagnose.api import diagnose_script
-
-SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
+from _planted import SCRIPTS, diagnose_planted
 
 # per-step times of a plain run: the clocks at each optimizer step's end (a global post hook)
 RUNNER = """
@@ -108,8 +104,7 @@ def main() -> None:
     print(header)
     for name in args.names:
         code, as_written, fix = CASES[name]
-        with contextlib.redirect_stdout(io.StringIO()):  # the script's own prints
-            report = diagnose_script(str(SCRIPTS / f"{name}.py"))
+        report = diagnose_planted(name)  # the script's own prints hidden
         finding = next((f for f in report.findings if f.id == code), None)
         if finding is None:
             print(f"{name}  {code}  not found: {[f.id for f in report.findings]}")
