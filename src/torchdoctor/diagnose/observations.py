@@ -447,6 +447,9 @@ class WhatIfTiming:
     # the batch what-if: the alternative ran this many times the program's batch, and its
     # alternative_s is per as many samples as the program's batch (so `ratio` is per sample)
     batch_factor: int | None = None
+    # where the timed object was built (a DataLoader's file:line), when the probe chose one of
+    # several: a rule applies the timing only to that object
+    subject: str = ""
 
     @property
     def ratio(self) -> float:

@@ -90,6 +90,8 @@ def check(run: RunObservation) -> list[Finding]:
     basis: SavingBasis = "estimated"
     saving_how = f"assumes a batched fetch costs {BATCHED_FETCH_COST:.0%} of the data time"
     measured = fastest(run, "data.batched_fetch")
+    if measured is not None and measured.subject not in ("", loader.location):
+        measured = None  # timed on another loader: this one's dataset took no list of indices
     if measured is not None:
         if measured.ratio >= 1:
             return []  # indexing whole batches measured no faster on this dataset

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import Budget, program_state_kept
@@ -161,7 +162,30 @@ class _Plan:
             and o.batch_size is not None  # None: already fetched whole, nothing to measure
             and in_memory(self.run, o)
         ]  # the loaders rule D108 talks about: samples only indexed from memory
-        self._plan_loader("batched fetch", indexed, lambda o: o.wait_s, batched_fetch)
+        share = _run_share(self.run, "data")
+        if share < MIN_PHASE_SHARE or not indexed:
+            return
+        # the longest wait first; a dataset that cannot return a whole batch for a list of
+        # indices (or returns another one: its own random stream) hands over to the next loader,
+        # since whether a __getitem__ counts as "only indexing" is a timing near its threshold
+        timeable = []
+        for loader, observation in sorted(indexed, key=lambda pair: -pair[1].wait_s):
+            why = batched_fetch.unsupported(loader)
+            if why:
+                self.run.whatif.skipped.append(f"batched fetch at {observation.location}: {why}")
+            else:
+                timeable.append((loader, observation.location))
+        if not timeable:
+            return
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            for loader, location in timeable:
+                timings = batched_fetch.measure(loader, allowance)
+                if timings:
+                    return [replace(t, subject=location) for t in timings]
+            return []
+
+        self.items.append((share, "batched fetch", work))
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation
