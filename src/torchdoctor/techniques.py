@@ -59,6 +59,13 @@ TECHNIQUES: tuple[Technique, ...] = (
         page="data-loading.md",
     ),
     Technique(
+        "batched_fetch",
+        "Whole batches indexed at once (a BatchSampler as sampler, batch_size=None)",
+        diagnose=("D108",),
+        fixes=("batched_fetch",),
+        page="data-loading.md",
+    ),
+    Technique(
         "tensor_creation",
         "Tensor creation with torch.from_numpy / torch.as_tensor",
         diagnose=("D106",),

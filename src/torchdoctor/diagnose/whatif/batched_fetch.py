@@ -32,7 +32,7 @@ def _batched_loader(loader: DataLoader) -> DataLoader:
     return DataLoader(dataset, sampler=sampler, batch_size=None)
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_batch(a: Any, b: Any) -> bool:
     """The two batches hold equal tensors in the same structure (tuples and lists alike)."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return (
@@ -43,9 +43,9 @@ def _same(a: Any, b: Any) -> bool:
             and torch.equal(a, b)
         )
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same_batch(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_batch(a[k], b[k]) for k in a)
     return False
 
 
@@ -60,7 +60,7 @@ def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
     same batch for a list of indices."""
     per_sample, batched = side_loader(loader, 0), _batched_loader(loader)
     try:
-        same = _same(next(iter(per_sample)), next(iter(batched)))
+        same = same_batch(next(iter(per_sample)), next(iter(batched)))
     except Exception:  # __getitem__ does not take a list of indices
         same = False
     if not same:

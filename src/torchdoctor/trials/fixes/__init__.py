@@ -26,6 +26,7 @@ from torchdoctor.errors import UsageError
 # Order = the order fixes are applied and listed (the seeds' stack: data loading, then numerics,
 # then the compiler last so it traces the already-changed model).
 FIX_NAMES = (
+    "batched_fetch",
     "workers",
     "persistent_workers",
     "pin_memory",
