@@ -166,3 +166,38 @@ def test_batched_fetch_times_the_loader_whose_dataset_takes_a_list_of_indices():
     d108 = [f for f in report.findings if f.id == "D108"]
     # D108 speaks of the loader with the longest wait; the other loader's timing is not its own
     assert all(f.saving_basis == "estimated" for f in d108), d108
+
+
+def test_collate_probe_times_a_whole_batch_collate_that_returns_the_same_batches():
+    """The program pads one token at a time; default_collate cannot stack ragged sequences, one
+    pad_sequence returns the very same batches: that is timed, and D111's saving is the
+    measured share instead of the constant's "three trivial ops per sample"."""
+    with_probes, measured = _losses("whatif_collate_keeps_program_state", whatif=True)
+    without, _ = _losses("whatif_collate_keeps_program_state", whatif=False)
+    assert with_probes == without  # the side loader's samples drew from copies of the streams
+    (collate,) = [t for t in measured.timings if t.name == "data.collate"]
+    assert "pad_sequence" in collate.setting and collate.ratio < 1, collate
+
+    report = diagnose_script(str(SCRIPTS / "d111_slow_collate.py"), steps=6, warmup=2,
+                             whatif_budget_s=2.0)  # fmt: skip
+    (timing,) = [t for t in report.run.whatif.timings if t.name == "data.collate"]
+    finding = next(f for f in report.findings if f.id == "D111")
+    assert finding.saving_basis == "measured" and "pad_sequence" in finding.saving_how
+    assert timing.subject == finding.details["location"]  # timed on the loader D111 names
+    # the measured share of the collate time replaces the constant
+    share = finding.details["collate_share"]
+    assert finding.saving == pytest.approx(share * (1 - timing.ratio), rel=0.02)
+
+
+def test_collate_probe_claims_nothing_when_no_whole_batch_collate_returns_the_same_batches():
+    from torch.utils.data import DataLoader
+
+    from torchdoctor.diagnose.whatif import collate
+
+    def shifted(samples):  # pads with -1: neither candidate builds this batch
+        return torch.nn.utils.rnn.pad_sequence(samples, batch_first=True, padding_value=-1)
+
+    data = [torch.arange(n) for n in (3, 5, 4, 2)] * 4
+    assert collate.measure(DataLoader(data, batch_size=4, collate_fn=shifted), 0.2) == []
+    timed = collate.measure(DataLoader(data, batch_size=4, collate_fn=collate.padded_collate), 0.2)
+    assert [t.setting for t in timed] == [collate.CANDIDATES[1][0]]  # the same batches: timed
