@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from torchdoctor.diagnose.findings import SavingBasis
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.rules._common import clamp, kernel_gain_saving, pct, secs
+from torchdoctor.diagnose.rules._common import clamp, kernel_gain_saving, pct, secs, step_profile
 
 
 def timings(run: RunObservation, name: str) -> list[WhatIfTiming]:
@@ -67,3 +67,23 @@ def kernel_gain_or_measured(
         f"assumes {faster} {pct(gain)} faster in forward and backward",
     )
     return measured_or_estimate(run, name, compute_share, estimate, "forward and backward")
+
+
+def copy_saving(run: RunObservation, case: str, estimate: Saving) -> Saving | None:
+    """Rules D104/D402: the what-if `h2d.<case>` (copy, forward and backward as run vs pinned and
+    non-blocking) on the share of those phases, at most the copy time (a faster copy, or one
+    overlapped with the kernels, gives back no more than the copy took); else `estimate`."""
+    profile = step_profile(run)
+    if profile is None:
+        return estimate
+    share = profile.share("h2d", "forward", "backward")
+    saving = measured_or_estimate(
+        run,
+        f"h2d.{case}",
+        share,
+        estimate,
+        "copying the batch to the GPU, then forward and backward",
+    )
+    if saving is None or saving.basis != "measured":
+        return saving
+    return replace(saving, fraction=min(saving.fraction, profile.share("h2d")))

@@ -71,5 +71,10 @@ def check(run: RunObservation) -> list[Finding]:
             "empty or use slower kernels.",
             changes_semantics=True,
             details={"layers": layers},
+            saving_how=(
+                f"estimate: assumes padded sizes make the matmuls (taken as half of forward and "
+                f"backward, {pct(compute_share)} of the step) {pct(PADDING_GAIN)} faster; "
+                "not timed (an architecture change)"
+            ),
         )
     ]

@@ -77,6 +77,7 @@ class _Plan:
         """The largest stake first: when the budget runs short, the small fixes go unmeasured."""
         self._plan_optimizer()
         self._plan_evaluation()
+        self._plan_collate()  # before the workers (same stake): a few collates, not a side run
         self._plan_data()
         self._plan_respawn()
         self._plan_batched_fetch()
@@ -84,6 +85,7 @@ class _Plan:
         self._plan_precision()
         self._plan_batch()
         self._plan_cuda()
+        self._plan_copies()
         self._plan_profiler()
         self.items.sort(key=lambda item: -item[0])
 
@@ -137,7 +139,12 @@ class _Plan:
         if why:
             self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
             return
-        self.items.append((share, label, lambda allowance: module.measure(loader, allowance)))
+
+        def work(allowance: float) -> list[WhatIfTiming]:  # the timing names its loader
+            timings = module.measure(loader, allowance)
+            return [replace(t, subject=t.subject or observation.location) for t in timings]
+
+        self.items.append((share, label, work))
 
     def _plan_respawn(self) -> None:
         from torchdoctor.diagnose.whatif import respawn
@@ -148,6 +155,17 @@ class _Plan:
             if o.num_workers > 0 and not o.persistent_workers and o.epochs_started >= 2
         ]  # epoch starts wait in the data phase
         self._plan_loader("worker start-up", respawning, lambda o: sum(o.worker_startup_s), respawn)
+
+    def _plan_collate(self) -> None:
+        from torchdoctor.diagnose.rules._loaders import heavy_collate
+        from torchdoctor.diagnose.whatif import collate
+
+        heavy = [
+            (ld, o)
+            for ld, o in self._retired_loaders()
+            if o.role != "eval" and o.batches > 0 and heavy_collate(self.run, o)
+        ]  # the loaders rule D111 talks about
+        self._plan_loader("whole-batch collate", heavy, lambda o: o.collate_s or 0.0, collate)
 
     def _plan_batched_fetch(self) -> None:
         from torchdoctor.diagnose.rules._loaders import in_memory
@@ -337,6 +355,28 @@ class _Plan:
             return measure_batch(replay, seen, allowance)
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
+
+    def _plan_copies(self) -> None:
+        """Pinned, non-blocking host-to-device copies: timed on CUDA only (a CPU run copies to
+        no device, and rules D104/D402 are silent there)."""
+        from torchdoctor.diagnose.rules._common import on_cuda, training_loaders
+        from torchdoctor.diagnose.whatif.pinned_copy import case_for, measure_copies
+
+        share = _run_share(self.run, "h2d")
+        if not on_cuda(self.run) or share < MIN_PHASE_SHARE:
+            return
+        t = self.run.transfers
+        unpinned = any(not ld.pin_memory for ld in training_loaders(self.run))
+        case = case_for(t.pinned_fraction, t.non_blocking_fraction, unpinned)
+        if case is None:
+            return
+        self.items.append(
+            (
+                share,
+                "pinned non-blocking copies",
+                self._replayed(lambda replay, allowance: measure_copies(replay, case, allowance)),
+            )
+        )
 
     def _plan_cuda(self) -> None:
         """cudnn.benchmark, TF32 and channels_last: timed on CUDA only (flags of its backends)."""
