@@ -27,11 +27,16 @@ class PerSample(Dataset):
 
 
 class Jittered(TensorDataset):
-    """Takes a list of indices, but draws random noise per call: a whole batch is another batch."""
+    """Takes a list of indices, but draws noise from its own generator per call: a whole batch
+    is another batch."""
+
+    def __init__(self, *tensors):
+        super().__init__(*tensors)
+        self.generator = torch.Generator().manual_seed(0)
 
     def __getitem__(self, i):
         x, y = super().__getitem__(i)
-        return x + torch.rand(()), y
+        return x + torch.rand((), generator=self.generator), y
 
 
 def built(**kwargs):
@@ -78,9 +83,12 @@ def test_loaders_it_cannot_batch_are_left_as_built():
         {"dataset": data, "batch_size": None},
     ):
         state = torch.get_rng_state()
+        own = getattr(kwargs["dataset"], "generator", torch.Generator()).get_state()
         loader, hooks = built(**kwargs)
         assert "batched_fetch" not in hooks.used and loader.batch_size == kwargs["batch_size"]
-        assert torch.equal(state, torch.get_rng_state())  # the check drew nothing for the program
+        # the check drew nothing from the program's streams, nor from the dataset's own
+        assert torch.equal(state, torch.get_rng_state())
+        assert torch.equal(own, getattr(loader.dataset, "generator", torch.Generator()).get_state())
 
 
 def test_the_d108_finding_selects_it_and_the_planted_script_keeps_its_losses():

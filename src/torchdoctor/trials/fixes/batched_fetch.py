@@ -29,6 +29,7 @@ from torch.utils.data import (
 
 from torchdoctor.diagnose.rules._loaders import in_memory
 from torchdoctor.diagnose.whatif.batched_fetch import same_batch
+from torchdoctor.diagnose.whatif.data import _private_copy as private_copy
 from torchdoctor.diagnose.whatif.guard import program_state_kept
 from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import loaders
@@ -55,12 +56,16 @@ def applies_to(run) -> bool:
 
 def _first_batch_same(dataset: Any, batch_size: int) -> bool:
     """The dataset indexed with the first batch's indices returns the batch the default collate
-    builds from its samples; the program's random streams are put back after both fetches."""
+    builds from its samples. Each side indexes its own copy of the dataset (its own generators
+    copied from the same state) and the global random streams are put back after both: the check
+    draws nothing from the program's streams, and a dataset that draws random numbers returns
+    another batch, so it is left alone."""
     try:
         indices = list(range(min(batch_size, len(dataset))))
         with program_state_kept():
-            per_sample = default_collate([dataset[i] for i in indices])
-            whole = default_convert(dataset[indices])
+            one_by_one, whole_batch = private_copy(dataset), private_copy(dataset)
+            per_sample = default_collate([one_by_one[i] for i in indices])
+            whole = default_convert(whole_batch[indices])
     except Exception:  # no len(), or __getitem__ does not take a list of indices
         return False
     return bool(indices) and same_batch(per_sample, whole)
