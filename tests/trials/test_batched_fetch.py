@@ -10,7 +10,9 @@ from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials.api import run_trials
 from torchdoctor.trials.fixes import fixes_for_findings, get_fix
 
-SCRIPT = Path(__file__).parent / "scripts" / "tensor_batches.py"
+SCRIPT = (
+    Path(__file__).parents[1] / "diagnose" / "rules" / "scripts" / "d108_tensordataset_fetch.py"
+)
 
 
 class PerSample(Dataset):
