@@ -13,7 +13,11 @@ from rule_builders import (
     only,
 )
 
-from torchdoctor.diagnose.observations import OptimizerObservation, PrecisionObservation
+from torchdoctor.diagnose.observations import (
+    OptimizerObservation,
+    PrecisionObservation,
+    WhatIfTiming,
+)
 from torchdoctor.diagnose.rules import (
     d201_float64_compute as d201,
 )
@@ -370,7 +374,39 @@ def test_d208_lists_layers_under_autocast():
     finding = only(d208.check(amp_conv_run(True)), "D208")
     assert finding.severity == "info" and finding.changes_semantics is True
     assert "fc: Linear(512->10)" in evidence_text(finding)
+    assert finding.saving_basis == "estimated" and finding.saving_how.startswith("estimate:")
     assert d208.check(good_h100_run()) == []
+
+
+def test_d208_claims_the_padded_linear_calls_measured_saving_or_nothing():
+    """The what-if is CUDA only: a recorded timing of the unaligned Linear calls of one step."""
+    run = amp_conv_run(True)
+    step_s = run.steps[0].wall_s
+    unit = "training step's unaligned Linear calls"
+    run.whatif.timings.append(WhatIfTiming("dims.padded_to_8", unit, 0.2 * step_s, 0.1 * step_s))
+    finding = only(d208.check(run), "D208")
+    # the seconds saved per step: a tenth of the step, not the 10%-of-half-the-compute estimate
+    assert finding.saving_basis == "measured" and finding.saving == pytest.approx(0.1)
+    run.whatif.timings[0] = WhatIfTiming("dims.padded_to_8", unit, 0.1 * step_s, 0.1 * step_s)
+    assert d208.check(run) == []  # padded measured no faster: nothing to claim
+
+
+def test_padded_dims_probe_finds_the_unaligned_linear_calls_of_a_replayed_forward():
+    import torch
+    from torch import nn
+
+    from torchdoctor.diagnose.whatif.padded_dims import _calls, measure_padded, padded
+    from torchdoctor.diagnose.whatif.replay import Replay
+
+    model = nn.Sequential(nn.Linear(16, 100), nn.ReLU(), nn.Linear(100, 64), nn.Linear(64, 3))
+    replay = Replay(model, (torch.randn(5, 16),), {}, "cpu")
+    calls = [
+        (layer.in_features, layer.out_features, tuple(shape)) for layer, shape in _calls(replay)
+    ]
+    assert calls == [(16, 100, (5, 16)), (100, 64, (5, 100)), (64, 3, (5, 64))]
+    assert [padded(n) for n in (3, 8, 100)] == [8, 8, 104]
+    assert measure_padded(replay, "float16", 0.5) == []  # CPU: tensor cores are not there
+    assert all(not m._forward_hooks for m in model.modules())  # the shape hooks are removed
 
 
 def test_d209_is_an_error_when_clipping_scaled_gradients():

@@ -86,6 +86,7 @@ class _Plan:
         self._plan_batch()
         self._plan_cuda()
         self._plan_copies()
+        self._plan_padded_dims()
         self._plan_profiler()
         self.items.sort(key=lambda item: -item[0])
 
@@ -355,6 +356,28 @@ class _Plan:
             return measure_batch(replay, seen, allowance)
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
+
+    def _plan_padded_dims(self) -> None:
+        """Linear sizes padded to multiples of 8: timed on CUDA under autocast only (rule D208's
+        case; tensor cores are what the padding serves)."""
+        from torchdoctor.diagnose.rules._common import on_cuda, uses_autocast
+        from torchdoctor.diagnose.whatif.padded_dims import measure_padded
+
+        run = self.run
+        stake = _run_share(run, "forward") + _run_share(run, "backward")
+        unaligned = any(m.dims_not_multiple_of_8 for m in run.models)
+        if not (on_cuda(run) and uses_autocast(run) and unaligned) or stake < MIN_PHASE_SHARE:
+            return
+        autocast = run.precision.autocast_dtype
+        self.items.append(
+            (
+                stake,
+                "Linear sizes padded to multiples of 8",
+                self._replayed(
+                    lambda replay, allowance: measure_padded(replay, autocast, allowance)
+                ),
+            )
+        )
 
     def _plan_copies(self) -> None:
         """Pinned, non-blocking host-to-device copies: timed on CUDA only (a CPU run copies to
