@@ -391,6 +391,18 @@ def test_d208_claims_the_padded_linear_calls_measured_saving_or_nothing():
     assert d208.check(run) == []  # padded measured no faster: nothing to claim
 
 
+def test_padded_dims_probe_is_planned_under_autocast_on_cuda_only():
+    from torchdoctor.diagnose.whatif import _Plan
+
+    for run, planned in (
+        (amp_conv_run(True), ["Linear sizes padded to multiples of 8"]),
+        (good_h100_run(), []),  # every size a multiple of 8
+    ):
+        plan = _Plan(None, run)
+        plan._plan_padded_dims()
+        assert [label for _, label, _ in plan.items] == planned
+
+
 def test_padded_dims_probe_finds_the_unaligned_linear_calls_of_a_replayed_forward():
     import torch
     from torch import nn

@@ -235,3 +235,16 @@ def test_pinned_copy_probe_times_nothing_on_a_cpu_replay():
     model = torch.nn.Linear(4, 2)
     replay = Replay(model, (torch.randn(3, 4),), {}, "cpu")
     assert measure_copies(replay, "pin_memory", 0.5) == []
+
+
+def test_pinned_copy_probe_is_planned_for_a_cuda_runs_copies_only():
+    from torchdoctor.diagnose.whatif import _Plan
+
+    for run, planned in (
+        (copy_bound_run(pinned=1.0, non_blocking=0.0), ["pinned non-blocking copies"]),
+        (copy_bound_run(pinned=1.0, non_blocking=1.0), []),  # pinned and non-blocking already
+        (good_cpu_run(), []),  # nothing copied to a device
+    ):
+        plan = _Plan(None, run)
+        plan._plan_copies()
+        assert [label for _, label, _ in plan.items] == planned
