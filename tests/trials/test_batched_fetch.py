@@ -41,6 +41,19 @@ class Jittered(TensorDataset):
         return x + torch.rand((), generator=self.generator), y
 
 
+class Rows(Dataset):
+    """A program's own in-memory dataset: tensor indexing takes a list of indices as well."""
+
+    def __init__(self, n=30):
+        self.x, self.y = torch.randn(n, 3), torch.arange(n)
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return {"x": self.x[i], "y": self.y[i]}
+
+
 def built(**kwargs):
     hooks = Hooks(cpu_count=2)
     get_fix("batched_fetch").apply(hooks)
@@ -73,6 +86,15 @@ def test_whole_batches_come_in_the_same_order_with_the_same_random_draws():
         assert len(expected) == len(got) == 2 * len(plain), settings
         for a, b in zip(expected, got, strict=True):
             assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True)), settings
+
+
+def test_a_programs_own_dataset_indexed_by_a_list_is_batched_too():
+    data = Rows()
+    plain = DataLoader(data, batch_size=4, shuffle=True)
+    batched, hooks = built(dataset=data, batch_size=4, shuffle=True)
+    assert "batched_fetch" in hooks.used
+    for a, b in zip(batches(plain, 1), batches(batched, 1), strict=True):
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_loaders_it_cannot_batch_are_left_as_built():
