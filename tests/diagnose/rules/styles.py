@@ -95,5 +95,6 @@ PLANTED2 = [
         ("t23_logits_kept_for_epoch_metrics", "D503", "speed", "logits kept with graphs"),
         ("t24_sklearn_style_metrics_cpu_numpy", "D401", "info", ".cpu().numpy() per step"),
         ("t25_manual_grad_none_clean", "D221", "clean", "p.grad = None by hand, no zero_grad"),
+        ("t26_recsys_zero_grad_fill_zeros", "D220", "speed", "zero_grad(set_to_none=False)"),
     ]
 ]
