@@ -97,5 +97,6 @@ PLANTED2 = [
         ("t25_manual_grad_none_clean", "D221", "clean", "p.grad = None by hand, no zero_grad"),
         ("t26_recsys_zero_grad_fill_zeros", "D220", "speed", "zero_grad(set_to_none=False)"),
         ("t27_mixer_checkpoint_sequential", "D213", "speed", "checkpoint_sequential on CPU"),
+        ("t28_clean_best_checkpoint_per_epoch", "D701", "clean", "best model saved per epoch"),
     ]
 ]
