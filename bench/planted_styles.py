@@ -1,11 +1,12 @@
 """Planted scripts in styles unlike ours: is the planted problem found, and is its control quiet?
 
 Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user would) on each script
-of tests/diagnose/rules/scripts/styles/ and on its control (`--fixed`), in subprocesses, and
+of tests/diagnose/rules/scripts/styles/ (`--set styles`, the default) or styles2/ (`--set
+styles2`, round 4's second set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/planted_styles.py [--budget 60] [NAME ...]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/planted_styles.py [--budget 60] [--set styles2] [NAME ...]
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules"))
-from styles import PLANTED, STYLES  # noqa: E402
+from styles import PLANTED, PLANTED2  # noqa: E402
+
+SETS = {"styles": PLANTED, "styles2": PLANTED2, "all": PLANTED + PLANTED2}
 
 
 def diagnose(script: Path, args: list[str], budget: float) -> list[dict]:
@@ -55,15 +58,16 @@ def rank_of(findings: list[dict], code: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--set", choices=sorted(SETS), default="styles")
     parser.add_argument("names", nargs="*")
     opts = parser.parse_args()
-    rows = [p for p in PLANTED if not opts.names or p.script in opts.names]
+    rows = [p for p in SETS[opts.set] if not opts.names or p.script in opts.names]
     print(
         "| script | planted problem | expected | found (rank, severity) | control: false alarms |"
     )
     print("| --- | --- | --- | --- | --- |")
     for planted in rows:
-        script = STYLES / f"{planted.script}.py"
+        script = planted.path
         try:
             found = diagnose(script, [], opts.budget)
             control = diagnose(script, ["--fixed"], opts.budget)

@@ -1,4 +1,5 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/), with what each must get.
+"""The planted scripts written in styles unlike ours (scripts/styles/ and scripts/styles2/), with
+what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
 problem fixed). `kind` says how the planted finding must show:
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 STYLES = Path(__file__).parent / "scripts" / "styles"
+STYLES2 = Path(__file__).parent / "scripts" / "styles2"
 
 
 class Planted(NamedTuple):
@@ -23,6 +25,11 @@ class Planted(NamedTuple):
     code: str
     kind: str
     problem: str
+    folder: Path = STYLES
+
+    @property
+    def path(self) -> Path:
+        return self.folder / f"{self.script}.py"
 
 
 PLANTED = [
@@ -53,4 +60,43 @@ PLANTED = [
     Planted("s25_optimizer_foreach_false", "D210", "speed", "AdamW(foreach=False), 50 tensors"),
     Planted("s26_zero_grad_between_backward_and_step", "D222", "error", "zero_grad before step"),
     Planted("s27_adversarial_attack_in_eval_mode", "D305", "clean", "FGSM attack in eval mode"),
+]
+
+# round 4: a second set by other hands (argparse mains, dataclass/dict configs, Trainer classes,
+# callbacks, a Lightning-like framework, GAN, actor-critic, seq2seq, VAE, contrastive, BYOL, bf16
+# autocast, accumulation, schedulers, early stopping); each plants one problem
+PLANTED2 = [
+    Planted(*row, folder=STYLES2)
+    for row in [
+        ("t01_argparse_cnn_float64", "D201", "speed", "--dtype float64 default (CNN)"),
+        ("t02_dataclass_config_item_every_step", "D401", "info", "loss.item() per step"),
+        ("t03_lightning_like_validation_step_grad", "D301", "speed", "framework val w/o no_grad"),
+        ("t04_gan_discriminator_grads_never_cleared", "D221", "error", "opt_d.zero_grad missing"),
+        ("t05_actor_critic_inline_env_anomaly", "D211", "speed", "set_detect_anomaly(True)"),
+        ("t06_seq2seq_teacher_forcing_loss_list", "D503", "speed", "losses kept with graphs"),
+        ("t07_vae_config_dict_eval_every_step", "D304", "speed", "held-out ELBO every step"),
+        ("t08_contrastive_optimizer_per_tensor", "D210", "speed", "SGD(foreach=False), 38 tensors"),
+        # printed to a pipe the lines cost under 2% of the step (D702 silent, as measured);
+        # the tensors' host reads are reported with their line
+        ("t09_bf16_autocast_print_tensors", "D401", "info", "print of tensors every step"),
+        ("t10_grad_accum_checkpoint_every_micro_batch", "D701", "speed", "torch.save per step"),
+        ("t11_scheduler_early_stopping_train_false", "D305", "error", "train(False), never back"),
+        ("t12_generator_stream_batch_of_two", "D202", "speed", "batch size 2 from a generator"),
+        ("t13_augmenting_dataset_python_pixels", "D105", "speed", "per-pixel loops in getitem"),
+        ("t14_padding_collate_python_loop", "D111", "speed", "padding token by token in collate"),
+        ("t15_tensordataset_default_loader", "D108", "speed", "TensorDataset + DataLoader"),
+        ("t16_attention_python_position_loop", "D203", "speed", "attention loop over positions"),
+        ("t17_byol_target_deepcopy_every_step", "D215", "speed", "deepcopy(online) every step"),
+        ("t18_frozen_backbone_wrapper_eval", "D305", "error", "self.eval() in __init__"),
+        ("t19_legacy_autograd_profiler", "D212", "speed", "autograd.profiler.profile() on"),
+        ("t20_numpy_rows_to_tensor_in_loop", "D106", "speed", "torch.tensor(list of arrays)"),
+        ("t21_accumulation_never_zeroed", "D221", "error", "accumulation, zero_grad forgotten"),
+        ("t22_epoch_end_callback_eval_in_train_mode", "D302", "error", "val callback, no eval()"),
+        ("t23_logits_kept_for_epoch_metrics", "D503", "speed", "logits kept with graphs"),
+        ("t24_sklearn_style_metrics_cpu_numpy", "D401", "info", ".cpu().numpy() per step"),
+        ("t25_manual_grad_none_clean", "D221", "clean", "p.grad = None by hand, no zero_grad"),
+        ("t26_recsys_zero_grad_fill_zeros", "D220", "speed", "zero_grad(set_to_none=False)"),
+        ("t27_mixer_checkpoint_sequential", "D213", "speed", "checkpoint_sequential on CPU"),
+        ("t28_clean_best_checkpoint_per_epoch", "D701", "clean", "best model saved per epoch"),
+    ]
 ]

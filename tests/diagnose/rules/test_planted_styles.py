@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread)
-from styles import PLANTED, STYLES
+from styles import PLANTED, PLANTED2
 
 from torchdoctor.diagnose.api import diagnose_script
 
@@ -25,11 +25,20 @@ pytestmark = [
 # s06 batches by slicing tensors (no DataLoader) and evaluates once per 30-step epoch: it is
 # diagnosed in whole-cycle mode below
 WHOLE_CYCLE = "s06_eval_mode_never_called"
-ERRORS = [p for p in PLANTED if p.kind == "error" and p.script != WHOLE_CYCLE]
+# the second set's correctness problems that show within a few steps (two optimizers, one never
+# cleared; accumulation that never clears; eval() in a wrapper's constructor)
+ERRORS2 = [
+    "t04_gan_discriminator_grads_never_cleared",
+    "t21_accumulation_never_zeroed",
+    "t18_frozen_backbone_wrapper_eval",
+]
+ERRORS = [p for p in PLANTED if p.kind == "error" and p.script != WHOLE_CYCLE] + [
+    p for p in PLANTED2 if p.script in ERRORS2
+]
 
 
 def diagnose(script: str, *args: str, steps: int | None = 6):
-    path = str(STYLES / f"{script}.py")
+    path = str(next(p.path for p in PLANTED + PLANTED2 if p.script == script))
     report = diagnose_script(path, args, steps=steps, warmup=3, whatif=False)
     assert report.run.status == "stopped", (report.run.status, report.run.error)
     return report
@@ -82,3 +91,9 @@ def test_an_attack_crafted_in_eval_mode_is_not_training_in_eval_mode():
     report = diagnose("s27_adversarial_attack_in_eval_mode")
     assert "D305" not in [f.id for f in report.findings], found(report)
     assert report.run.habits.eval_mode_training_forwards == 0
+
+
+def test_gradients_cleared_by_hand_are_cleared():
+    # p.grad = None on every parameter and a hand-written update: no optimizer, no zero_grad
+    report = diagnose("t25_manual_grad_none_clean")
+    assert [f for f in found(report) if f[1] != "info"] == [], found(report)

@@ -55,9 +55,13 @@ class OptimizerProbe(Probe):
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
-        # rule D221: zero_grad calls so far, and per optimizer its first gradient tensor (a weak
-        # reference) and that count at its latest step
-        self.zero_grad_calls = 0
+        # rule D221: the clears so far that can reach an optimizer's gradients (a module's
+        # zero_grad, which may hold any optimizer's parameters, and per optimizer its own
+        # zero_grad: a GAN's generator optimizer clearing its gradients does not clear the
+        # discriminator's), and per optimizer its first gradient tensor (a weak reference) and
+        # its clear count at its latest step
+        self.module_clears = 0
+        self.optimizer_clears: dict[int, int] = {}
         self.last_grads: dict[int, tuple[object, int]] = {}
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
         patcher.keep_handle(register_optimizer_step_post_hook(self._post_step))
@@ -96,7 +100,8 @@ class OptimizerProbe(Probe):
         default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(optimizer, *args, **kwargs):
-            probe.zero_grad_calls += 1
+            key = id(optimizer)
+            probe.optimizer_clears[key] = probe.optimizer_clears.get(key, 0) + 1
             if transforming():
                 return original(optimizer, *args, **kwargs)
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
@@ -117,7 +122,7 @@ class OptimizerProbe(Probe):
         probe = self
 
         def zero_grad(module, *args, **kwargs):
-            probe.zero_grad_calls += 1
+            probe.module_clears += 1
             return original(module, *args, **kwargs)
 
         return zero_grad
@@ -145,13 +150,14 @@ class OptimizerProbe(Probe):
         if grad is None:
             observation.steps_without_gradients += 1
             return
+        clears = self.module_clears + self.optimizer_clears.get(id(optimizer), 0)
         previous = self.last_grads.get(id(optimizer))
-        if previous is not None and previous[1] == self.zero_grad_calls:
+        if previous is not None and previous[1] == clears:
             ref = previous[0]
             if callable(ref) and ref() is grad:
                 observation.grads_carried_over += 1
         try:
-            self.last_grads[id(optimizer)] = (weakref.ref(grad), self.zero_grad_calls)
+            self.last_grads[id(optimizer)] = (weakref.ref(grad), clears)
         except TypeError:
             pass
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import method_call
+from torchdoctor.lint.patterns import method_call, terminal_name
 from torchdoctor.lint.rule import Rule
 
 _OPTIMIZER_PREFIX = "torch.optim."
@@ -12,8 +12,10 @@ class GradientsNeverCleared(Rule):
     """
     ## What it does
     Flags the `step()` calls of an optimizer built in this file (`torch.optim.*(...)`) when the
-    file calls `backward()` but never clears gradients: no `zero_grad()` (of any optimizer or
-    module), no `p.grad = None`, no `p.grad.zero_()`.
+    file calls `backward()` but never clears that optimizer's gradients: no `zero_grad()` of
+    this optimizer or of anything not known to be another optimizer (a module), no
+    `p.grad = None`, no `p.grad.zero_()`. With two optimizers (a GAN's generator and
+    discriminator), `opt_g.zero_grad()` does not clear `opt_d`'s gradients.
 
     ## Why is this bad
     `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
@@ -47,22 +49,27 @@ class GradientsNeverCleared(Rule):
 
     def check(self, ctx):
         calls = ctx.index.calls
-        if not any(method_call(c, "backward") for c in calls) or _clears_gradients(ctx):
+        if not any(method_call(c, "backward") for c in calls) or _clears_by_hand(ctx):
             return
         optimizers = _optimizer_names(ctx)
+        cleared = {terminal_name(c.func.value) for c in calls if method_call(c, "zero_grad")}
+        if cleared - optimizers:  # a module's (or an unknown object's) zero_grad: may clear all
+            return
         for call in calls:
             if not method_call(call, "step"):
                 continue
-            receiver = call.func.value
-            name = receiver.attr.value if isinstance(receiver, cst.Attribute) else None
-            if isinstance(receiver, cst.Name):
-                name = receiver.value
-            if name in optimizers:
+            name = terminal_name(call.func.value)
+            if name in optimizers and name not in cleared:
+                why = (
+                    f"`{name}.zero_grad()` is never called (other optimizers' are)"
+                    if cleared
+                    else "no `zero_grad()` in this file"
+                )
                 yield ctx.violation(
                     self,
                     call,
-                    "gradients are never cleared (no `zero_grad()` in this file): every "
-                    "`step()` applies the sum of all gradients so far",
+                    f"gradients are never cleared ({why}): every `step()` applies the sum of "
+                    "all gradients so far",
                 )
 
 
@@ -86,10 +93,8 @@ def _builds_optimizer(ctx, value: cst.BaseExpression) -> bool:
     return name.startswith(_OPTIMIZER_PREFIX) and "lr_scheduler" not in name
 
 
-def _clears_gradients(ctx) -> bool:
-    """`zero_grad(...)`, `x.grad = None` or `x.grad.zero_()` anywhere in the file."""
-    if any(method_call(c, "zero_grad") for c in ctx.index.calls):
-        return True
+def _clears_by_hand(ctx) -> bool:
+    """`x.grad = None` or `x.grad.zero_()` anywhere in the file."""
     for target, _ in ctx.index.attribute_assigns:
         if target.attr.value == "grad":
             return True

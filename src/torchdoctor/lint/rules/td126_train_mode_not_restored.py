@@ -9,9 +9,10 @@ from torchdoctor.lint.rule import Rule
 class TrainModeNotRestored(Rule):
     """
     ## What it does
-    Flags `model.eval()` called inside a training loop (a loop that also calls `backward()`),
-    directly or in a function that loop calls, in a file that never calls `.train()`: after
-    the first evaluation the model stays in eval mode for every later training step.
+    Flags `model.eval()` (or `model.train(False)`) called inside a training loop (a loop that
+    also calls `backward()`), directly or in a function that loop calls, in a file that never
+    calls `.train()` (nor `.train(True)` / `.train(mode)`): after the first evaluation the
+    model stays in eval mode for every later training step.
 
     ## Why is this bad
     In eval mode Dropout is off and BatchNorm normalises with frozen running statistics: every
@@ -52,7 +53,7 @@ class TrainModeNotRestored(Rule):
 
     def check(self, ctx):
         calls = ctx.index.calls
-        if any(method_call(c, "train") for c in calls):
+        if any(method_call(c, "train") and not _sets_eval(c) for c in calls):
             return
         training_loops = [
             loop
@@ -68,7 +69,7 @@ class TrainModeNotRestored(Rule):
             if isinstance(node, cst.Call)
         }
         for call in calls:
-            if not method_call(call, "eval") or call.args:
+            if not _sets_eval(call):
                 continue
             function = ctx.enclosing(call, cst.FunctionDef)
             in_loop = any(ctx.is_inside(call, loop) for loop in training_loops)
@@ -76,9 +77,20 @@ class TrainModeNotRestored(Rule):
                 yield ctx.violation(
                     self,
                     call,
-                    "`.eval()` inside the training loop and `.train()` nowhere in this file: "
-                    "every later training step runs in eval mode",
+                    f"`.{'eval()' if method_call(call, 'eval') else 'train(False)'}` inside "
+                    "the training loop and `.train()` nowhere in this file: every later "
+                    "training step runs in eval mode",
                 )
+
+
+def _sets_eval(call: cst.Call) -> bool:
+    """`x.eval()` or `x.train(False)` (also `mode=False`): the call switches to eval mode."""
+    if method_call(call, "eval"):
+        return not call.args
+    if not method_call(call, "train") or len(call.args) != 1:
+        return False
+    value = call.args[0].value
+    return isinstance(value, cst.Name) and value.value == "False"
 
 
 def _inside_loop(ctx, loop: cst.CSTNode) -> bool:
