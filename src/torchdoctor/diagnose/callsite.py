@@ -46,7 +46,9 @@ def _is_generated(filename: str) -> bool:
     if os.sep + "torchinductor_" in filename:
         return True
     named = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    return bool(named) and filename.startswith(os.path.join(os.path.abspath(named), ""))
+    if not named:
+        return False
+    return filename.startswith(os.path.join(os.path.abspath(named), ""))
 
 
 def is_library_code(code) -> bool:
