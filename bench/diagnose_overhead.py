@@ -16,6 +16,10 @@ cost). With one torch thread all the loop's work runs on the main thread, so the
 stays meaningful on a shared, overloaded machine where wall times swing several-fold. The last
 line compares the fastest step of each mode: on a loaded machine, the least disturbed ones.
 
+The line sampler takes its first FULL_RATE_SAMPLES samples at the full rate and then slows down
+(diagnose/probes/lines.py), so its cost per step depends on the round's length: `--steps 8`
+rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's steady state.
+
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
         [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm]
 """
@@ -23,6 +27,7 @@ line compares the fastest step of each mode: on a loaded machine, the least dist
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import torch
@@ -191,8 +196,9 @@ DESCRIPTIONS = {
 }
 
 
-def measure(run, args) -> dict[str, list[StepTimes]]:
-    """Step times of each round per mode: plain, diagnosed, diagnosed without the line sampler."""
+def measure(run, args, line_samples: list[int]) -> dict[str, list[StepTimes]]:
+    """Step times of each round per mode: plain, diagnosed, diagnosed without the line sampler.
+    `line_samples` gets the line sampler's sample count of each diagnosed round."""
     run(args.warmup)  # warm the allocator and BLAS before either mode is timed
 
     def watched_round(line_profile: bool = True) -> StepTimes:
@@ -201,6 +207,8 @@ def measure(run, args) -> dict[str, list[StepTimes]]:
         with w:
             times = run(args.warmup + args.steps)[args.warmup :]
         assert len(w.report.run.steps) == args.steps, "the probes did not see every step"
+        if line_profile:
+            line_samples.append(w.report.run.lines.samples)
         return times
 
     return interleaved(
@@ -213,14 +221,17 @@ def measure(run, args) -> dict[str, list[StepTimes]]:
     )
 
 
-def report(name: str, rounds: dict[str, list[StepTimes]], args) -> None:
+def report(name: str, rounds: dict[str, list[StepTimes]], line_samples: list[int], args) -> None:
     description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
     print(
         f"{name}: {description}, {args.threads} thread(s), "
         f"{args.rounds} rounds x {args.steps} steps per mode"
     )
     print_ratios("plain", "diagnose", rounds["plain"], rounds["diagnose"])
-    print("  the line sampler alone (diagnose vs diagnose without it):")
+    print(
+        f"  the line sampler alone (diagnose vs diagnose without it; "
+        f"{statistics.median(line_samples):.0f} samples per round, median):"
+    )
     print_ratios("without", "with", rounds["no sampler"], rounds["diagnose"], indent="    ")
     fastest_plain = min(t[1] for steps in rounds["plain"] for t in steps)
     fastest_watched = min(t[1] for steps in rounds["diagnose"] for t in steps)
@@ -246,7 +257,8 @@ def main() -> None:
     for name in args.loops.split(","):
         if name not in LOOPS:
             parser.error(f"unknown loop {name!r}; choose from {', '.join(LOOPS)}")
-        report(name, measure(LOOPS[name](args), args), args)
+        line_samples: list[int] = []
+        report(name, measure(LOOPS[name](args), args, line_samples), line_samples, args)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,19 @@ _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
 
 
 def _is_library(filename: str) -> bool:
-    return filename.startswith(_SKIP)
+    return filename.startswith(_SKIP) or _is_generated(filename)
+
+
+def _is_generated(filename: str) -> bool:
+    """Python that torch.compile's inductor wrote (its cache directory: `torchinductor_USER` in
+    the temporary directory, or TORCHINDUCTOR_CACHE_DIR, read when asked: a program may set it).
+    It runs the program's compiled model; it is not a line the program wrote."""
+    if os.sep + "torchinductor_" in filename:
+        return True
+    named = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not named:
+        return False
+    return filename.startswith(os.path.join(os.path.abspath(named), ""))
 
 
 def is_library_code(code) -> bool:

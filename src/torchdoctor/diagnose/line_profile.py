@@ -1,8 +1,9 @@
 """Raw stack samples -> the phase-aware line profile (`run.lines`). Pure: no torch.
 
-Each sample stands for the time since the sample before it (capped), so a sampler delayed by a
-busy machine or a long-held GIL still adds up to the measured time; the total is then scaled to
-the measured steps' clock time. A sample inside an evaluation window (cut out of the steps by the
+Each sample stands for the time since the sample before it (capped at MAX_GAP_INTERVALS of the
+interval the sampler waited before it), so a sampler delayed by a busy machine or a long-held
+GIL, or one that slowed down on a long run, still adds up to the measured time; the total is then
+scaled to the measured steps' clock time. A sample inside an evaluation window (cut out of the steps by the
 tracker) is booked to the phase "evaluation".
 """
 
@@ -20,7 +21,7 @@ from torchdoctor.diagnose.observations import LinesObservation, LineStat
 from torchdoctor.diagnose.source_lines import short_path
 
 # (clock time, tracker phase, user frames innermost first as (code, line), library code objects
-# from the innermost user line's callee inwards)
+# from the innermost user line's callee inwards, seconds the sampler waited before it)
 RawSample = tuple
 EVALUATION = "evaluation"
 OURS = "torchdoctor"  # samples taken while torchdoctor closed a step: in no line's time
@@ -96,14 +97,15 @@ class _Tally:
         self.chains: Counter = Counter()
 
 
-def _weights(times: list[float], windows: list[tuple[float, float]], interval: float):
+def _weights(samples: list[RawSample], windows: list[tuple[float, float]]):
     """Per sample: (index of its window, seconds it stands for); window -1: outside them all.
     A sample stands for the time since the sample before it (capped), wherever that one fell:
     cutting at window starts would shrink the first sample of every step, and with it whatever
     runs early in a step (an evaluation forward)."""
     starts = [w[0] for w in windows]
     previous: float | None = None
-    for t in times:
+    for sample in samples:
+        t, interval = sample[0], sample[4]
         index = bisect.bisect_right(starts, t) - 1
         gap = interval if previous is None else min(t - previous, MAX_GAP_INTERVALS * interval)
         previous = t
@@ -118,7 +120,7 @@ def build_lines(
     origin: float,
     windows: list[tuple[float, float, float]],
     evaluation: list[tuple[float, float]],
-    interval_s: float,
+    interval_s: float,  # the shortest interval asked for (each sample carries its own)
     training_callers: set[tuple[str, int]] | None = None,
 ) -> LinesObservation:
     """`windows`: (start, end, wall) of each measured step, start/end relative to `origin`;
@@ -138,9 +140,8 @@ def build_lines(
         training[filename].add(line)
     phase_samples: Counter = Counter()
     total_weight = 0.0
-    times = [s[0] for s in samples]
-    for (index, weight), (t, phase, users, below) in zip(
-        _weights(times, steps, interval_s), samples, strict=True
+    for (index, weight), (t, phase, users, below, _) in zip(
+        _weights(samples, steps), samples, strict=True
     ):
         if index < 0:
             continue

@@ -392,7 +392,7 @@ class LinesObservation:
     """The phase-aware line profile of the measured steps (a sampler thread reading the training
     thread's Python stack; no tracing)."""
 
-    interval_s: float = 0.0  # sampling interval asked for
+    interval_s: float = 0.0  # sampling interval asked for at the start (full rate)
     samples: int = 0  # samples taken within measured steps (evaluation spans included)
     seconds_per_sample: float = 0.0  # measured time the average sample stands for
     phase_samples: dict[str, int] = field(default_factory=dict)

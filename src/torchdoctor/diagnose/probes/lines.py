@@ -1,12 +1,20 @@
 """Line sampler: which of the program's own lines the training thread is on, phase by phase.
 
-A daemon thread wakes every INTERVAL_S while steps are measured, reads the training thread's
-current frame (`sys._current_frames()`; no tracing, no `sys.setprofile`), and keeps the phase the
-step tracker is in, the user frames on the stack (innermost first) and the library code the
-innermost user line called. The training thread never runs any of this: its only cost is the
-GIL the sampler takes for a few microseconds per sample (torch ops release the GIL, so a sample
-usually lands while the training thread waits in one). Aggregation into `run.lines` happens after
-the run (diagnose/line_profile.py).
+A daemon thread wakes while steps are measured, reads the training thread's current frame
+(`sys._current_frames()`; no tracing, no `sys.setprofile`), and keeps the phase the step tracker
+is in, the user frames on the stack (innermost first) and the library code the innermost user
+line called. The training thread never runs any of this: its cost is the GIL the sampler holds
+per sample (torch ops release the GIL, so a sample usually lands while the training thread waits
+in one, but an op that ends meanwhile waits for the sampler to let go). So a sample is kept raw
+while the GIL is held: code objects and instruction offsets, no line numbers (reading
+`f_lineno` scans the code's line table); lines are looked up after the run.
+
+How many samples: what the line findings need is a number of samples per run, not per step (a
+line holding 5% of the time gets 5% of them). The first FULL_RATE_SAMPLES are taken every
+INTERVAL_S; after that the interval grows with the samples already taken, so a long run still
+adds samples (their number grows as the square root of the measured time) while the training
+thread's cost per second falls as 1/sqrt of it. Aggregation into `run.lines` happens after the
+run (diagnose/line_profile.py); each sample stands for the time since the one before it.
 """
 
 from __future__ import annotations
@@ -24,15 +32,18 @@ from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.line_profile import OURS, TRAINING_PHASES, RawSample, build_lines
 from torchdoctor.diagnose.probes.base import Probe
 
-INTERVAL_S = 0.003  # about 330 Hz: a 30 ms step gets about ten samples
+INTERVAL_S = 0.003  # the full rate, about 330 Hz: a 30 ms step gets about ten samples
+# Samples taken at the full rate: a line holding 5% of the run gets ~15 (3 name it; rules/_lines).
+# Beyond them the n-th sample waits INTERVAL_S * n / FULL_RATE_SAMPLES (sampling_interval).
+FULL_RATE_SAMPLES = 300
 # While the sampler waits for the GIL, the training thread is asked to drop it after this long
 # (Python's default is 5 ms). A sample is taken where the training thread drops the GIL: with
 # 5 ms, Python work shorter than that (a NumPy loop of 2 ms) would be booked to the next line
 # that releases the GIL (the next torch op). It only matters when another thread waits for the
 # GIL, which the sampler does once per sample.
 SWITCH_INTERVAL_S = 0.0002
-MAX_SAMPLES = 200_000
-MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per step)  # about 400 s of measured steps; later samples are dropped (a note says so)
+MAX_SAMPLES = 200_000  # later samples are dropped (a note says so); hours of measured steps
+MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per step)
 MAX_CHAIN = 6  # user frames kept per sample
 MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
 
@@ -51,6 +62,22 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 # our probes' wrappers sit between the user's line and torch: not the callee to name
 _OURS = tuple(os.path.join(_PACKAGE, part, "") for part in ("diagnose", "cli", "trials"))
 _PACKAGES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+# what a code object is to the sampler (cached per code object)
+_LIBRARY, _USER, _MACHINERY = 0, 1, 2  # _MACHINERY: our wrappers, never named as the callee
+
+
+def sampling_interval(taken: int) -> float:
+    """Seconds to wait for the next sample once `taken` samples were kept."""
+    return INTERVAL_S * max(1.0, taken / FULL_RATE_SAMPLES)
+
+
+def line_at(code, offset: int) -> int:
+    """The source line of the instruction at byte `offset` of `code` (what `f_lineno` says);
+    an instruction with no line (Python 3.11+) gets its function's first line."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line or code.co_firstlineno
+    return code.co_firstlineno
 
 
 def is_user_file(filename: str) -> bool:
@@ -63,9 +90,12 @@ def is_user_file(filename: str) -> bool:
 
 class LineSampler(Probe):
     def install(self, patcher) -> None:
-        self.samples: list[RawSample] = []
+        # (clock, phase, user frames as code, offset, code, offset..., library codes innermost
+        # first, the interval waited): raw, turned into RawSamples after the run
+        self.samples: list[tuple] = []
         self.dropped = 0
-        self._user: dict = {}  # code object -> is it the program's own code?
+        self._kind: dict = {}  # code object -> _USER, _LIBRARY or _MACHINERY
+        self._lines: dict = {}  # (code, offset) -> line
         self._main = threading.get_ident()
         self._bookkeeping = False  # the training thread is closing a step: our time, not theirs
         end_step = self.tracker.end_step
@@ -90,36 +120,27 @@ class LineSampler(Probe):
         self._thread = threading.Thread(target=self._run, name="torchdoctor-lines", daemon=True)
         self._thread.start()
 
+    def _kind_of(self, code) -> int:
+        filename = code.co_filename
+        if is_user_file(filename):
+            kind = _USER
+        else:
+            kind = _MACHINERY if filename.startswith(_OURS) else _LIBRARY
+        self._kind[code] = kind
+        return kind
+
     def _phase_started(self, phase: str) -> None:
         if phase not in TRAINING_PHASES or self._transitions_left <= 0:
             return
         self._transitions_left -= 1
         frame = sys._getframe(1)
         # The same call path again (the loop's lines, every step) adds nothing: it is known by
-        # its (code, instruction) pairs, which cost no line-number look-up to read.
-        path = self._call_path(frame)
-        if path in self._paths_seen:
-            return
-        self._paths_seen.add(path)
+        # its (code, instruction) pairs, which is what a walk reads.
         users, _ = self._walk(frame)
-        self.training_callers.update((code.co_filename, line) for code, line in users)
-
-    def _call_path(self, frame) -> tuple:
-        """(code, last instruction) of each frame up to the MAX_CHAIN-th user frame: what
-        `_walk` would read, in a form that identifies its answer."""
-        user_code = self._user
-        path: list = []
-        users = 0
-        while frame is not None and users < MAX_CHAIN:
-            code = frame.f_code
-            mine = user_code.get(code)
-            if mine is None:
-                mine = user_code[code] = is_user_file(code.co_filename)
-            users += mine
-            path.append(code)
-            path.append(frame.f_lasti)
-            frame = frame.f_back
-        return tuple(path)
+        if users in self._paths_seen:
+            return
+        self._paths_seen.add(users)
+        self.training_callers.update((c.co_filename, line) for c, line in self._user_lines(users))
 
     def stop(self) -> None:
         if self._phase_started in self.tracker.phase_listeners:
@@ -135,7 +156,9 @@ class LineSampler(Probe):
         tracker = self.tracker
         session = self.session
         main = self._main
-        while not self._stop.wait(INTERVAL_S):
+        samples = self.samples
+        interval = INTERVAL_S
+        while not self._stop.wait(interval):
             if not session.measuring:
                 continue
             frame = current_frames().get(main)
@@ -143,36 +166,59 @@ class LineSampler(Probe):
                 continue
             stack = tracker.stack
             phase = OURS if self._bookkeeping else stack[-1] if stack else "other"
-            if len(self.samples) >= MAX_SAMPLES:
+            if len(samples) >= MAX_SAMPLES:
                 self.dropped += 1
                 continue
-            self.samples.append((clock(), phase, *self._walk(frame)))
+            samples.append((clock(), phase, *self._walk(frame), interval))
             del frame
+            interval = sampling_interval(len(samples))
 
     def _walk(self, frame) -> tuple[tuple, tuple]:
-        """(user frames innermost first as (code, line), library code objects the innermost
-        user line called, outermost first)."""
-        user_code = self._user
+        """(the user frames, innermost first, as code, offset, code, offset...; the library code
+        objects below the innermost user frame, innermost first). Runs with the GIL held while
+        the training thread may wait for it: dictionary look-ups only."""
+        kinds = self._kind
         users: list = []
         below: list = []
-        while frame is not None and len(users) < MAX_CHAIN:
+        while frame is not None:
             code = frame.f_code
-            mine = user_code.get(code)
-            if mine is None:
-                mine = user_code[code] = is_user_file(code.co_filename)
-            if mine:
-                # f_lineno is None while a frame runs an instruction with no line (Python 3.11+,
-                # seen on a sampled frame): its function's first line stands in
-                users.append((code, frame.f_lineno or code.co_firstlineno))
-            elif not users and not code.co_filename.startswith(_OURS):
+            kind = kinds.get(code)
+            if kind is None:
+                kind = self._kind_of(code)
+            if kind == _USER:
+                users.append(code)
+                users.append(frame.f_lasti)
+                if len(users) == 2 * MAX_CHAIN:
+                    break
+            elif not users and kind == _LIBRARY:
                 below.append(code)
             frame = frame.f_back
-        return tuple(users), tuple(below[-MAX_CALLEES:][::-1])
+        return tuple(users), tuple(below)
+
+    def _user_lines(self, users: tuple) -> tuple:
+        """((code, line), ...) from a walk's (code, offset, ...)."""
+        lines = self._lines
+        found = []
+        for i in range(0, len(users), 2):
+            key = (users[i], users[i + 1])
+            line = lines.get(key)
+            if line is None:
+                line = lines[key] = line_at(*key)
+            found.append((key[0], line))
+        return tuple(found)
+
+    def raw_samples(self) -> list[RawSample]:
+        """The samples as build_lines reads them: user frames as (code, line), the library code
+        the innermost user line called outermost first (at most MAX_CALLEES)."""
+        return [
+            (t, phase, self._user_lines(users), below[-MAX_CALLEES:][::-1], interval)
+            for t, phase, users, below, interval in self.samples
+        ]
 
     def contribute(self, run, measured) -> None:
         windows = [(r.start, r.end, r.wall) for r in measured]
         run.lines = build_lines(
-            self.samples,
+            self.raw_samples(),
             origin=self.tracker.origin,
             windows=windows,
             evaluation=self.tracker.evaluation_windows(),
