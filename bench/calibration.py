@@ -124,10 +124,14 @@ def tried_gains(trials) -> dict[str, Tried]:
     return gains
 
 
-def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str]:
-    """(rows, the baseline's noise per clock, the trials' window)."""
+def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str, str]:
+    """(rows, the baseline's noise per clock, the trials' window, what the what-ifs did)."""
     script = str(SCRIPTS / f"{name}.py")
     report = diagnose_planted(name, steps=None, warmup=3, budget_s=30)
+    whatif = report.run.whatif
+    probes = f"{len(whatif.timings)} timed in {whatif.seconds:.2f} s of {whatif.budget_s:.2f} s" + (
+        f"; not measured: {'; '.join(whatif.skipped)}" if whatif.skipped else ""
+    )
     table = fixes_by_code()
     findings = [f for f in report.findings if f.saving > 0 or f.id in table]
     fixes = sorted({fix for f in findings for fix in table.get(f.id, [])})
@@ -161,7 +165,7 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
             else:
                 why = failure or ("no --try fix" if finding.id not in table else "not measured")
         rows.append(Row(name, rank, finding.id, finding.saving, finding.saving_basis, tried, why))
-    return rows, noise, window
+    return rows, noise, window, probes
 
 
 def agreement(row: Row) -> str:
@@ -246,23 +250,22 @@ def main() -> None:
     verdicts = []
     agreements: dict[str, list[str]] = {"measured": [], "estimated": []}
     for name in selected(options):
-        rows, noise, window = calibrate(name, options.steps, options.repeats)
+        rows, noise, window, probes = calibrate(name, options.steps, options.repeats)
         for row in rows:
             print_row(row)
             if row.tried is not None and row.stated > 0:
                 agreements.setdefault(row.basis, []).append(agreement(row).split()[0])
         if not rows:
             print(f"| {name} | - | (no finding) | - | - | - | - | - |")
-        verdicts.append((name, top_is_best(rows), noise, window))
+        verdicts.append((name, top_is_best(rows), noise, window, probes))
     print()
-    for name, (status, words), noise, window in verdicts:
+    for name, (status, words), noise, window, probes in verdicts:
         spread = ", ".join(f"{clock} {percent(value)}" for clock, value in noise.items())
         print(f"{name}: top = largest measured gain: {status}: {words}; baseline noise {spread}")
         print(f"    trial window: {window or '-'}")
-    statuses = [status for _, (status, _), _, _ in verdicts]
-    strict = sum(
-        status == "yes" and "untried" not in words for _, (status, words), _, _ in verdicts
-    )
+        print(f"    what-if probes: {probes}")
+    statuses = [status for _, (status, _), *_ in verdicts]
+    strict = sum(status == "yes" and "untried" not in words for _, (status, words), *_ in verdicts)
     print(
         f"\ntop finding with a --try fix = largest measured gain: {statuses.count('yes')} yes, "
         f"{statuses.count('tie')} tie (ranges overlap), {statuses.count('no')} no, "

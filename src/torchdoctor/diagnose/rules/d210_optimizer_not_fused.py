@@ -14,9 +14,9 @@ the default loop, 5.8 ms with `foreach=True` and 0.5 ms with `fused=True` for 0.
 4 tensors; 0.72, 0.62 and 0.23 ms for a 7-layer, 256-wide MLP.
 
 Measured saving: after the run the what-if probe steps a clone of the optimizer (its parameters,
-gradients and state) as the program ran it and with `foreach=True` and `fused=True`,
-interleaved; the saving is the measured optimizer time times the fastest alternative's relative
-gain, and the fix names that alternative. That time is at most what the clone's step took as run:
+gradients and state) as the program ran it and with `fused=True` (`foreach=True` where the class
+has no fused kernel), interleaved; the saving is the measured optimizer time times the
+alternative's relative gain, and the fix names that alternative. That time is at most what the clone's step took as run:
 an optimizer phase much longer than the step itself (a framework's wrapper around
 `optimizer.step()`, Lightning Fabric's) is not what the fix speeds up. When the alternatives measured no faster, nothing is
 reported. Estimated saving, without that measurement (over the probes' time budget): half of the
