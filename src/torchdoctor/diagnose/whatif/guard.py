@@ -115,27 +115,21 @@ def interleaved_medians(
     variants: dict[str, Callable[[], object]],
     device_type: str,
     allowance_s: float,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
 ) -> tuple[dict[str, float], int]:
     """Median seconds per call of each variant, timed in interleaved rounds (a load change on
     the machine hits every variant alike) until `allowance_s` is spent (MIN_ROUNDS..MAX_ROUNDS,
     fewer once the rounds agree: `settled`), after one untimed warm-up call each. `clock` times
-    the rounds (`compute_clock`: CPU time where that is the fairer measure). Returns the medians
+    the rounds; by default `compute_clock`: CPU time where that is the fairer measure (another
+    process's load preempts this one during a round; the fix's gain is not in that). Returns the medians
     and the rounds timed. Raises OverBudget (after the warm-up) when MIN_ROUNDS rounds would not
     fit in what is left of the active budget."""
     # warm-up, on the wall clock: the allowance is wall time
     first = {name: timed(work, device_type) for name, work in variants.items()}
     per_round = max(sum(first.values()), 1e-6)
     rounds = int(max(MIN_ROUNDS, min(MAX_ROUNDS, allowance_s / per_round)))
-    budget = _ACTIVE.get()
-    if budget is not None:
-        affordable = int(budget.left / per_round)
-        if affordable < MIN_ROUNDS:
-            raise OverBudget(
-                f"{MIN_ROUNDS} rounds of {per_round:.2f} s would not fit in the "
-                f"{budget.left:.2f} s left"
-            )
-        rounds = min(rounds, affordable)
+    rounds = min(rounds, affordable_rounds(per_round))
+    clock = clock or compute_clock(device_type)
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for done in range(1, rounds + 1):
         for name, work in variants.items():
@@ -143,6 +137,26 @@ def interleaved_medians(
         if done >= MIN_ROUNDS and settled(samples):
             break
     return {name: statistics.median(values) for name, values in samples.items()}, done
+
+
+def budget_left() -> float | None:
+    """Seconds left in the active what-if budget (None: no budget is active)."""
+    budget = _ACTIVE.get()
+    return None if budget is None else budget.left
+
+
+def affordable_rounds(per_round: float, fewest: int = MIN_ROUNDS) -> int:
+    """How many rounds of `per_round` seconds fit in what is left of the active budget (a large
+    number without one); raises OverBudget when not even `fewest` do."""
+    left = budget_left()
+    if left is None:
+        return MAX_ROUNDS * 1000
+    affordable = int(left / per_round)
+    if affordable < fewest:
+        raise OverBudget(
+            f"{fewest} rounds of {per_round:.2f} s would not fit in the {left:.2f} s left"
+        )
+    return affordable
 
 
 def settled(samples: dict[str, list[float]]) -> bool:
@@ -163,7 +177,7 @@ def compare(
     variants: tuple[Callable[[], object], Callable[[], object]],
     device_type: str,
     allowance_s: float,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
 ) -> WhatIfTiming:
     """One timing of `name`: the work as run vs with the fix (`variants`), interleaved."""
     as_run, fix = variants
