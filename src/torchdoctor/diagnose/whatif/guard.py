@@ -111,6 +111,11 @@ def compute_clock(device_type: str) -> Callable[[], float]:
     return time.perf_counter
 
 
+def clock_name(clock: Callable[[], float]) -> str:
+    """WhatIfTiming.clock for a timing taken on `clock`."""
+    return "cpu" if clock is time.process_time else "wall"
+
+
 def interleaved_medians(
     variants: dict[str, Callable[[], object]],
     device_type: str,
@@ -181,6 +186,7 @@ def compare(
 ) -> WhatIfTiming:
     """One timing of `name`: the work as run vs with the fix (`variants`), interleaved."""
     as_run, fix = variants
+    clock = clock or compute_clock(device_type)
     medians, rounds = interleaved_medians(
         {"as run": as_run, "fix": fix}, device_type, allowance_s, clock
     )
@@ -191,4 +197,5 @@ def compare(
         alternative_s=medians["fix"],
         repeats=rounds,
         setting=setting,
+        clock=clock_name(clock),
     )

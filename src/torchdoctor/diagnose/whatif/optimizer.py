@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
 
 # flags of the implementation; the alternatives set one of them and clear the other
 IMPLEMENTATION_FLAGS = ("foreach", "fused")
@@ -101,6 +101,7 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
             alternative_s=seconds,
             repeats=rounds,
             setting=setting,
+            clock=clock_name(compute_clock(device_type)),
         )
         for setting, seconds in medians.items()
     ]

@@ -22,7 +22,7 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.profiler import _without_kineto_noise
-from torchdoctor.diagnose.whatif.guard import budget_left, compute_clock, timed
+from torchdoctor.diagnose.whatif.guard import budget_left, clock_name, compute_clock, timed
 from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -115,6 +115,7 @@ def measure_profiler(
             alternative_s=statistics.median(off),
             repeats=len(on),
             setting="no torch.profiler.profile" + (f" (as run: {named})" if named else ""),
+            clock=clock_name(compute_clock(device)),
         )
     ]
 
