@@ -111,3 +111,16 @@ def test_the_window_is_stretched_to_last_the_minimum_time_in_whole_cycles():
     assert trial_window(10, slow, min_seconds=2.0).steps == 10  # 10 steps already last 5 s
     tiny = RunObservation("t.py", steps=steps(12, 1e-6))
     assert trial_window(10, tiny, min_seconds=2.0).steps == MAX_CYCLE_STEPS
+
+
+def test_the_table_title_says_when_further_rounds_ran():
+    from types import SimpleNamespace
+
+    from torchdoctor.trials.render import _rounds
+
+    def report(repeats, baseline_runs):
+        return SimpleNamespace(repeats=repeats, baseline=SimpleNamespace(runs=baseline_runs))
+
+    assert _rounds(report(3, 3)) == "3 repeats"
+    assert _rounds(report(3, 5)) == "3 repeats (up to 5 where a fix's rounds disagreed)"
+    assert _rounds(report(1, 2)) == "1 repeats"  # one repeat: the baseline's second run
