@@ -36,7 +36,9 @@ def _load(name: str):
 def _losses(script: str, whatif: bool):
     program = _load(script)
     loader, model, optimizer = program.build()
-    with watch(warmup=2, whatif=whatif, whatif_budget_s=3.0) as w:
+    # a budget the probes do not reach even on a loaded machine: this test is about the program's
+    # random streams, and a probe skipped over budget would leave its stream untested
+    with watch(warmup=2, whatif=whatif, whatif_budget_s=20.0) as w:
         before = program.train(loader, model, optimizer, 12)
     after = program.train(loader, model, optimizer, 12)  # the program goes on after the probes
     return before + after, w.report.run.whatif
@@ -82,7 +84,7 @@ def test_optimizer_probe_measures_the_fix_and_names_the_faster_one():
         str(SCRIPTS / "d210_optimizer_loop.py"), steps=6, warmup=2, whatif_budget_s=2.0
     )
     timings = {t.setting: t for t in report.run.whatif.timings if t.name.startswith("optimizer")}
-    assert {"fused=True", "foreach=True"} <= set(timings), report.run.whatif
+    assert set(timings) == {"fused=True"}, report.run.whatif  # AdamW has a fused kernel
     fastest = min(timings.values(), key=lambda t: t.alternative_s)
     d210 = [f for f in report.findings if f.id == "D210"]
     if fastest.ratio >= 1:  # measured no faster: the constant's 2x is not claimed

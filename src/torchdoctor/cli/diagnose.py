@@ -88,7 +88,8 @@ def _absolute(path: str | None) -> str | None:
     type=click.IntRange(min=1),
     default=3,
     show_default=True,
-    help="With --try: runs per configuration (interleaved).",
+    help="With --try: rounds of runs per configuration (interleaved); up to twice as many "
+    "where a fix's rounds disagree.",
 )
 @click.argument("script")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)

@@ -450,6 +450,10 @@ class WhatIfTiming:
     # where the timed object was built (a DataLoader's file:line), when the probe chose one of
     # several: a rule applies the timing only to that object
     subject: str = ""
+    # what as_run_s and alternative_s count: "wall" seconds, or "cpu" seconds of this process
+    # (guard.compute_clock: a CPU with one torch thread, where another process's load is not
+    # the fix's doing); a rule comparing them with the steps' wall times scales by cpu_share
+    clock: str = "wall"
 
     @property
     def ratio(self) -> float:

@@ -20,6 +20,9 @@ MIN_ROUNDS = 3
 # float64 model is slow, on the float32 one the float32 fix makes it is not).
 SYNERGY_LIMIT = 1.5
 SUSPICIOUS = "suspicious"
+# Paired rounds whose speedups differ by more than this (largest / smallest - 1) are unsettled:
+# another round is worth running (trials.runner). 15% keeps a 30% gain within 25-35%.
+SETTLED_SPREAD = 0.15
 
 
 def _status(fixes: list[str], outcomes: list[RunOutcome]) -> tuple[str, str | None, str]:
@@ -63,6 +66,33 @@ def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: i
         stderr_tail=stderr_tail,
         prefetch_steps=max((r.get("prefetch_steps", 0) for r in results), default=0),
     )
+
+
+def clock_for(fixes: list[str], device_type: str) -> str:
+    """The clock a configuration's gain is read on: the training process's CPU time where the
+    fixes change that process's own work on a CPU (steadier on a shared machine), else wall."""
+    return "cpu_s" if plausibility.needs_cpu_agreement(fixes, device_type) else "wall_s"
+
+
+def unsettled(
+    configs: dict[str, list[str]], outcomes: dict[str, list[RunOutcome]], warmup: int, device: str
+) -> list[str]:
+    """The configurations whose paired rounds disagree by more than SETTLED_SPREAD on their clock
+    (`clock_for`), or have fewer than MIN_ROUNDS; a configuration that crashed, could not apply
+    its fixes or measured nothing is settled: more rounds would not change that."""
+    base = [o.result for o in outcomes["baseline"] if o.result is not None]
+    found = []
+    for name, fixes in configs.items():
+        if name == "baseline" or _status(fixes, outcomes[name])[0] != "ok":
+            continue
+        runs = [o.result for o in outcomes[name] if o.result is not None]
+        ratios = stats.paired_speedups(base, runs, warmup, clock_for(fixes, device))
+        low, high = ratios.low, ratios.high
+        if low is None or high is None:
+            continue
+        if ratios.count < MIN_ROUNDS or high > low * (1.0 + SETTLED_SPREAD):
+            found.append(name)
+    return found
 
 
 def tolerance_for(fixes: list[str]) -> tuple[float, str]:

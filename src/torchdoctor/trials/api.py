@@ -72,11 +72,16 @@ def run_trials(
     diagnosis=None,
     timeout_s: float = 600.0,
     progress: Callable[[str, int, int], None] | None = None,
+    min_window_s: float = 0.0,
+    max_repeats: int | None = None,
 ) -> TrialReport:
     """Run baseline and variants (each fix alone, then all together) `repeats` times each.
     `target`: a Program, or a script path (a module name with `module=True`) and its `args`.
     With a diagnosis, `steps` is rounded up to whole cycles of the program's loop (trials.cycle)
-    so that evaluation and epoch boundaries count as in the diagnosis's savings."""
+    so that evaluation and epoch boundaries count as in the diagnosis's savings, and stretched to
+    last at least `min_window_s` per run. `max_repeats`: where the rounds of a configuration
+    disagree (analysis.unsettled), further rounds up to this many (from `repeats` >= 3 only:
+    fewer rounds give no verdict to settle)."""
     if steps < 1 or repeats < 1 or warmup < 0:
         raise UsageError("--steps and --repeats must be at least 1")
     program = as_program(target, args, module)
@@ -91,10 +96,10 @@ def run_trials(
 
             names, skipped = worth_trying(names, diagnosis)
     device_type = "cuda" if torch.cuda.is_available() else "cpu"
-    window = trial_window(steps, getattr(diagnosis, "run", None))
+    window = trial_window(steps, getattr(diagnosis, "run", None), min_window_s)
     runnable, not_applicable = preflight(names, device_type)
     not_applicable |= skipped
-    configs = {"baseline": []} | {name: [name] for name in runnable}
+    configs: dict[str, list[str]] = {"baseline": []} | {name: [name] for name in runnable}
     if len(runnable) > 1:
         configs["all"] = runnable
     with tempfile.TemporaryDirectory(prefix="torchdoctor-obs-") as tmp:
@@ -104,10 +109,22 @@ def run_trials(
 
             observation_path = os.path.join(tmp, "run.json")
             dump_run_observation(diagnosis.run, observation_path)
+        more = (max_repeats or 0) if repeats >= analysis.MIN_ROUNDS else 0
         plan = TrialPlan(
-            program, configs, warmup + window.steps, repeats, seed, observation_path, timeout_s
+            program,
+            configs,
+            warmup + window.steps,
+            repeats,
+            seed,
+            observation_path,
+            timeout_s,
+            max(more, repeats),
         )
-        runs = run_plan(plan, progress) if runnable else None
+
+        def unsettled(runs) -> list[str]:
+            return analysis.unsettled(configs, runs.outcomes, warmup, device_type)
+
+        runs = run_plan(plan, progress, unsettled) if runnable else None
     return _build_report(
         plan,
         runs,

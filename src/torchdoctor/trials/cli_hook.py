@@ -14,10 +14,13 @@ def run_try(
     report, program: Program, try_spec, steps, repeats, json_path, quiet, *, warmup: int = 2
 ):
     """`steps` and `warmup` are diagnose's --steps and --warmup (--steps 0 there means "run to
-    the end": trials then measure 20); a trial counts steps as the diagnosis does. Returns the
-    TrialReport, or None when nothing could be tried."""
+    the end": trials then measure 20); a trial counts steps as the diagnosis does, and each run
+    measures at least MIN_WINDOW_S (where the script runs that long). `repeats` rounds, and up to
+    twice as many where a fix's rounds disagree. Returns the TrialReport, or None when nothing
+    could be tried."""
     from torchdoctor.console import make_console
     from torchdoctor.trials.api import NothingToTry, run_trials
+    from torchdoctor.trials.cycle import MIN_WINDOW_S
     from torchdoctor.trials.progress import trial_progress
     from torchdoctor.trials.render import render_terminal
 
@@ -33,6 +36,8 @@ def run_try(
                 repeats=repeats,
                 diagnosis=report,
                 progress=progress,
+                min_window_s=MIN_WINDOW_S,
+                max_repeats=2 * repeats,
             )
     except NothingToTry as exc:  # said even with --quiet: the user asked for trials
         make_console().print(f"--try: {exc}", markup=False)

@@ -10,8 +10,14 @@ could not show what it gains.
 
 The cycle comes from the diagnosis (torch-free): the training loader's length, else the spacing
 of the steps after which evaluation ran. Steps are rounded up to whole cycles only when the
-diagnosis saw work once a cycle (evaluation, loader workers started each epoch). A cycle whose runs would take longer than
-CYCLE_BUDGET_S per trial run is not stretched to; the report says so.
+diagnosis saw work once a cycle (evaluation, loader workers started each epoch). A cycle whose
+runs would take longer than CYCLE_BUDGET_S per trial run is not stretched to; the report says so.
+
+A window may also be asked to last at least `min_seconds` (the CLI and the calibration bench ask
+for MIN_WINDOW_S): ten 20 ms steps are 0.2 s, where one preemption or collection moves the mean by
+tens of percent, while the trial process takes seconds to start either way. The steps are then
+stretched to that time, at the diagnosis's seconds per step, in whole cycles where cycles count;
+a script that ends sooner is measured to its end.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import statistics
 from dataclasses import dataclass
 
 CYCLE_BUDGET_S = 30.0  # wall seconds one trial run may spend on its measured window
+MIN_WINDOW_S = 2.0  # measured seconds per trial run that make a mean step time steady
 MAX_CYCLE_STEPS = 2000
 
 
@@ -65,21 +72,28 @@ def per_cycle_work(run) -> bool:
     return any(loader.num_workers > 0 and not loader.persistent_workers for loader in run.loaders)
 
 
-def trial_window(requested: int, run) -> Window:
-    """The measured steps per trial run: `requested`, rounded up to whole cycles when the
-    diagnosis saw per-cycle work, knows the cycle, and they fit in CYCLE_BUDGET_S."""
+def trial_window(requested: int, run, min_seconds: float = 0.0) -> Window:
+    """The measured steps per trial run: `requested`, stretched to last `min_seconds` at the
+    diagnosis's seconds per step, rounded up to whole cycles when the diagnosis saw per-cycle
+    work, knows the cycle, and they fit in CYCLE_BUDGET_S."""
+    per_step = seconds_per_step(run)
+    wanted = _stretched(requested, per_step, min_seconds)
+    stretch = (
+        f" (stretched from {requested} to last {min_seconds:g} s)" if wanted > requested else ""
+    )
     cycle = cycle_steps(run)
     if cycle is None:
-        return Window(requested, None, f"{requested} steps (no cycle of known length)")
+        return Window(wanted, None, f"{wanted} steps{stretch} (no cycle of known length)")
     if not per_cycle_work(run):
-        return Window(requested, cycle, f"{requested} steps (no evaluation or epoch start-up seen)")
-    whole = cycle * math.ceil(requested / cycle)
-    per_step = seconds_per_step(run)
+        return Window(
+            wanted, cycle, f"{wanted} steps{stretch} (no evaluation or epoch start-up seen)"
+        )
+    whole = cycle * math.ceil(wanted / cycle)
     if whole > MAX_CYCLE_STEPS or (per_step is not None and whole * per_step > CYCLE_BUDGET_S):
         return Window(
-            requested,
+            wanted,
             cycle,
-            f"{requested} steps: a whole cycle of {cycle} steps would take more than "
+            f"{wanted} steps{stretch}: a whole cycle of {cycle} steps would take more than "
             f"{CYCLE_BUDGET_S:g} s a run, so per-cycle work (evaluation, epoch start) is only "
             "partly in these numbers",
         )
@@ -87,6 +101,15 @@ def trial_window(requested: int, run) -> Window:
     return Window(
         whole,
         cycle,
-        f"{whole} steps = {cycles} whole cycle{'s' if cycles > 1 else ''} of {cycle} steps "
-        "(evaluation and epoch boundaries included, as in the diagnosis's savings)",
+        f"{whole} steps = {cycles} whole cycle{'s' if cycles > 1 else ''} of {cycle} steps"
+        f"{stretch} (evaluation and epoch boundaries included, as in the diagnosis's savings)",
     )
+
+
+def _stretched(requested: int, per_step: float | None, min_seconds: float) -> int:
+    """`requested`, or more steps where those take less than `min_seconds` (at most
+    MAX_CYCLE_STEPS, and never past CYCLE_BUDGET_S of measured time)."""
+    if not per_step or min_seconds <= 0:
+        return requested
+    seconds = min(min_seconds, CYCLE_BUDGET_S)
+    return max(requested, min(MAX_CYCLE_STEPS, math.ceil(seconds / per_step - 1e-9)))

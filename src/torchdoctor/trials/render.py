@@ -38,9 +38,17 @@ def _semantics(variant: VariantResult) -> str:
     return f"{s.verdict} (max {s.max_deviation:.1e}, tol {s.tolerance:.0e})"
 
 
+def _rounds(report: TrialReport) -> str:
+    """ "3 repeats", or "3 repeats (up to 6 where a fix's rounds disagreed)" when the baseline
+    ran further rounds beside an unsettled fix (trials.runner)."""
+    extra = report.baseline.runs > report.repeats > 1
+    more = f" (up to {report.baseline.runs} where a fix's rounds disagreed)" if extra else ""
+    return f"{report.repeats} repeats{more}"
+
+
 def trials_table(report: TrialReport) -> Table:
     table = Table(
-        title=f"--try on {report.target}: {report.steps} steps x {report.repeats} repeats",
+        title=f"--try on {report.target}: {report.steps} steps x {_rounds(report)}",
         caption=report.window or None,
     )
     for column in (

@@ -14,6 +14,16 @@ class Spread:
     low: float | None  # smallest per-repeat value
     high: float | None  # largest per-repeat value
     count: int = 0  # how many values (repeats or paired rounds)
+    values: list[float] = field(default_factory=list)  # each repeat's or round's, in run order
+
+    def middle(self) -> tuple[float, float] | None:
+        """(low, high) without the most extreme value at each end once there are 5 or more
+        (one disturbed round of six does not widen it); all values below that."""
+        ordered = sorted(self.values)
+        if not ordered:
+            return None
+        cut = 1 if len(ordered) >= 5 else 0
+        return ordered[cut], ordered[len(ordered) - 1 - cut]
 
 
 @dataclass

@@ -4,6 +4,12 @@ Repeats are interleaved round by round (baseline, variant 1, ..., all together; 
 reverse order) so slow drifts of machine load hit every configuration alike. Every run gets the
 same seed and the same step budget. With one repeat the baseline still runs twice: the
 verdicts need its run-to-run spread and whether it reproduces its own losses.
+
+Where the planned rounds disagree (`unsettled`, trials.analysis), further rounds of the baseline
+and the configurations still unsettled run, up to `max_repeats`: a gain measured 1.3x in one
+round and 2.0x in the next cannot say whether a stated saving is within 1.5x of it. A
+configuration left out of a further round stays out of the later ones, so every configuration's
+runs pair with the baseline's round by round (run i of each was in round i).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class TrialPlan:
     seed: int = 0
     observation_path: str | None = None  # baseline RunObservation (JSON) for the fixes to read
     timeout_s: float = 600.0
+    max_repeats: int = 0  # further rounds while some configuration is unsettled, up to this
 
 
 @dataclass
@@ -94,18 +101,38 @@ def run_order(plan: TrialPlan) -> list[str]:
     return order
 
 
-def run_plan(plan: TrialPlan, progress: Callable[[str, int, int], None] | None = None) -> TrialRuns:
-    """`progress(config, runs_done, runs_total)` before each run (and once all are done)."""
+def run_plan(
+    plan: TrialPlan,
+    progress: Callable[[str, int, int], None] | None = None,
+    unsettled: Callable[[TrialRuns], list[str]] | None = None,
+) -> TrialRuns:
+    """`progress(config, runs_done, runs_total)` before each run (and once all are done);
+    `unsettled(runs)`: the configurations whose rounds still disagree (see the module doc)."""
     runs = TrialRuns({name: [] for name in plan.configs})
     started = time.perf_counter()
     order = run_order(plan)
+    done = 0
     with tempfile.TemporaryDirectory(prefix="torchdoctor-trials-") as workdir:
-        for done, name in enumerate(order):
-            if progress:
-                progress(name, done, len(order))
-            runs.outcomes[name].append(run_one(plan, name, workdir))
+
+        def run_all(names: list[str], total: int) -> None:
+            nonlocal done
+            for name in names:
+                if progress:
+                    progress(name, done, total)
+                runs.outcomes[name].append(run_one(plan, name, workdir))
+                done += 1
+
+        run_all(order, len(order))
+        rounds, pending = plan.repeats, list(plan.configs)
+        while unsettled is not None and rounds < plan.max_repeats:
+            pending = [name for name in unsettled(runs) if name in pending]
+            if not pending:
+                break
+            names = round_order(["baseline", *pending], rounds)
+            run_all(names, done + len(names))
+            rounds += 1
     if progress:
-        progress("", len(order), len(order))
+        progress("", done, done)
     runs.total_s = time.perf_counter() - started
     return runs
 

@@ -11,7 +11,7 @@ def spread(values: list[float]) -> Spread:
     values = [v for v in values if v is not None]
     if not values:
         return Spread(None, None, None)
-    return Spread(statistics.median(values), min(values), max(values), len(values))
+    return Spread(statistics.median(values), min(values), max(values), len(values), values)
 
 
 def measured_steps(run: dict, warmup: int) -> list[dict]:

@@ -6,7 +6,8 @@ the program was recording during most measured steps (torchdoctor's own `--profi
 not count). Its cost is measured: after the run, forward and backward of a copy of the model on
 its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
 program's options and without one (blocks of calls, alternated); the saving is the share of the
-step those phases took times the measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
+step those phases and the loop's other ops (loss, zero_grad: the profiler records every op)
+took times the measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
 a warm-up step end) and before the program started gives an extra time per op, times the ops of
 a step: an estimate, at most nine tenths of the step outside data loading. While it records, the
 per-op overhead rules (D202, D203) are not judged: its own cost per op would be taken for the
@@ -69,7 +70,7 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     basis: SavingBasis = "estimated"
     saving, how = 0.0, "not measured (no copy of the model to time, no op count or benchmark)"
-    measured = measured_on_copy(run, profile, "profiler", "the profiler")
+    measured = measured_on_copy(run, profile, "profiler", "the profiler", loop_ops=True)
     cost = mode_cost_share(run, profile, habits.profiler_op_overhead_s)
     if measured is not None:  # a copy's forward and backward timed with and without it
         saving, sentence, how = measured

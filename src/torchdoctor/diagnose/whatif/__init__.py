@@ -5,8 +5,9 @@ times a piece of the program's work as it ran and with one fix, on copies: a dee
 model on the real batch it last trained on, a clone of the optimizer's parameters, gradients and
 state, a side DataLoader over the same dataset. The program's RNG streams are put back afterwards
 (`program_state_kept`), so code that goes on after the diagnosis (`watch()`) sees the same random
-numbers. All probes together stay within a budget, WHATIF_SHARE of the diagnosed wall time; what
-does not fit is skipped with a note. Rules read the results from `run.whatif` (observations).
+numbers. All probes together stay within a budget, WHATIF_SHARE of the diagnosed wall time, the
+largest stakes first; what does not fit is skipped with a note (a timed probe refuses rounds it
+cannot finish within what is left: guard.OverBudget). Rules read the results from `run.whatif` (observations).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import Budget, program_state_kept
+from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept
 from torchdoctor.diagnose.whatif.replay import Replay, make_replay
 
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
@@ -456,16 +457,20 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
     whatif.budget_s = seconds
     plan = _Plan(session, run)
     try:
-        with program_state_kept():
+        with program_state_kept(), budget.active():
             _build(plan)
             for index, (_, label, work) in enumerate(plan.items):
-                left = len(plan.items) - index
-                allowance = budget.left / left
-                if allowance < MIN_ALLOWANCE_S:
+                # an equal share of what is left; a probe may go over its share for the fewest
+                # rounds it needs, never over the budget (guard.OverBudget), so the probes
+                # with the largest stakes, first, are the last to go unmeasured
+                allowance = budget.left / (len(plan.items) - index)
+                if budget.left < MIN_ALLOWANCE_S:
                     whatif.skipped.append(f"{label}: over the time budget ({seconds:.1f} s)")
                     continue
                 try:
                     whatif.timings.extend(work(allowance))
+                except OverBudget as exc:
+                    whatif.skipped.append(f"{label}: over the time budget ({seconds:.1f} s): {exc}")
                 except Exception as exc:  # a program's object we cannot replay: skip, say so
                     whatif.skipped.append(f"{label}: {type(exc).__name__}: {exc}".splitlines()[0])
     finally:

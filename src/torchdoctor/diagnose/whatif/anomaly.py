@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
 from torchdoctor.diagnose.whatif.replay import Replay
 
 
@@ -32,5 +32,6 @@ def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
             alternative_s=medians["fix"],
             repeats=rounds,
             setting="torch.autograd.set_detect_anomaly(False)",
+            clock=clock_name(compute_clock(replay.device_type)),
         )
     ]

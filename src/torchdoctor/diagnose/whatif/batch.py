@@ -12,7 +12,7 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
-from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
+from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
 from torchdoctor.diagnose.whatif.precision import convert_tensors
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -84,6 +84,7 @@ def measure_batch(replay: Replay, batch: int, allowance_s: float) -> list[WhatIf
             repeats=rounds,
             setting=f"batch_size={factor * batch}",
             batch_factor=factor,
+            clock=clock_name(compute_clock(replay.device_type)),
         )
         for factor in FACTORS
     ]

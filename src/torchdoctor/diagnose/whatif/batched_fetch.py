@@ -14,7 +14,7 @@ from torch.utils.data import BatchSampler, DataLoader, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.data import side_loader, side_run_unsupported
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
 
 BATCHES = 8  # per timed call: one call is a few milliseconds on a small model's loader
 
@@ -83,5 +83,6 @@ def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
             alternative_s=medians["batched"] / batches,
             repeats=rounds,
             setting="a BatchSampler as sampler, batch_size=None",
+            clock=clock_name(compute_clock("cpu")),
         )
     ]

@@ -1,5 +1,12 @@
 """What keeps a what-if probe honest and harmless: the program's RNG streams are put back after
-it, its time is bounded by a budget, and its timings are interleaved medians."""
+it, its time is bounded by a budget, and its timings are interleaved medians.
+
+The budget is a hard limit for the interleaved timings: while `Budget.active()` holds, a timing
+whose warm-up shows that MIN_ROUNDS rounds would not fit in what is left of the whole budget
+raises `OverBudget` instead of running them (a probe must not start work it cannot finish), and
+a timing stops after MIN_ROUNDS rounds once its rounds agree within SETTLED_RATIO, leaving the
+rest of its allowance to the probes after it.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 
@@ -38,6 +46,18 @@ def program_state_kept() -> Iterator[None]:
             numpy.random.set_state(numpy_state)
 
 
+MIN_ROUNDS = 3  # interleaved rounds a timing needs: a median of fewer is one noisy sample
+MAX_ROUNDS = 15
+# Rounds agree when each alternative's time over the as-run time varies by at most this factor
+# (largest ratio / smallest - 1) across them: more rounds would move the median ratio by less
+# than the 1.5x a stated saving is held to, so the probe stops and leaves its time to others.
+SETTLED_RATIO = 0.10
+
+
+class OverBudget(Exception):
+    """The rounds a timing needs do not fit in what is left of the what-if budget."""
+
+
 class Budget:
     """Wall-time allowance of all what-if probes together."""
 
@@ -53,6 +73,18 @@ class Budget:
     @property
     def left(self) -> float:
         return max(0.0, self.seconds - self.spent)
+
+    @contextmanager
+    def active(self) -> Iterator[Budget]:
+        """The timings started meanwhile refuse rounds that would overrun this budget."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+
+_ACTIVE: ContextVar[Budget | None] = ContextVar("torchdoctor_whatif_budget", default=None)
 
 
 def synchronize(device_type: str) -> None:
@@ -79,25 +111,68 @@ def compute_clock(device_type: str) -> Callable[[], float]:
     return time.perf_counter
 
 
+def clock_name(clock: Callable[[], float]) -> str:
+    """WhatIfTiming.clock for a timing taken on `clock`."""
+    return "cpu" if clock is time.process_time else "wall"
+
+
 def interleaved_medians(
     variants: dict[str, Callable[[], object]],
     device_type: str,
     allowance_s: float,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
 ) -> tuple[dict[str, float], int]:
     """Median seconds per call of each variant, timed in interleaved rounds (a load change on
-    the machine hits every variant alike) until `allowance_s` is spent (3..15 rounds), after one
-    untimed warm-up call each. `clock` times the rounds (`compute_clock`: CPU time where that
-    is the fairer measure). Returns the medians and the rounds timed."""
+    the machine hits every variant alike) until `allowance_s` is spent (MIN_ROUNDS..MAX_ROUNDS,
+    fewer once the rounds agree: `settled`), after one untimed warm-up call each. `clock` times
+    the rounds; by default `compute_clock`: CPU time where that is the fairer measure (another
+    process's load preempts this one during a round; the fix's gain is not in that). Returns the medians
+    and the rounds timed. Raises OverBudget (after the warm-up) when MIN_ROUNDS rounds would not
+    fit in what is left of the active budget."""
     # warm-up, on the wall clock: the allowance is wall time
     first = {name: timed(work, device_type) for name, work in variants.items()}
     per_round = max(sum(first.values()), 1e-6)
-    rounds = int(max(3, min(15, allowance_s / per_round)))
+    rounds = int(max(MIN_ROUNDS, min(MAX_ROUNDS, allowance_s / per_round)))
+    rounds = min(rounds, affordable_rounds(per_round))
+    clock = clock or compute_clock(device_type)
     samples: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(rounds):
+    for done in range(1, rounds + 1):
         for name, work in variants.items():
             samples[name].append(timed(work, device_type, clock))
-    return {name: statistics.median(values) for name, values in samples.items()}, rounds
+        if done >= MIN_ROUNDS and settled(samples):
+            break
+    return {name: statistics.median(values) for name, values in samples.items()}, done
+
+
+def budget_left() -> float | None:
+    """Seconds left in the active what-if budget (None: no budget is active)."""
+    budget = _ACTIVE.get()
+    return None if budget is None else budget.left
+
+
+def affordable_rounds(per_round: float, fewest: int = MIN_ROUNDS) -> int:
+    """How many rounds of `per_round` seconds fit in what is left of the active budget (a large
+    number without one); raises OverBudget when not even `fewest` do."""
+    left = budget_left()
+    if left is None:
+        return MAX_ROUNDS * 1000
+    affordable = int(left / per_round)
+    if affordable < fewest:
+        raise OverBudget(
+            f"{fewest} rounds of {per_round:.2f} s would not fit in the {left:.2f} s left"
+        )
+    return affordable
+
+
+def settled(samples: dict[str, list[float]]) -> bool:
+    """Do the rounds agree? Each variant's time over the first variant's (the as-run work), round
+    by round, varies by at most SETTLED_RATIO."""
+    reference, *others = samples.values()
+    for values in others:
+        ratios = [v / r for v, r in zip(values, reference) if r > 0]
+        if not ratios or min(ratios) <= 0 or max(ratios) > min(ratios) * (1 + SETTLED_RATIO):
+            return False
+    return True
 
 
 def compare(
@@ -107,10 +182,11 @@ def compare(
     variants: tuple[Callable[[], object], Callable[[], object]],
     device_type: str,
     allowance_s: float,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
 ) -> WhatIfTiming:
     """One timing of `name`: the work as run vs with the fix (`variants`), interleaved."""
     as_run, fix = variants
+    clock = clock or compute_clock(device_type)
     medians, rounds = interleaved_medians(
         {"as run": as_run, "fix": fix}, device_type, allowance_s, clock
     )
@@ -121,4 +197,5 @@ def compare(
         alternative_s=medians["fix"],
         repeats=rounds,
         setting=setting,
+        clock=clock_name(clock),
     )

@@ -5,19 +5,24 @@ program ran) vs without one.
 A profiler cannot be entered per call (its start and its teardown, which processes the events,
 cost far more than a step): each side is timed over a block of calls, the profiler recording the
 whole block as the program's did its steps, in the order on, off, off, on, on, off, so a
-drift in the machine's load hits both alike. Skipped while any profiler is recording (one at a time)."""
+drift in the machine's load hits both alike. The first pair of blocks (MIN_CALLS calls each)
+sizes the others: fewer calls where the what-if budget is short, never under MIN_CALLS (the
+one probe that may go over its budget, by those few calls: a first pair alone was too noisy).
+Times are the process's CPU time on a CPU with one thread (guard's
+compute_clock). Skipped while any profiler is recording (one at a time)."""
 
 from __future__ import annotations
 
 import contextlib
 import statistics
+import time
 from collections.abc import Callable
 
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.profiler import _without_kineto_noise
-from torchdoctor.diagnose.whatif.guard import timed
+from torchdoctor.diagnose.whatif.guard import budget_left, clock_name, compute_clock, timed
 from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -44,7 +49,7 @@ def _block(work: Callable[[], None], device_type: str, calls: int, settings: dic
     context = _profiling(settings) if settings is not None else contextlib.nullcontext()
     with context:
         work()
-        return [timed(work, device_type) for _ in range(calls)]
+        return [timed(work, device_type, compute_clock(device_type)) for _ in range(calls)]
 
 
 def _training_work(replay: Replay, optimizer: torch.optim.Optimizer | None):
@@ -81,12 +86,23 @@ def measure_profiler(
     settings = profiler_arguments(options, replay.device_type)
     work, unit = _training_work(replay, optimizer)
     device = replay.device_type
-    first = _block(work, device, 1, settings) + _block(work, device, 1, None)  # warm-up
-    per_pair = max(sum(first), 1e-6)
-    calls = int(max(MIN_CALLS, min(MAX_CALLS, allowance_s / (len(ORDER) / 2 * per_pair))))
+    # the first pair of blocks, MIN_CALLS calls each, is timed like the rest and also sizes
+    # them: a profiler's start and stop costs more than a step, so no separate warm-up
     on: list[float] = []
     off: list[float] = []
-    for profiled in ORDER:
+    started = time.perf_counter()
+    on += _block(work, device, MIN_CALLS, settings)
+    profiled_s = time.perf_counter() - started
+    off += _block(work, device, MIN_CALLS, None)
+    off_s = (time.perf_counter() - started - profiled_s) / (MIN_CALLS + 1)  # wall, per call
+    on_s = off_s * statistics.median(on) / max(statistics.median(off), 1e-9)
+    start_stop_s = max(0.0, profiled_s - (MIN_CALLS + 1) * on_s)
+    per_pair = max(statistics.median(on) + statistics.median(off), 1e-6)
+    calls = int(max(MIN_CALLS, min(MAX_CALLS, allowance_s / (len(ORDER) / 2 * per_pair))))
+    # fewer calls where the budget is short, never under MIN_CALLS: a first pair alone, three
+    # calls a side, swung both ways on a loaded machine (the profiler "1.2x faster")
+    calls = max(MIN_CALLS, min(calls, _affordable(start_stop_s, on_s + off_s)))
+    for profiled in ORDER[2:]:
         (on if profiled else off).extend(
             _block(work, device, calls, settings if profiled else None)
         )
@@ -99,5 +115,17 @@ def measure_profiler(
             alternative_s=statistics.median(off),
             repeats=len(on),
             setting="no torch.profiler.profile" + (f" (as run: {named})" if named else ""),
+            clock=clock_name(compute_clock(device)),
         )
     ]
+
+
+def _affordable(start_stop_s: float, pair_s: float) -> int:
+    """Calls per block that let the blocks after the first pair (each its calls and an untimed
+    one; the profiled ones also a profiler's start and stop) fit in what is left of the what-if
+    budget (MAX_CALLS without one). `pair_s`: a call with and one without the profiler."""
+    left = budget_left()
+    if left is None:
+        return MAX_CALLS
+    pairs = (len(ORDER) - 2) // 2
+    return int((left - pairs * start_stop_s) / (pairs * max(pair_s, 1e-6))) - 1

@@ -1,0 +1,65 @@
+"""The what-if budget is a hard limit for the interleaved timings (whatif/guard.py): a timing
+whose warm-up shows that its fewest rounds would not fit in what is left refuses to start them,
+and a timing whose rounds agree stops early, leaving its time to the probes after it. Decided
+from structure (sleeps that can only get longer under load, a scripted clock), not from how fast
+this machine is."""
+
+import time
+
+import pytest
+
+from torchdoctor.diagnose.whatif.guard import (
+    MAX_ROUNDS,
+    MIN_ROUNDS,
+    Budget,
+    OverBudget,
+    interleaved_medians,
+    settled,
+)
+
+
+class ScriptedClock:
+    """A clock whose consecutive start/end pairs are `durations` apart, in turn."""
+
+    def __init__(self, durations):
+        self.durations, self.now, self.calls = list(durations), 0.0, 0
+
+    def __call__(self) -> float:
+        if self.calls % 2:  # an end: advance by the next duration
+            self.now += self.durations[(self.calls // 2) % len(self.durations)]
+        self.calls += 1
+        return self.now
+
+
+def test_a_timing_that_cannot_finish_its_rounds_within_the_budget_does_not_start_them():
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.05)
+
+    budget = Budget(0.2)  # a round of the two variants takes >= 0.1 s: 3 rounds do not fit
+    with budget.active(), pytest.raises(OverBudget):
+        interleaved_medians({"as run": slow, "fix": slow}, "cpu", allowance_s=1.0)
+    assert len(calls) == 2  # the warm-up only: no round was started
+    # outside an active budget the allowance is soft, as before: the fewest rounds always run
+    medians, rounds = interleaved_medians({"as run": slow, "fix": slow}, "cpu", allowance_s=0.0)
+    assert rounds == MIN_ROUNDS and set(medians) == {"as run", "fix"}
+
+
+def test_a_timing_stops_once_its_rounds_agree_and_goes_on_while_they_disagree():
+    def work():
+        return None
+
+    steady = ScriptedClock([2.0, 1.0])  # as run 2, fix 1, every round
+    _, rounds = interleaved_medians({"as run": work, "fix": work}, "cpu", 10.0, steady)
+    assert rounds == MIN_ROUNDS
+    swinging = ScriptedClock([2.0, 1.0, 2.0, 1.6])  # the fix's ratio swings 0.5 / 0.8
+    medians, rounds = interleaved_medians({"as run": work, "fix": work}, "cpu", 10.0, swinging)
+    assert rounds == MAX_ROUNDS and medians["as run"] == 2.0
+
+
+def test_rounds_agree_when_every_alternatives_ratio_to_the_work_as_run_is_steady():
+    assert settled({"as run": [2.0, 4.0, 3.0], "fix": [1.0, 2.0, 1.5]})  # load moved both alike
+    assert not settled({"as run": [2.0, 2.0, 2.0], "fix": [1.0, 1.0, 1.5]})
+    assert not settled({"as run": [2.0, 2.0], "fused": [1.0, 1.0], "foreach": [1.0, 1.9]})
