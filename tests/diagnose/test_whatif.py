@@ -158,16 +158,21 @@ def test_batched_fetch_and_worker_start_up_are_measured_on_the_planted_scripts()
 
 def test_batched_fetch_times_the_loader_whose_dataset_takes_a_list_of_indices():
     script = SCRIPTS / "whatif_batched_fetch_two_loaders.py"
-    report = diagnose_script(str(script), steps=8, warmup=2, whatif_budget_s=3.0)
+    report = diagnose_script(str(script), steps=8, warmup=2, whatif_budget_s=20.0)
     timed = [t for t in report.run.whatif.timings if t.name == "data.batched_fetch"]
     assert len(timed) == 1, report.run.whatif
     # the TensorDataset loader (line 25), not the longer-waiting one whose __getitem__ takes an int
     assert timed[0].subject.endswith(f"{script.name}:25"), timed[0]
     rows = next((ld for ld in report.run.loaders if ld.location.endswith(":24")), None)
     assert rows is not None and rows.wait_s > 0
-    d108 = [f for f in report.findings if f.id == "D108"]
-    # D108 speaks of the loader with the longest wait; the other loader's timing is not its own
-    assert all(f.saving_basis == "estimated" for f in d108), d108
+    # D108 about the int-indexed loader (whether it counts as in memory is a timing near a
+    # threshold) never borrows the other loader's measurement
+    about_rows = [
+        f
+        for f in report.findings
+        if f.id == "D108" and any(f"{script.name}:24" in line for line in f.evidence)
+    ]
+    assert all(f.saving_basis == "estimated" for f in about_rows), about_rows
 
 
 @pytest.mark.flaky(reruns=2)  # D111 needs the collate at 25% of the step: a share, not a time
