@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
 from torchdoctor.diagnose.whatif.replay import Replay
 
 
@@ -23,6 +23,7 @@ def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
         {"as run": _forward_backward(replay, True), "fix": _forward_backward(replay, False)},
         replay.device_type,
         allowance_s,
+        compute_clock(replay.device_type),
     )
     return [
         WhatIfTiming(

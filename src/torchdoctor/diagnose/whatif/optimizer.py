@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import interleaved_medians
+from torchdoctor.diagnose.whatif.guard import compute_clock, interleaved_medians
 
 # flags of the implementation; the alternatives set one of them and clear the other
 IMPLEMENTATION_FLAGS = ("foreach", "fused")
@@ -79,7 +79,8 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
     if len(variants) < 2:
         return []
     try:
-        medians, rounds = interleaved_medians(variants, device_type, allowance_s)
+        clock = compute_clock(device_type)  # CPU time on one CPU thread: not the machine's load
+        medians, rounds = interleaved_medians(variants, device_type, allowance_s, clock)
     except (TypeError, RuntimeError, ValueError):  # a kernel refused these tensors at step time
         return []
     as_run = medians.pop("as run")
