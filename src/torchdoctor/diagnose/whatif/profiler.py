@@ -17,7 +17,7 @@ import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.profiler import _without_kineto_noise
-from torchdoctor.diagnose.whatif.guard import timed
+from torchdoctor.diagnose.whatif.guard import compute_clock, timed
 from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
@@ -44,7 +44,8 @@ def _block(work: Callable[[], None], device_type: str, calls: int, settings: dic
     context = _profiling(settings) if settings is not None else contextlib.nullcontext()
     with context:
         work()
-        return [timed(work, device_type) for _ in range(calls)]
+        clock = compute_clock(device_type)  # CPU time on one CPU thread, the profiler's included
+        return [timed(work, device_type, clock) for _ in range(calls)]
 
 
 def _training_work(replay: Replay, optimizer: torch.optim.Optimizer | None):
