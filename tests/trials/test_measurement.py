@@ -32,8 +32,12 @@ def test_batches_prefetched_during_a_slow_warm_up_are_not_timed(report):
     assert queue >= 2 and queue % 2 == 0, workers.config
     # Each batch sleeps 80 ms in one worker, so with queue/2 workers a steady step can not take
     # less than 80 ms / workers; the prefetched steps took ~0 ms and would have looked 50x faster.
+    # The floor holds for the mean step; a median step can be under it when the training process
+    # is preempted (CI under load: 35 ms against a 40 ms floor), while the workers fill the queue
+    # and the next steps find their batches ready. Prefetched steps timed would be ~1 ms: half
+    # the floor still tells them apart.
     floor = 0.080 / (queue // 2)
-    assert workers.config.step_s.median >= 0.9 * floor, workers.config.step_s
+    assert workers.config.step_s.median >= 0.5 * floor, workers.config.step_s
     assert workers.speedup.median < 1.5 * (queue // 2), workers.speedup
     assert workers.verdict != "faster"  # one repeat is never enough to call it
 

@@ -19,10 +19,12 @@ def _forward_backward(replay: Replay, anomaly: bool):
 
 
 def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
+    clock = compute_clock(replay.device_type)
     medians, rounds = interleaved_medians(
         {"as run": _forward_backward(replay, True), "fix": _forward_backward(replay, False)},
         replay.device_type,
         allowance_s,
+        clock,
     )
     return [
         WhatIfTiming(
@@ -32,6 +34,6 @@ def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
             alternative_s=medians["fix"],
             repeats=rounds,
             setting="torch.autograd.set_detect_anomaly(False)",
-            clock=clock_name(compute_clock(replay.device_type)),
+            clock=clock_name(clock),
         )
     ]

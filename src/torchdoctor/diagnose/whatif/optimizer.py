@@ -88,8 +88,9 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
             continue
     if len(variants) < 2:
         return []
+    clock = compute_clock(device_type)  # CPU time on one CPU thread: not the machine's load
     try:
-        medians, rounds = interleaved_medians(variants, device_type, allowance_s)
+        medians, rounds = interleaved_medians(variants, device_type, allowance_s, clock)
     except (TypeError, RuntimeError, ValueError):  # a kernel refused these tensors at step time
         return []
     as_run = medians.pop("as run")
@@ -101,7 +102,7 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
             alternative_s=seconds,
             repeats=rounds,
             setting=setting,
-            clock=clock_name(compute_clock(device_type)),
+            clock=clock_name(clock),
         )
         for setting, seconds in medians.items()
     ]

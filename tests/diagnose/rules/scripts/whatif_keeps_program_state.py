@@ -14,7 +14,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 
 class NoisyFeatures(Dataset):
-    def __init__(self, n=1024):
+    # 10 batches: the workers what-if times at most 5 of them per setting, whatever its allowance
+    def __init__(self, n=320):
         self.x = np.random.default_rng(0).standard_normal((n, 64)).astype(np.float32)
         self.rng = np.random.default_rng(1)  # the dataset's own augmentation stream
 
@@ -25,7 +26,7 @@ class NoisyFeatures(Dataset):
         noise = self.rng.standard_normal(64).astype(np.float32) * 0.1
         scale = 1.0 + 0.1 * random.random() + 0.1 * float(np.random.rand())
         sample = (self.x[i] + noise) * scale
-        for _ in range(20):  # per-sample work: data time is a visible share of the step
+        for _ in range(60):  # per-sample work: data time far above the 5% a data probe needs
             sample = np.tanh(sample) + 0.01 * sample
         return torch.from_numpy(sample), int(self.x[i, 0] > 0)
 
