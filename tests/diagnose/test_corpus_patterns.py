@@ -50,3 +50,68 @@ def test_a_read_inside_an_installed_package_is_blamed_on_the_programs_call(diagn
     line = _line_of(tmp_path / "train.py", "the program's call into the package")
     sites = [site.location for site in report.run.sync_sites]
     assert len(sites) == 1 and sites[0].endswith(f"train.py:{line}"), sites
+
+
+def test_a_critic_output_is_not_a_graph_kept_across_steps_beside_a_tiny_loss(diagnose_here):
+    """cleanrl's SAC backpropagates three losses per step: the critics', the actor's and a
+    5-node temperature loss, last. Its critic output `q_values` (15 autograd nodes, part of the
+    critics' loss) was compared with that last loss and called a graph kept for 3 steps (D503)."""
+    report = diagnose_here(
+        """
+        critic = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                               nn.Linear(32, 1))
+        actor = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+        log_alpha = torch.zeros(1, requires_grad=True)
+        q_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+        actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-3)
+        alpha_opt = torch.optim.Adam([log_alpha], lr=1e-3)
+        for step in range(40):
+            obs, act, target = torch.randn(64, 4), torch.randn(64, 2), torch.randn(64)
+            q_values = critic(torch.cat([obs, act], 1)).view(-1)
+            q_loss = nn.functional.mse_loss(q_values, target)
+            q_opt.zero_grad()
+            q_loss.backward()
+            q_opt.step()
+            if step % 2 == 0:
+                for _ in range(2):  # two delayed actor updates, as TD3 and SAC do
+                    pi = torch.tanh(actor(obs))
+                    actor_loss = -critic(torch.cat([obs, pi], 1)).mean()
+                    actor_opt.zero_grad()
+                    actor_loss.backward()
+                    actor_opt.step()
+                    with torch.no_grad():
+                        log_pi = -pi.pow(2).sum(1)
+                    alpha_loss = (-log_alpha.exp() * (log_pi - 2.0)).mean()
+                    alpha_opt.zero_grad()
+                    alpha_loss.backward()
+                    alpha_opt.step()
+                    alpha = log_alpha.exp().item()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    kinds = [r.kind for r in report.run.memory.retained]
+    assert "graph" not in kinds, report.run.memory.retained
+
+
+def test_a_sum_of_losses_kept_across_steps_is_still_found(diagnose_here):
+    """The counterpart: `total = total + loss` keeps every step's graph, whatever else the step
+    backpropagates."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        total = 0
+        for step in range(40):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total = total + loss
+        """,
+        steps=8,
+        warmup=2,
+    )
+    kinds = [r.kind for r in report.run.memory.retained]
+    assert "graph" in kinds, report.run.memory.retained
