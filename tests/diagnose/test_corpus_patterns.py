@@ -115,3 +115,50 @@ def test_a_sum_of_losses_kept_across_steps_is_still_found(diagnose_here):
     )
     kinds = [r.kind for r in report.run.memory.retained]
     assert "graph" in kinds, report.run.memory.retained
+
+
+def test_validating_a_full_batch_model_every_step_is_once_per_epoch(diagnose_here):
+    """pytorch/examples' GAT (like pygcn and pyGAT) trains on its one graph, a step per epoch,
+    and validates after every step on the same inputs (another mask): D304 [warning] said
+    "evaluation runs so often ... evaluating 10x less often saves 34%". Once per epoch is what
+    D304 itself advises."""
+    report = diagnose_here(
+        """
+        n = 800
+        x, y = torch.randn(n, 64), torch.randint(0, 4, (n,))
+        adj = (torch.rand(n, n) < 0.02).float() + torch.eye(n)
+        train_mask, val_mask = torch.arange(n) < 200, torch.arange(n) >= 600
+        test_mask = (torch.arange(n) >= 200) & (torch.arange(n) < 600)
+
+        class GraphNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.one, self.two = nn.Linear(64, 64), nn.Linear(64, 4)
+
+            def forward(self, x, adj):
+                hidden = torch.relu(adj @ self.one(x))
+                return torch.log_softmax(adj @ self.two(nn.functional.dropout(hidden, 0.5,
+                                                                             self.training)), 1)
+
+        def test(model, mask):
+            model.eval()
+            with torch.no_grad():
+                out = model(x, adj)
+                return nn.functional.nll_loss(out[mask], y[mask]).item()
+
+        model = GraphNet()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for epoch in range(30):
+            model.train()
+            opt.zero_grad()
+            loss = nn.functional.nll_loss(model(x, adj)[train_mask], y[train_mask])
+            loss.backward()
+            opt.step()
+            losses = [test(model, mask) for mask in (train_mask, val_mask, test_mask)]
+        """,
+        steps=8,
+        warmup=2,
+    )
+    evaluation = report.run.evaluation
+    assert evaluation.forwards and evaluation.on_training_batches == evaluation.forwards
+    assert "D304" not in {f.id for f in report.findings}, report.findings
