@@ -164,3 +164,17 @@ def image_folder(
         for n in range(per_class):
             pixels = base + rng.integers(0, 64, (size, size), dtype=np.uint8)
             Image.fromarray(pixels, mode="L").save(root / f"{n}.png")
+
+
+def sine_waves(
+    workdir: Path, path: str, sequences: int = 100, length: int = 1000, period: int = 20
+) -> None:
+    """`sequences` phase-shifted sine waves of `length` float64 samples, saved with torch.save
+    as one (sequences, length) array (time_sequence_prediction's generator makes 100 x 1000)."""
+    import numpy as np
+    import torch
+
+    rng = np.random.default_rng(2)
+    shifts = rng.integers(-4 * period, 4 * period, sequences).reshape(sequences, 1)
+    data = np.sin((np.arange(length) + shifts) / period).astype("float64")
+    torch.save(data, workdir / path)
