@@ -189,6 +189,24 @@ def test_d503_silent_for_flat_or_noisy_memory_and_detached_scalars():
     assert d503.check(flat) == []
 
 
+def test_d503_silent_for_slow_process_memory_growth_over_many_steps():
+    """examples/word_language_model under whole-cycle diagnose: process RSS rose 0.5 MiB per step
+    for 78 steps (43 MiB) with no tensor kept alive; the same program run plainly stays flat. A
+    slow RSS drift is not a leak the program owns, however long the run; a fast one still is."""
+
+    def rss_run(first_mib: int, per_step_mib: float, steps: range):
+        run = good_cpu_run()
+        run.steps = [dataclasses.replace(run.steps[0], index=i,
+                                         memory_bytes=int((first_mib + i * per_step_mib) * MIB))
+                     for i in steps]  # fmt: skip
+        run.memory.step_source = "process_rss"
+        return run
+
+    assert d503.check(rss_run(330, 0.5, range(3, 81))) == []
+    fast = rss_run(400, 5, range(3, 13))
+    assert "grew by 5.0 MiB per step" in evidence_text(only(d503.check(fast), "D503"))
+
+
 def test_d504_step_time_growth_and_silence_on_noise():
     run = steps_with(good_cpu_run(), times=lambda i: 0.010 + 0.003 * i)
     finding = only(d504.check(run), "D504")
