@@ -72,7 +72,8 @@ def run_one(entry: dict, src: Path, scratch: Path) -> dict:
     workdir = scratch / entry["id"]
     shutil.copytree(origin, workdir)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
-    places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin")}
+    places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin"),
+              "torchaudio_standin": str(HERE / "torchaudio_standin")}  # fmt: skip
     env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})
     _setup(entry, workdir, env)
     script, args = entry["script"], entry.get("args", [])

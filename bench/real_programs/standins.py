@@ -139,3 +139,42 @@ def tu_dataset(workdir: Path, folder: str, name: str = "MUTAG", graphs: int = 18
     }  # fmt: skip
     for part, rows in files.items():
         (root / f"{name}_{part}.txt").write_text("".join(f"{row}\n" for row in rows))
+
+
+def file(workdir: Path, path: str, lines: list[str]) -> None:
+    """A small text file the program reads (a smaller config than its default, say)."""
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(f"{line}\n" for line in lines))
+
+
+def image_folder(
+    workdir: Path, folder: str, classes: int = 10, per_class: int = 64, size: int = 28
+) -> None:
+    """`folder/<class index>/<n>.png` greyscale images, one class-dependent pattern plus noise
+    each (an MNIST-like tree of image files)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(5)
+    for label in range(classes):
+        root = workdir / folder / str(label)
+        root.mkdir(parents=True, exist_ok=True)
+        base = rng.integers(0, 192, (size, size), dtype=np.uint8)
+        for n in range(per_class):
+            pixels = base + rng.integers(0, 64, (size, size), dtype=np.uint8)
+            Image.fromarray(pixels, mode="L").save(root / f"{n}.png")
+
+
+def sine_waves(
+    workdir: Path, path: str, sequences: int = 100, length: int = 1000, period: int = 20
+) -> None:
+    """`sequences` phase-shifted sine waves of `length` float64 samples, saved with torch.save
+    as one (sequences, length) array (time_sequence_prediction's generator makes 100 x 1000)."""
+    import numpy as np
+    import torch
+
+    rng = np.random.default_rng(2)
+    shifts = rng.integers(-4 * period, 4 * period, sequences).reshape(sequences, 1)
+    data = np.sin((np.arange(length) + shifts) / period).astype("float64")
+    torch.save(data, workdir / path)

@@ -33,6 +33,11 @@ _SKIP = (
 _RELAYS = ("__torch_function__", "__torch_dispatch__")
 _library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code (or a relay)?
 _location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
+# An installed package (torchmetrics, Lightning) that makes the call is not where the user can
+# change it: blame the program's line that called into the package. The walk looks past such
+# frames only to find that line; the fast paths that dismiss torch's own reads do not.
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+_installed_code: dict = {}  # code object -> is it an installed package's code (not torchdoctor)?
 
 
 def _is_library(filename: str) -> bool:
@@ -56,27 +61,44 @@ def is_library_code(code) -> bool:
     return _is_library(code.co_filename) or code.co_name in _RELAYS
 
 
+def _is_installed(code) -> bool:
+    filename = code.co_filename
+    return any(part in filename for part in _INSTALLED) and not filename.startswith(_PACKAGE)
+
+
 def user_location(depth: int = 2) -> str:
-    """`file:line` of the first frame outside torch and torchdoctor, `depth` frames up."""
+    """`file:line` of the first frame outside torch and torchdoctor, `depth` frames up; past an
+    installed package's frames to the program's line that called it, when there is one."""
     try:
         frame = sys._getframe(depth)
     except ValueError:
         return "<unknown>"
-    library = _library_code
+    library, installed = _library_code, _installed_code
+    first_installed = None  # the package's frame nearest the call, if no program line is found
     while frame is not None:
         code = frame.f_code
         is_library = library.get(code)
         if is_library is None:
             is_library = library[code] = is_library_code(code)
         if not is_library:
-            break
+            is_installed = installed.get(code)
+            if is_installed is None:
+                is_installed = installed[code] = _is_installed(code)
+            if not is_installed:
+                break
+            if first_installed is None:
+                first_installed = (code, frame.f_lineno)
         frame = frame.f_back
     if frame is None:
-        return "<unknown>"
-    key = (code, frame.f_lineno)
+        if first_installed is None:
+            return "<unknown>"
+        code, line = first_installed
+    else:
+        line = frame.f_lineno
+    key = (code, line)
     location = _location.get(key)
     if location is None:
-        location = _location[key] = f"{short_path(code.co_filename)}:{frame.f_lineno}"
+        location = _location[key] = f"{short_path(code.co_filename)}:{line}"
     return location
 
 

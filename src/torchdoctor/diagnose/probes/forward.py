@@ -204,9 +204,11 @@ class ForwardProbe(Probe):
         return record
 
     def _note_training_batch(self, record: ForwardRecord, x) -> None:
-        """A forward without autograd on the input of the same model's last grad forward (the
-        batch it just trained on): a second forward for a metric, not acting or a target net."""
-        if record.grad_enabled:
+        """A forward without autograd, or in eval mode, on the input of the same model's last
+        grad forward in train mode (the batch it just trained on): a second forward for a metric,
+        or full-batch validation (pyGAT validates in eval mode with autograd on); not acting or
+        a target net."""
+        if record.grad_enabled and record.train_mode:
             self.last_grad_input[record.module_id] = _weak(x)
         else:
             seen = self.last_grad_input.get(record.module_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import sys
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from types import FrameType
 
@@ -27,6 +28,7 @@ GRAPH_STEPS = 3  # a graph this many times the step's own loss graph spans sever
 MAX_REFS = 64  # weak references kept per kind (older steps beyond it are thinned out)
 MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a retention
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
+RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
 
 
 @dataclass
@@ -42,8 +44,16 @@ class RetentionWatch:
         self.found: dict[str, RetainedTensors] = {}
         # kind -> (the container holding them, its name): looked up once; dropped at the end
         self.holders: dict[str, tuple[object, str]] = {}
+        # the last few losses passed to backward(), several per step where a step has several
+        # (SAC: critic, actor and temperature losses)
+        self.recent_losses: deque[weakref.ref] = deque(maxlen=RECENT_LOSSES)
 
     def remember(self, kind: str, step: int, tensor, location: str) -> None:
+        if kind == "loss":
+            try:
+                self.recent_losses.append(weakref.ref(tensor))
+            except TypeError:
+                pass
         refs = self.refs[kind]
         if refs and refs[-1].step == step:
             return  # one per step is enough
@@ -85,10 +95,12 @@ class RetentionWatch:
 
     def check_graphs(self, current_step: int) -> None:
         """A tensor in the training loop's variables whose autograd graph is several times the
-        step's loss graph holds the graphs of earlier steps: `total_loss += loss`."""
-        losses = [r for r in self.refs["loss"] if r.step == current_step]
-        loss = losses[-1].ref() if losses else None
-        if loss is None or loss.grad_fn is None:
+        largest graph of the losses just backpropagated holds the graphs of earlier steps:
+        `total_loss += loss`. The largest, not the last: a step's last loss can be a tiny one
+        (SAC's temperature loss, 5 nodes) beside a critic's output of 15."""
+        losses = [ref() for ref in self.recent_losses]
+        alive = [loss for loss in losses if loss is not None and loss.grad_fn is not None]
+        if not alive:
             return
         frame = _user_frame()
         if frame is None:
@@ -96,11 +108,13 @@ class RetentionWatch:
         candidates = [
             (name, value)
             for name, value in list(frame.f_locals.items())
-            if isinstance(value, torch.Tensor) and value is not loss and value.grad_fn is not None
+            if isinstance(value, torch.Tensor)
+            and value.grad_fn is not None
+            and not any(value is loss for loss in alive)
         ]
         if not candidates:  # nothing to compare with: the loss graph is not walked (ms on RNNs)
             return
-        own = _graph_nodes(loss.grad_fn)
+        own = max(_graph_nodes(loss.grad_fn) for loss in alive)
         if own <= 0:
             return
         for name, value in candidates:

@@ -3,7 +3,8 @@
 ## What it does
 Flags runs in which validation ran in at least a third of the measured training steps and took
 25% or more of the measured time (training steps plus the evaluation cut out of them), unless it
-ran about once per training epoch or less (a small data set whose epochs are a few steps). It counts
+ran about once per training epoch or less (a small data set whose epochs are a few steps, or
+full-batch training, where each step is an epoch: a GNN validated on its one graph). It counts
 only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
 evaluation (acting forwards of a reinforcement-learning loop run in train mode and are left out).
 
@@ -75,6 +76,18 @@ def training_steps_per_epoch(run: RunObservation) -> float | None:
     return length // batch if drop_last else math.ceil(length / batch)
 
 
+def full_batch(run: RunObservation) -> bool:
+    """Full-batch training (a GNN on its one graph: pygcn, pyGAT, PyG's Planetoid examples): no
+    training loader, and every evaluation forward ran on the inputs the training forward had just
+    seen (the whole data set, masked differently for the loss and for validation)."""
+    evaluation = run.evaluation
+    return (
+        not training_loaders(run)
+        and bool(evaluation.on_training_batches)
+        and evaluation.on_training_batches == evaluation.forwards
+    )
+
+
 def check(run: RunObservation) -> list[Finding]:
     steps = measured_steps(run)
     if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
@@ -89,6 +102,8 @@ def check(run: RunObservation) -> list[Finding]:
     per_epoch = training_steps_per_epoch(run)
     if per_epoch is not None and frequency * per_epoch <= ONCE_PER_EPOCH:
         return []  # validation once per epoch of a small data set (PyG's mutag_gin): as advised
+    if full_batch(run):
+        return []  # one step is the whole epoch: validating every step is once per epoch
     saving = clamp(share * (1 - 1 / LESS_OFTEN))
     per_run = evaluation_s / len(evaluated)
     evidence = [

@@ -1,0 +1,166 @@
+"""Patterns seen in the real-programs corpus (bench/real_programs), each reproduced on a small
+script of our own: what torchdoctor got wrong on a public program, and must not again."""
+
+from __future__ import annotations
+
+import textwrap
+
+
+def _line_of(path, marker: str) -> int:
+    lines = path.read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if marker in line)
+
+
+def test_a_read_inside_an_installed_package_is_blamed_on_the_programs_call(diagnose_here, tmp_path):
+    """torchmetrics and Lightning read tensors (`.item()`) inside their own code: D401 named
+    lines of site-packages/torchmetrics, which the user cannot change. The program's line that
+    called into the package is the one to name."""
+    package = tmp_path / "site-packages" / "metricpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            def update(value):
+                return _as_float(value)
+
+            def _as_float(value):
+                return value.item()
+            """
+        )
+    )
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import metricpkg
+
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(10):
+            loss = model(torch.randn(16, 32)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            metricpkg.update(loss.detach())  # the program's call into the package
+        """,
+        steps=4,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line = _line_of(tmp_path / "train.py", "the program's call into the package")
+    sites = [site.location for site in report.run.sync_sites]
+    assert len(sites) == 1 and sites[0].endswith(f"train.py:{line}"), sites
+
+
+def test_a_critic_output_is_not_a_graph_kept_across_steps_beside_a_tiny_loss(diagnose_here):
+    """cleanrl's SAC backpropagates three losses per step: the critics', the actor's and a
+    5-node temperature loss, last. Its critic output `q_values` (15 autograd nodes, part of the
+    critics' loss) was compared with that last loss and called a graph kept for 3 steps (D503)."""
+    report = diagnose_here(
+        """
+        critic = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                               nn.Linear(32, 1))
+        actor = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+        log_alpha = torch.zeros(1, requires_grad=True)
+        q_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+        actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-3)
+        alpha_opt = torch.optim.Adam([log_alpha], lr=1e-3)
+        for step in range(40):
+            obs, act, target = torch.randn(64, 4), torch.randn(64, 2), torch.randn(64)
+            q_values = critic(torch.cat([obs, act], 1)).view(-1)
+            q_loss = nn.functional.mse_loss(q_values, target)
+            q_opt.zero_grad()
+            q_loss.backward()
+            q_opt.step()
+            if step % 2 == 0:
+                for _ in range(2):  # two delayed actor updates, as TD3 and SAC do
+                    pi = torch.tanh(actor(obs))
+                    actor_loss = -critic(torch.cat([obs, pi], 1)).mean()
+                    actor_opt.zero_grad()
+                    actor_loss.backward()
+                    actor_opt.step()
+                    with torch.no_grad():
+                        log_pi = -pi.pow(2).sum(1)
+                    alpha_loss = (-log_alpha.exp() * (log_pi - 2.0)).mean()
+                    alpha_opt.zero_grad()
+                    alpha_loss.backward()
+                    alpha_opt.step()
+                    alpha = log_alpha.exp().item()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    kinds = [r.kind for r in report.run.memory.retained]
+    assert "graph" not in kinds, report.run.memory.retained
+
+
+def test_a_sum_of_losses_kept_across_steps_is_still_found(diagnose_here):
+    """The counterpart: `total = total + loss` keeps every step's graph, whatever else the step
+    backpropagates."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        total = 0
+        for step in range(40):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total = total + loss
+        """,
+        steps=8,
+        warmup=2,
+    )
+    kinds = [r.kind for r in report.run.memory.retained]
+    assert "graph" in kinds, report.run.memory.retained
+
+
+def test_validating_a_full_batch_model_every_step_is_once_per_epoch(diagnose_here):
+    """pytorch/examples' GAT (like pygcn and pyGAT) trains on its one graph, a step per epoch,
+    and validates after every step on the same inputs (another mask; pyGAT with autograd on,
+    which was not recognised as the training inputs either): D304 [warning] said
+    "evaluation runs so often ... evaluating 10x less often saves 34%". Once per epoch is what
+    D304 itself advises."""
+    report = diagnose_here(
+        """
+        n = 800
+        x, y = torch.randn(n, 64), torch.randint(0, 4, (n,))
+        adj = (torch.rand(n, n) < 0.02).float() + torch.eye(n)
+        train_mask, val_mask = torch.arange(n) < 200, torch.arange(n) >= 600
+        test_mask = (torch.arange(n) >= 200) & (torch.arange(n) < 600)
+
+        class GraphNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.one, self.two = nn.Linear(64, 64), nn.Linear(64, 4)
+
+            def forward(self, x, adj):
+                hidden = torch.relu(adj @ self.one(x))
+                return torch.log_softmax(adj @ self.two(nn.functional.dropout(hidden, 0.5,
+                                                                             self.training)), 1)
+
+        def test(model, mask, autograd):  # pyGAT validates with autograd on, pygcn without
+            model.eval()
+            with torch.set_grad_enabled(autograd):
+                out = model(x, adj)
+                return nn.functional.nll_loss(out[mask], y[mask]).item()
+
+        model = GraphNet()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for epoch in range(30):
+            model.train()
+            opt.zero_grad()
+            loss = nn.functional.nll_loss(model(x, adj)[train_mask], y[train_mask])
+            loss.backward()
+            opt.step()
+            losses = [test(model, train_mask, False), test(model, val_mask, True),
+                      test(model, test_mask, True)]
+        """,
+        steps=8,
+        warmup=2,
+    )
+    evaluation = report.run.evaluation
+    assert evaluation.forwards and evaluation.on_training_batches == evaluation.forwards
+    assert "D304" not in {f.id for f in report.findings}, report.findings
