@@ -1,13 +1,15 @@
 """Output files (`--json`, `--html`, `--trace`) are checked before a long run, not after it.
 
-The check opens the file for appending, as the writer will: that is the only test that also
-catches a read-only filesystem, a file without write permission and a path that is a folder
-(`os.access` says yes to root on a read-only mount). A file the check created is removed again.
+The check opens an existing file for appending, as the writer will, or creates a private scratch
+file beside a new one: the only test that also catches a read-only filesystem, a file without
+write permission and a path that is a folder (`os.access` says yes to root on a read-only mount).
+It never creates the target itself: every rank of a torchrun job checks the same path at once,
+and one rank's check must not remove (or leave) a file another rank is checking.
 """
 
 from __future__ import annotations
 
-import os
+import tempfile
 from pathlib import Path
 
 from torchdoctor.errors import UsageError
@@ -21,11 +23,12 @@ def check_writable(path: str | Path, flag: str = "--json") -> None:
         raise UsageError(f"{flag} {path}: directory {parent} does not exist")
     if target.is_dir():
         raise UsageError(f"{flag} {path}: is a directory")
-    existed = target.exists()
     try:
-        with open(target, "a", encoding="utf-8"):
-            pass
+        if target.exists():
+            with open(target, "a", encoding="utf-8"):
+                pass
+        else:
+            with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{target.name}.", delete=True):
+                pass
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot be written ({exc.strerror})") from None
-    if not existed:
-        os.remove(target)
