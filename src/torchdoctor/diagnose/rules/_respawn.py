@@ -66,7 +66,12 @@ def respawn_cost(
     if not respawning:
         return None
     measured = fastest(run, "data.persistent_workers")
-    timed = max(respawning, key=lambda ld: sum(ld.worker_startup_s))  # the one the probe timed
+    if measured is not None and measured.subject:  # the timing names the loader it was taken on
+        timed = next((ld for ld in respawning if ld.location == measured.subject), None)
+    else:  # the probe times the loader whose epoch starts took longest
+        timed = max(respawning, key=lambda ld: sum(ld.worker_startup_s))
+    if timed is None:
+        measured = None  # taken on a loader this rule does not speak of
     overhead_per_epoch_s = startup_per_epoch_s = 0.0
     evidence = []
     for ld in respawning:

@@ -131,22 +131,31 @@ class _Plan:
         ]
 
     def _plan_loader(self, label: str, candidates: list[tuple], key, module) -> None:
-        """Plan `module`'s probe (its `unsupported` and `measure`) on the candidate loader with the
-        largest `key`, when the data phase is worth it; say why when the loader cannot be timed."""
+        """Plan `module`'s probe (its `unsupported` and `measure`) on the candidate loaders, the
+        largest `key` first, when the data phase is worth it; say why a loader cannot be timed.
+        A loader whose measurement comes back empty (its dataset cannot give the fix's batches,
+        or gives other ones) hands over to the next: which loaders qualify is often a timing
+        near a threshold, so the first may not be the one the fix applies to."""
         share = _run_share(self.run, "data")
         if share < MIN_PHASE_SHARE or not candidates:
             return
-        loader, observation = max(candidates, key=lambda pair: key(pair[1]))
-        why = module.unsupported(loader)
-        if why:
-            self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
-            return
+        timeable = []
+        for loader, observation in sorted(candidates, key=lambda pair: -key(pair[1])):
+            why = module.unsupported(loader)
+            if why:
+                self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
+            else:
+                timeable.append((loader, observation.location))
 
         def work(allowance: float) -> list[WhatIfTiming]:  # the timing names its loader
-            timings = module.measure(loader, allowance)
-            return [replace(t, subject=t.subject or observation.location) for t in timings]
+            for loader, location in timeable:
+                timings = module.measure(loader, allowance)
+                if timings:
+                    return [replace(t, subject=t.subject or location) for t in timings]
+            return []
 
-        self.items.append((share, label, work))
+        if timeable:
+            self.items.append((share, label, work))
 
     def _plan_respawn(self) -> None:
         from torchdoctor.diagnose.whatif import respawn
@@ -182,30 +191,7 @@ class _Plan:
             and o.batch_size is not None  # None: already fetched whole, nothing to measure
             and in_memory(self.run, o)
         ]  # the loaders rule D108 talks about: samples only indexed from memory
-        share = _run_share(self.run, "data")
-        if share < MIN_PHASE_SHARE or not indexed:
-            return
-        # the longest wait first; a dataset that cannot return a whole batch for a list of
-        # indices (or returns another one: its own random stream) hands over to the next loader,
-        # since whether a __getitem__ counts as "only indexing" is a timing near its threshold
-        timeable = []
-        for loader, observation in sorted(indexed, key=lambda pair: -pair[1].wait_s):
-            why = batched_fetch.unsupported(loader)
-            if why:
-                self.run.whatif.skipped.append(f"batched fetch at {observation.location}: {why}")
-            else:
-                timeable.append((loader, observation.location))
-        if not timeable:
-            return
-
-        def work(allowance: float) -> list[WhatIfTiming]:
-            for loader, location in timeable:
-                timings = batched_fetch.measure(loader, allowance)
-                if timings:
-                    return [replace(t, subject=location) for t in timings]
-            return []
-
-        self.items.append((share, "batched fetch", work))
+        self._plan_loader("batched fetch", indexed, lambda o: o.wait_s, batched_fetch)
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation
