@@ -17,8 +17,10 @@ demo: $(VENV)/.installed
 
 # One intra-op thread per test process: two xdist workers already fill the two cores, and
 # oversubscribed OpenMP threads make tiny-model tests 10-25x slower on a busy machine.
+# Timing-based diagnoses (marked `timing`, tests/conftest.py) run afterwards, one at a time.
 test: $(VENV)/.installed
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not timing"
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -m timing
 
 lint-self: $(VENV)/.installed
 	$(BIN)/torchdoctor lint src bench tools

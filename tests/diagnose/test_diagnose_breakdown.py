@@ -8,8 +8,8 @@ import pytest
 
 from torchdoctor.diagnose.observations import PHASES
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 COMPUTE = ("forward", "backward", "optimizer")
 

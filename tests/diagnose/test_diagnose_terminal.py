@@ -18,8 +18,8 @@ from torchdoctor.diagnose.observations import RunObservation, StepObservation
 from torchdoctor.diagnose.report.builder import build_report
 from torchdoctor.diagnose.report.terminal import render_terminal
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 LONG_FIX = (
     "loader = DataLoader(train_set, batch_size=64, shuffle=False, collate_fn=pad_batch, "

@@ -15,6 +15,8 @@ from torchdoctor.diagnose.api import diagnose_script, watch
 from torchdoctor.intercept.hooks import usable_cores
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 
 @pytest.fixture(autouse=True)
@@ -177,7 +179,7 @@ def test_batched_fetch_times_the_loader_whose_dataset_takes_a_list_of_indices():
     assert all(f.saving_basis == "estimated" for f in about_rows), about_rows
 
 
-@pytest.mark.flaky(reruns=2)  # D111 needs the collate at 25% of the step: a share, not a time
+# D111 needs the collate at 25% of the step: a share, not a time (a timing test: module mark)
 def test_collate_probe_times_a_whole_batch_collate_that_returns_the_same_batches():
     """The program pads one token at a time; default_collate cannot stack ragged sequences, one
     pad_sequence returns the very same batches: that is timed, and D111's saving is the

@@ -17,7 +17,7 @@ from torchdoctor.diagnose.step_analysis import step_profile
 from torchdoctor.diagnose.whatif.precision import native_bf16_cpu
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
-pytestmark = pytest.mark.flaky(reruns=2)
+pytestmark = pytest.mark.timing
 
 
 def _timing(report, name: str):

@@ -12,8 +12,8 @@ import torch
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.trainer.faults import CHECK_EVERY, NonFiniteGuard
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 TRAINER_OVER_TENSORS = """
 import torch

@@ -14,8 +14,8 @@ from torchdoctor.cli import cli
 from torchdoctor.errors import TorchdoctorError
 from torchdoctor.trials.api import run_trials
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

@@ -13,8 +13,8 @@ import pytest
 from planted import SCRIPTS, line_of, one_thread  # noqa: F401  (fixture)
 from planted import diagnose as diagnose_steps
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 STEPS = 60  # the sampler takes a sample every 3 ms: enough samples on a busy machine (CI)
 

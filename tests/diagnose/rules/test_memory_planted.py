@@ -15,8 +15,8 @@ from torchdoctor.diagnose.probes.activations import ActivationCounter
 from torchdoctor.errors import UsageError
 from torchdoctor.trainer.modelprep import checkpoint_submodules
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 
 def diagnose(name: str, status: str = "stopped"):

@@ -20,8 +20,8 @@ from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread
 
 from torchdoctor.diagnose.api import diagnose_script
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
-pytestmark = pytest.mark.flaky(reruns=2)
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

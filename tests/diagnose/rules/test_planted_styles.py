@@ -15,9 +15,9 @@ from styles import PLANTED, PLANTED2
 
 from torchdoctor.diagnose.api import diagnose_script
 
-# Timing-based diagnoses on a machine whose two cores both run tests: a rerun before failing.
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
 pytestmark = [
-    pytest.mark.flaky(reruns=2),
+    pytest.mark.timing,
     # s10 formats the loss tensor (requires_grad) into its log line, as programs do
     pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad"),
 ]
