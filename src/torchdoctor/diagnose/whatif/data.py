@@ -17,7 +17,7 @@ from typing import Any
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import synchronize
+from torchdoctor.diagnose.whatif.guard import affordable_rounds, synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
 from torchdoctor.intercept.hooks import usable_cores
 
@@ -177,12 +177,24 @@ def measure(
         if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
     ]
     available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
-    compute = StepCompute(replay, rest_s)
     runs = len(counts) + 2
     batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, allowance_s / runs / step_s)))
-    _, before = _fetch_while_computing(loader, 0, batches, compute)
-    measured = [(n, *_fetch_while_computing(loader, n, batches, compute)) for n in counts]
-    _, after = _fetch_while_computing(loader, 0, batches, compute)
+    # the program's own steps (num_workers=0) took step_s a batch: the fewest batches of every
+    # run must fit before the first starts (a slow dataset's runs would take the budget and more)
+    batches = min(batches, affordable_rounds(max(step_s, 1e-6) * runs, fewest=MIN_BATCHES))
+    compute = StepCompute(replay, rest_s)
+    sides = [0, *counts, 0]  # the as-run side before and after the worker counts (drift)
+    results, longest = [], 0.0
+    for index, workers in enumerate(sides):
+        # the runs left must fit in what is left of the budget, the longest run so far being
+        # what one costs here (a worker count adds its start-up), or the next does not start
+        if longest:
+            affordable_rounds(longest, fewest=len(sides) - index)
+        started = time.perf_counter()
+        results.append(_fetch_while_computing(loader, workers, batches, compute))
+        longest = max(longest, time.perf_counter() - started)
+    before, after = results[0][1], results[-1][1]
+    measured = [(n, *result) for n, result in zip(counts, results[1:-1], strict=True)]
     as_run = (before + after) / 2
     return [
         WhatIfTiming(

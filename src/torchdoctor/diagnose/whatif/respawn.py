@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.data import side_loader, side_run_unsupported
+from torchdoctor.diagnose.whatif.guard import affordable_rounds
 
 MIN_ROUNDS, MAX_ROUNDS = 3, 7
 
@@ -47,11 +48,19 @@ def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
     fresh = side_loader(loader, workers, persistent_workers=False)
     kept = side_loader(loader, workers, persistent_workers=True)
     try:
+        # one fresh epoch start shows what a round costs (a fresh start, then a reused one
+        # costs less): the first persistent start and MIN_ROUNDS rounds must fit in what is
+        # left of the budget, or none starts (a slow worker set-up would overrun it)
+        started = time.perf_counter()
+        as_run = [_epoch_start_and_end(fresh)]
+        fresh_s = max(time.perf_counter() - started, 1e-6)
+        affordable_rounds(fresh_s, fewest=2 * MIN_ROUNDS)
         started = time.perf_counter()
         _epoch_start_and_end(kept)  # starts the persistent workers, as the fix's first epoch
-        as_run, alternative = [_epoch_start_and_end(fresh)], [_epoch_start_and_end(kept)[0]]
-        per_round = max(time.perf_counter() - started, 1e-6) * 2 / 3  # two of the three calls
+        alternative = [_epoch_start_and_end(kept)[0]]
+        per_round = fresh_s + max(time.perf_counter() - started, 1e-6) / 2  # half: one reuse
         rounds = int(max(MIN_ROUNDS, min(MAX_ROUNDS, allowance_s / per_round)))
+        rounds = min(rounds, affordable_rounds(per_round, fewest=MIN_ROUNDS - 1) + 1)
         for _ in range(rounds - 1):
             as_run.append(_epoch_start_and_end(fresh))
             alternative.append(_epoch_start_and_end(kept)[0])

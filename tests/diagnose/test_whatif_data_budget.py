@@ -1,0 +1,97 @@
+"""The hand-timed data what-ifs (DataLoader workers beside a replay of the step, persistent
+workers) keep to the what-if budget like the interleaved timings: a probe whose runs would not
+fit in what is left does not start them and says so. Decided from structure: a dataset that
+sleeps in `__getitem__` (or a worker set-up that sleeps) makes a run longer than the whole budget
+on any machine, and load only makes it longer."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from torchdoctor.diagnose.api import diagnose_script
+
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
+BUDGET_S = 0.4
+
+SLOW_DATASET = """
+import time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Slow(Dataset):
+    def __len__(self):
+        return {length}
+
+    def __getitem__(self, i):
+        time.sleep(0.01)  # decoding a file, say: 80 ms a batch of 8
+        return torch.full((16,), float(i % 7)), i % 2
+
+
+def main():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(Slow(), batch_size=8, shuffle=True{workers})
+    for epoch in range({epochs}):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+SLOW_WORKER_START = SLOW_DATASET.replace(
+    "        time.sleep(0.01)  # decoding a file, say: 80 ms a batch of 8\n", ""
+).replace("class Slow(", "def slow_start(worker):\n    time.sleep(0.3)\n\n\nclass Slow(")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _whatif(tmp_path, source: str, **shape):
+    script = tmp_path / "slow_data.py"
+    script.write_text(textwrap.dedent(source.format(**shape)))
+    report = diagnose_script(str(script), steps=None, warmup=2, whatif_budget_s=BUDGET_S)
+    return report.run.whatif
+
+
+def test_workers_probe_does_not_start_side_runs_a_slow_dataset_cannot_finish_in_the_budget(
+    tmp_path,
+):
+    # 4 side runs (as run twice, 1 and 2 workers) of at least 4 batches of 80 ms: >= 1.3 s
+    whatif = _whatif(tmp_path, SLOW_DATASET, length=160, workers="", epochs=1)
+    assert not [t for t in whatif.timings if t.name == "data.workers"]
+    notes = [s for s in whatif.skipped if s.startswith("DataLoader workers")]
+    assert notes and "over the time budget" in notes[0], whatif.skipped
+    assert whatif.seconds < BUDGET_S  # nothing slow was started
+
+
+def test_worker_start_up_probe_stops_before_rounds_a_slow_worker_set_up_cannot_finish(tmp_path):
+    # each fresh epoch start sleeps 0.3 s in worker_init_fn: one shows the rounds cannot fit
+    whatif = _whatif(
+        tmp_path,
+        SLOW_WORKER_START,
+        length=32,  # 4 batches an epoch: the measured steps span epoch starts
+        workers=", num_workers=1, worker_init_fn=slow_start",
+        epochs=4,
+    )
+    assert not [t for t in whatif.timings if t.name == "data.persistent_workers"]
+    notes = [s for s in whatif.skipped if s.startswith("worker start-up")]
+    assert notes and "over the time budget" in notes[0], whatif.skipped
+    # the one fresh start that showed it (0.3 s and the workers' own start), not 7 rounds
+    assert whatif.seconds < 3 * BUDGET_S
