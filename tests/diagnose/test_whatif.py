@@ -97,6 +97,22 @@ def test_optimizer_probe_measures_the_fix_and_names_the_faster_one():
     assert fastest.setting in finding.saving_how and "Measured:" in " ".join(finding.evidence)
 
 
+def test_optimizer_probe_times_the_steps_under_the_programs_profiler_with_a_reference():
+    """The program ran its steps under torch.profiler (record_shapes): the clone's steps, and
+    the replay's forward and backward (the reference for the step without our probes), are
+    timed under one too, as `--try fused_optimizer` runs them; no profiler is left recording."""
+    report = diagnose_script(
+        str(SCRIPTS / "d212_profiler_left_on.py"), steps=6, warmup=2, whatif_budget_s=30.0
+    )
+    timings = {t.name: t for t in report.run.whatif.timings}
+    assert {"optimizer.fused", "copy.forward_backward", "profiler.off"} <= set(timings)
+    for name in ("optimizer.fused", "copy.forward_backward"):
+        assert timings[name].setting.endswith("under the program's torch.profiler"), timings
+    reference = timings["copy.forward_backward"]
+    assert reference.repeats == timings["optimizer.fused"].repeats  # in the same rounds
+    assert not torch.autograd._profiler_enabled()
+
+
 def test_whole_cycle_mode_reaches_the_per_epoch_evaluation_that_20_steps_miss():
     script = str(SCRIPTS / "epoch_eval_with_autograd.py")
     fixed = diagnose_script(script, steps=20, warmup=3, whatif=False)

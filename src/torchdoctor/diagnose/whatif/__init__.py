@@ -234,10 +234,9 @@ class _Plan:
     def _plan_profiler(self) -> None:
         from torchdoctor.diagnose.whatif.profiler import measure_profiler
 
-        habits = self.run.habits
-        if habits.profiler_active_share is None or habits.profiler_active_share < 0.5:
+        options = self._program_profiler()
+        if options is None:
             return
-        options = list(habits.profiler_options)
         optimizer = self._largest_optimizer()
 
         def work(allowance: float) -> list[WhatIfTiming]:
@@ -249,16 +248,34 @@ class _Plan:
         stake = sum(_run_share(self.run, phase) for phase in phases)
         self.items.append((stake, "torch.profiler", work))
 
+    def _program_profiler(self) -> list[str] | None:
+        """The options of the torch.profiler the program kept on over most of its steps (None:
+        no such profiler)."""
+        habits = self.run.habits
+        if habits.profiler_active_share is None or habits.profiler_active_share < 0.5:
+            return None
+        return list(habits.profiler_options)
+
     def _plan_optimizer(self) -> None:
         from torchdoctor.diagnose.whatif.optimizer import measure_optimizer
+        from torchdoctor.diagnose.whatif.profiler import profiler_arguments
 
         share = _run_share(self.run, "optimizer")
         optimizer = self._largest_optimizer()
         if optimizer is None or share < MIN_PHASE_SHARE:
             return
-        self.items.append(
-            (share, "optimizer step", lambda allowance: measure_optimizer(optimizer, allowance))
-        )
+        options = self._program_profiler()  # the steps ran under it: the timed copies do too
+        profiler = None
+        if options is not None:
+            device_type = self.run.environment.device_type
+            profiler = profiler_arguments(options, device_type)
+
+        def work(allowance: float) -> list[WhatIfTiming]:
+            replay = self.replay()
+            reference = replay.forward_backward if replay is not None else None
+            return measure_optimizer(optimizer, allowance, profiler, reference)
+
+        self.items.append((share, "optimizer step", work))
 
     def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
         """A probe's work on the replay (none: nothing is timed)."""

@@ -4,6 +4,7 @@ tensors are never stepped)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 
@@ -66,9 +67,26 @@ def _as_run_setting(optimizer: torch.optim.Optimizer) -> str:
 PREFERENCE = ("fused", "foreach")
 
 
-def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> list[WhatIfTiming]:
+# the reference timing: the replay's forward and backward as run, no fix (rule D210 compares
+# it, and the clone's step as run, with the phases observed under the probes)
+FORWARD_BACKWARD = "copy.forward_backward"
+
+
+def measure_optimizer(
+    optimizer: torch.optim.Optimizer,
+    allowance_s: float,
+    profiler: dict | None = None,
+    forward_backward: Callable[[], object] | None = None,
+) -> list[WhatIfTiming]:
     """One timing: the step as run vs the first alternative of PREFERENCE the optimizer class
-    accepts and does not run already (none: nothing is timed)."""
+    accepts and does not run already (none: nothing is timed). `profiler`: the arguments of the
+    torch.profiler.profile the program ran its steps under; both steps are then timed under one
+    too, as they run in the program: the profiler's cost per op is part of what the many small
+    ops of a per-tensor step cost there (without it the saving came out a third of what
+    `--try fused_optimizer` gained on a profiled script). `forward_backward`: the replay's
+    forward and backward, timed in the same rounds as a reference (FORWARD_BACKWARD): with the
+    clone's step as run it is the program's step without torchdoctor's probes, whose hooks on a
+    sub-millisecond step took as long as the program's own work."""
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if not params:
         return []
@@ -88,21 +106,44 @@ def measure_optimizer(optimizer: torch.optim.Optimizer, allowance_s: float) -> l
             continue
     if len(variants) < 2:
         return []
+    if forward_backward is not None:
+        variants[FORWARD_BACKWARD] = forward_backward
     clock = compute_clock(device_type)  # CPU time on one CPU thread: not the machine's load
+    recording: contextlib.AbstractContextManager = contextlib.nullcontext()
+    if profiler is not None:
+        from torchdoctor.diagnose.whatif.profiler import profiling  # it clones optimizers too
+
+        recording = profiling(profiler)
     try:
-        medians, rounds = interleaved_medians(variants, device_type, allowance_s, clock)
+        with recording:
+            medians, rounds = interleaved_medians(variants, device_type, allowance_s, clock)
     except (TypeError, RuntimeError, ValueError):  # a kernel refused these tensors at step time
         return []
+    under = " under the program's torch.profiler" if profiler is not None else ""
     as_run = medians.pop("as run")
-    return [
+    reference = medians.pop(FORWARD_BACKWARD, None)
+    timings = [
         WhatIfTiming(
             name=f"optimizer.{setting.split('=')[0]}",
             unit="optimizer step",
             as_run_s=as_run,
             alternative_s=seconds,
             repeats=rounds,
-            setting=setting,
+            setting=setting + under,
             clock=clock_name(clock),
         )
         for setting, seconds in medians.items()
     ]
+    if reference is not None:
+        timings.append(
+            WhatIfTiming(
+                name=FORWARD_BACKWARD,
+                unit="forward and backward",
+                as_run_s=reference,
+                alternative_s=reference,  # a reference: no fix
+                repeats=rounds,
+                setting="as run (reference: no fix)" + under,
+                clock=clock_name(clock),
+            )
+        )
+    return timings

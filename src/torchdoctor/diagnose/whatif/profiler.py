@@ -32,7 +32,8 @@ ORDER = (True, False, False, True, True, False)
 
 
 @contextlib.contextmanager
-def _profiling(settings: dict):
+def profiling(settings: dict):
+    """A torch.profiler.profile with `settings` recording meanwhile (kineto's noise hidden)."""
     profiler = torch.profiler.profile(**settings)
     with _without_kineto_noise():
         profiler.start()
@@ -46,7 +47,7 @@ def _profiling(settings: dict):
 def _block(work: Callable[[], None], device_type: str, calls: int, settings: dict | None):
     """`calls` timed calls after an untimed one (a profiler's first events, or the first call
     after one stopped, pay set-up costs no step of a long profiled run pays)."""
-    context = _profiling(settings) if settings is not None else contextlib.nullcontext()
+    context = profiling(settings) if settings is not None else contextlib.nullcontext()
     with context:
         work()
         return [timed(work, device_type, compute_clock(device_type)) for _ in range(calls)]
