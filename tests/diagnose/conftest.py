@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 from diagnose_prelude import PRELUDE
 
 
@@ -78,3 +79,13 @@ def _strict_rules(monkeypatch):
     from torchdoctor.diagnose.rules_runner import STRICT_ENV
 
     monkeypatch.setenv(STRICT_ENV, "1")
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch thread for the test, as the what-if probes time on CPU (their CPU-time clock);
+    the thread count before is put back."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -16,15 +16,7 @@ from torchdoctor.intercept.hooks import usable_cores
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
-pytestmark = pytest.mark.timing
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = [pytest.mark.timing, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _load(name: str):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import torch
 
 from torchdoctor.diagnose.api import diagnose_script
 
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
-pytestmark = pytest.mark.timing
+pytestmark = [pytest.mark.timing, pytest.mark.usefixtures("one_torch_thread")]
 
 BUDGET_S = 0.4
 
@@ -53,14 +52,6 @@ if __name__ == "__main__":
 SLOW_WORKER_START = SLOW_DATASET.replace(
     "        time.sleep(0.01)  # decoding a file, say: 80 ms a batch of 8\n", ""
 ).replace("class Slow(", "def slow_start(worker):\n    time.sleep(0.3)\n\n\nclass Slow(")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _whatif(tmp_path, source: str, **shape):
