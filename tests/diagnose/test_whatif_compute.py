@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_whatif import one_thread  # noqa: F401  (autouse: one intra-op thread, as the others)
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules_runner import check_all
@@ -17,7 +16,7 @@ from torchdoctor.diagnose.step_analysis import step_profile
 from torchdoctor.diagnose.whatif.precision import native_bf16_cpu
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
-pytestmark = pytest.mark.timing
+pytestmark = [pytest.mark.timing, pytest.mark.usefixtures("one_torch_thread")]
 
 
 def _timing(report, name: str):
