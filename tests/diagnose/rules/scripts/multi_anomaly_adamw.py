@@ -18,7 +18,7 @@ class Block(nn.Module):
 def main():
     torch.manual_seed(0)
     torch.autograd.set_detect_anomaly(True)  # "for now", while chasing a NaN
-    model = nn.Sequential(*[Block(48) for _ in range(10)], nn.Linear(48, 4))
+    model = nn.Sequential(*[Block(48) for _ in range(6)], nn.Linear(48, 4))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     x, y = torch.randn(1536, 48), torch.randint(0, 4, (1536,))
     for epoch in range(2):
