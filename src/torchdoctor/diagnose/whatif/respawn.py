@@ -48,13 +48,13 @@ def measure(loader: DataLoader, allowance_s: float) -> list[WhatIfTiming]:
     fresh = side_loader(loader, workers, persistent_workers=False)
     kept = side_loader(loader, workers, persistent_workers=True)
     try:
-        # one fresh epoch start shows what a round costs (a fresh start, then a reused one
-        # costs less): the first persistent start and MIN_ROUNDS rounds must fit in what is
-        # left of the budget, or none starts (a slow worker set-up would overrun it)
+        # one fresh epoch start shows what a start costs: the persistent workers' first start
+        # and the other MIN_ROUNDS - 1 fresh ones must fit in what is left of the budget, or
+        # none starts (a slow worker set-up would overrun it; a reused start costs little)
         started = time.perf_counter()
         as_run = [_epoch_start_and_end(fresh)]
         fresh_s = max(time.perf_counter() - started, 1e-6)
-        affordable_rounds(fresh_s, fewest=2 * MIN_ROUNDS)
+        affordable_rounds(fresh_s, fewest=MIN_ROUNDS)
         started = time.perf_counter()
         _epoch_start_and_end(kept)  # starts the persistent workers, as the fix's first epoch
         alternative = [_epoch_start_and_end(kept)[0]]
