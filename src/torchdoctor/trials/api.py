@@ -21,7 +21,13 @@ from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.program import Program, as_program
 from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.cycle import trial_window
-from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
+from torchdoctor.trials.fixes import (
+    SUGGESTIONS,
+    all_fixes,
+    fixes_for_findings,
+    get_fix,
+    parse_fix_names,
+)
 from torchdoctor.trials.permanent import permanent_change
 from torchdoctor.trials.report import Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
@@ -55,6 +61,9 @@ def _suggestions(names: list[str], diagnosis) -> list[Suggestion]:
     for finding in getattr(diagnosis, "findings", []) or []:
         if finding.changes_semantics:
             reason = f"{finding.title}: changes what the model learns, so it is never applied"
+            named = [f.NAME for f in all_fixes() if finding.id in f.FINDING_CODES]
+            if named:  # tried only when asked for by name
+                reason += f" unless named: --try {','.join(named)}"
             found.append(Suggestion(finding.id, reason))
     return found
 
