@@ -298,6 +298,45 @@ def test_planner_replays_4x_the_batch_only_where_it_fits():
     assert "larger batch" in planned(run)
 
 
+def test_d202_counts_the_loops_other_work_once_per_step_like_the_optimizer():
+    run = overhead_run(ops=1000, tensors=40)
+    for step in run.steps:  # 1 ms of zero_grad, loss and logging outside the phases
+        step.phases["other"] = 0.001
+        step.wall_s += 0.001
+    run.whatif.timings = [batch_timing(4, 0.5)]
+    profile = step_profile(run)
+    per_step = profile.share("optimizer", "other") * (1 - 1 / 4)
+    expected = profile.share("forward", "backward") * 0.5 + per_step
+    assert only(d202.check(run), "D202").saving == pytest.approx(expected)
+
+
+def test_d202_beyond_trivial_ops_fires_only_on_a_clear_measured_gain():
+    # 40 ops of 250 µs, 31x the 8 µs trivial op: no estimate, the batch what-if decides
+    run = overhead_run(ops=40, tensors=40)
+    assert d202.check(run) == [] and "larger batch" in planned(run)
+    run.whatif.timings = [batch_timing(2, 0.8), batch_timing(4, 0.75)]
+    assert d202.check(run) == []  # a per-sample gain noise could give: not called too small
+    run.whatif.timings = [batch_timing(2, 0.6), batch_timing(4, 0.35)]
+    finding = only(d202.check(run), "D202")
+    assert finding.saving_basis == "measured" and "31x that" in evidence_text(finding)
+    run.compute.utilization = None  # without a measured FLOP utilisation: not even timed
+    assert d202.check(run) == [] and "larger batch" not in planned(run)
+
+
+def test_d202_times_only_the_factors_whose_activations_fit():
+    from torchdoctor.diagnose.whatif.batch import factors_that_fit
+
+    run = overhead_run(ops=1000, tensors=40)
+    memory = run.memory
+    memory.peak_bytes, memory.capacity_bytes, memory.saved_activation_bytes = 50, 100, 10
+    assert factors_that_fit(memory) == (2, 4)
+    memory.saved_activation_bytes = 15  # 4x: 50 + 45 > 90
+    assert factors_that_fit(memory) == (2,)
+    memory.saved_activation_bytes = 45
+    assert factors_that_fit(memory) == ()
+    assert "larger batch" not in planned(run) and "would not fit" in run.whatif.skipped[-1]
+
+
 def test_d202_estimate_never_exceeds_what_the_model_phases_give_back():
     run = overhead_run(ops=1000, tensors=40)
     run.compute.dispatch_overhead_s = 2e-5  # a floor of 20 ms: more than the 10.2 ms step
