@@ -2,6 +2,7 @@
 scaled with it, compared per sample, its losses at equal samples seen, never called "kept"."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.source_lines import short_path
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials import semantics, stats
-from torchdoctor.trials.api import run_trials
+from torchdoctor.trials.api import _suggestions, run_trials
 from torchdoctor.trials.fixes import fixes_for_findings, get_fix, parse_fix_names
 
 SCRIPT = (
@@ -85,10 +86,14 @@ def test_only_the_training_loaders_the_diagnosis_saw_are_scaled():
 
 def test_all_and_auto_never_pick_it_and_naming_it_is_a_fix_not_a_suggestion():
     class Finding:
-        id, changes_semantics = "D202", True
+        id, title, changes_semantics = "D202", "batch too small", True
 
     assert "batch_size" not in fixes_for_findings([Finding()], RunObservation("t.py"))
     assert parse_fix_names("batch_size") == (["batch_size"], [], False)
+    diagnosis = SimpleNamespace(findings=[Finding()])
+    (untried,) = _suggestions([], diagnosis, ["workers"])
+    assert untried.name == "D202" and "--try batch_size" in untried.reason
+    assert _suggestions([], diagnosis, ["batch_size"]) == []  # measured in the same report
 
 
 def run(samples: list[int], losses: list[float], seconds: float = 0.01) -> dict:

@@ -48,6 +48,8 @@ from torchdoctor.diagnose.rules import (
 )
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.step_analysis import step_profile
+from torchdoctor.trials.fixes.batch_size import factor_for
+from torchdoctor.trials.observation_io import dump_run_observation, load_run_observation
 
 
 def workers(as_run_s: float, with_workers_s: float, n: int = 1) -> WhatIfTiming:
@@ -195,7 +197,7 @@ def batch_timing(factor: int, per_sample_ratio: float) -> WhatIfTiming:
                         batch_factor=factor)  # fmt: skip
 
 
-def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer_once():
+def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer_once(tmp_path):
     run = overhead_run(ops=1000, tensors=40)  # batch 4; the estimate suggests 4x
     profile_share = {"fb": 0.009 / 0.0102, "optimizer": 0.001 / 0.0102}  # of the 10.2 ms step
     run.whatif.timings = [batch_timing(2, 0.55), batch_timing(4, 0.5)]
@@ -207,8 +209,13 @@ def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer
     assert "lr=1.41421 * lr" in finding.fix and "per forward and backward of 4 samples" in (
         finding.saving_how
     )
+    # --try batch_size runs the factor the finding names, read back from the trial's observation
+    saved = tmp_path / "run.json"
+    dump_run_observation(run, str(saved))
+    assert factor_for(load_run_observation(str(saved))) == 2
     run.whatif.timings = [batch_timing(2, 0.9), batch_timing(4, 0.3)]
     assert "batch_size=16" in only(d202.check(run), "D202").fix
+    assert factor_for(run) == 4
     # forward and backward time grows with the samples: the device is busy, whatever the
     # optimizer step's share a larger batch would spread
     run.whatif.timings = [batch_timing(2, 0.95), batch_timing(4, 0.92)]

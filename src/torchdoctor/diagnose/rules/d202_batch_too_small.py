@@ -178,18 +178,12 @@ class OverheadBound:
     micro_batch: float | None  # samples per forward (None: not seen)
 
 
-def overhead_bound(run: RunObservation) -> OverheadBound | None:
-    """The run's ops are trivially small for the model (None: they are not, or it is unknown):
-    the rule's own estimate stands on this."""
-    bound = batch_candidate(run)
-    return bound if bound is not None and bound.overhead.trivial else None
-
-
 def batch_candidate(run: RunObservation) -> OverheadBound | None:
-    """A run whose batch the what-if times: trivially small ops (`overhead_bound`), or ops up to
-    CANDIDATE_OP_RATIO times the trivial-op cost at a FLOP utilisation measured under 10% (a
-    small batch through wider layers, where the 10x line is a matter of load). The what-if planner
-    calls it; beyond the trivial ops only a measured gain makes the rule fire."""
+    """A run whose batch the what-if times (None: not one, or unknown): trivially small ops
+    (`OpOverhead.trivial`: the rule's estimate stands on them), or ops up to CANDIDATE_OP_RATIO
+    times the trivial-op cost at a FLOP utilisation measured under 10% (a small batch through
+    wider layers, where the 10x line is a matter of load). The what-if planner calls it; beyond
+    the trivial ops only a measured gain makes the rule fire."""
     if step_profile(run) is None:
         return None
     # CPU seconds of the step: comparable with the per-op floor on a busy machine too

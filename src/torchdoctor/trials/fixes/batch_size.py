@@ -15,11 +15,12 @@ line that builds them; every loader with an int batch_size when no diagnosis ran
 `batch_size=k*B`; each optimizer's learning rate is scaled when it is built, before a scheduler
 reads it: linear (k) for SGD, sqrt(k) for the others (Adam-family and the rest, whose
 per-parameter step sizes tolerate a larger batch with about sqrt(k); Goyal et al. 2017, Malladi et
-al. 2022). k is the factor the batch what-if measured as the best per-sample gain (rule D202),
-else 4. A batch the program slices from its own tensors is not a DataLoader's: nothing changes
-("no effect"), the learning rate included (it is scaled only once a loader's batch was). An
-optimizer built before the loader gets its rate scaled when the loader is built; a scheduler
-built in between keeps the rate it read.
+al. 2022). k is the factor rule D202 names (the batch what-if's best per-sample gain), else 4.
+A batch the program slices from its own tensors is not a DataLoader's: nothing changes ("no
+effect"), the learning rate included (it is scaled only once a loader's batch was). An optimizer
+built before the loader gets its rate scaled when the loader is built; a scheduler built in
+between keeps the rate it read. The trial window counts steps: a variant run holds k times the
+samples (k times the cycles where the window is whole cycles), so it takes about k times longer.
 """
 
 from __future__ import annotations
@@ -60,14 +61,14 @@ def applies_to(run) -> bool:
 
 
 def factor_for(run) -> int:
-    """The batch factor the batch what-if found best per sample (rule D202), else 4."""
+    """The batch factor rule D202 names for the diagnosed run (the one its batch what-if found
+    best per sample, else its estimate's), else DEFAULT_FACTOR."""
     if run is None:
         return DEFAULT_FACTOR
-    from torchdoctor.diagnose.rules.d202_batch_too_small import measured_saving
+    from torchdoctor.diagnose.rules import d202_batch_too_small
 
-    measured = measured_saving(run)
-    timing = measured[1] if measured else None
-    return (timing.batch_factor if timing else None) or DEFAULT_FACTOR
+    findings = d202_batch_too_small.check(run)
+    return int(findings[0].details["batch_factor"]) if findings else DEFAULT_FACTOR
 
 
 def training_sites(run) -> set[str] | None:
