@@ -175,6 +175,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "batch_size",
         "A batch large enough for the device (learning rate rescaled)",
         diagnose=("D202",),
+        fixes=("batch_size",),
         trainer=("batch_size", "eval_batch_size"),
         demo="large_batch",
         page="batch-size.md",

@@ -51,6 +51,9 @@ def _losses(script: str, whatif: bool):
         # op-overhead test of D202 holds, which another process's load can sway)
         ("whatif_compute_keeps_program_state", {"precision.float32",
                                                 "precision.float32_optimizer"}),
+        # a batch of 2 through 512-wide layers with Dropout, shuffled by the loader: the batch
+        # what-if (planned on the measured FLOP utilisation, whatever the load)
+        ("whatif_batch_keeps_program_state", {"batch.x2", "batch.x4"}),
     ],
 )  # fmt: skip
 def test_program_losses_are_bit_identical_with_and_without_the_probes(script, probes):

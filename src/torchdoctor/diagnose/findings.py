@@ -59,18 +59,26 @@ def ranking_weight(finding: Finding) -> float:
     return finding.saving / ESTIMATE_DISCOUNT
 
 
+def _order(f: Finding) -> tuple:
+    return (
+        f.severity != "error",
+        -round(ranking_weight(f), 3),
+        f.saving_basis != "measured",
+        SEVERITY_ORDER[f.severity],
+        f.id,
+    )
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
     """Correctness errors first (a wrong result outranks any speed-up), then the largest saving,
     an estimate counting 1/ESTIMATE_DISCOUNT of its size (a measured saving beats an estimate of
     similar size); a measured saving before an estimated one of the same weight, then severity
-    and the code break ties, for a stable order."""
-    return sorted(
-        findings,
-        key=lambda f: (
-            f.severity != "error",
-            -round(ranking_weight(f), 3),
-            f.saving_basis != "measured",
-            SEVERITY_ORDER[f.severity],
-            f.id,
-        ),
-    )
+    and the code break ties, for a stable order. A suggestion that changes what the model learns
+    (an info finding with `changes_semantics`: a larger batch, D202) never ranks above a warning
+    or an error: it is a modelling choice, they are problems; among the other information it
+    takes its place by saving."""
+    ordered = sorted(findings, key=_order)
+    choices = [f for f in ordered if f.changes_semantics and f.severity == "info"]
+    rest = [f for f in ordered if not (f.changes_semantics and f.severity == "info")]
+    problems = max((i + 1 for i, f in enumerate(rest) if f.severity != "info"), default=0)
+    return rest[:problems] + sorted(rest[problems:] + choices, key=_order)

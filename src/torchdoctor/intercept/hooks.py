@@ -67,6 +67,8 @@ class Hooks:
     on_backward: list[Callable[[torch.Tensor], None]] = field(default_factory=list)
     around_step: list[Callable] = field(default_factory=list)
     on_step: list[Callable[[Any], None]] = field(default_factory=list)
+    # each optimizer once built (its param groups set, before the program's LR scheduler)
+    on_optimizer: list[Callable[[Any], None]] = field(default_factory=list)
     used: set[str] = field(default_factory=set)  # fixes that actually changed something
     attributes: list[tuple[Any, str, Any]] = field(default_factory=list)  # (owner, name, value)
     optimizers: list = field(default_factory=list)
@@ -211,6 +213,8 @@ class Hooks:
                 return result
 
             optimizer.step = types.MethodType(step, optimizer)
+            for listener in hooks.on_optimizer:
+                listener(optimizer)
 
         return __init__
 

@@ -74,6 +74,12 @@ def clock_for(fixes: list[str], device_type: str) -> str:
     return "cpu_s" if plausibility.needs_cpu_agreement(fixes, device_type) else "wall_s"
 
 
+def per_sample(fixes: list[str]) -> bool:
+    """Does a fix change what a step is (a larger batch)? Then speeds are compared per sample and
+    losses at equal samples seen (fixes' `PER_SAMPLE`)."""
+    return any(getattr(get_fix(name), "PER_SAMPLE", False) for name in fixes)
+
+
 def unsettled(
     configs: dict[str, list[str]], outcomes: dict[str, list[RunOutcome]], warmup: int, device: str
 ) -> list[str]:
@@ -86,7 +92,9 @@ def unsettled(
         if name == "baseline" or _status(fixes, outcomes[name])[0] != "ok":
             continue
         runs = [o.result for o in outcomes[name] if o.result is not None]
-        ratios = stats.paired_speedups(base, runs, warmup, clock_for(fixes, device))
+        ratios = stats.paired_speedups(
+            base, runs, warmup, clock_for(fixes, device), per_sample(fixes)
+        )
         low, high = ratios.low, ratios.high
         if low is None or high is None:
             continue
@@ -113,18 +121,22 @@ def compare(
         return VariantResult(variant, None, None, None, None, variant.status)
     base_runs = [o.result for o in baseline_outcomes if o.result is not None]
     var_runs = [o.result for o in variant_outcomes if o.result is not None]
-    speedup = stats.paired_speedups(base_runs, var_runs, warmup)
+    by_sample = per_sample(variant.fixes)
+    speedup = stats.paired_speedups(base_runs, var_runs, warmup, per_sample=by_sample)
     throughput = _ratio(variant.samples_per_s.median, baseline.samples_per_s.median)
     memory = _ratio(variant.peak_memory_bytes, baseline.peak_memory_bytes)
-    tolerance, reason = tolerance_for(variant.fixes)
-    moves_randomness = any(
-        getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False) for n in variant.fixes
-    )
-    redraws_dropout = any(getattr(get_fix(n), "REDRAWS_DROPOUT", False) for n in variant.fixes)
-    judged = semantics.judge(
-        base_runs, var_runs, tolerance, reason, moves_randomness, redraws_dropout
-    )
-    cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s")
+    if by_sample:
+        judged = semantics.judge_per_sample(base_runs, var_runs)
+    else:
+        tolerance, reason = tolerance_for(variant.fixes)
+        moves_randomness = any(
+            getattr(get_fix(n), "MOVES_DATA_RANDOMNESS", False) for n in variant.fixes
+        )
+        redraws_dropout = any(getattr(get_fix(n), "REDRAWS_DROPOUT", False) for n in variant.fixes)
+        judged = semantics.judge(
+            base_runs, var_runs, tolerance, reason, moves_randomness, redraws_dropout
+        )
+    cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s", by_sample)
     noise = noise or Noise()
     label = verdict(variant.status, speedup, judged.verdict, noise.wall)
     if label in ("faster", "slower") and plausibility.needs_cpu_agreement(
@@ -143,6 +155,7 @@ def compare(
         judged,
         label,
         cpu_speedup,
+        by_sample,
     )
 
 

@@ -21,7 +21,13 @@ from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.program import Program, as_program
 from torchdoctor.trials import analysis, stats
 from torchdoctor.trials.cycle import trial_window
-from torchdoctor.trials.fixes import SUGGESTIONS, fixes_for_findings, get_fix, parse_fix_names
+from torchdoctor.trials.fixes import (
+    SUGGESTIONS,
+    all_fixes,
+    fixes_for_findings,
+    get_fix,
+    parse_fix_names,
+)
 from torchdoctor.trials.permanent import permanent_change
 from torchdoctor.trials.report import Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
@@ -50,11 +56,18 @@ def _diagnose(program: Program, steps: int):
     return diagnose_script(program, steps=steps, quiet=True)
 
 
-def _suggestions(names: list[str], diagnosis) -> list[Suggestion]:
+def _suggestions(names: list[str], diagnosis, tried: list[str]) -> list[Suggestion]:
+    """The suggestions asked for, and the findings whose change of what is learned is not
+    among the fixes `tried` (a fix that answers one runs only when named)."""
     found = [Suggestion(name, SUGGESTIONS[name]) for name in names]
     for finding in getattr(diagnosis, "findings", []) or []:
         if finding.changes_semantics:
+            named = [f.NAME for f in all_fixes() if finding.id in f.FINDING_CODES]
+            if named and set(named) <= set(tried):
+                continue  # measured in this report
             reason = f"{finding.title}: changes what the model learns, so it is never applied"
+            if named:
+                reason += f" unless named: --try {','.join(named)}"
             found.append(Suggestion(finding.id, reason))
     return found
 
@@ -131,7 +144,7 @@ def run_trials(
         warmup,
         device_type,
         not_applicable,
-        _suggestions(suggested, diagnosis),
+        _suggestions(suggested, diagnosis, runnable),
         diagnosis,
         window,
     )

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from torchdoctor.trials.analysis import MIN_ROUNDS
 from torchdoctor.trials.report import Spread, TrialReport, VariantResult
-from torchdoctor.trials.semantics import RANDOM_DRAWS_DIFFER
+from torchdoctor.trials.semantics import OPTIMISATION_CHANGED, RANDOM_DRAWS_DIFFER
 
 
 def _ms(value: float | None) -> str:
@@ -35,6 +35,8 @@ def _semantics(variant: VariantResult) -> str:
         return "kept (identical)"
     if s.verdict == RANDOM_DRAWS_DIFFER:
         return "kept (random draws differ)"
+    if s.verdict == OPTIMISATION_CHANGED:
+        return f"{s.verdict} (loss at equal samples: max {s.max_deviation:.1e})"
     return f"{s.verdict} (max {s.max_deviation:.1e}, tol {s.tolerance:.0e})"
 
 
@@ -78,8 +80,8 @@ def trials_table(report: TrialReport) -> Table:
         table.add_row(
             c.name,
             _ms(c.step_s.median),
-            _ratio(variant.speedup),
-            _ratio(variant.cpu_speedup),
+            _ratio(variant.speedup) + (" per sample" if variant.per_sample else ""),
+            _ratio(variant.cpu_speedup) + (" per sample" if variant.per_sample else ""),
             _samples(c.samples_per_s),
             _memory(variant.memory_change),
             _semantics(variant),
@@ -114,6 +116,14 @@ def render_terminal(report: TrialReport, console) -> None:
                 "in worker processes; the learning is statistically the same): the "
                 f"loss differs by up to {s.max_deviation:.1e} relative while the "
                 "baseline reproduces itself exactly",
+                markup=False,
+            )
+        if s is not None and s.verdict == OPTIMISATION_CHANGED:
+            console.print(
+                f"{c.name}: speed compared per sample (a step holds more samples); the "
+                f"optimisation changed: where both runs had seen as many samples "
+                f"({s.compared_steps} points), the loss differs by up to "
+                f"{s.max_deviation:.1e} relative; re-check convergence before adopting it",
                 markup=False,
             )
         if variant.verdict == "suspicious":

@@ -49,7 +49,8 @@ class ConfigResult:
 @dataclass
 class Semantics:
     # "kept", "random draws differ" (kept: augmentation now drawn in loader workers), "changed",
-    # "unverified" (baseline not reproducible, or compiled Dropout draws other masks), "unknown"
+    # "unverified" (baseline not reproducible, or compiled Dropout draws other masks), "unknown",
+    # "optimisation changed" (a larger batch: losses compared at equal samples seen)
     verdict: str
     tolerance: float  # relative per-step loss tolerance used
     tolerance_reason: str
@@ -68,6 +69,8 @@ class VariantResult:
     semantics: Semantics | None
     verdict: str  # "faster", "slower", "no clear gain", "suspicious", "changes results", ...
     cpu_speedup: Spread | None = None  # the same ratio in training-process CPU time per step
+    # the ratios are per sample, not per step: the fix changes the batch (`--try batch_size`)
+    per_sample: bool = False
 
 
 @dataclass

@@ -87,3 +87,43 @@ def judge(
         verdict = "unverified"
         reason = f"{reason}; active Dropout draws other random masks when compiled"
     return Semantics(verdict, tolerance, reason, worst, first_changed, compared, noise)
+
+
+OPTIMISATION_CHANGED = "optimisation changed"
+PER_SAMPLE_REASON = (
+    "a larger batch takes fewer, larger steps: the loss is compared where both runs have seen "
+    "the same number of samples, and differs by design"
+)
+
+
+def _losses_by_samples_seen(run: dict) -> dict[int, float]:
+    """Each step's loss keyed by the samples seen once the step ended (steps whose samples or
+    loss are unknown end the trajectory: later counts would not line up)."""
+    seen, found = 0, {}
+    for step in run["steps"]:
+        if not step["samples"] or step["loss"] is None:
+            break
+        seen += step["samples"]
+        found[seen] = step["loss"]
+    return found
+
+
+def judge_per_sample(baseline_runs: list[dict], variant_runs: list[dict]) -> Semantics:
+    """A fix that changes the batch (trials.fixes.batch_size) changes the optimisation: never
+    "kept". Its losses are compared with the baseline's first repeat where both have seen the same
+    number of samples (the variant's step j, k*B samples a step, beside the baseline's step
+    (j+1)k-1); `max_deviation` is the largest relative difference there (as stats.loss_deviation
+    scales it), `compared_steps` how many such points there were. No common point: "unknown"."""
+    reference = _losses_by_samples_seen(baseline_runs[0])
+    worst, compared = None, 0
+    for run in variant_runs:
+        own = _losses_by_samples_seen(run)
+        common = sorted(set(reference) & set(own))
+        deviation, _ = loss_deviation([reference[n] for n in common], [own[n] for n in common])
+        if deviation is None:
+            continue
+        compared = max(compared, len(common))
+        worst = deviation if worst is None else max(worst, deviation)
+    verdict = "unknown" if worst is None else OPTIMISATION_CHANGED
+    noise = baseline_noise(baseline_runs)
+    return Semantics(verdict, 0.0, PER_SAMPLE_REASON, worst, None, compared, noise)

@@ -20,13 +20,22 @@ def measured_steps(run: dict, warmup: int) -> list[dict]:
     return run["steps"][warmup + run.get("prefetch_steps", 0) :]
 
 
-def mean_step_s(run: dict, warmup: int, clock: str = "wall_s") -> float | None:
+def mean_step_s(run: dict, warmup: int, clock: str = "wall_s", per_sample: bool = False):
     """Mean, not median: with DataLoader workers, batches arrive in bursts (several ready at
     once, then a wait), so single steps alternate between ~0 and long; only the mean is stable.
     `clock`: "wall_s" (what the user waits) or "cpu_s" (the training process's CPU time: steadier
-    on a busy machine for compute changes, blind to waiting and to loader workers)."""
+    on a busy machine for compute changes, blind to waiting and to loader workers).
+    `per_sample`: seconds per sample instead (a fix that changes the batch changes what a step
+    is); None when some step's samples were not counted."""
     steps = measured_steps(run, warmup)
-    return sum(s[clock] for s in steps) / len(steps) if steps else None
+    if not steps:
+        return None
+    seconds = sum(s[clock] for s in steps)
+    if not per_sample:
+        return seconds / len(steps)
+    if any(not s["samples"] for s in steps):
+        return None
+    return seconds / sum(s["samples"] for s in steps)
 
 
 def samples_per_s(run: dict, warmup: int) -> float | None:
@@ -38,13 +47,18 @@ def samples_per_s(run: dict, warmup: int) -> float | None:
 
 
 def paired_speedups(
-    baseline_runs: list[dict], variant_runs: list[dict], warmup: int, clock: str = "wall_s"
+    baseline_runs: list[dict],
+    variant_runs: list[dict],
+    warmup: int,
+    clock: str = "wall_s",
+    per_sample: bool = False,
 ) -> Spread:
     """Baseline step time / variant step time for each repeat round (runs were interleaved, so
-    each pair saw the same machine load)."""
+    each pair saw the same machine load); `per_sample`: time per sample (see mean_step_s)."""
     ratios = []
     for base, variant in zip(baseline_runs, variant_runs):
-        b, v = mean_step_s(base, warmup, clock), mean_step_s(variant, warmup, clock)
+        b = mean_step_s(base, warmup, clock, per_sample)
+        v = mean_step_s(variant, warmup, clock, per_sample)
         if b and v:
             ratios.append(b / v)
     return spread(ratios)

@@ -48,6 +48,8 @@ from torchdoctor.diagnose.rules import (
 )
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.step_analysis import step_profile
+from torchdoctor.trials.fixes.batch_size import factor_for
+from torchdoctor.trials.observation_io import dump_run_observation, load_run_observation
 
 
 def workers(as_run_s: float, with_workers_s: float, n: int = 1) -> WhatIfTiming:
@@ -217,7 +219,7 @@ def batch_timing(factor: int, per_sample_ratio: float) -> WhatIfTiming:
                         batch_factor=factor)  # fmt: skip
 
 
-def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer_once():
+def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer_once(tmp_path):
     run = overhead_run(ops=1000, tensors=40)  # batch 4; the estimate suggests 4x
     profile_share = {"fb": 0.009 / 0.0102, "optimizer": 0.001 / 0.0102}  # of the 10.2 ms step
     run.whatif.timings = [batch_timing(2, 0.55), batch_timing(4, 0.5)]
@@ -229,8 +231,13 @@ def test_d202_measured_per_sample_gain_names_the_factor_and_counts_the_optimizer
     assert "lr=1.41421 * lr" in finding.fix and "per forward and backward of 4 samples" in (
         finding.saving_how
     )
+    # --try batch_size runs the factor the finding names, read back from the trial's observation
+    saved = tmp_path / "run.json"
+    dump_run_observation(run, str(saved))
+    assert factor_for(load_run_observation(str(saved))) == 2
     run.whatif.timings = [batch_timing(2, 0.9), batch_timing(4, 0.3)]
     assert "batch_size=16" in only(d202.check(run), "D202").fix
+    assert factor_for(run) == 4
     # forward and backward time grows with the samples: the device is busy, whatever the
     # optimizer step's share a larger batch would spread
     run.whatif.timings = [batch_timing(2, 0.95), batch_timing(4, 0.92)]
@@ -320,6 +327,46 @@ def test_planner_replays_4x_the_batch_only_where_it_fits():
     assert "larger batch" in planned(run)
 
 
+def test_d202_counts_the_loops_other_work_once_per_step_like_the_optimizer():
+    run = overhead_run(ops=1000, tensors=40)
+    for step in run.steps:  # 1 ms of zero_grad, loss and logging outside the phases
+        step.phases["other"] = 0.001
+        step.wall_s += 0.001
+    run.whatif.timings = [batch_timing(4, 0.5)]
+    profile = step_profile(run)
+    per_step = profile.share("optimizer", "other") * (1 - 1 / 4)
+    expected = profile.share("forward", "backward") * 0.5 + per_step
+    assert only(d202.check(run), "D202").saving == pytest.approx(expected)
+
+
+def test_d202_beyond_trivial_ops_fires_only_on_a_clear_measured_gain():
+    # 60 ops of 167 µs, 21x the 8 µs trivial op: no estimate, the batch what-if decides
+    assert "larger batch" not in planned(overhead_run(ops=40, tensors=40))  # 31x: not timed
+    run = overhead_run(ops=60, tensors=40)
+    assert d202.check(run) == [] and "larger batch" in planned(run)
+    run.whatif.timings = [batch_timing(2, 0.8), batch_timing(4, 0.75)]
+    assert d202.check(run) == []  # a per-sample gain noise could give: not called too small
+    run.whatif.timings = [batch_timing(2, 0.6), batch_timing(4, 0.35)]
+    finding = only(d202.check(run), "D202")
+    assert finding.saving_basis == "measured" and "21x that" in evidence_text(finding)
+    run.compute.utilization = None  # without a measured FLOP utilisation: not even timed
+    assert d202.check(run) == [] and "larger batch" not in planned(run)
+
+
+def test_d202_times_only_the_factors_whose_activations_fit():
+    from torchdoctor.diagnose.whatif.batch import factors_that_fit
+
+    run = overhead_run(ops=1000, tensors=40)
+    memory = run.memory
+    memory.peak_bytes, memory.capacity_bytes, memory.saved_activation_bytes = 50, 100, 10
+    assert factors_that_fit(memory) == (2, 4)
+    memory.saved_activation_bytes = 15  # 4x: 50 + 45 > 90
+    assert factors_that_fit(memory) == (2,)
+    memory.saved_activation_bytes = 45
+    assert factors_that_fit(memory) == ()
+    assert "larger batch" not in planned(run) and "would not fit" in run.whatif.skipped[-1]
+
+
 def test_d202_estimate_never_exceeds_what_the_model_phases_give_back():
     run = overhead_run(ops=1000, tensors=40)
     run.compute.dispatch_overhead_s = 2e-5  # a floor of 20 ms: more than the 10.2 ms step
@@ -327,3 +374,19 @@ def test_d202_estimate_never_exceeds_what_the_model_phases_give_back():
     model_share = step_profile(run).share("forward", "backward", "optimizer")
     assert finding.saving_basis == "estimated"
     assert finding.saving == pytest.approx(model_share * (1 - 1 / d202.BATCH_FACTOR))
+
+
+def test_a_suggestion_that_changes_learning_never_ranks_above_a_warning():
+    from torchdoctor.diagnose.findings import Finding, rank
+
+    def finding(code, severity, saving, changes_semantics=False):
+        return Finding(code, code, severity, saving, [], "", "", saving_basis="measured",
+                       changes_semantics=changes_semantics)  # fmt: skip
+
+    batch = finding("D202", "info", 0.6, changes_semantics=True)
+    order = rank([finding("D210", "info", 0.1), batch, finding("D503", "warning", 0.05),
+                  finding("D305", "error", 0.0), finding("D401", "info", 0.3)])  # fmt: skip
+    # by saving, except that the suggestion goes below the warning (a problem, whatever its
+    # saving), and so below the information that ranks above that warning
+    assert [f.id for f in order] == ["D305", "D401", "D210", "D503", "D202"]
+    assert [f.id for f in rank([batch, finding("D210", "info", 0.1)])] == ["D202", "D210"]

@@ -126,6 +126,20 @@ def test_every_problem_of_a_script_with_several_is_found(script, planted):
     assert planted <= set(codes(report)), (found, report.breakdown)
 
 
+def test_small_batch_through_wide_layers_is_found_by_the_batch_whatif():
+    # round 4's miss: a batch of 2 through 512-wide layers, ops 6-16x the trivial-op cost (the
+    # estimate's 10x line, crossed with the load); only the measured time per sample decides.
+    # The CLI diagnoses its whole 2048-step epoch; 8 steps' 10% would not pay for the what-if
+    report = diagnose_script(
+        str(SCRIPTS / "d202_wide_mlp_batch_of_two.py"), steps=8, warmup=3, whatif_budget_s=3.0
+    )
+    found = [(f.id, f.saving, f.saving_basis, f.evidence) for f in report.findings]
+    d202 = next((f for f in report.findings if f.id == "D202"), None)
+    assert d202 is not None and d202.saving_basis == "measured", (found, report.run.whatif)
+    assert codes(report)[0] == "D202", found
+    assert "batch_size=" in d202.fix and "lr=" in d202.fix
+
+
 def test_eval_with_autograd_every_other_step_comes_after_evaluating_less_often():
     # validation every 2nd step is most of the run: evaluating less often (D304) saves more
     # than running it under inference_mode (D301), and both are said

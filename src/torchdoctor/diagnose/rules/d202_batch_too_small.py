@@ -5,7 +5,11 @@ Flags runs whose ops are trivially small: the mean op (the step's time outside d
 divided by the ops dispatched there) takes at most 10 times what dispatching one trivial op costs
 on the same machine (measured), while the op count is normal for the model (a loop of tiny ops is
 D203) and, when known, FLOP utilisation is under 10% of the device's peak. Runs that load data in
-the training process are judged only when the probes count the data-loading ops apart.
+the training process are judged only when the probes count the data-loading ops apart. A run
+whose ops take up to 25 times the trivial-op cost at a measured FLOP utilisation under 10% (a
+small batch through wide layers, where the 10x line is crossed with the machine's load) is
+judged on the batch what-if alone: it fires only when the measured time per sample at a larger
+batch is at most 0.7x the program's.
 
 ## Why is this bad
 Each op has a fixed cost of microseconds (Python, the dispatcher, a kernel launch on a GPU)
@@ -26,9 +30,13 @@ Measured saving: after the run the what-if probe times forward and backward of a
 model on the real batch it last trained on and on that batch concatenated with itself 2x and 4x,
 interleaved, and divides each by its factor: the time per sample. The saving per sample is the
 forward and backward share of the step times the measured gain, plus the optimizer step's share
-paid once for k times the samples; the fix names the smallest factor that gets 80% of the best
-measured saving. Where the batch is not the inputs' first dimension (a sequence-first model)
-nothing is timed and the estimate stands.
+paid once for k times the samples, as is the step's time outside the phases (zero_grad, the
+loss, the loop's Python); the fix names the smallest factor that gets 80% of the best measured
+saving. Where the batch is not the inputs' first dimension (a sequence-first model)
+nothing is timed and the estimate stands. A factor is timed only where the run's peak memory
+plus (k - 1) times the activations its step saved for backward stays under 90% of capacity
+(RAM on a CPU). `torchdoctor diagnose --try batch_size` runs the program itself with that
+factor's batch and the learning rate scaled, and compares time per sample.
 
 ## Example
 ```python
@@ -46,7 +54,8 @@ optimizer = torch.optim.SGD(model.parameters(), lr=4 * base_lr)
 ## Fix safety
 Changes semantics: a larger batch changes the optimisation (fewer, less noisy updates per epoch)
 and usually needs a new learning rate. A suggestion only, reported as information whatever the
-estimated saving, and never applied automatically. When memory
+estimated saving, ranked below every warning and error (a modelling choice, not a problem), and
+never applied automatically (`--try batch_size` measures it when named). When memory
 is the reason for the small batch, use gradient accumulation for the statistics and accept the
 overhead.
 """
@@ -82,6 +91,17 @@ MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 # too small (the optimizer step's amortisation alone is fewer updates, not a busier device)
 MAX_PER_SAMPLE_RATIO = 0.9
 BEST_SHARE = 0.8  # the smallest measured factor that gets this share of the best saving is named
+# Ops up to this many times the trivial-op cost, at a measured FLOP utilisation under 10%, get the
+# batch what-if too (a batch of 2 through 512-wide layers sat at 6-16x, across the 10x line with
+# the load; toy scripts at 28-47x whose planted problem D202 then outranked stay out); without trivial ops the rule fires only on a clear measured gain: time per sample
+# at most MEASURED_ONLY_MAX_RATIO of the program's, far from where noise could put it
+CANDIDATE_OP_RATIO = 25.0
+MEASURED_ONLY_MAX_RATIO = 0.7
+# paid once per step whatever the batch: the optimizer step (per parameter) and the loop's own
+# work outside the phases (zero_grad, the loss and logging calls: per-op dispatch at a small
+# batch); `--try batch_size` on two planted scripts gained 0.67-0.78x of a saving that counted
+# the optimizer step alone
+PER_STEP_PHASES = ("optimizer", "other")
 
 
 # Adaptive optimizers (per-parameter step sizes) tolerate a larger batch with about sqrt(k) times
@@ -159,45 +179,54 @@ class OverheadBound:
     micro_batch: float | None  # samples per forward (None: not seen)
 
 
-def overhead_bound(run: RunObservation) -> OverheadBound | None:
-    """The run's ops are trivially small for the model (None: they are not, or it is unknown).
-    The what-if planner calls it too: the batch what-if runs only where this rule can fire."""
+def batch_candidate(run: RunObservation) -> OverheadBound | None:
+    """A run whose batch the what-if times (None: not one, or unknown): trivially small ops
+    (`OpOverhead.trivial`: the rule's estimate stands on them), or ops up to CANDIDATE_OP_RATIO
+    times the trivial-op cost at a FLOP utilisation measured under 10% (a small batch through
+    wider layers, where the 10x line is a matter of load). The what-if planner calls it; beyond
+    the trivial ops only a measured gain makes the rule fire."""
     if step_profile(run) is None:
         return None
     # CPU seconds of the step: comparable with the per-op floor on a busy machine too
     step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
-    if overhead is None or not overhead.trivial:
-        return None
-    if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
+    if overhead is None or overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
         return None
     utilization = run.compute.utilization
     if utilization is not None and utilization > 1.0:
         utilization = None  # above the peak: the peak was measured too low, so it says nothing
     if utilization is not None and utilization >= MAX_UTILIZATION:
         return None
+    small_ops = overhead.trivial or (
+        utilization is not None and overhead.mean_op_s <= CANDIDATE_OP_RATIO * overhead.dispatch_s
+    )
+    if not small_ops:
+        return None
     batch = mean_batch_size(run)
     micro = batch / _micro_batches(run) if batch else None
     return OverheadBound(overhead, step_s, utilization, micro)
 
 
-def measured_saving(run: RunObservation) -> tuple[float, WhatIfTiming | None] | None:
+def measured_saving(
+    run: RunObservation, max_ratio: float = MAX_PER_SAMPLE_RATIO
+) -> tuple[float, WhatIfTiming | None] | None:
     """Share of the step time per sample that a larger batch saves, from the batch what-if: the
-    forward and backward share scaled by the measured time per sample, the optimizer step paid
-    once per k times the samples; the smallest factor that gets 80% of the best saving. None:
-    not measured; (0, None): measured, and a larger batch is no cheaper per sample."""
+    forward and backward share scaled by the measured time per sample, the PER_STEP_PHASES paid
+    once per k times the samples; the smallest factor that gets 80% of the best saving, among
+    those whose time per sample is at most `max_ratio` of the program's. None: not measured;
+    (0, None): measured, and a larger batch is not that much cheaper per sample."""
     profile = step_profile(run)
     found = [t for t in timings(run, "batch") if t.batch_factor and t.as_run_s > 0]
     if profile is None or not found:
         return None
     model_share = profile.share("forward", "backward")
-    per_step_share = profile.share("optimizer")
+    per_step_share = profile.share(*PER_STEP_PHASES)
 
     def saving(t: WhatIfTiming) -> float:
         k = t.batch_factor or 1
         return clamp(model_share * (1 - t.ratio) + per_step_share * (1 - 1 / k))
 
-    found = [t for t in found if t.ratio <= MAX_PER_SAMPLE_RATIO]
+    found = [t for t in found if t.ratio <= max_ratio]
     if not found:  # forward and backward per sample no cheaper: the batch is not too small
         return 0.0, None
     best = max(saving(t) for t in found)
@@ -208,7 +237,7 @@ def measured_saving(run: RunObservation) -> tuple[float, WhatIfTiming | None] | 
 
 
 def check(run: RunObservation) -> list[Finding]:
-    bound, profile = overhead_bound(run), step_profile(run)
+    bound, profile = batch_candidate(run), step_profile(run)
     if bound is None or profile is None:
         return []
     overhead, step_s, utilization = bound.overhead, bound.step_s, bound.utilization
@@ -223,7 +252,11 @@ def check(run: RunObservation) -> list[Finding]:
         f"estimate: the ops' fixed cost at the measured trivial-op floor, paid once for "
         f"{BATCH_FACTOR}x the samples"
     )
-    measured = measured_saving(run)
+    measured = measured_saving(
+        run, MAX_PER_SAMPLE_RATIO if overhead.trivial else MEASURED_ONLY_MAX_RATIO
+    )
+    if measured is None and not overhead.trivial:
+        return []  # the ops are not trivial: only a measurement can say the batch is too small
     if measured is not None:
         saving, timing = measured
         if timing is None:
@@ -231,16 +264,21 @@ def check(run: RunObservation) -> list[Finding]:
         factor, basis = timing.batch_factor or BATCH_FACTOR, "measured"
         saving_how = (
             how(timing, f"forward and backward at {factor}x the batch")
-            + "; the optimizer step counted once per step"
+            + "; the optimizer step and the loop's other work counted once per step"
         )
     if saving < MIN_SAVING:
         return []
     batch = mean_batch_size(run)
     micro = _micro_batches(run)
+    arithmetic = (
+        "so the ops do almost no arithmetic."
+        if overhead.trivial
+        else f"{overhead.mean_op_s / overhead.dispatch_s:.0f}x that: little arithmetic per op."
+    )
     evidence = [
         f"{overhead.ops_per_step:.0f} ops per step took {secs(overhead.mean_op_s)} each on "
-        f"average; one trivial op costs {secs(overhead.dispatch_s)} on this machine, so the ops "
-        "do almost no arithmetic.",
+        f"average; one trivial op costs {secs(overhead.dispatch_s)} on this machine, "
+        f"{arithmetic}",
         f"Dispatching them costs at least {secs(overhead.floor_s)} of the "
         f"{secs(step_s)} step (CPU time of the training thread).",
     ]

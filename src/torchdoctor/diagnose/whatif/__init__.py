@@ -326,10 +326,15 @@ class _Plan:
 
     def _plan_batch(self) -> None:
         from torchdoctor.diagnose.rules._common import memory_use, on_cuda
-        from torchdoctor.diagnose.rules.d202_batch_too_small import overhead_bound
-        from torchdoctor.diagnose.whatif.batch import measure_batch, replay_batch, sequence_first
+        from torchdoctor.diagnose.rules.d202_batch_too_small import batch_candidate
+        from torchdoctor.diagnose.whatif.batch import (
+            factors_that_fit,
+            measure_batch,
+            replay_batch,
+            sequence_first,
+        )
 
-        bound = overhead_bound(self.run)
+        bound = batch_candidate(self.run)
         if bound is None or not bound.micro_batch:
             return
         use = memory_use(self.run)
@@ -337,6 +342,13 @@ class _Plan:
             self.run.whatif.skipped.append(
                 f"larger batch: the run peaked at {use:.0%} of the GPU's memory, 4x the batch's "
                 "activations might not fit beside it"
+            )
+            return
+        factors = factors_that_fit(self.run.memory)
+        if not factors:
+            self.run.whatif.skipped.append(
+                "larger batch: 2x the batch's saved activations would not fit in the memory left "
+                "beside the run's peak"
             )
             return
         batch = round(bound.micro_batch)
@@ -358,7 +370,7 @@ class _Plan:
                     f"first input dimension, not the training batch of {batch}"
                 )
                 return []
-            return measure_batch(replay, seen, allowance)
+            return measure_batch(replay, seen, allowance, factors)
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
 

@@ -17,6 +17,18 @@ from torchdoctor.diagnose.whatif.precision import convert_tensors
 from torchdoctor.diagnose.whatif.replay import Replay
 
 FACTORS = (2, 4)
+MEMORY_HEADROOM = 0.9  # of capacity: a larger batch's activations must fit below this
+
+
+def factors_that_fit(memory) -> tuple[int, ...]:
+    """The FACTORS whose batch fits: the run's peak plus (k - 1) times the activations its step
+    saved for backward, below MEMORY_HEADROOM of capacity (process memory against RAM on a CPU,
+    the allocator against the GPU). All of them when either is unknown (a MemoryObservation)."""
+    peak, capacity = memory.peak_bytes, memory.capacity_bytes
+    saved = memory.saved_activation_bytes
+    if not peak or not capacity or saved is None:
+        return FACTORS
+    return tuple(k for k in FACTORS if peak + (k - 1) * saved <= MEMORY_HEADROOM * capacity)
 
 
 def replay_batch(replay: Replay) -> int | None:
@@ -66,11 +78,13 @@ def _repeated(replay: Replay, batch: int, factor: int) -> Replay:
     )
 
 
-def measure_batch(replay: Replay, batch: int, allowance_s: float) -> list[WhatIfTiming]:
+def measure_batch(
+    replay: Replay, batch: int, allowance_s: float, factors: tuple[int, ...] = FACTORS
+) -> list[WhatIfTiming]:
     """One timing per factor; `batch` is the program's (micro-)batch, the replay's first input
     dimension (the caller checks: a sequence-first model's is not)."""
     variants: dict[str, Callable[[], object]] = {"as run": replay.forward_backward}
-    for factor in FACTORS:
+    for factor in factors:
         variants[f"x{factor}"] = _repeated(replay, batch, factor).forward_backward
     medians, rounds = interleaved_medians(
         variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
@@ -86,5 +100,5 @@ def measure_batch(replay: Replay, batch: int, allowance_s: float) -> list[WhatIf
             batch_factor=factor,
             clock=clock_name(compute_clock(replay.device_type)),
         )
-        for factor in FACTORS
+        for factor in factors
     ]

@@ -12,8 +12,10 @@ One module per fix. Each defines:
     applies_to(run: RunObservation) -> bool   pure: does the diagnosed run have the problem?
     apply(hooks: Hooks) -> None          registers the run-time change
 
-Changes that alter what the model learns (a larger batch, a new learning rate) are never applied:
-`SUGGESTIONS` names them with the reason, and they are reported as suggestions.
+Changes that alter what the model learns are never applied by `all` or `auto`: a new learning
+rate is only a suggestion (`SUGGESTIONS`, with the reason); a larger batch (`batch_size`:
+`applies_to` is false and D202's finding changes semantics) is tried only when named, compared
+per sample (`PER_SAMPLE`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from torchdoctor.errors import UsageError
 # Order = the order fixes are applied and listed (the seeds' stack: data loading, then numerics,
 # then the compiler last so it traces the already-changed model).
 FIX_NAMES = (
+    "batch_size",  # before batched_fetch: it reads the loader's batch_size
     "batched_fetch",
     "workers",
     "persistent_workers",
@@ -46,8 +49,6 @@ FIX_NAMES = (
 )
 
 SUGGESTIONS = {
-    "batch_size": "a larger batch changes the gradient noise and the number of optimizer steps "
-    "per epoch; retune the learning rate (docs/techniques/batch-size.md) before adopting it",
     "learning_rate": "a new learning rate changes what the model learns; it is a training "
     "decision, not a speed fix",
 }
