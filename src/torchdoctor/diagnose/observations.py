@@ -224,8 +224,9 @@ class ModuleActivations:
 class RetainedTensors:
     """Tensors of earlier steps still referenced later: what keeps memory alive (rule D503)."""
 
-    # "loss" (passed to backward()), "output" (the model's output), or "graph": a variable of the
-    # training loop whose autograd graph spans several steps (`total_loss += loss`)
+    # "loss" (passed to backward()), "term" (a loss term: another scalar with a graph in the
+    # function that calls backward()), "output" (the model's output), or "graph": a variable of
+    # the training loop whose autograd graph spans several steps (`total_loss += loss`)
     kind: str
     steps_alive: int  # how many earlier steps' tensors are still alive at the end of the run
     steps_checked: int  # how many earlier steps were checked
