@@ -47,3 +47,15 @@ def test_correctness_problem_is_the_top_error_and_its_control_is_quiet(script):
     assert report.findings[0].severity == "error", found(report)
     control = diagnose(script, "--fixed")
     assert [f for f in found(control) if f[1] != "info"] == [], found(control)
+
+
+def test_the_models_zero_grad_filling_zeros_is_timed_as_its_optimizers():
+    # model.zero_grad(set_to_none=False): the module's, not the optimizer's, fills the gradients
+    report = diagnose("u22_module_zero_grad_keep_buffers")
+    (optimizer,) = report.run.optimizers
+    assert optimizer.set_to_none is False and optimizer.filled_by_module, optimizer
+    assert optimizer.zero_fill_s and optimizer.zero_fill_s > 0
+    control = diagnose("u22_module_zero_grad_keep_buffers", "--fixed")
+    (optimizer,) = control.run.optimizers
+    assert optimizer.set_to_none is None and not optimizer.zero_fill_s, optimizer
+    assert "D220" not in [f.id for f in control.findings], found(control)
