@@ -1,9 +1,9 @@
 """Curriculum sampling: the training draws from an "easy" loader first and a "hard" loader
 later, picking one batch per step with `next(iter(loader))` from whichever loader the schedule
-names (a shuffled loader with two worker processes).
+names (a shuffled loader with a worker process).
 
-Planted: a new DataLoader iterator (and its workers) for every batch. --fixed: one iterator per
-loader, re-created only when exhausted.
+Planted: a new DataLoader iterator (and its worker) for every batch. --fixed: one iterator per
+loader, its worker kept (persistent_workers) when it starts the next pass.
 """
 
 import sys
@@ -38,18 +38,19 @@ def main():
     difficulty = x[:, :64].abs().mean(1)
     y = (x[:, :8].sum(1) > 0).long()
     easy = difficulty < difficulty.median()
+    fixed = "--fixed" in sys.argv
     loaders = {
         "easy": DataLoader(Spectra(x[easy], y[easy]), batch_size=64, shuffle=True,
-                           num_workers=2),
+                           num_workers=1, persistent_workers=fixed),
         "hard": DataLoader(Spectra(x[~easy], y[~easy]), batch_size=64, shuffle=True,
-                           num_workers=2),
+                           num_workers=1, persistent_workers=fixed),
     }
     streams = {k: endless(v) for k, v in loaders.items()}
     model = nn.Sequential(nn.Linear(20, 128), nn.ReLU(), nn.Linear(128, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step in range(400):
         level = "easy" if step < 200 else "hard"
-        if "--fixed" in sys.argv:
+        if fixed:
             xb, yb = next(streams[level])
         else:
             xb, yb = next(iter(loaders[level]))
