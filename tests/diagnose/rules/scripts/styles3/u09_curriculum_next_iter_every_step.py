@@ -46,7 +46,8 @@ def main():
                            num_workers=1, persistent_workers=fixed),
     }
     streams = {k: endless(v) for k, v in loaders.items()}
-    model = nn.Sequential(nn.Linear(20, 128), nn.ReLU(), nn.Linear(128, 2))
+    model = nn.Sequential(nn.Linear(20, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                          nn.Linear(1024, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step in range(400):
         level = "easy" if step < 200 else "hard"
