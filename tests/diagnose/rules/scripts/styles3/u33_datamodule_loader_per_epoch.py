@@ -1,6 +1,6 @@
 """A Lightning-like DataModule (`setup()`, `train_dataloader()`) and a hand-written loop that asks
 the data module for its train loader at the start of every epoch, as the framework would; the
-loader has two worker processes and no persistent_workers, so each epoch starts new workers.
+loader has one worker process and no persistent_workers, so each epoch starts a new worker.
 
 Planted: DataLoader workers re-spawned every epoch. --fixed: persistent_workers=True and the
 loader cached by the data module.
@@ -35,7 +35,7 @@ class DataModule:
     def train_dataloader(self):
         if self.fixed and self.cached is not None:
             return self.cached
-        loader = DataLoader(self.train, batch_size=128, shuffle=True, num_workers=2,
+        loader = DataLoader(self.train, batch_size=128, shuffle=True, num_workers=1,
                             persistent_workers=self.fixed)
         self.cached = loader
         return loader
@@ -44,7 +44,8 @@ class DataModule:
 def main():
     dm = DataModule(fixed="--fixed" in sys.argv)
     dm.setup()
-    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 4))
+    model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for epoch in range(12):
         for xb, yb in dm.train_dataloader():
