@@ -123,6 +123,9 @@ class OptimizerObservation:
     foreach_or_fused: bool | None = None
     # mean seconds per measured step spent in zero_grad(set_to_none=False) (None: not called so)
     zero_fill_s: float | None = None
+    # the zero-filling was the model's `zero_grad(set_to_none=False)` (nn.Module's), clearing
+    # this optimizer's parameters
+    filled_by_module: bool = False
     # steps whose gradients were still the previous step's tensor, added to, with no zero_grad
     # (optimizer's or module's) between the two steps: gradients never cleared (rule D221)
     grads_carried_over: int = 0
@@ -224,8 +227,9 @@ class ModuleActivations:
 class RetainedTensors:
     """Tensors of earlier steps still referenced later: what keeps memory alive (rule D503)."""
 
-    # "loss" (passed to backward()), "output" (the model's output), or "graph": a variable of the
-    # training loop whose autograd graph spans several steps (`total_loss += loss`)
+    # "loss" (passed to backward()), "term" (a loss term: another scalar with a graph in the
+    # function that calls backward()), "output" (the model's output), or "graph": a variable of
+    # the training loop whose autograd graph spans several steps (`total_loss += loss`)
     kind: str
     steps_alive: int  # how many earlier steps' tensors are still alive at the end of the run
     steps_checked: int  # how many earlier steps were checked

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 STYLES = Path(__file__).parent / "scripts" / "styles"
 STYLES2 = Path(__file__).parent / "scripts" / "styles2"
+STYLES3 = Path(__file__).parent / "scripts" / "styles3"
 
 
 class Planted(NamedTuple):
@@ -98,5 +99,50 @@ PLANTED2 = [
         ("t26_recsys_zero_grad_fill_zeros", "D220", "speed", "zero_grad(set_to_none=False)"),
         ("t27_mixer_checkpoint_sequential", "D213", "speed", "checkpoint_sequential on CPU"),
         ("t28_clean_best_checkpoint_per_epoch", "D701", "clean", "best model saved per epoch"),
+    ]
+]
+
+# round 5: a third set, program shapes the first two lack (CLI subcommands, a model zoo, a
+# callback registry, forward and gradient hooks, fit() on a Module, an Ignite-like engine, an
+# IterableDataset, multi-task, curriculum, distillation, EMA, mixup, label smoothing, weight
+# tying, WGAN-GP, TBPTT, a masked LM, a ViT, a graph network, a replay buffer, a DataModule);
+# u32 plants two problems (the error is scored, the host read is its second finding)
+PLANTED3 = [
+    Planted(*row, folder=STYLES3)
+    for row in [
+        ("u01_cli_subcommands_double", "D201", "speed", "train subcommand, float64 default"),
+        ("u02_model_zoo_eval_with_autograd", "D301", "speed", "validate() without no_grad"),
+        ("u03_callbacks_registry_checkpoint", "D701", "speed", "checkpoint callback per step"),
+        ("u04_forward_hooks_log_item", "D401", "info", ".item() in forward hooks"),
+        ("u05_module_fit_method_eval_train_mode", "D302", "error", "evaluate() w/o eval()"),
+        ("u06_engine_events_eval_every_iteration", "D304", "speed", "evaluator per iteration"),
+        ("u07_iterable_dataset_tokenize_in_iter", "D101", "speed", "tokenizing in __iter__"),
+        ("u08_multitask_loss_dict_history", "D503", "speed", "task losses kept with graphs"),
+        ("u09_curriculum_next_iter_every_step", "D107", "speed", "next(iter(loader)) per step"),
+        ("u10_distillation_two_backwards", "D214", "speed", "KD and CE backward separately"),
+        ("u11_clean_ema_foreach_lerp", "D215", "clean", "EMA copied once, lerp in place"),
+        ("u12_mixup_per_sample_loop", "D203", "speed", "mixup blended sample by sample"),
+        ("u13_clean_label_smoothing_item_every_100", "D401", "clean", ".item() per 100 steps"),
+        ("u14_weight_tying_grads_never_cleared", "D221", "error", "model.zero_grad not called"),
+        ("u15_clean_wgan_gp_double_backward", "D214", "clean", "gradient penalty, create_graph"),
+        ("u16_wgan_gp_anomaly_from_config", "D211", "speed", "set_detect_anomaly from config"),
+        ("u17_tbptt_epoch_loss_keeps_graphs", "D503", "speed", "epoch_loss = epoch_loss + loss"),
+        ("u18_masked_lm_item_token_count", "D401", "info", "mask.sum().item() per step"),
+        ("u19_vit_generated_images_profiler_started", "D212", "speed", "prof.start(), no stop"),
+        ("u20_gnn_message_passing_edge_loop", "D203", "speed", "aggregation edge by edge"),
+        ("u21_csv_metrics_fsync_every_step", "D801", "speed", "CSV row + fsync per step"),
+        ("u22_module_zero_grad_keep_buffers", "D220", "speed", "model.zero_grad(False)"),
+        ("u23_rollback_snapshot_every_step", "D215", "speed", "state_dict deepcopy per step"),
+        ("u24_optimizer_per_parameter", "D210", "speed", "one Adam per parameter tensor"),
+        ("u25_fit_method_custom_dataset_in_memory", "D108", "speed", "row Dataset, batch 256"),
+        ("u26_student_copied_from_eval_teacher", "D305", "error", "deepcopy of eval() teacher"),
+        ("u27_replay_buffer_batch_of_four", "D202", "speed", "replay minibatch of 4"),
+        ("u28_clean_persistent_workers_map_dataset", "D103", "clean", "persistent worker"),
+        ("u29_clean_tbptt_gru_detached", "D503", "clean", "TBPTT with detach"),
+        ("u30_clean_callbacks_trainer_epoch_checkpoint", "D701", "clean", "save per epoch"),
+        ("u31_clean_inference_mode_eval_every_epoch_double_grad", "D214", "clean", "PINN grad"),
+        ("u32_gru_classifier_val_train_mode_item", "D302", "error", "val in train mode + item"),
+        ("u33_datamodule_loader_per_epoch", "D103", "speed", "DataModule loader per epoch"),
+        ("u34_grad_hooks_norm_item", "D401", "info", ".item() in gradient hooks"),
     ]
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread)
-from styles import PLANTED, PLANTED2
+from styles import PLANTED, PLANTED2, PLANTED3
 
 from torchdoctor.diagnose.api import diagnose_script
 
@@ -38,7 +38,7 @@ ERRORS = [p for p in PLANTED if p.kind == "error" and p.script != WHOLE_CYCLE] +
 
 
 def diagnose(script: str, *args: str, steps: int | None = 6):
-    path = str(next(p.path for p in PLANTED + PLANTED2 if p.script == script))
+    path = str(next(p.path for p in PLANTED + PLANTED2 + PLANTED3 if p.script == script))
     report = diagnose_script(path, args, steps=steps, warmup=3, whatif=False)
     assert report.run.status == "stopped", (report.run.status, report.run.error)
     return report
@@ -96,4 +96,21 @@ def test_an_attack_crafted_in_eval_mode_is_not_training_in_eval_mode():
 def test_gradients_cleared_by_hand_are_cleared():
     # p.grad = None on every parameter and a hand-written update: no optimizer, no zero_grad
     report = diagnose("t25_manual_grad_none_clean")
+    assert [f for f in found(report) if f[1] != "info"] == [], found(report)
+
+
+def test_a_checkpoint_of_the_state_dict_is_a_save_not_a_model_copy():
+    # torch.save(model.state_dict()) in a callback fired per step: the line calls state_dict but
+    # copies nothing; D701 reports the saves, and neither D215 nor D801 (nor their callers'
+    # lines: the dispatcher's `fn(state)`, the loop's `fire(...)`) repeats them
+    report = diagnose("u03_callbacks_registry_checkpoint")
+    codes = [f.id for f in report.findings]
+    assert codes[0] == "D701", found(report)
+    assert "D215" not in codes and "D801" not in codes, found(report)
+
+
+def test_a_gan_generator_forward_detached_for_the_critic_is_not_a_validation_warning():
+    # WGAN-GP: `gen(z).detach()` runs with autograd at the training batch size; that costs only
+    # its time (an info finding at most), unlike a validation pass with autograd on
+    report = diagnose("u15_clean_wgan_gp_double_backward")
     assert [f for f in found(report) if f[1] != "info"] == [], found(report)

@@ -52,7 +52,9 @@ class MemoryTimelineProbe(Probe):
 
         def backward(tensor, *args, **kwargs):
             if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
-                probe.retention.remember("loss", probe.tracker.index, tensor, user_location())
+                location = user_location()
+                probe.retention.remember("loss", probe.tracker.index, tensor, location)
+                probe.retention.remember_terms(probe.tracker.index, tensor, location)
             return original(tensor, *args, **kwargs)
 
         return backward

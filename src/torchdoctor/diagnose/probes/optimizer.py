@@ -61,6 +61,7 @@ class OptimizerProbe(Probe):
         # discriminator's), and per optimizer its first gradient tensor (a weak reference) and
         # its clear count at its latest step
         self.module_clears = 0
+        self.module_owners: dict[int, object] = {}  # id(module) -> the optimizer updating it
         self.optimizer_clears: dict[int, int] = {}
         self.last_grads: dict[int, tuple[object, int]] = {}
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
@@ -120,12 +121,46 @@ class OptimizerProbe(Probe):
 
     def _wrap_module_zero_grad(self, original):
         probe = self
+        default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(module, *args, **kwargs):
             probe.module_clears += 1
-            return original(module, *args, **kwargs)
+            set_to_none = kwargs.get("set_to_none", args[0] if args else default)
+            owner = None if set_to_none or transforming() else probe._owner_of(module)
+            if owner is None:
+                return original(module, *args, **kwargs)
+            # `model.zero_grad(set_to_none=False)` fills the gradients of the optimizer that
+            # updates the model: timed as that optimizer's zero-filling (rule D220)
+            observation = probe._observe(owner)
+            observation.set_to_none, observation.filled_by_module = False, True
+            probe.tracker.push("optimizer")
+            started = time.perf_counter()
+            try:
+                return original(module, *args, **kwargs)
+            finally:
+                probe.tracker.counters[f"{ZERO_FILL}{id(owner)}"] += time.perf_counter() - started
+                probe.tracker.pop()
 
         return zero_grad
+
+    def _owner_of(self, module):
+        """The optimizer that updates the module's first parameter (None: none seen)."""
+        first = next(module.parameters(), None)
+        if first is None:
+            return None
+        owner = self.module_owners.get(id(module))
+        if owner is None:
+            owner = next(
+                (
+                    optimizer
+                    for optimizer, _ in self.optimizers.values()
+                    if any(p is first for group in optimizer.param_groups for p in group["params"])
+                ),
+                None,
+            )
+            if owner is not None:
+                self.module_owners[id(module)] = owner
+        return owner
 
     def _pre_step(self, optimizer, args, kwargs) -> None:
         self.tracker.push("optimizer")

@@ -1,7 +1,9 @@
 """What keeps memory alive: tensors of earlier steps still referenced later.
 
-Each step's loss (the tensor passed to backward(), not a copy) and the model's output are held by
-weak references, which cost nothing and keep nothing alive. At a few checks during the run (while
+Each step's loss (the tensor passed to backward(), not a copy), the loss's terms (the other
+scalars with a graph among the variables of the function that calls backward(): a multi-task
+`losses = {"cls": ..., "reg": ...}`) and the model's output are held by weak references, which
+cost nothing and keep nothing alive. At a few checks during the run (while
 the program's frames still exist) we count how many of them outlived their step by more than one
 step: a `losses.append(loss)` keeps every step's loss and, with it, its autograd graph. The first
 time that happens the holder is looked up once (gc referrers, then a variable bound to it in the
@@ -29,6 +31,7 @@ MAX_REFS = 64  # weak references kept per kind (older steps beyond it are thinne
 MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a retention
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
 RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
+MAX_TERM_ITEMS = 16  # items of a container variable looked at for loss terms
 
 
 @dataclass
@@ -40,7 +43,10 @@ class _Ref:
 
 class RetentionWatch:
     def __init__(self) -> None:
-        self.refs: dict[str, list[_Ref]] = {"loss": [], "output": []}
+        self.refs: dict[str, list[_Ref]] = {"loss": [], "term": [], "output": []}
+        # the loss terms of the last backward(): a term seen again is not this step's (a scalar
+        # made before the loop)
+        self.last_terms: set[int] = set()
         self.found: dict[str, RetainedTensors] = {}
         # kind -> (the container holding them, its name): looked up once; dropped at the end
         self.holders: dict[str, tuple[object, str]] = {}
@@ -63,6 +69,19 @@ class RetentionWatch:
             refs.append(_Ref(step, weakref.ref(tensor), location))
         except TypeError:
             pass
+
+    def remember_terms(self, step: int, loss: torch.Tensor, location: str) -> None:
+        """The scalars with a graph, other than `loss`, among the variables of the user's function
+        that calls backward() (and the values of its dicts, lists and tuples): the loss's terms.
+        One per step is remembered, the first not seen at the previous backward()."""
+        frame = _user_frame()
+        if frame is None:
+            return
+        terms = [t for t in _scalars_with_graph(frame.f_locals.values()) if t is not loss]
+        seen, self.last_terms = self.last_terms, {id(t) for t in terms}
+        fresh = [t for t in terms if id(t) not in seen]
+        if fresh:
+            self.remember("term", step, fresh[0], location)
 
     def check(self, current_step: int) -> None:
         """Count earlier steps' tensors still alive; describe them the first time."""
@@ -145,6 +164,23 @@ def _holder(tensor: torch.Tensor) -> tuple[object, str]:
         return None, ""
     container = max(containers, key=len)
     return container, _name_of(container)
+
+
+def _scalars_with_graph(values) -> list[torch.Tensor]:
+    """One-element tensors with an autograd graph among `values` and the items of the dicts,
+    lists and tuples among them (one level: a history list of lists is not walked)."""
+    found = []
+    for value in values:
+        if isinstance(value, dict):
+            items = list(value.values())[:MAX_TERM_ITEMS]
+        elif isinstance(value, (list, tuple)):
+            items = list(value[-MAX_TERM_ITEMS:])
+        else:
+            items = [value]
+        for item in items:
+            if isinstance(item, torch.Tensor) and item.grad_fn is not None and item.numel() == 1:
+                found.append(item)
+    return found
 
 
 def _graph_nodes(root) -> int:

@@ -94,6 +94,8 @@ def check(run: RunObservation) -> list[Finding]:
     item_share = clamp(item_batch_s / profile.step_s)
     # never above the data wait: the loop cannot get back more than it waits for its batches
     saving = min(clamp(item_share * (1 - CACHED_ITEM_COST)), profile.share("data"))
+    # an IterableDataset makes its samples in __iter__ (a generator), not __getitem__
+    method = "__iter__" if loader.iterable_dataset else "__getitem__"
     return [
         Finding(
             id=CODE,
@@ -101,7 +103,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=[
-                f"__getitem__ of {loader.dataset_type or 'the dataset'} took "
+                f"{method} of {loader.dataset_type or 'the dataset'} took "
                 f"{secs(loader.item_s)} "
                 f"per sample: {secs(item_batch_s)} per batch of {batch:.0f}, "
                 f"{pct(item_share)} of the step.",
@@ -119,7 +121,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "location": loader.location,
             },
             saving_how=(
-                f"__getitem__ measured at {secs(item_batch_s / batch)} per sample in the run; assumes "
+                f"{method} measured at {secs(item_batch_s / batch)} per sample in the run; assumes "
                 f"a cached sample costs {CACHED_ITEM_COST:.0%} of that, at most the data wait "
                 "per step (the rewrite is the program's own: not timed)"
             ),

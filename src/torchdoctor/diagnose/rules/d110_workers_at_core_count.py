@@ -4,8 +4,9 @@
 Flags a training `DataLoader` that does real work per sample (not only indexing in-memory
 tensors) and already runs one worker per spare core (rule D102's suggestion), when waiting for
 its batches still takes half or more of a typical step. A loader whose workers are started again
-every epoch is left to rule D103 (part of its wait is start-up), one with batches of 16 samples or
-fewer to rule D112 (the per-batch hand-over, not the items, is the cost).
+every epoch is left to rule D103 (part of its wait is start-up), one whose iterator (and its
+workers) is started for every batch to rule D107, one with batches of 16 samples or fewer to rule
+D112 (the per-batch hand-over, not the items, is the cost).
 
 ## Why is this bad
 The workers build batches more slowly than the model consumes them, and this machine has no core
@@ -52,6 +53,7 @@ from torchdoctor.diagnose.rules._common import (
     clamp,
     cpu_count,
     loader_wait_with_workers,
+    new_iterator_per_batch,
     pct,
     secs,
     severity_for,
@@ -97,6 +99,7 @@ def check(run: RunObservation) -> list[Finding]:
         and not in_memory(run, ld)
         and ld.num_workers >= suggested_workers(cpu_count(run, ld))
         and not respawns_each_epoch(run, ld)  # the wait is partly start-up: rule D103 first
+        and not new_iterator_per_batch(ld)  # workers started for every batch: rule D107
         and not small_batches_through_workers(run, ld)  # the hand-over, not the items: D112
     ]
     if not saturated or step_s <= 0:

@@ -1,7 +1,8 @@
 """D220: `zero_grad(set_to_none=False)` writes zeros into every gradient each step.
 
 ## What it does
-Flags an optimizer whose `zero_grad` is called with `set_to_none=False` when the time measured
+Flags an optimizer whose `zero_grad` is called with `set_to_none=False` (or the model's
+`model.zero_grad(set_to_none=False)`, which fills the same gradients) when the time measured
 inside those calls is 2% or more of a typical training step.
 
 ## Why is this bad
@@ -64,8 +65,13 @@ def check(run: RunObservation) -> list[Finding]:
             saving_how=f"time measured inside zero_grad(set_to_none=False): {secs(fill_s)} per "
             "step",
             evidence=[
-                f"{optimizer.class_name} at {optimizer.location or 'unknown'} called "
-                "zero_grad(set_to_none=False).",
+                (
+                    f"The model's zero_grad(set_to_none=False) filled the gradients of "
+                    f"{optimizer.class_name} (built at {optimizer.location or 'unknown'})."
+                    if optimizer.filled_by_module
+                    else f"{optimizer.class_name} at {optimizer.location or 'unknown'} called "
+                    "zero_grad(set_to_none=False)."
+                ),
                 f"Filling the gradients with zeros took {secs(fill_s)} per step, {pct(share)} "
                 "of the step.",
             ],

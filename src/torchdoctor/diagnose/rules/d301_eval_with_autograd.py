@@ -42,7 +42,8 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs
+from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs, severity_for
+from torchdoctor.diagnose.rules._lines import evaluation_is_validation
 from torchdoctor.diagnose.rules._measured import fastest, how
 
 CODE = "D301"
@@ -78,8 +79,11 @@ def check(run: RunObservation) -> list[Finding]:
         Finding(
             id=CODE,
             title=TITLE,
-            # Always a warning: the memory kept for a backward that never runs can exhaust it.
-            severity="warning",
+            # Validation is always a warning: the memory kept for a backward that never runs
+            # can exhaust it on a large validation batch. Forwards in the step whose output gets
+            # no gradient (a GAN's `G(z).detach()` for the critic, an RL agent acting) run at
+            # the training batch size: only their time counts.
+            severity="warning" if evaluation_is_validation(run) else severity_for(saving),
             saving=saving,
             evidence=evidence,
             fix=(

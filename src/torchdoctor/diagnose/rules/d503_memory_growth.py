@@ -5,8 +5,9 @@ Reports memory in use at the end of each step (CUDA allocator, or the process's 
 on CPU) that rises steadily over the measured steps, with the growth per step (on CPU, when no
 kept tensor is found, only a rise in most steps: a few jumps are the allocator taking new
 arenas, not a leak); and names what
-keeps memory alive when it is found: losses or model outputs of earlier steps that are still
-referenced later, with or without their autograd graph, the container that holds them and the
+keeps memory alive when it is found: losses, loss terms (a multi-task dict of losses beside the
+summed loss passed to backward()) or model outputs of earlier steps that are still referenced
+later, with or without their autograd graph, the container that holds them and the
 user's line that made (or backpropagated) them; and a tensor in the training loop's variables
 whose autograd graph spans several steps (`total_loss += loss`).
 
@@ -85,7 +86,7 @@ def _typical_increment(run: RunObservation) -> float:
     return median([b - a for a, b in zip(values, values[1:])])
 
 
-KIND_ORDER = {"graph": 0, "loss": 1, "output": 2}  # the most specific cause first
+KIND_ORDER = {"graph": 0, "loss": 1, "term": 2, "output": 3}  # the most specific cause first
 
 
 def _culprits(run: RunObservation) -> list[RetainedTensors]:
@@ -99,8 +100,11 @@ def _describe(r: RetainedTensors) -> str:
             f"A tensor that accumulates across steps keeps the autograd graphs of about "
             f"{r.steps_alive} steps: {r.holder}, in the loop at {r.location}."
         )
-    what = "loss passed to backward()" if r.kind == "loss" else "model output"
-    made = "backpropagated at" if r.kind == "loss" else "computed at"
+    what = {
+        "loss": "loss passed to backward()",
+        "term": "loss term (a scalar in the loss, not the tensor passed to backward())",
+    }.get(r.kind, "model output")
+    made = "computed at" if r.kind == "output" else "backpropagated at"
     graph = "with its autograd graph (no .detach())" if r.with_graph else "detached"
     held = f", held by {r.holder}" if r.holder else ""
     return (
