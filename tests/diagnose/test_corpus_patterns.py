@@ -4,6 +4,12 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.rules._lines import acts_in_the_loop
 
 
 def _line_of(path, marker: str) -> int:
@@ -164,3 +170,59 @@ def test_validating_a_full_batch_model_every_step_is_once_per_epoch(diagnose_her
     evaluation = report.run.evaluation
     assert evaluation.forwards and evaluation.on_training_batches == evaluation.forwards
     assert "D304" not in {f.id for f in report.findings}, report.findings
+
+
+CORPUS_SCRIPTS = Path(__file__).parent / "corpus_scripts"
+
+
+@pytest.mark.timing
+def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
+    """pytorch/examples actor-critic and cleanrl-style loops act on one observation per forward
+    under no_grad: D203 counted the acting ops (cut out of the step's time) as the step's, and
+    blamed a tiny-op loop in training; D801 told the action's `.item()` to be read every 10th
+    step. Acting is evaluation, and its host read is the environment's input."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "rl_acting_one_observation.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    compute = report.run.compute
+    # 64 acting forwards per update against one training forward: most ops are acting's
+    assert compute.evaluation_ops_per_step > compute.ops_per_step / 2, compute
+    assert compute.evaluation_python_calls_per_step > compute.python_calls_per_step / 2
+    assert acts_in_the_loop(report.run)
+    codes = [f.id for f in report.findings]
+    assert "D203" not in codes, [(f.id, f.evidence) for f in report.findings]
+    kinds = [(f.details["phase"], f.details["kind"]) for f in report.findings if f.id == "D801"]
+    assert ("evaluation", "host") not in kinds, kinds
+
+
+def test_whole_cycle_mode_stops_an_evaluation_that_outlasts_its_budget(diagnose_here):
+    """ng-video-lecture's gpt.py estimates its loss over 400 batches before its first step: on
+    a CPU that is many minutes, and whole-cycle mode, which judges the cycle at step ends, ran
+    past its budget with no report. It stops at the next evaluation forward after the budget."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        @torch.no_grad()
+        def estimate_loss(batches):
+            return sum(model(torch.randn(4, 8)).mean().item() for _ in range(batches))
+
+        for step in range(100):
+            if step % 50 == 0:
+                estimate_loss(1_000_000)  # minutes of evaluation, over any small budget
+            loss = model(torch.randn(4, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        budget_s=1.0,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.reason.no_steps.why == "budget_in_evaluation", report.verdict
+    assert 0 < report.run.forwards_seen < 1_000_000
+    assert "--budget" in report.verdict

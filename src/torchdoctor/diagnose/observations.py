@@ -310,6 +310,12 @@ class ComputeObservation:
     # inside C++ (nn.GRU/LSTM/RNN on CPU), close to it when a Python loop issues them. D203
     # reads it; None when not counted (older reports, torch.compile)
     python_calls_per_step: float | None = None
+    # ops and Python torch calls of ops_per_step / python_calls_per_step dispatched inside the
+    # evaluation spans cut out of the sampled step (validation, RL acting forwards of one
+    # observation and the code between them): the step's time leaves them out, so rules
+    # D202/D203 do too. None when not counted (older reports)
+    evaluation_ops_per_step: float | None = None
+    evaluation_python_calls_per_step: float | None = None
     # median StepObservation.cpu_share of the measured steps. On a CPU run with one torch thread,
     # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
     # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not

@@ -183,6 +183,24 @@ class Session:
         if self.config.stop and bounded and (self.stopped or self._stop_now()):
             self.stop_program()
 
+    def evaluation_forward_starting(self) -> None:
+        """Whole-cycle mode: an evaluation forward (autograd off) is about to run after the budget
+        ran out: stop here. Step ends are where the cycle is judged, and a program that evaluates
+        for minutes before its first step (nanoGPT-style loss estimates over hundreds of batches)
+        or inside one would otherwise run past any budget with no report."""
+        if not (self.config.cycle and self.config.stop) or self.config.steps or self.stopped:
+            return
+        elapsed = self.tracker.clock() - self.tracker.origin
+        if elapsed <= self.config.budget_s:
+            return
+        count = self.measured_count()
+        self.stop_reason = (
+            f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
+            f"measured step{'' if count == 1 else 's'} (a longer --budget, or --steps N, "
+            "measures past it)"
+        )
+        self.stop_program()
+
     def stop_program(self) -> None:
         """Stop the program now (from a hook in its call stack): StopDiagnosis, and if the
         program caught an earlier one, the insister makes this one stick."""

@@ -78,6 +78,8 @@ def check(run: RunObservation) -> list[Finding]:
     if overhead.ops_per_step < MIN_OPS_TO_EXPECTED * expected:
         return []
     python_calls = run.compute.python_calls_per_step
+    if python_calls is not None:  # calls made while evaluating or acting are not the step's
+        python_calls -= run.compute.evaluation_python_calls_per_step or 0.0
     if python_calls is not None and python_calls < expected:
         return []  # the ops come from inside a few calls (a recurrent module), not a Python loop
     # only the fixed cost per op goes away; the arithmetic stays (never "saves 100%"). That cost
