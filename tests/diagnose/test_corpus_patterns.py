@@ -10,6 +10,7 @@ import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules._lines import acts_in_the_loop
+from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 
 
 def _line_of(path, marker: str) -> int:
@@ -226,3 +227,20 @@ def test_whole_cycle_mode_stops_an_evaluation_that_outlasts_its_budget(diagnose_
     assert report.reason.no_steps.why == "budget_in_evaluation", report.verdict
     assert 0 < report.run.forwards_seen < 1_000_000
     assert "--budget" in report.verdict
+
+
+@pytest.mark.timing
+def test_a_rollout_of_per_step_forwards_with_autograd_is_named_as_such():
+    """pytorch/examples reinforce.py and actor_critic.py call the policy with autograd on for
+    every environment step: D203's loop of tiny ops is real there, but its advice (batch a
+    per-sample loss) did not say that the loop is the rollout's forwards."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "reinforce_per_step_forwards.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert forwards_per_backward(report.run) == 32  # one call per environment step
+    found = [f for f in report.findings if f.id == "D203"]
+    assert found, [(f.id, f.evidence) for f in report.findings]
+    assert "32 times with autograd on per backward()" in found[0].evidence[0]
+    assert "torch.stack(observations)" in found[0].fix

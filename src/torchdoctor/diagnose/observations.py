@@ -28,6 +28,9 @@ class StepObservation:
     gpu_idle_s: float | None = None  # CUDA: time the device had no work during the step
     batch_size: int | None = None  # samples consumed by this step (all micro-batches)
     micro_batches: int = 1  # backward() calls per optimizer update (>1: gradient accumulation)
+    # root model forwards of the step whose outputs got a gradient: many per backward() is a
+    # model called once per sample or per environment step (an RL rollout with autograd on)
+    training_forwards: int = 0
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
