@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.rules._lines import acts_in_the_loop
+from torchdoctor.diagnose.rules._lines import acts_in_the_loop, kind_of
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 
 
@@ -244,3 +244,58 @@ def test_a_rollout_of_per_step_forwards_with_autograd_is_named_as_such():
     assert found, [(f.id, f.evidence) for f in report.findings]
     assert "32 times with autograd on per backward()" in found[0].evidence[0]
     assert "torch.stack(observations)" in found[0].fix
+
+
+@pytest.mark.timing
+def test_an_environment_step_is_the_programs_work_not_a_hot_line(
+    diagnose_here, tmp_path, monkeypatch
+):
+    """cleanrl's PPO and DQN spend a tenth of each step in `envs.step(action.cpu().numpy())`:
+    D801 called that line a host copy to read every 10th step; the time is the environment's
+    simulation (gymnasium's code), which the program needs at every step."""
+    package = tmp_path / "site-packages" / "gym"  # the name of a real environment library
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import math
+
+            class Env:
+                def step(self, action):
+                    total = 0.0
+                    for i in range(6000):  # the simulation: pure Python, like CartPole x many
+                        total += math.sin(i * 0.001 + action)
+                    return [total % 1.0] * 4, 1.0
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))  # an installed package, as in a venv
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import gym
+
+        env = gym.Env()
+        q_net = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+        opt = torch.optim.SGD(q_net.parameters(), lr=0.01)
+        obs = [0.0] * 4
+        for step in range(40):
+            with torch.no_grad():
+                action = q_net(torch.tensor(obs)).argmax().item()
+            obs, reward = env.step(action)  # the environment's own step
+            loss = q_net(torch.randn(32, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=12,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line = _line_of(tmp_path / "train.py", "the environment's own step")
+    stepping = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
+    assert stepping and max(s.share for s in stepping) > 0.05, report.run.lines.lines[:5]
+    assert {kind_of(s).name for s in stepping} == {"environment"}
+    flagged = [f.details["locations"] for f in report.findings if f.id == "D801"]
+    assert not [loc for locs in flagged for loc in locs if loc.endswith(f":{line}")], flagged

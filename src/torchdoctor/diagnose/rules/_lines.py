@@ -95,6 +95,15 @@ KINDS = {
         "action = Categorical(logits=policy(obs), validate_args=False).sample().tolist()",
         False,
     ),
+    # a reinforcement-learning environment's own step (its simulation): the program's work, not
+    # overhead around training; D801 does not flag it
+    "environment": LineKind(
+        "environment",
+        "steps the reinforcement-learning environment (its own simulation)",
+        "step several environments at once in worker processes (gymnasium.vector.AsyncVectorEnv) "
+        "when one environment step is expensive",
+        False,
+    ),
     "parameter_loop": LineKind(
         "parameter_loop",
         "runs a Python loop over the parameters (one small op per tensor)",
@@ -137,6 +146,7 @@ _SAMPLES = re.compile(r"\brange\(\s*(len\(|[\w.]+\.(size\(|shape\[))")
 _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
+_ENVIRONMENT_CALLEES = ("gymnasium.", "gym.", "pettingzoo.", "envpool.", "dm_control.")
 _MODEL_COPY_CALLEES = (
     "torch.nn.modules.module.Module.state_dict",
     "torch.nn.modules.module.Module.load_state_dict",
@@ -150,6 +160,8 @@ def _calls(line: LineStat, prefixes: tuple[str, ...]) -> bool:
 def kind_of(line: LineStat) -> LineKind:
     """What the line does, from its callees first (what really ran), then its text and loop."""
     code = line.code
+    if _calls(line, _ENVIRONMENT_CALLEES):
+        return KINDS["environment"]
     deep = _calls(line, ("copy.deepcopy",)) or "deepcopy(" in code
     # a deep copy that went through torch's tensor copies copies a model or its state
     if _calls(line, _MODEL_COPY_CALLEES) or (
