@@ -178,3 +178,22 @@ def sine_waves(
     shifts = rng.integers(-4 * period, 4 * period, sequences).reshape(sequences, 1)
     data = np.sin((np.arange(length) + shifts) / period).astype("float64")
     torch.save(data, workdir / path)
+
+
+def photos(
+    workdir: Path, folder: str, count: int = 40, width: int = 481, height: int = 321
+) -> None:
+    """`folder/<n>.jpg` colour images (BSDS300's 481x321): smooth gradients plus noise, so a
+    super-resolution model has structure to learn."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    ys, xs = np.mgrid[0:height, 0:width]
+    for n in range(count):
+        fx, fy = rng.uniform(0.01, 0.05, 2)
+        base = np.stack([np.sin(fx * xs + c) * np.cos(fy * ys - c) for c in range(3)], -1)
+        pixels = (127 + 100 * base + rng.normal(0, 10, base.shape)).clip(0, 255)
+        Image.fromarray(pixels.astype(np.uint8), mode="RGB").save(root / f"{n}.jpg")

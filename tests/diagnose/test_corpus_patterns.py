@@ -4,6 +4,13 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.rules._lines import acts_in_the_loop, kind_of
+from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 
 
 def _line_of(path, marker: str) -> int:
@@ -164,3 +171,131 @@ def test_validating_a_full_batch_model_every_step_is_once_per_epoch(diagnose_her
     evaluation = report.run.evaluation
     assert evaluation.forwards and evaluation.on_training_batches == evaluation.forwards
     assert "D304" not in {f.id for f in report.findings}, report.findings
+
+
+CORPUS_SCRIPTS = Path(__file__).parent / "corpus_scripts"
+
+
+@pytest.mark.timing
+def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
+    """pytorch/examples actor-critic and cleanrl-style loops act on one observation per forward
+    under no_grad: D203 counted the acting ops (cut out of the step's time) as the step's, and
+    blamed a tiny-op loop in training; D801 told the action's `.item()` to be read every 10th
+    step. Acting is evaluation, and its host read is the environment's input."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "rl_acting_one_observation.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    compute = report.run.compute
+    # 64 acting forwards per update against one training forward: most ops are acting's
+    assert compute.evaluation_ops_per_step > compute.ops_per_step / 2, compute
+    assert compute.evaluation_python_calls_per_step > compute.python_calls_per_step / 2
+    assert acts_in_the_loop(report.run)
+    codes = [f.id for f in report.findings]
+    assert "D203" not in codes, [(f.id, f.evidence) for f in report.findings]
+    kinds = [(f.details["phase"], f.details["kind"]) for f in report.findings if f.id == "D801"]
+    assert ("evaluation", "host") not in kinds, kinds
+
+
+def test_whole_cycle_mode_stops_an_evaluation_that_outlasts_its_budget(diagnose_here):
+    """ng-video-lecture's gpt.py estimates its loss over 400 batches before its first step: on
+    a CPU that is many minutes, and whole-cycle mode, which judges the cycle at step ends, ran
+    past its budget with no report. It stops at the next evaluation forward after the budget."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        @torch.no_grad()
+        def estimate_loss(batches):
+            return sum(model(torch.randn(4, 8)).mean().item() for _ in range(batches))
+
+        for step in range(100):
+            if step % 50 == 0:
+                estimate_loss(1_000_000)  # minutes of evaluation, over any small budget
+            loss = model(torch.randn(4, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        budget_s=1.0,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.reason.no_steps.why == "budget_in_evaluation", report.verdict
+    assert 0 < report.run.forwards_seen < 1_000_000
+    assert "--budget" in report.verdict
+
+
+@pytest.mark.timing
+def test_a_rollout_of_per_step_forwards_with_autograd_is_named_as_such():
+    """pytorch/examples reinforce.py and actor_critic.py call the policy with autograd on for
+    every environment step: D203's loop of tiny ops is real there, but its advice (batch a
+    per-sample loss) did not say that the loop is the rollout's forwards."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "reinforce_per_step_forwards.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert forwards_per_backward(report.run) == 32  # one call per environment step
+    found = [f for f in report.findings if f.id == "D203"]
+    assert found, [(f.id, f.evidence) for f in report.findings]
+    assert "32 times with autograd on per backward()" in found[0].evidence[0]
+    assert "torch.stack(observations)" in found[0].fix
+
+
+@pytest.mark.timing
+def test_an_environment_step_is_the_programs_work_not_a_hot_line(
+    diagnose_here, tmp_path, monkeypatch
+):
+    """cleanrl's PPO and DQN spend a tenth of each step in `envs.step(action.cpu().numpy())`:
+    D801 called that line a host copy to read every 10th step; the time is the environment's
+    simulation (gymnasium's code), which the program needs at every step."""
+    package = tmp_path / "site-packages" / "gym"  # the name of a real environment library
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import math
+
+            class Env:
+                def step(self, action):
+                    total = 0.0
+                    for i in range(6000):  # the simulation: pure Python, like CartPole x many
+                        total += math.sin(i * 0.001 + action)
+                    return [total % 1.0] * 4, 1.0
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))  # an installed package, as in a venv
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import gym
+
+        env = gym.Env()
+        q_net = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+        opt = torch.optim.SGD(q_net.parameters(), lr=0.01)
+        obs = [0.0] * 4
+        for step in range(40):
+            with torch.no_grad():
+                action = q_net(torch.tensor(obs)).argmax().item()
+            obs, reward = env.step(action)  # the environment's own step
+            loss = q_net(torch.randn(32, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=12,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line = _line_of(tmp_path / "train.py", "the environment's own step")
+    stepping = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
+    assert stepping and max(s.share for s in stepping) > 0.05, report.run.lines.lines[:5]
+    assert {kind_of(s).name for s in stepping} == {"environment"}
+    flagged = [f.details["locations"] for f in report.findings if f.id == "D801"]
+    assert not [loc for locs in flagged for loc in locs if loc.endswith(f":{line}")], flagged

@@ -28,6 +28,9 @@ class StepObservation:
     gpu_idle_s: float | None = None  # CUDA: time the device had no work during the step
     batch_size: int | None = None  # samples consumed by this step (all micro-batches)
     micro_batches: int = 1  # backward() calls per optimizer update (>1: gradient accumulation)
+    # root model forwards of the step whose outputs got a gradient: many per backward() is a
+    # model called once per sample or per environment step (an RL rollout with autograd on)
+    training_forwards: int = 0
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
@@ -314,6 +317,12 @@ class ComputeObservation:
     # inside C++ (nn.GRU/LSTM/RNN on CPU), close to it when a Python loop issues them. D203
     # reads it; None when not counted (older reports, torch.compile)
     python_calls_per_step: float | None = None
+    # ops and Python torch calls of ops_per_step / python_calls_per_step dispatched inside the
+    # evaluation spans cut out of the sampled step (validation, RL acting forwards of one
+    # observation and the code between them): the step's time leaves them out, so rules
+    # D202/D203 do too. None when not counted (older reports)
+    evaluation_ops_per_step: float | None = None
+    evaluation_python_calls_per_step: float | None = None
     # median StepObservation.cpu_share of the measured steps. On a CPU run with one torch thread,
     # well below 1 means the machine was busy: wall times per op (mean_op_s) are inflated by about
     # 1/cpu_share while dispatch_overhead_s (a tight loop, best of 3) is not

@@ -24,6 +24,7 @@ def _step(record: StepRecord) -> StepObservation:
         phases=phases,
         batch_size=record.batch_size,
         micro_batches=record.micro_batches,
+        training_forwards=len(record.training_forwards),
         syncs=int(record.counters.get("syncs", 0)),
         loss=_loss_value(record.loss),
         start_s=record.start,

@@ -26,6 +26,9 @@ MIN_CYCLE_STEPS = 3  # whole-cycle mode measures at least this many steps, budge
 # evaluation ends the cycle; it is waited for up to this many steps or this share of the budget
 UNKNOWN_EPOCH_MAX_STEPS = 200
 UNKNOWN_EPOCH_BUDGET_SHARE = 0.5
+# An evaluation forward after the budget stops the program once MIN_CYCLE_STEPS were measured, or
+# regardless once this many budgets have passed (no step may ever close before a long evaluation)
+EVALUATION_HARD_BUDGETS = 2.0
 
 
 class StopDiagnosis(BaseException):
@@ -182,6 +185,27 @@ class Session:
         bounded = self.config.steps or self.config.cycle
         if self.config.stop and bounded and (self.stopped or self._stop_now()):
             self.stop_program()
+
+    def evaluation_forward_starting(self) -> None:
+        """Whole-cycle mode: an evaluation forward (autograd off) is about to run after the budget
+        ran out: stop here (before MIN_CYCLE_STEPS measured steps, only at twice the budget). The
+        cycle is judged at step ends, and a program that evaluates for minutes before its first
+        step (nanoGPT-style loss estimates over hundreds of batches) or inside one would
+        otherwise run past any budget with no report."""
+        if not (self.config.cycle and self.config.stop) or self.config.steps or self.stopped:
+            return
+        elapsed = self.tracker.clock() - self.tracker.origin
+        count = self.measured_count()
+        if elapsed <= self.config.budget_s * (
+            1.0 if count >= MIN_CYCLE_STEPS else EVALUATION_HARD_BUDGETS
+        ):
+            return
+        self.stop_reason = (
+            f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
+            f"measured step{'' if count == 1 else 's'} (a longer --budget, or --steps N, "
+            "measures past it)"
+        )
+        self.stop_program()
 
     def stop_program(self) -> None:
         """Stop the program now (from a hook in its call stack): StopDiagnosis, and if the

@@ -88,6 +88,9 @@ class StepRecord:
     # clock times from each evaluation run's first forward to the next forward after it (or the
     # step end): host reads there belong to evaluation (a validation metric's .item())
     eval_windows: list[tuple[float, float]] = field(default_factory=list)
+    # clock times of the evaluation spans cut out of the step (what `eval_seconds` sums): the op
+    # counter books the ops dispatched there to evaluation (RL acting forwards of one observation)
+    eval_spans: list[tuple[float, float]] = field(default_factory=list)
     # (phase, start, end) since the origin, evaluation cut out, same-phase neighbours merged:
     # where each phase really ran (the --trace places them there); at most MAX_SPANS
     spans: list[tuple[str, float, float]] = field(default_factory=list)
@@ -302,6 +305,7 @@ class StepTracker:
         record.eval_seconds = eval_seconds
         step_end = record.end + self.origin
         record.eval_windows = [(a, _next_forward(state, b, step_end)) for a, b in spans]
+        record.eval_spans = list(spans)
         record.training_forwards = training
 
 

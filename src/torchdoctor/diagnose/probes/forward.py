@@ -201,6 +201,8 @@ class ForwardProbe(Probe):
             record.input_ref = _weak(x)
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         self.tracker.forward_started(record)
+        if not record.grad_enabled:
+            session.evaluation_forward_starting()  # may stop the program: the budget ran out
         return record
 
     def _note_training_batch(self, record: ForwardRecord, x) -> None:

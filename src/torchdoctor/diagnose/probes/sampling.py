@@ -11,8 +11,12 @@ import torch._dynamo (seconds) and stack a second mode.
 
 from __future__ import annotations
 
+import bisect
 import sys
+import time
+from array import array
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,6 +26,7 @@ from torch.utils.flop_counter import flop_registry
 
 from torchdoctor.diagnose.observations import OpCount
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.steps import StepRecord
 
 aten = torch.ops.aten
 _COMPUTE = {
@@ -33,11 +38,17 @@ TOP_OPS = 10  # ops of the sampled step named in the report
 
 
 class OpCounter(TorchDispatchMode):
-    def __init__(self, phases: list[str] | None = None) -> None:
+    def __init__(
+        self, phases: list[str] | None = None, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         super().__init__()
         self.phases = phases if phases is not None else []  # the tracker's phase stack
+        self.clock = clock
         self.ops = 0
         self.data_ops = 0  # dispatched while the DataLoader built a batch in this process
+        # when each op outside the "data" phase was dispatched (the tracker's clock): the step's
+        # evaluation spans are only known when it closes
+        self.times = array("d")
         self.float64 = 0
         self.float32 = 0
         self.low_precision = 0
@@ -52,6 +63,8 @@ class OpCounter(TorchDispatchMode):
         self.ops += 1
         if self.phases and self.phases[-1] == "data":
             self.data_ops += 1
+        else:
+            self.times.append(self.clock())
         packet = func.overloadpacket
         self.by_op[packet] += 1  # keyed by the packet: its name is built once, in contribute
         formula = flop_registry.get(packet)
@@ -77,14 +90,17 @@ class PythonCallCounter(TorchFunctionMode):
     """Counts torch calls made from Python. Inside a handler the mode is off, so a call that
     makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once."""
 
-    def __init__(self, phases: list[str]) -> None:
+    def __init__(self, phases: list[str], clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__()
         self.phases = phases
+        self.clock = clock
         self.calls = 0
+        self.times = array("d")  # when each counted call was made (see OpCounter.times)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if not (self.phases and self.phases[-1] == "data"):
             self.calls += 1
+            self.times.append(self.clock())
         return func(*args, **(kwargs or {}))
 
 
@@ -115,6 +131,7 @@ class SamplingProbe(Probe):
         self.counter: OpCounter | None = None
         self.calls: PythonCallCounter | None = None
         self.done = False
+        self.sampled: StepRecord | None = None
         self.skipped = False  # the program uses torch.compile: nothing is counted
         self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
         self.frames_seen = self.frames_before
@@ -135,6 +152,7 @@ class SamplingProbe(Probe):
             self._start()
         elif record.index == self.session.sampled_index and self.active:
             self._finish()
+            self.sampled = record  # its evaluation spans may still be settled later
 
     def _program_compiles(self) -> bool:
         """torch.compile is in use: then no dispatch mode may be pushed. Dynamo does not trace a
@@ -163,9 +181,9 @@ class SamplingProbe(Probe):
 
     def _start(self) -> None:
         _skip_dynamo_import()
-        self.counter = OpCounter(self.tracker.stack)
+        self.counter = OpCounter(self.tracker.stack, self.tracker.clock)
         self.counter.__enter__()
-        self.calls = PythonCallCounter(self.tracker.stack)
+        self.calls = PythonCallCounter(self.tracker.stack, self.tracker.clock)
         self.calls.__enter__()
 
     def _leave(self) -> None:
@@ -199,8 +217,11 @@ class SamplingProbe(Probe):
         run.precision.low_precision_ops = self.counter.low_precision
         run.compute.ops_per_step = float(self.counter.ops)
         run.compute.data_ops_per_step = float(self.counter.data_ops)
+        spans = self.sampled.eval_spans if self.sampled is not None else []
+        run.compute.evaluation_ops_per_step = float(_within(self.counter.times, spans))
         if self.calls is not None:
             run.compute.python_calls_per_step = float(self.calls.calls)
+            run.compute.evaluation_python_calls_per_step = float(_within(self.calls.times, spans))
         run.compute.flops_per_step = float(self.counter.flops)
         counter = self.counter
         ranked = sorted(counter.by_op, key=lambda p: (-counter.by_op[p], -counter.flops_by_op[p]))
@@ -208,3 +229,8 @@ class SamplingProbe(Probe):
             OpCount(str(p), counter.by_op[p], float(counter.flops_by_op[p]))
             for p in ranked[:TOP_OPS]
         ]
+
+
+def _within(times: array, spans: list[tuple[float, float]]) -> int:
+    """How many of the (ascending) `times` fall inside the spans."""
+    return sum(bisect.bisect_right(times, b) - bisect.bisect_left(times, a) for a, b in spans)

@@ -14,6 +14,7 @@ from torchdoctor.diagnose.report.model import Report
 from torchdoctor.diagnose.report.verdict import (
     Bound,
     NoSteps,
+    NoStepsWhy,
     TopFix,
     TopLine,
     Unexplained,
@@ -62,7 +63,9 @@ def _no_steps(run: RunObservation) -> NoSteps:
         return NoSteps("warmup_only", len(run.steps), run.status, run.error)
     if run.status in ("crashed", "interrupted"):
         return NoSteps(run.status, 0, run.status, run.error)  # type: ignore[arg-type]
-    why = "no_training_step" if run.backwards_seen else "no_training_loop"
+    why: NoStepsWhy = "no_training_step" if run.backwards_seen else "no_training_loop"
+    if run.status == "stopped" and run.forwards_seen and not run.backwards_seen:
+        why = "budget_in_evaluation"  # only whole-cycle mode's budget stops before any step
     return NoSteps(
         why,
         0,

@@ -64,6 +64,12 @@ def no_steps_text(no_steps: NoSteps) -> str:
         return f"no training step measured: the script crashed first ({no_steps.error})"
     if no_steps.why == "interrupted":
         return "no training step measured: interrupted before the first step ended"
+    if no_steps.why == "budget_in_evaluation":
+        return (
+            f"no training step measured: the --budget ran out while the program evaluated "
+            f"({no_steps.forwards} model forward pass(es) without autograd) before its first "
+            "training step; rerun with a longer --budget, or --steps N, to measure past it"
+        )
     if no_steps.children and not no_steps.backwards:
         return children_text(no_steps)
     return no_training_loop_text(no_steps.backwards, no_steps.forwards)

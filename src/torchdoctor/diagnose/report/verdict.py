@@ -7,7 +7,12 @@ from typing import Literal
 
 BoundKind = Literal["data", "h2d", "other", "compute"]
 NoStepsWhy = Literal[
-    "warmup_only", "crashed", "interrupted", "no_training_step", "no_training_loop"
+    "warmup_only",
+    "crashed",
+    "interrupted",
+    "no_training_step",
+    "no_training_loop",
+    "budget_in_evaluation",
 ]
 
 

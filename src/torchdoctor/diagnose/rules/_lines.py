@@ -11,7 +11,7 @@ hold for code written in any style.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from torchdoctor.diagnose.observations import LineStat, RunObservation
 
@@ -84,6 +84,26 @@ KINDS = {
         "device, and read it every N steps",
         True,
     ),
+    # a host read inside an RL loop's acting (evaluation forwards of the policy on what the
+    # environment returned): the environment needs the action on the host at every step
+    "acting": LineKind(
+        "acting",
+        "turns the policy's output into an action for the environment on the host "
+        "(.item()/.tolist()/.numpy()), which the environment needs at every step",
+        "# act for many environments per forward: one forward and one host read serve N actions\n"
+        "envs = gymnasium.vector.SyncVectorEnv([make_env] * 8)  # or a batch of your own envs\n"
+        "action = Categorical(logits=policy(obs), validate_args=False).sample().tolist()",
+        False,
+    ),
+    # a reinforcement-learning environment's own step (its simulation): the program's work, not
+    # overhead around training; D801 does not flag it
+    "environment": LineKind(
+        "environment",
+        "steps the reinforcement-learning environment (its own simulation)",
+        "step several environments at once in worker processes (gymnasium.vector.AsyncVectorEnv) "
+        "when one environment step is expensive",
+        False,
+    ),
     "parameter_loop": LineKind(
         "parameter_loop",
         "runs a Python loop over the parameters (one small op per tensor)",
@@ -127,6 +147,7 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
 _CHECKPOINT_CALLEES = ("torch.serialization.save",)
+_ENVIRONMENT_CALLEES = ("gymnasium.", "gym.", "pettingzoo.", "envpool.", "dm_control.")
 _MODEL_COPY_CALLEES = (
     "torch.nn.modules.module.Module.state_dict",
     "torch.nn.modules.module.Module.load_state_dict",
@@ -144,6 +165,8 @@ def kind_of(line: LineStat) -> LineKind:
         # torch.save(model.state_dict(), path) calls state_dict but copies nothing: it writes a
         # checkpoint (D701's, which measures the saves themselves)
         return KINDS["io"]
+    if _calls(line, _ENVIRONMENT_CALLEES):
+        return KINDS["environment"]
     deep = _calls(line, ("copy.deepcopy",)) or "deepcopy(" in code
     # a deep copy that went through torch's tensor copies copies a model or its state
     if _calls(line, _MODEL_COPY_CALLEES) or (
@@ -264,7 +287,15 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
                 if kind.name != "python" or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
         found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
+    if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
+        found = [_as_acting(h) for h in found]
     return sorted(found, key=lambda h: -h.share)
+
+
+def _as_acting(hot: HotLine) -> HotLine:
+    if hot.line.phase == "evaluation" and hot.kind.name == "host":
+        return replace(hot, kind=KINDS["acting"])
+    return hot
 
 
 def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
@@ -281,6 +312,16 @@ def evaluation_is_validation(run: RunObservation) -> bool:
     return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
 
 
+def acts_in_the_loop(run: RunObservation) -> bool:
+    """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
+    a batch a training forward had seen (the policy acts on what the environment returned)."""
+    return (
+        run.evaluation.forwards > 0
+        and run.evaluation.on_training_batches == 0
+        and not evaluation_is_validation(run)
+    )
+
+
 def repeated_model_calls(run: RunObservation, min_share: float, every: float) -> list[HotLine]:
     """Model calls whose output never gets a gradient, made in at least `every` of the steps
     outside validation (a second forward for a metric): evaluation lines inside the model."""
@@ -289,7 +330,7 @@ def repeated_model_calls(run: RunObservation, min_share: float, every: float) ->
         return []
     if sum(1 for s in steps if s.evaluation_s > 0) < every * len(steps):
         return []
-    if run.evaluation.on_training_batches == 0:
+    if acts_in_the_loop(run):
         return []  # acting forwards, a target network: nothing the training forward computed
     return [
         HotLine(line, KINDS["model_call"], line.self_share, False)

@@ -70,7 +70,8 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     """Per-op costs of the model's part of the step, when ops and the dispatch floor were measured.
 
     Ops dispatched while loading data in the training process (per-sample indexing, collate) are
-    left out when counted apart; when they are not, a run loading in the training process is not
+    left out when counted apart, and so are those inside the evaluation spans cut out of the step
+    (validation, RL acting forwards: the step's time leaves them out); when data ops are not, a run loading in the training process is not
     judged at all (its op count mixes data and model work). Unknown op counts (a compiled run)
     mean unknown, never zero. A run with anomaly detection or its own profiler on is not judged:
     the mode's cost per op (and anomaly mode's extra ops) would read as the program's overhead. `compute_s` is wall time: it is scaled by `cpu_share`.
@@ -89,6 +90,7 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
         ops -= data_ops
     elif any(ld.num_workers == 0 for ld in training_loaders(run)):
         return None
+    ops -= run.compute.evaluation_ops_per_step or 0.0  # cut out of the step's time too
     if ops <= 0:
         return None
     return OpOverhead(

@@ -9,6 +9,10 @@ Only the torch calls the program itself issues from Python count as the loop: wh
 come from inside one call (an `nn.GRU`/`nn.LSTM`/`nn.RNN` on CPU runs each time step as several
 small ATen ops in C++), fewer Python calls than the model's expected ops were made, and there is
 no Python loop to vectorise; the rule stays silent (on a GPU, cuDNN fuses those modules).
+Ops run inside evaluation cut out of the step (validation, an RL loop's acting forwards under
+`no_grad`) are left out like the step's time. When the model itself is called many times with
+autograd on per `backward()` (an RL rollout acting one environment step at a time, REINFORCE
+style), the finding says so and suggests one batched forward over the rollout.
 
 ## Why is this bad
 Every op pays a fixed cost (Python, the dispatcher, a kernel launch on a GPU) of microseconds. A
@@ -49,6 +53,8 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     expected_ops,
+    measured_steps,
+    median,
     model_time_s,
     parameter_tensors,
     pct,
@@ -60,6 +66,9 @@ from torchdoctor.diagnose.rules._common import (
 from torchdoctor.diagnose.rules._overhead import cpu_share, op_overhead
 
 CODE = "D203"
+# root forwards with autograd per backward() from which the model is called once per sample or
+# per environment step (a normal step: 1; a GAN or a siamese pair: 2-3)
+MANY_FORWARDS = 8
 TITLE = "Python loop of tiny ops: the step is dominated by per-op overhead"
 MIN_OPS_TO_EXPECTED = 3.0
 MAX_GIVEN_BACK = 0.9  # of the model's part of the step: the batched ops still cost something
@@ -78,6 +87,8 @@ def check(run: RunObservation) -> list[Finding]:
     if overhead.ops_per_step < MIN_OPS_TO_EXPECTED * expected:
         return []
     python_calls = run.compute.python_calls_per_step
+    if python_calls is not None:  # calls made while evaluating or acting are not the step's
+        python_calls -= run.compute.evaluation_python_calls_per_step or 0.0
     if python_calls is not None and python_calls < expected:
         return []  # the ops come from inside a few calls (a recurrent module), not a Python loop
     # only the fixed cost per op goes away; the arithmetic stays (never "saves 100%"). That cost
@@ -103,6 +114,26 @@ def check(run: RunObservation) -> list[Finding]:
         f"The fixed cost of the ops beyond the model's is about {secs(excess_s)}: {pct(saving)} of "
         f"the {secs(step_s)} step (CPU time of the training thread), the part batching removes.",
     ]
+    forwards = forwards_per_backward(run)
+    fix = (
+        "# replace the per-element/per-sample Python loop with one batched op, e.g.\n"
+        "out = model(x)                 # not: [model(x[i:i+1]) for i in range(len(x))]\n"
+        "total = values.sum()           # not: sum(values[i] for i in range(n))\n"
+        "# or: step = torch.compile(step)"
+    )
+    if forwards >= MANY_FORWARDS:
+        evidence.insert(
+            0,
+            f"The step called the model {forwards:.0f} times with autograd on per backward(): "
+            "one small input per call (an RL rollout acting one environment step at a time, or "
+            "a loop over samples), each with its own ops.",
+        )
+        fix = (
+            "# call the model once on a batch: keep the observations (samples) of the rollout,\n"
+            "# act under torch.no_grad(), and recompute log-probs/values in one forward:\n"
+            "logits, values = model(torch.stack(observations))\n"
+            "# and step several environments at once (gymnasium.vector.SyncVectorEnv)"
+        )
     return [
         Finding(
             id=CODE,
@@ -110,12 +141,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=(
-                "# replace the per-element/per-sample Python loop with one batched op, e.g.\n"
-                "out = model(x)                 # not: [model(x[i:i+1]) for i in range(len(x))]\n"
-                "total = values.sum()           # not: sum(values[i] for i in range(n))\n"
-                "# or: step = torch.compile(step)"
-            ),
+            fix=fix,
             source="docs/techniques/vectorize-python-loops.md",
             explanation="Each tiny op pays microseconds of fixed cost; one batched op pays it "
             "once.",
@@ -130,3 +156,9 @@ def check(run: RunObservation) -> list[Finding]:
             "most 90% of the model's part of the step",
         )
     ]
+
+
+def forwards_per_backward(run: RunObservation) -> float:
+    """Median root forwards with autograd per backward() over the measured steps (0: unknown)."""
+    counts = [s.training_forwards / s.micro_batches for s in measured_steps(run)]
+    return median(counts) if counts else 0.0

@@ -12,6 +12,9 @@ Python work, a Python loop over the parameters or over the samples of a batch, a
 call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
 calls the model, a loss or the optimizer is compute, not a hot line, and is never flagged.
 
+A line that steps a reinforcement-learning environment (gymnasium, gym, PettingZoo, EnvPool,
+dm_control) is the program's own work, not overhead: it is not flagged.
+
 Thresholds: 5% of the step for a recognised kind, 15% for a line whose work is not recognised.
 
 ## Why is this bad
@@ -75,6 +78,9 @@ MAX_GIVEN_BACK = 0.9
 REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps repeats work
 # what other rules already report with their own advice: line kinds and locations
 CLAIMED_KINDS = ("model_copy", "backward")
+# the program's own work, not overhead around training: an RL environment's simulation (whether
+# vectorised or asynchronous environments pay off changes the rollout, which is not measured)
+UNFLAGGED_KINDS = ("environment",)
 
 
 def _claimed_locations(run: RunObservation) -> set[str]:
@@ -160,7 +166,7 @@ def check(run: RunObservation) -> list[Finding]:
     findings = []
     spots = hot_lines(run, MIN_SHARE) + repeated_model_calls(run, MIN_SHARE, REPEATED_EVERY)
     for hot in sorted(spots, key=lambda h: -h.share):
-        if hot.kind.name in CLAIMED_KINDS or hot.line.location in claimed:
+        if hot.kind.name in CLAIMED_KINDS + UNFLAGGED_KINDS or hot.line.location in claimed:
             continue
         if any(inner.location in claimed for inner in hot.inner):
             continue  # a call of a helper whose hot line another rule reports (torch.save)
