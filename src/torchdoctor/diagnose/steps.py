@@ -79,7 +79,7 @@ class StepRecord:
     batch_size: int | None
     micro_batches: int
     counters: dict[str, float]
-    loss: Any = None  # the detached loss tensor, read after the run (no sync during it)
+    loss: Any = None  # a CPU loss as a float; else the detached tensor, read after the run
     eval_seconds: float = 0.0
     cpu_share: float | None = None  # the thread's CPU time / the step's elapsed time (<= 1)
     compiles: int = 0  # frames torch.compile compiled during the step (set by the sampling probe)
