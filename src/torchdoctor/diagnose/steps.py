@@ -197,8 +197,9 @@ class StepTracker:
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
         elapsed = now - state.start
+        now_cpu = time.thread_time()  # a system call (~2-5 us): one per step, shared below
         if elapsed > 0:  # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
-            record.cpu_share = min(1.0, (time.thread_time() - state.cpu_start) / elapsed)
+            record.cpu_share = min(1.0, (now_cpu - state.cpu_start) / elapsed)
         self.steps.append(record)
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
@@ -207,7 +208,7 @@ class StepTracker:
             if f.t1 is not None and not f.got_grad and f.awaits_grad:
                 self._unsettled = (record, state)
                 break
-        self._state = _StepState(now)
+        self._state = _StepState(now, now_cpu)
         for listener in list(self.on_step_end):
             listener(record)
         return record
