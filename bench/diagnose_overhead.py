@@ -34,6 +34,7 @@ rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's st
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import time
 
@@ -57,10 +58,10 @@ def make_loop(batch_size: int, width: int):
     )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-    def run(steps: int) -> list[tuple[float, float]]:
-        times: list[tuple[float, float]] = []  # (wall, main-thread CPU) per step
+    def run(steps: int) -> list[tuple[float, float, int]]:
+        times: list[tuple[float, float, int]] = []  # (wall, main-thread CPU, page faults)
         batches = iter(loader)
-        last, last_cpu = time.perf_counter(), time.thread_time()
+        last, last_cpu, last_faults = time.perf_counter(), time.thread_time(), _faults()
         for _ in range(steps):
             try:
                 x, y = next(batches)
@@ -71,23 +72,38 @@ def make_loop(batch_size: int, width: int):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            now, now_cpu = time.perf_counter(), time.thread_time()
-            times.append((now - last, now_cpu - last_cpu))
-            last, last_cpu = now, now_cpu
+            now, now_cpu, faults = time.perf_counter(), time.thread_time(), _faults()
+            times.append((now - last, now_cpu - last_cpu, faults - last_faults))
+            last, last_cpu, last_faults = now, now_cpu, faults
         return times
 
     return run
 
 
-def _timed_steps(step, steps: int) -> list[tuple[float, float]]:
-    times: list[tuple[float, float]] = []  # (wall, main-thread CPU) per step
-    last, last_cpu = time.perf_counter(), time.thread_time()
+def _faults() -> int:
+    """The main thread's minor page faults so far: memory the step touched for the first time
+    (a count, so it does not depend on the machine's load)."""
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
+def _timed_steps(step, steps: int) -> list[tuple[float, float, int]]:
+    times: list[tuple[float, float, int]] = []  # (wall, main-thread CPU, page faults) per step
+    last, last_cpu, last_faults = time.perf_counter(), time.thread_time(), _faults()
     for _ in range(steps):
         step()
-        now, now_cpu = time.perf_counter(), time.thread_time()
-        times.append((now - last, now_cpu - last_cpu))
-        last, last_cpu = now, now_cpu
+        now, now_cpu, faults = time.perf_counter(), time.thread_time(), _faults()
+        times.append((now - last, now_cpu - last_cpu, faults - last_faults))
+        last, last_cpu, last_faults = now, now_cpu, faults
     return times
+
+
+def _faults_line(rounds: dict[str, list[StepTimes]]) -> str:
+    """Median page faults per step of each mode (a count: the same at any load)."""
+    medians = {
+        mode: statistics.median(t[2] for steps in times for t in steps)
+        for mode, times in rounds.items()
+    }
+    return ", ".join(f"{mode} {count:g}" for mode, count in medians.items())
 
 
 class _TwoCellSequence(nn.Module):
@@ -259,6 +275,7 @@ def report_per_probe(name: str, rounds: dict[str, list[StepTimes]], args) -> Non
         f"{name}: every probe but the line sampler / plain, CPU: {whole.describe()}; "
         f"plain step {1000 * whole.base_s:.3f} ms; {args.rounds} rounds x {args.steps} steps"
     )
+    print(f"  page faults per step, median: {_faults_line(rounds)}")
     print("  cost of each probe (the set / the set without it), CPU, median [quartiles]:")
     costs = []
     for mode, times in rounds.items():
@@ -280,6 +297,7 @@ def report(name: str, rounds: dict[str, list[StepTimes]], line_samples: list[int
         f"{statistics.median(line_samples):.0f} samples per round, median):"
     )
     print_ratios("without", "with", rounds["no sampler"], rounds["diagnose"], indent="    ")
+    print(f"  page faults per step, median: {_faults_line(rounds)}")
     fastest_plain = min(t[1] for steps in rounds["plain"] for t in steps)
     fastest_watched = min(t[1] for steps in rounds["diagnose"] for t in steps)
     print(
