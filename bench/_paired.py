@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-StepTimes = list[tuple[float, float]]  # (wall, main-thread CPU) seconds of each step
+StepTimes = list[tuple]  # (wall, main-thread CPU seconds, ...) of each step; more fields ignored
 CLOCKS = (("wall", 0), ("cpu", 1))
 T = TypeVar("T")
 

@@ -16,17 +16,25 @@ cost). With one torch thread all the loop's work runs on the main thread, so the
 stays meaningful on a shared, overloaded machine where wall times swing several-fold. The last
 line compares the fastest step of each mode: on a loaded machine, the least disturbed ones.
 
+`--per-probe` answers where the probes' cost goes: per row it runs plain, every probe but the
+line sampler, and that set with one probe left out (`DiagnoseConfig.without_probes`), each
+probe in turn, all in the same interleaved rounds, and prints each probe's paired cost (the
+set's time over the set without it). A probe's cost is not independent of the others (they
+share the step tracker's phase stack and wrap the same functions), so the column does not add
+up exactly to the set's cost.
+
 The line sampler takes its first FULL_RATE_SAMPLES samples at the full rate and then slows down
 (diagnose/probes/lines.py), so its cost per step depends on the round's length: `--steps 8`
 rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's steady state.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
-        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm]
+        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm] [--per-probe]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import time
 
@@ -35,7 +43,9 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchdoctor
-from _paired import StepTimes, interleaved, print_ratios
+from _paired import StepTimes, interleaved, paired_ratio, print_ratios
+from torchdoctor.diagnose.probes import PROBE_TYPES
+from torchdoctor.diagnose.probes.lines import LineSampler
 
 
 def make_loop(batch_size: int, width: int):
@@ -48,10 +58,10 @@ def make_loop(batch_size: int, width: int):
     )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-    def run(steps: int) -> list[tuple[float, float]]:
-        times: list[tuple[float, float]] = []  # (wall, main-thread CPU) per step
+    def run(steps: int) -> list[tuple[float, float, int]]:
+        times: list[tuple[float, float, int]] = []  # (wall, main-thread CPU, page faults)
         batches = iter(loader)
-        last, last_cpu = time.perf_counter(), time.thread_time()
+        last, last_cpu, last_faults = time.perf_counter(), time.thread_time(), _faults()
         for _ in range(steps):
             try:
                 x, y = next(batches)
@@ -62,23 +72,38 @@ def make_loop(batch_size: int, width: int):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            now, now_cpu = time.perf_counter(), time.thread_time()
-            times.append((now - last, now_cpu - last_cpu))
-            last, last_cpu = now, now_cpu
+            now, now_cpu, faults = time.perf_counter(), time.thread_time(), _faults()
+            times.append((now - last, now_cpu - last_cpu, faults - last_faults))
+            last, last_cpu, last_faults = now, now_cpu, faults
         return times
 
     return run
 
 
-def _timed_steps(step, steps: int) -> list[tuple[float, float]]:
-    times: list[tuple[float, float]] = []  # (wall, main-thread CPU) per step
-    last, last_cpu = time.perf_counter(), time.thread_time()
+def _faults() -> int:
+    """The main thread's minor page faults so far: memory the step touched for the first time
+    (a count, so it does not depend on the machine's load)."""
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
+def _timed_steps(step, steps: int) -> list[tuple[float, float, int]]:
+    times: list[tuple[float, float, int]] = []  # (wall, main-thread CPU, page faults) per step
+    last, last_cpu, last_faults = time.perf_counter(), time.thread_time(), _faults()
     for _ in range(steps):
         step()
-        now, now_cpu = time.perf_counter(), time.thread_time()
-        times.append((now - last, now_cpu - last_cpu))
-        last, last_cpu = now, now_cpu
+        now, now_cpu, faults = time.perf_counter(), time.thread_time(), _faults()
+        times.append((now - last, now_cpu - last_cpu, faults - last_faults))
+        last, last_cpu, last_faults = now, now_cpu, faults
     return times
+
+
+def _faults_line(rounds: dict[str, list[StepTimes]]) -> str:
+    """Median page faults per step of each mode (a count: the same at any load)."""
+    medians = {
+        mode: statistics.median(t[2] for steps in times for t in steps)
+        for mode, times in rounds.items()
+    }
+    return ", ".join(f"{mode} {count:g}" for mode, count in medians.items())
 
 
 class _TwoCellSequence(nn.Module):
@@ -221,6 +246,45 @@ def measure(run, args, line_samples: list[int]) -> dict[str, list[StepTimes]]:
     )
 
 
+def measure_per_probe(run, args) -> dict[str, list[StepTimes]]:
+    """Step times of each round: plain, every probe but the line sampler ("probes"), and that
+    set without each probe in turn ("-Name")."""
+    run(args.warmup)
+
+    def watched_round(without: tuple[str, ...] = ()) -> StepTimes:
+        w = torchdoctor.watch(warmup=args.warmup, whatif=False)
+        w.config.line_profile = False
+        w.config.without_probes = without
+        with w:
+            return run(args.warmup + args.steps)[args.warmup :]
+
+    modes = {
+        "plain": lambda: run(args.warmup + args.steps)[args.warmup :],
+        "probes": watched_round,
+    }
+    for probe_type in PROBE_TYPES:
+        if probe_type is not LineSampler:
+            name = probe_type.__name__
+            modes[f"-{name}"] = lambda name=name: watched_round((name,))
+    return interleaved(modes, args.rounds)
+
+
+def report_per_probe(name: str, rounds: dict[str, list[StepTimes]], args) -> None:
+    whole = paired_ratio(rounds["plain"], rounds["probes"], 1)
+    print(
+        f"{name}: every probe but the line sampler / plain, CPU: {whole.describe()}; "
+        f"plain step {1000 * whole.base_s:.3f} ms; {args.rounds} rounds x {args.steps} steps"
+    )
+    print(f"  page faults per step, median: {_faults_line(rounds)}")
+    print("  cost of each probe (the set / the set without it), CPU, median [quartiles]:")
+    costs = []
+    for mode, times in rounds.items():
+        if mode.startswith("-"):
+            costs.append((paired_ratio(times, rounds["probes"], 1), mode[1:]))
+    for cost, probe in sorted(costs, key=lambda c: -c[0].extra_s):
+        print(f"    {probe:22s} {cost.describe()}")
+
+
 def report(name: str, rounds: dict[str, list[StepTimes]], line_samples: list[int], args) -> None:
     description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
     print(
@@ -233,6 +297,7 @@ def report(name: str, rounds: dict[str, list[StepTimes]], line_samples: list[int
         f"{statistics.median(line_samples):.0f} samples per round, median):"
     )
     print_ratios("without", "with", rounds["no sampler"], rounds["diagnose"], indent="    ")
+    print(f"  page faults per step, median: {_faults_line(rounds)}")
     fastest_plain = min(t[1] for steps in rounds["plain"] for t in steps)
     fastest_watched = min(t[1] for steps in rounds["diagnose"] for t in steps)
     print(
@@ -252,11 +317,17 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=512, help="mlp row")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     parser.add_argument("--loops", default=",".join(LOOPS), help="rows, comma-separated")
+    parser.add_argument(
+        "--per-probe", action="store_true", help="each probe's cost, one left out at a time"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     for name in args.loops.split(","):
         if name not in LOOPS:
             parser.error(f"unknown loop {name!r}; choose from {', '.join(LOOPS)}")
+        if args.per_probe:
+            report_per_probe(name, measure_per_probe(LOOPS[name](args), args), args)
+            continue
         line_samples: list[int] = []
         report(name, measure(LOOPS[name](args), args, line_samples), line_samples, args)
 

@@ -268,3 +268,23 @@ def test_validation_loader_waits_are_evaluation_not_training_data(diagnose_here)
     assert all(step.phases.get("data", 0.0) > 0 for step in run.steps)
     assert [ld.role for ld in run.loaders if ld.num_workers == 1] == ["eval"]
     assert report.breakdown.get("data", 0.0) < 0.5
+
+
+def test_probes_left_out_by_name_are_not_made_and_idle_probes_skip_step_ends():
+    import torch
+
+    from torchdoctor.diagnose.session import DiagnoseConfig, Session
+
+    session = Session(DiagnoseConfig(without_probes=("SyncProbe", "LineSampler")))
+    names = {type(probe).__name__ for probe in session.probes}
+    assert "SyncProbe" not in names and "LineSampler" not in names
+    assert {"ForwardProbe", "BackwardProbe", "OptimizerProbe"} <= names
+    session.install()
+    try:
+        listening = {type(probe).__name__ for probe in session._step_listeners}
+    finally:
+        session.uninstall()
+    # no --profile and no CUDA here: those two have nothing to do at a step's end
+    assert "ProfilerProbe" not in listening
+    assert "CudaPhaseProbe" not in listening or torch.cuda.is_available()
+    assert {"MemoryTimelineProbe", "EnvironmentProbe"} <= listening

@@ -45,6 +45,9 @@ class DiagnoseConfig:
     count_ops: bool = True  # one warm-up step counts ops and FLOPs (a trial has no use for it)
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
     line_profile: bool = True  # sample the training thread's stack (run.lines; probes/lines.py)
+    # probe classes left out by name: what each probe costs (bench/diagnose_overhead.py
+    # --per-probe); a diagnosis never sets it (the observations of a left-out probe stay empty)
+    without_probes: tuple[str, ...] = ()
     # whole-cycle mode (steps=0): measure at least `min_steps`, then until the first step of the
     # next training epoch (the evaluation and checkpoints between epochs seen), within budget_s
     cycle: bool = False
@@ -82,7 +85,7 @@ class Session:
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
-        self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
+        self._step_listeners: list = []  # chosen at install: a probe may know then it is idle
         self.tracker.on_step_end.append(self._after_step)
 
     def _place_profile_window(self) -> int | None:
@@ -102,6 +105,7 @@ class Session:
     def install(self) -> None:
         for probe in self.probes:
             probe.install(self.patcher)
+        self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
         self.installed = True
 
     def uninstall(self) -> None:

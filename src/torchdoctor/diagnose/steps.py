@@ -79,7 +79,7 @@ class StepRecord:
     batch_size: int | None
     micro_batches: int
     counters: dict[str, float]
-    loss: Any = None  # the detached loss tensor, read after the run (no sync during it)
+    loss: Any = None  # a CPU loss as a float; else the detached tensor, read after the run
     eval_seconds: float = 0.0
     cpu_share: float | None = None  # the thread's CPU time / the step's elapsed time (<= 1)
     compiles: int = 0  # frames torch.compile compiled during the step (set by the sampling probe)
@@ -143,16 +143,25 @@ class StepTracker:
     def counters(self) -> dict:
         return self._state.counters
 
+    # push/pop run several times a step: _close is inlined in both (a call less each)
     def push(self, phase: str) -> None:
-        self._close(self.clock())
-        self.stack.append(phase)
+        now = self.clock()
+        stack = self.stack
+        if now > self._t_last:
+            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
+        self._t_last = now
+        stack.append(phase)
         for listener in self.phase_listeners:
             listener(phase)
 
     def pop(self) -> None:
-        self._close(self.clock())
-        if self.stack:
-            self.stack.pop()
+        now = self.clock()
+        stack = self.stack
+        if now > self._t_last:
+            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
+        self._t_last = now
+        if stack:
+            stack.pop()
         if self.phase_listeners:
             current = self.stack[-1] if self.stack else OTHER
             for listener in self.phase_listeners:
@@ -191,15 +200,18 @@ class StepTracker:
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
         elapsed = now - state.start
+        now_cpu = time.thread_time()  # a system call (~2-5 us): one per step, shared below
         if elapsed > 0:  # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
-            record.cpu_share = min(1.0, (time.thread_time() - state.cpu_start) / elapsed)
+            record.cpu_share = min(1.0, (now_cpu - state.cpu_start) / elapsed)
         self.steps.append(record)
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
             self.dropped += TRIM_BATCH
-        if any(f.t1 is not None and not f.got_grad and f.awaits_grad for f in state.forwards):
-            self._unsettled = (record, state)
-        self._state = _StepState(now)
+        for f in state.forwards:
+            if f.t1 is not None and not f.got_grad and f.awaits_grad:
+                self._unsettled = (record, state)
+                break
+        self._state = _StepState(now, now_cpu)
         for listener in list(self.on_step_end):
             listener(record)
         return record
@@ -263,6 +275,8 @@ class StepTracker:
     def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
         """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
         merged), in time order, and the evaluation forwards."""
+        if not any(f.settled_as_evaluation(final) for f in state.forwards):
+            return [], []  # the usual training step: nothing to cut out
         intervals, forwards = [], []
         for span_start, span_end, group in cls._eval_groups(state, final):
             intervals.append((span_start, span_end))
@@ -279,12 +293,13 @@ class StepTracker:
 
     def _fill(self, record: StepRecord, state: _StepState, final: bool) -> None:
         """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
-        judged = {id(f) for f in record.eval_forwards}
         spans, forwards = self._eval_spans(state, final)
         eval_seconds = sum(b - a for a, b in spans)
-        new = [f for f in forwards if id(f) not in judged]
-        self.eval_forwards.extend(new)
-        record.eval_forwards.extend(new)
+        if forwards:
+            judged = {id(f) for f in record.eval_forwards}
+            new = [f for f in forwards if id(f) not in judged]
+            self.eval_forwards.extend(new)
+            record.eval_forwards.extend(new)
         self.eval_seconds += eval_seconds - record.eval_seconds
         phases: dict[str, float] = defaultdict(float)
         for phase, t0, t1 in state.intervals:

@@ -44,15 +44,26 @@ _MISSING = object()
 
 
 # Bound once: every wrapper calls transforming(), and the attribute look-ups through `torch.`
-# were a third of its cost. Dynamo knows is_compiling by the function object, whatever its name.
-_is_compiling = torch.compiler.is_compiling
+# were a third of its cost. Dynamo knows its test functions by the function object, whatever
+# their name. `is_dynamo_compiling()` is one call (`is_compiling()` is two: it asks
+# `torch.jit.is_scripting()` first); the flag `is_compiling()` would return next (export's
+# non-strict tracing sets it) is read without a call.
+_compiler = torch.compiler
+# an older torch without the two: its public is_compiling() alone
+_FLAG = hasattr(_compiler, "_is_compiling_flag") and hasattr(_compiler, "is_dynamo_compiling")
+_is_dynamo_compiling = _compiler.is_dynamo_compiling if _FLAG else _compiler.is_compiling
 _tracing_state = torch._C._get_tracing_state
 
 
 def transforming() -> bool:
-    """Dynamo is tracing (torch.compile) or torch.jit.trace is recording: pass straight through.
-    `is_compiling()` comes first: dynamo folds it to True and never looks at the second test."""
-    return _is_compiling() or _tracing_state() is not None
+    """Dynamo is tracing (torch.compile), torch.export is tracing, or torch.jit.trace is
+    recording: pass straight through. `is_dynamo_compiling()` comes first: dynamo folds it to
+    True and never looks at the other tests."""
+    return (
+        _is_dynamo_compiling()
+        or (_FLAG and _compiler._is_compiling_flag)
+        or _tracing_state() is not None
+    )
 
 
 def _torchscript_builtins():

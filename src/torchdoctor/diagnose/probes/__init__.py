@@ -50,5 +50,10 @@ PROBE_TYPES: tuple[type[Probe], ...] = (
 
 
 def make_probes(session) -> list[Probe]:
-    wanted = [t for t in PROBE_TYPES if t is not LineSampler or session.config.line_profile]
+    config = session.config
+    wanted = [
+        t
+        for t in PROBE_TYPES
+        if (t is not LineSampler or config.line_profile) and t.__name__ not in config.without_probes
+    ]
     return [probe_type(session) for probe_type in wanted]

@@ -24,6 +24,7 @@ class Probe:
         """A training step just closed."""
 
     def reacts_to_steps(self) -> bool:
+        """Asked once, after install: False keeps `on_step_end` off the per-step path."""
         return type(self).on_step_end is not Probe.on_step_end
 
     def on_crash(self, exc: BaseException) -> None:

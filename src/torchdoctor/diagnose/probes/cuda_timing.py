@@ -33,9 +33,10 @@ class CudaPhaseProbe(Probe):
         event.record()
         self.current.append((phase, event))
 
+    def reacts_to_steps(self) -> bool:
+        return self.enabled  # CUDA available at install (it cannot appear later)
+
     def on_step_end(self, record) -> None:
-        if not self.enabled:
-            return
         if self.current:
             self._mark("other")  # the closing boundary of the step
             self.per_step[record.index] = self.current

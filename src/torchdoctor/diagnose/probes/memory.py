@@ -43,6 +43,7 @@ class MemoryTimelineProbe(Probe):
         self.retention = RetentionWatch()
         self.out_of_memory: OutOfMemoryObservation | None = None
         patcher.replace(torch.Tensor, "backward", self._wrap_backward)
+        patcher.replace(torch, "compile", self._wrap_compile)
         self.tracker.phase_listeners.append(self._counting_listener)
         self.counter.start()
 
@@ -58,6 +59,21 @@ class MemoryTimelineProbe(Probe):
             return original(tensor, *args, **kwargs)
 
         return backward
+
+    def _wrap_compile(self, original):
+        """A compiled model is not counted (hooks would change what dynamo runs), so counting
+        stops when torch.compile is called, before the compiled code first runs: dynamo warns
+        about global module hooks on every call of a compiled module while any is registered,
+        and that warning would read as if the program had registered them."""
+        probe = self
+
+        def compile(*args, **kwargs):
+            if probe.counter.active:
+                probe.counter.stop()
+                probe.counter_skipped = True
+            return original(*args, **kwargs)
+
+        return compile
 
     def _counting_listener(self, phase: str) -> None:
         """Step 0: a finished backward freed its saved tensors (accumulation: keep the

@@ -40,7 +40,8 @@ class ResidentMemory:
 
 
 def cuda_in_use() -> bool:
-    return torch.cuda.is_available() and torch.cuda.is_initialized()
+    # asked at every step end: is_initialized() (a flag) first, is_available() is the slow one
+    return torch.cuda.is_initialized() and torch.cuda.is_available()
 
 
 class MemoryReader:

@@ -56,10 +56,11 @@ class ProfilerProbe(Probe):
         self.top_ops: list[str] = []
         self.stepped_aside = False  # the program's own profiler was running
 
+    def reacts_to_steps(self) -> bool:
+        return self.session.config.profile
+
     def on_step_end(self, record) -> None:
         session = self.session
-        if not session.config.profile:
-            return
         if record.index == session.profile_start - 1:
             if torch.autograd._profiler_enabled():
                 self.stepped_aside = True
