@@ -2,17 +2,18 @@
 shares drift from the step tracker's, with this process pinned to one core beside `--busy`
 busy-loop processes pinned to the same core (`--busy 0`: the core alone).
 
-The loop is tests/diagnose/rules/scripts/d801_parameter_loop.py's: a 37-layer MLP step on 16
-samples, then a Python loop over the named parameters with in-place ops (about a fifth of the
-step at idle: what rule D801 must name). Modes, in paired interleaved rounds (bench/_paired.py):
-`no sampler` (every probe but the line sampler), `sampler`, and `sampler, CPU read every step`
-(the step tracker reading the thread's CPU time at every step close, as before
-CPU_SHARE_EVERY: diagnose/steps.py). Per mode it prints the sampler's cost (paired ratio of the
-median step, wall and main-thread CPU time, against `no sampler`) and the bias, median over
-rounds: the largest gap between a phase's share of the sampled time (`lines.phase_seconds`, the
-time torchdoctor took to close a step folded into `other`, where the tracker books it) and its
-share in the tracker's breakdown; the share of the sampled time booked to torchdoctor's step
-close; and the parameter loop's share of the step (its lines' own time).
+It runs tests/diagnose/rules/scripts/d801_parameter_loop.py (a 37-layer MLP step on 16 samples,
+then a Python loop over the named parameters with in-place ops: about a fifth of the step at
+idle, what rule D801 must name) under torchdoctor.watch(), stopped after `--steps`. Modes, in
+paired interleaved rounds (bench/_paired.py): `no sampler` (every probe but the line sampler),
+`sampler`, and `sampler, CPU read every step` (the step tracker reading the thread's CPU time at
+every step close, as before CPU_SHARE_EVERY: diagnose/steps.py). Per mode it prints the
+sampler's cost (paired ratios against `no sampler` of the median step's wall time and of the
+round's main-thread CPU time per step) and the bias, median over rounds: the largest gap between
+a phase's share of the sampled time (`lines.phase_seconds`, the time torchdoctor took to close a
+step folded into `other`, where the tracker books it) and its share in the tracker's breakdown;
+the share of the sampled time booked to torchdoctor's step close; and the parameter loop's share
+of the step (its lines' own time).
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/sampler_contention.py --busy 2 [--rounds 6]
         [--steps 60]
@@ -22,56 +23,51 @@ from __future__ import annotations
 
 import argparse
 import os
+import runpy
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from torch import nn
 
 import torchdoctor
 from _paired import StepTimes, interleaved, print_ratios
 from torchdoctor.diagnose import steps as step_tracker
 from torchdoctor.diagnose.line_profile import OURS
+from torchdoctor.diagnose.session import StopDiagnosis
 
-WEIGHT_DECAY = 1e-4
+SCRIPT = (
+    Path(__file__).resolve().parent.parent / "tests/diagnose/rules/scripts/d801_parameter_loop.py"
+)
 LOOP_TEXT = "param."  # the parameter loop's lines
 
 
-def make_loop() -> Callable[[int], StepTimes]:
-    torch.manual_seed(0)
-    layers: list[nn.Module] = []
-    for _ in range(12):
-        layers += [nn.Linear(32, 32), nn.LayerNorm(32), nn.GELU()]
-    model = nn.Sequential(*layers, nn.Linear(32, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    grad_norms = {}
+def run_script(watch, steps: int) -> StepTimes:
+    """The planted script under `watch`, stopped after its measured steps: (wall, CPU) per
+    measured step, the CPU time being the main thread's mean over the measured steps (read once
+    before and once after them: a reading per step would be a syscall at every step close, the
+    very thing this bench is about)."""
+    watch.config.stop = True
+    cpu: list[float] = []
 
-    def run(steps: int) -> StepTimes:
-        times: StepTimes = []
-        last, last_cpu = time.perf_counter(), time.thread_time()
-        for _ in range(steps):
-            x = torch.randn(16, 32)
-            target = x.sum(dim=1, keepdim=True)
-            loss = ((model(x) - target) ** 2).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            with torch.no_grad():
-                for name, param in model.named_parameters():
-                    param.mul_(1 - WEIGHT_DECAY)
-                    param.clamp_(-3, 3)
-                    grad_norms[name] = param.grad.norm()
-            now, now_cpu = time.perf_counter(), time.thread_time()
-            times.append((now - last, now_cpu - last_cpu))
-            last, last_cpu = now, now_cpu
-        return times
+    def at_step_end(record) -> None:
+        first = watch.session.first_measured
+        if record.index in (first - 1, first + steps - 1):
+            cpu.append(time.thread_time())
 
-    return run
+    with watch:
+        # before the session's own listener, which stops the program at the last measured step
+        watch.session.tracker.on_step_end.insert(0, at_step_end)
+        try:
+            runpy.run_path(str(SCRIPT), run_name="__main__")
+        except StopDiagnosis:
+            pass
+    measured = watch.report.run.steps
+    assert len(cpu) == 2 and len(measured) == steps, (len(cpu), len(measured))
+    return [(step.wall_s, (cpu[1] - cpu[0]) / steps) for step in measured]
 
 
 @dataclass
@@ -106,14 +102,13 @@ class Bias:
         )
 
 
-def watched_round(run, args, line_profile: bool, cpu_every: int, bias: Bias | None) -> StepTimes:
+def watched_round(args, line_profile: bool, cpu_every: int, bias: Bias | None) -> StepTimes:
     before = step_tracker.CPU_SHARE_EVERY
     step_tracker.CPU_SHARE_EVERY = cpu_every
     try:
-        watch = torchdoctor.watch(warmup=args.warmup, whatif=False)
+        watch = torchdoctor.watch(steps=args.steps, warmup=args.warmup, whatif=False)
         watch.config.line_profile = line_profile
-        with watch:
-            times = run(args.warmup + args.steps)[args.warmup :]
+        times = run_script(watch, args.steps)
     finally:
         step_tracker.CPU_SHARE_EVERY = before
     if bias is not None:
@@ -138,18 +133,17 @@ def main() -> None:
     os.sched_setaffinity(0, {core})  # this thread, and the sampler thread it starts
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"core {core}, {args.busy} busy loop(s) on it; load before: {load}")
-    run = make_loop()
-    run(args.warmup)
+    runpy.run_path(str(SCRIPT))  # imports torch's modules the script uses before any round
     biases = {"sampler": Bias(), "sampler, CPU read every step": Bias()}
     every = step_tracker.CPU_SHARE_EVERY
     loops = busy_loops(args.busy, core)
     try:
         rounds = interleaved(
             {
-                "no sampler": lambda: watched_round(run, args, False, every, None),
-                "sampler": lambda: watched_round(run, args, True, every, biases["sampler"]),
+                "no sampler": lambda: watched_round(args, False, every, None),
+                "sampler": lambda: watched_round(args, True, every, biases["sampler"]),
                 "sampler, CPU read every step": lambda: watched_round(
-                    run, args, True, 1, biases["sampler, CPU read every step"]
+                    args, True, 1, biases["sampler, CPU read every step"]
                 ),
             },
             args.rounds,
