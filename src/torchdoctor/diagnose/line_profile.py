@@ -139,6 +139,7 @@ def build_lines(
     for filename, line in enclosing:
         training[filename].add(line)
     phase_samples: Counter = Counter()
+    phase_weights: Counter = Counter()
     total_weight = 0.0
     for (index, weight), (t, phase, users, below, _) in zip(
         _weights(samples, steps), samples, strict=True
@@ -149,6 +150,7 @@ def build_lines(
         in_eval = e >= 0 and t <= eval_starts[e][1]
         booked = EVALUATION if in_eval else phase
         phase_samples[booked] += 1
+        phase_weights[booked] += weight
         total_weight += weight
         if not users or phase == OURS:
             continue
@@ -183,6 +185,7 @@ def build_lines(
     observation.samples = sum(phase_samples.values())
     observation.seconds_per_sample = clock_s / max(1, observation.samples)
     observation.phase_samples = dict(phase_samples)
+    observation.phase_seconds = {phase: w * scale for phase, w in phase_weights.items()}
     for (phase, (code, line)), tally in _top(tallies):
         filename = code.co_filename
         per_step = tally.weight * scale

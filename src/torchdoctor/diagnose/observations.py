@@ -409,6 +409,10 @@ class LinesObservation:
     samples: int = 0  # samples taken within measured steps (evaluation spans included)
     seconds_per_sample: float = 0.0  # measured time the average sample stands for
     phase_samples: dict[str, int] = field(default_factory=dict)
+    # phase -> seconds per measured step the samples stand for (each weighted by the time since
+    # the one before it): comparable with the step tracker's breakdown, which books the time
+    # torchdoctor takes to close a step (here "torchdoctor") to the next step's "other"
+    phase_seconds: dict[str, float] = field(default_factory=dict)
     lines: list[LineStat] = field(default_factory=list)  # the top lines per phase, by samples
 
 

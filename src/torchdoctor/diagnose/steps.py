@@ -33,6 +33,14 @@ from torchdoctor.diagnose.step_samples import batch_size, per_update
 
 OTHER = "other"
 TRIM_BATCH = 1000  # steps dropped at once beyond the cap (amortised list trimming)
+# The thread's CPU time (StepRecord.cpu_share) is read around each of the first CPU_SHARE_EVERY
+# steps (a short run gets a reading per step), then around one step in CPU_SHARE_EVERY. Reading
+# it is a syscall, and Linux takes the CPU from a thread that has used its share of a busy core
+# mostly where it enters the kernel. Read at every step close, the whole wait for a CPU landed
+# there: beside two busy loops on its core, closing a step took 13 ms of a 42 ms step for 0.2 ms
+# of CPU, booked to "other" by this tracker and to torchdoctor by the line sampler, and a Python
+# loop holding 19% of the step at idle got 1-5% of the samples (bench/sampler_contention.py).
+CPU_SHARE_EVERY = 8
 
 
 @dataclass
@@ -99,7 +107,7 @@ class StepRecord:
 @dataclass
 class _StepState:
     start: float
-    cpu_start: float = field(default_factory=time.thread_time)  # this thread's CPU time
+    cpu_start: float | None = None  # this thread's CPU time, on the steps that read it
     intervals: list = field(default_factory=list)  # (phase, t0, t1), contiguous
     forwards: list[ForwardRecord] = field(default_factory=list)
     backward_ends: list[float] = field(default_factory=list)
@@ -192,7 +200,13 @@ class StepTracker:
         self._state.update_ends.append(self.clock())
 
     def end_step(self) -> StepRecord:
+        # the next step's CPU reading is taken before this step's end and this step's after it:
+        # a wait for a CPU that these syscalls let in lands beside the step they measure
+        following = self.index + 1
+        reads_next = following < CPU_SHARE_EVERY or following % CPU_SHARE_EVERY == 0
+        cpu_next = time.thread_time() if reads_next else None
         now = self.clock()
+        cpu_now = None if self._state.cpu_start is None else time.thread_time()
         self._close(now)
         self._settle()
         state = self._state
@@ -200,9 +214,9 @@ class StepTracker:
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
         elapsed = now - state.start
-        now_cpu = time.thread_time()  # a system call (~2-5 us): one per step, shared below
-        if elapsed > 0:  # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
-            record.cpu_share = min(1.0, (now_cpu - state.cpu_start) / elapsed)
+        if elapsed > 0 and cpu_now is not None and state.cpu_start is not None:
+            # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
+            record.cpu_share = min(1.0, (cpu_now - state.cpu_start) / elapsed)
         self.steps.append(record)
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
@@ -211,7 +225,7 @@ class StepTracker:
             if f.t1 is not None and not f.got_grad and f.awaits_grad:
                 self._unsettled = (record, state)
                 break
-        self._state = _StepState(now, now_cpu)
+        self._state = _StepState(now, cpu_start=cpu_next)
         for listener in list(self.on_step_end):
             listener(record)
         return record

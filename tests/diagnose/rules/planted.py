@@ -3,6 +3,10 @@ torch thread (two OpenMP threads on a shared two-core machine make tiny steps sl
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,3 +35,23 @@ def line_of(name: str, text: str) -> int:
     """Number of the first line of scripts/NAME.py that contains `text`."""
     lines = (SCRIPTS / f"{name}.py").read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+@contextmanager
+def busy_core(loops: int):
+    """This thread (and the threads it starts: the line sampler) pinned to one core, with `loops`
+    busy-loop processes pinned to the same core: the training thread waits for the CPU."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    before = os.sched_getaffinity(0)
+    core = min(before)
+    code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True: pass"
+    busy = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(loops)]
+    os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+        for process in busy:
+            process.kill()
+            process.wait()

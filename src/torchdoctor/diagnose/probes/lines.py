@@ -15,6 +15,12 @@ INTERVAL_S; after that the interval grows with the samples already taken, so a l
 adds samples (their number grows as the square root of the measured time) while the training
 thread's cost per second falls as 1/sqrt of it. Aggregation into `run.lines` happens after the
 run (diagnose/line_profile.py); each sample stands for the time since the one before it.
+
+On a busy core the training thread also waits for a CPU, and Linux makes it wait mostly where it
+enters the kernel (a syscall). That wait is real time at that line, and the samples book it
+there, as the step tracker's clock does; so the training thread's own per-step path makes few
+syscalls (the tracker reads its CPU time on one step in eight: diagnose/steps.py), else our step
+close takes the wait that belongs to the whole step (bench/sampler_contention.py measures it).
 """
 
 from __future__ import annotations

@@ -79,6 +79,7 @@ def lines_section(run: RunObservation) -> dict:
         "samples": profile.samples,
         "seconds_per_sample": profile.seconds_per_sample,
         "phase_samples": dict(profile.phase_samples),
+        "phase_seconds": dict(profile.phase_seconds),
         "phases": {
             phase: [
                 {
