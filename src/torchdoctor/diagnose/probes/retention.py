@@ -13,6 +13,7 @@ user's frames), which is the only costly part and runs at most once.
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
 import weakref
 from collections import deque
@@ -74,6 +75,9 @@ class RetentionWatch:
         """The scalars with a graph, other than `loss`, among the variables of the user's function
         that calls backward() (and the values of its dicts, lists and tuples): the loss's terms.
         One per step is remembered, the first not seen at the previous backward()."""
+        terms_refs = self.refs["term"]
+        if terms_refs and terms_refs[-1].step == step:
+            return  # a second backward() in the step (a GAN's): one per step is enough
         frame = _user_frame()
         if frame is None:
             return
@@ -171,14 +175,20 @@ def _scalars_with_graph(values) -> list[torch.Tensor]:
     lists and tuples among them (one level: a history list of lists is not walked)."""
     found = []
     for value in values:
-        if isinstance(value, dict):
-            items = list(value.values())[:MAX_TERM_ITEMS]
+        if isinstance(value, dict):  # a large dict (a vocabulary) is not copied
+            items = list(itertools.islice(value.values(), MAX_TERM_ITEMS))
         elif isinstance(value, (list, tuple)):
             items = list(value[-MAX_TERM_ITEMS:])
         else:
             items = [value]
         for item in items:
-            if isinstance(item, torch.Tensor) and item.grad_fn is not None and item.numel() == 1:
+            # requires_grad and numel first: reading grad_fn makes a Python object per node
+            if (
+                isinstance(item, torch.Tensor)
+                and item.requires_grad
+                and item.numel() == 1
+                and item.grad_fn is not None
+            ):
                 found.append(item)
     return found
 
@@ -197,9 +207,19 @@ def _graph_nodes(root) -> int:
     return len(seen)
 
 
+_LIBRARY_FILES: dict[str, bool] = {}  # file name -> is it library code (looked up per backward)
+
+
+def _is_library(filename: str) -> bool:
+    known = _LIBRARY_FILES.get(filename)
+    if known is None:
+        known = _LIBRARY_FILES[filename] = is_library_file(filename)
+    return known
+
+
 def _user_frame() -> FrameType | None:
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and is_library_file(frame.f_code.co_filename):
+    while frame is not None and _is_library(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
