@@ -110,7 +110,8 @@ def test_evaluation_forwards_are_cut_out_of_training_steps(diagnose_here):
     for step in run.steps:
         assert step.batch_size == 8  # only the training forward counts
         assert step.evaluation_s >= 0.05  # the sleep was inside the evaluation span...
-        assert step.wall_s < 0.05  # ...and is not part of the training step
+        # ...and is not part of the training step (relative: a busy machine slows both)
+        assert step.wall_s < step.evaluation_s
 
 
 def test_grad_scaler_steps_clipping_before_unscale_and_the_unscaled_loss(diagnose_here):
