@@ -29,7 +29,7 @@ import torch
 from _planted import SCRIPTS, diagnose_planted
 from torchdoctor.trials.api import NothingToTry, run_trials
 from torchdoctor.trials.cycle import MIN_WINDOW_S
-from torchdoctor.trials.fixes import SUGGESTIONS, all_fixes
+from torchdoctor.trials.fixes import all_fixes
 from torchdoctor.trials.plausibility import needs_cpu_agreement
 
 # planted scripts whose findings have a run-time fix (d202: its top fix, the batch size, is a
@@ -55,9 +55,6 @@ DEFAULT = (
 )
 RATIO_TARGET = 1.5
 # fixes a diagnosis suggests but --try never applies (they change what the model learns)
-SUGGESTED_BY_CODE = {"D202": "batch_size"}
-
-
 @dataclass
 class Tried:
     gain: float  # 1 - 1/median speedup (share of the run's time), on `clock`
@@ -164,11 +161,7 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
         tried = max(answers, key=lambda t: t.gain) if answers else None
         why = ""
         if tried is None:
-            suggested = SUGGESTED_BY_CODE.get(finding.id)
-            if suggested:
-                why = f"suggestion '{suggested}': {SUGGESTIONS[suggested].split(';')[0]}"
-            else:
-                why = failure or ("no --try fix" if finding.id not in table else "not measured")
+            why = failure or ("no --try fix" if finding.id not in table else "not measured")
         rows.append(Row(name, rank, finding.id, finding.saving, finding.saving_basis, tried, why))
     return rows, noise, window, probes
 
