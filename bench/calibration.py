@@ -54,7 +54,8 @@ DEFAULT = (
     "multi_respawn_adam",
 )
 RATIO_TARGET = 1.5
-# fixes a diagnosis suggests but --try never applies (they change what the model learns)
+
+
 @dataclass
 class Tried:
     gain: float  # 1 - 1/median speedup (share of the run's time), on `clock`
