@@ -332,3 +332,25 @@ def test_evaluation_with_autograd_names_only_the_forwards_that_had_it(diagnose_h
     for finding in (f for f in report.findings if f.id == "D301"):
         at = next(line for line in finding.evidence if line.startswith("At "))
         assert at == f"At train.py:{acting}." or at.endswith(f"/train.py:{acting}."), at
+
+
+def test_a_whole_conv_model_saved_after_training_pickles_under_diagnose(diagnose_here, tmp_path):
+    """pytorch/examples super_resolution saves the whole model (`torch.save(model, path)`) after
+    each epoch: under diagnose it crashed ("Can't pickle local object watch_conv_layouts...")
+    because the layout watch removed only the last Conv2d's hook, never the others'."""
+    report = diagnose_here(
+        f"""
+        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.Conv2d(4, 1, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(8):
+            loss = model(torch.randn(2, 1, 12, 12)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        torch.save(model, {str(tmp_path / "model.pth")!r})
+        """,
+        steps=0,
+        warmup=2,
+    )
+    assert report.run.status == "completed", report.run.error
+    assert (tmp_path / "model.pth").stat().st_size > 0
