@@ -299,3 +299,58 @@ def test_an_environment_step_is_the_programs_work_not_a_hot_line(
     assert {kind_of(s).name for s in stepping} == {"environment"}
     flagged = [f.details["locations"] for f in report.findings if f.id == "D801"]
     assert not [loc for locs in flagged for loc in locs if loc.endswith(f":{line}")], flagged
+
+
+def test_evaluation_with_autograd_names_only_the_forwards_that_had_it(diagnose_here, tmp_path):
+    """cleanrl's SAC acts with autograd on and computes its targets under no_grad: D301 ("runs
+    with autograd on") named the target networks' no_grad lines, the first in sorted order."""
+    report = diagnose_here(
+        """
+        import copy
+
+        critic = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 1))
+        target = copy.deepcopy(critic)
+        actor = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 4))
+        opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+        for step in range(30):
+            with torch.no_grad():
+                next_q = target(torch.randn(16, 4))  # target network, autograd off
+            action = actor(torch.randn(1, 4)).detach()  # acting with autograd on
+            loss = (critic(torch.randn(16, 4) + action) - next_q).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    acting = _line_of(tmp_path / "train.py", "acting with autograd on")
+    evaluation = report.run.evaluation
+    assert evaluation.with_grad and evaluation.under_no_grad, evaluation
+    assert [loc.rsplit(":", 1)[1] for loc in evaluation.with_grad_locations] == [str(acting)]
+    for finding in (f for f in report.findings if f.id == "D301"):
+        at = next(line for line in finding.evidence if line.startswith("At "))
+        assert at == f"At train.py:{acting}." or at.endswith(f"/train.py:{acting}."), at
+
+
+def test_a_whole_conv_model_saved_after_training_pickles_under_diagnose(diagnose_here, tmp_path):
+    """pytorch/examples super_resolution saves the whole model (`torch.save(model, path)`) after
+    each epoch: under diagnose it crashed ("Can't pickle local object watch_conv_layouts...")
+    because the layout watch removed only the last Conv2d's hook, never the others'."""
+    report = diagnose_here(
+        f"""
+        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.Conv2d(4, 1, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(8):
+            loss = model(torch.randn(2, 1, 12, 12)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        torch.save(model, {str(tmp_path / "model.pth")!r})
+        """,
+        steps=0,
+        warmup=2,
+    )
+    assert report.run.status == "completed", report.run.error
+    assert (tmp_path / "model.pth").stat().st_size > 0

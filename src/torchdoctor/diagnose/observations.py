@@ -174,6 +174,9 @@ class EvaluationObservation:
     # (a second forward for a metric); None: not recorded. Acting forwards of RL loops and a
     # target network's forwards are not (D801 offers "reuse the training forward" only then)
     on_training_batches: int | None = None
+    # where the `with_grad` forwards were called (first 10, sorted): D301 names these, not the
+    # no_grad ones beside them (SAC's target networks next to its autograd-on acting)
+    with_grad_locations: list[str] = field(default_factory=list)
 
 
 @dataclass

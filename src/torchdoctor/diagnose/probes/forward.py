@@ -279,6 +279,9 @@ class ForwardProbe(Probe):
         evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
         evaluation.on_training_batches = sum(1 for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
+        evaluation.with_grad_locations = sorted({f.location for f in forwards if f.grad_enabled})[
+            :10
+        ]
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:

@@ -81,14 +81,17 @@ def watch_conv_layouts(module: nn.Module, layouts: list[bool], keep_handle) -> N
     for layer in model.modules():
         if not isinstance(layer, nn.Conv2d):
             continue
-        handle = None
+        # this layer's own handle: a closure over the loop variable would remove the last
+        # layer's hook from every layer, leaving the others' hooks (unpicklable local functions)
+        # on the model for good, and torch.save(model) would fail under diagnose
+        own: list = []
 
-        def once(_layer, args, _handle=lambda: handle):
+        def once(_layer, args, own=own):
             x = args[0] if args else None
             if isinstance(x, torch.Tensor) and x.dim() == 4:
                 channels_last = x.is_contiguous(memory_format=torch.channels_last)
                 layouts.append(channels_last and (not x.is_contiguous() or x.stride(1) == 1))
-            _handle().remove()
+            own[0].remove()
 
-        handle = layer.register_forward_pre_hook(once)
-        keep_handle(handle)
+        own.append(layer.register_forward_pre_hook(once))
+        keep_handle(own[0])

@@ -71,8 +71,9 @@ def check(run: RunObservation) -> list[Finding]:
         f"{ev.with_grad} of {ev.forwards} evaluation forward(s) ran with autograd enabled.",
         f"Evaluation took {secs(ev.seconds)}, {pct(share)} of evaluation plus training time.",
     ]
-    if ev.locations:
-        evidence.append("At " + ", ".join(ev.locations[:3]) + ".")
+    where = ev.with_grad_locations or ev.locations  # older reports: every evaluation forward
+    if where:
+        evidence.append("At " + ", ".join(where[:3]) + ".")
     if basis == "measured":
         evidence.append(f"Measured: {saving_how}.")
     return [
