@@ -18,6 +18,10 @@ from torchdoctor.diagnose.whatif.replay import Replay
 
 FACTORS = (2, 4)
 MEMORY_HEADROOM = 0.9  # of capacity: a larger batch's activations must fit below this
+# k times the samples cannot take much less time than the batch as run: a larger batch timed
+# below this share of the as-run time was timed through noise (a preempted round, a first-call
+# cost), and its per-sample ratio would claim more than the batch could give back
+MIN_PLAUSIBLE_TOTAL = 0.8
 
 
 def factors_that_fit(memory) -> tuple[int, ...]:
@@ -81,14 +85,16 @@ def _repeated(replay: Replay, batch: int, factor: int) -> Replay:
 def measure_batch(
     replay: Replay, batch: int, allowance_s: float, factors: tuple[int, ...] = FACTORS
 ) -> list[WhatIfTiming]:
-    """One timing per factor; `batch` is the program's (micro-)batch, the replay's first input
-    dimension (the caller checks: a sequence-first model's is not)."""
+    """One timing per factor whose larger batch took at least MIN_PLAUSIBLE_TOTAL of the time
+    as run; `batch` is the program's (micro-)batch, the replay's first input dimension (the
+    caller checks: a sequence-first model's is not)."""
     variants: dict[str, Callable[[], object]] = {"as run": replay.forward_backward}
     for factor in factors:
         variants[f"x{factor}"] = _repeated(replay, batch, factor).forward_backward
     medians, rounds = interleaved_medians(
         variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
     )
+    plausible = [f for f in factors if medians[f"x{f}"] >= MIN_PLAUSIBLE_TOTAL * medians["as run"]]
     return [
         WhatIfTiming(
             name=f"batch.x{factor}",
@@ -100,5 +106,5 @@ def measure_batch(
             batch_factor=factor,
             clock=clock_name(compute_clock(replay.device_type)),
         )
-        for factor in factors
+        for factor in plausible
     ]
