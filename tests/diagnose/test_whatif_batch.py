@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
 from torchdoctor.diagnose.whatif.batch import measure_batch
 from torchdoctor.diagnose.whatif.replay import Replay
+
+pytestmark = pytest.mark.timing  # timed, with margins of 2x and more
 
 
 class WorkPerCall(nn.Module):
