@@ -11,8 +11,6 @@ from __future__ import annotations
 def per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
     """The step's backward() end times, grouped by the optimizer update they fed: one group per
     update (k backwards: gradient accumulation; a GAN's D and G updates: one each)."""
-    if len(backward_ends) <= 1:  # the usual step: its one backward is the only group
-        return [list(backward_ends)] if backward_ends else []
     groups: list[list[float]] = []
     updates = iter(sorted(update_ends))
     update_end = next(updates, float("inf"))
@@ -39,8 +37,6 @@ def batch_size(training: list, groups: list[list[float]]) -> int | None:
     """
     if not training or any(f.batch_size is None for f in training):
         return None
-    if len(training) == 1 and len(groups) == 1 and len(groups[0]) == 1:
-        return training[0].batch_size  # the usual step: one forward, one backward, one update
     samples_per_update = []
     remaining = sorted(training, key=lambda f: f.t0)
     for group in groups:

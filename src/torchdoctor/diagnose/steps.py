@@ -151,25 +151,16 @@ class StepTracker:
     def counters(self) -> dict:
         return self._state.counters
 
-    # push/pop run several times a step: _close is inlined in both (a call less each)
     def push(self, phase: str) -> None:
-        now = self.clock()
-        stack = self.stack
-        if now > self._t_last:
-            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
-        self._t_last = now
-        stack.append(phase)
+        self._close(self.clock())
+        self.stack.append(phase)
         for listener in self.phase_listeners:
             listener(phase)
 
     def pop(self) -> None:
-        now = self.clock()
-        stack = self.stack
-        if now > self._t_last:
-            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
-        self._t_last = now
-        if stack:
-            stack.pop()
+        self._close(self.clock())
+        if self.stack:
+            self.stack.pop()
         if self.phase_listeners:
             current = self.stack[-1] if self.stack else OTHER
             for listener in self.phase_listeners:
@@ -221,10 +212,8 @@ class StepTracker:
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
             self.dropped += TRIM_BATCH
-        for f in state.forwards:
-            if f.t1 is not None and not f.got_grad and f.awaits_grad:
-                self._unsettled = (record, state)
-                break
+        if any(f.t1 is not None and not f.got_grad and f.awaits_grad for f in state.forwards):
+            self._unsettled = (record, state)
         self._state = _StepState(now, cpu_start=cpu_next)
         for listener in list(self.on_step_end):
             listener(record)
