@@ -450,6 +450,11 @@ class HabitsObservation:
     eval_mode_training_locations: list[str] = field(default_factory=list)
 
 
+# the name of a reference timing: the replayed model's forward and backward as run, no fix
+# (timed by the optimizer what-if; rules/_unprobed.py reads it)
+FORWARD_BACKWARD_TIMING = "copy.forward_backward"
+
+
 @dataclass
 class WhatIfTiming:
     """One measured counterfactual: the same work timed as the program ran it and with a fix, on

@@ -3,13 +3,14 @@ timings on copies (rules that state seconds saved as a share of the step). Pure;
 
 from __future__ import annotations
 
-from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
+from torchdoctor.diagnose.observations import (
+    FORWARD_BACKWARD_TIMING,
+    RunObservation,
+    WhatIfTiming,
+)
 from torchdoctor.diagnose.rules._common import median_phase_s, typical_step_s
 from torchdoctor.diagnose.rules._measured import fastest
 from torchdoctor.diagnose.rules._overhead import cpu_share
-
-# what-if/optimizer.py's reference timing (kept in step with it: rules import no probe module)
-FORWARD_BACKWARD = "copy.forward_backward"
 
 
 def on_step_clock(run: RunObservation, seconds: float, timing: WhatIfTiming) -> float:
@@ -31,7 +32,9 @@ def step_without_probes_s(run: RunObservation) -> float:
     over half of it."""
     step_s = typical_step_s(run)
     added = 0.0
-    reference = [t for t in run.whatif.timings if t.name == FORWARD_BACKWARD and t.as_run_s > 0]
+    reference = [
+        t for t in run.whatif.timings if t.name == FORWARD_BACKWARD_TIMING and t.as_run_s > 0
+    ]
     one_forward = len(run.models) <= 1 and all(s.micro_batches <= 1 for s in run.steps)
     if reference and one_forward:
         copy_s = on_step_clock(run, reference[0].as_run_s, reference[0])

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.observations import FORWARD_BACKWARD_TIMING, WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
 
 # flags of the implementation; the alternatives set one of them and clear the other
@@ -67,11 +67,6 @@ def _as_run_setting(optimizer: torch.optim.Optimizer) -> str:
 PREFERENCE = ("fused", "foreach")
 
 
-# the reference timing: the replay's forward and backward as run, no fix (rule D210 compares
-# it, and the clone's step as run, with the phases observed under the probes)
-FORWARD_BACKWARD = "copy.forward_backward"
-
-
 def measure_optimizer(
     optimizer: torch.optim.Optimizer,
     allowance_s: float,
@@ -84,9 +79,9 @@ def measure_optimizer(
     too, as they run in the program: the profiler's cost per op is part of what the many small
     ops of a per-tensor step cost there (without it the saving came out a third of what
     `--try fused_optimizer` gained on a profiled script). `forward_backward`: the replay's
-    forward and backward, timed in the same rounds as a reference (FORWARD_BACKWARD): with the
-    clone's step as run it is the program's step without torchdoctor's probes, whose hooks on a
-    sub-millisecond step took as long as the program's own work."""
+    forward and backward, timed in the same rounds as a reference (FORWARD_BACKWARD_TIMING):
+    with the clone's step as run it is the program's step without torchdoctor's probes, whose
+    hooks on a sub-millisecond step took as long as the program's own work."""
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if not params:
         return []
@@ -107,7 +102,7 @@ def measure_optimizer(
     if len(variants) < 2:
         return []
     if forward_backward is not None:
-        variants[FORWARD_BACKWARD] = forward_backward
+        variants[FORWARD_BACKWARD_TIMING] = forward_backward
     clock = compute_clock(device_type)  # CPU time on one CPU thread: not the machine's load
     recording: contextlib.AbstractContextManager = contextlib.nullcontext()
     if profiler is not None:
@@ -121,7 +116,7 @@ def measure_optimizer(
         return []
     under = " under the program's torch.profiler" if profiler is not None else ""
     as_run = medians.pop("as run")
-    reference = medians.pop(FORWARD_BACKWARD, None)
+    reference = medians.pop(FORWARD_BACKWARD_TIMING, None)
     timings = [
         WhatIfTiming(
             name=f"optimizer.{setting.split('=')[0]}",
@@ -137,7 +132,7 @@ def measure_optimizer(
     if reference is not None:
         timings.append(
             WhatIfTiming(
-                name=FORWARD_BACKWARD,
+                name=FORWARD_BACKWARD_TIMING,
                 unit="forward and backward",
                 as_run_s=reference,
                 alternative_s=reference,  # a reference: no fix
