@@ -16,8 +16,9 @@ from torchdoctor.diagnose.source_lines import short_path
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-# Our machinery (probes, runner, CLI, --try hooks and the patches calling them), not all of torchdoctor: a training loop that
-# lives in the package (the demo's naive loop, the Trainer) is the user's code for a diagnosis.
+# Our machinery (probes, runner, CLI, --try hooks and the patches calling them), not all of
+# torchdoctor: a training loop that lives in the package (the demo's naive loop, the Trainer) is the
+# user's code for a diagnosis.
 _OURS = tuple(_PACKAGE + part + os.sep for part in ("diagnose", "cli", "trials", "intercept"))
 _SKIP = (
     _TORCH_DIR,

@@ -71,10 +71,12 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
 
     Ops dispatched while loading data in the training process (per-sample indexing, collate) are
     left out when counted apart, and so are those inside the evaluation spans cut out of the step
-    (validation, RL acting forwards: the step's time leaves them out); when data ops are not, a run loading in the training process is not
-    judged at all (its op count mixes data and model work). Unknown op counts (a compiled run)
-    mean unknown, never zero. A run with anomaly detection or its own profiler on is not judged:
-    the mode's cost per op (and anomaly mode's extra ops) would read as the program's overhead. `compute_s` is wall time: it is scaled by `cpu_share`.
+    (validation, RL acting forwards: the step's time leaves them out); when data ops are not, a
+    run loading in the training process is not judged at all (its op count mixes data and model
+    work). Unknown op counts (a compiled run) mean unknown, never zero. A run with anomaly
+    detection or its own profiler on is not judged: the mode's cost per op (and anomaly mode's
+    extra ops) would read as the program's overhead. `compute_s` is wall time: it is scaled by
+    `cpu_share`.
     """
     if debugging_mode_on(run):
         return None  # the mode's own per-op cost is in every op (D211/D212 say so)

@@ -92,9 +92,10 @@ MIN_SAVING = 0.05  # below this a semantic change is not worth suggesting
 MAX_PER_SAMPLE_RATIO = 0.9
 BEST_SHARE = 0.8  # the smallest measured factor that gets this share of the best saving is named
 # Ops up to this many times the trivial-op cost, at a measured FLOP utilisation under 10%, get the
-# batch what-if too (a batch of 2 through 512-wide layers sat at 6-16x, across the 10x line with
-# the load; toy scripts at 28-47x whose planted problem D202 then outranked stay out); without trivial ops the rule fires only on a clear measured gain: time per sample
-# at most MEASURED_ONLY_MAX_RATIO of the program's, far from where noise could put it
+# batch what-if too (a batch of 2 through 512-wide layers sat at 6-16x, across the 10x line with the
+# load; toy scripts at 28-47x whose planted problem D202 then outranked stay out); without trivial
+# ops the rule fires only on a clear measured gain: time per sample at most MEASURED_ONLY_MAX_RATIO
+# of the program's, far from where noise could put it
 CANDIDATE_OP_RATIO = 25.0
 MEASURED_ONLY_MAX_RATIO = 0.7
 # paid once per step whatever the batch: the optimizer step (per parameter) and the loop's own

@@ -24,9 +24,9 @@ share of the step as the program runs without torchdoctor: the diagnosed step le
 probes' hooks added to the forward, backward and optimizer phases (each compared with the same
 work timed on copies; on a 1 ms step the hooks took as long as the work). A program that ran its
 steps under `torch.profiler` has both steps timed under one too. When the alternatives measured
-no faster, nothing is reported. Estimated saving, without that measurement (over the probes' time budget): half of the
-optimizer time (a conservative 2x, under the fused speed-ups measured above). It is a warning
-when the saving is a quarter of the step or more.
+no faster, nothing is reported. Estimated saving, without that measurement (over the probes'
+time budget): half of the optimizer time (a conservative 2x, under the fused speed-ups measured
+above). It is a warning when the saving is a quarter of the step or more.
 
 ## Example
 ```python
