@@ -1,7 +1,8 @@
-"""The third set of planted scripts (styles.py PLANTED3), diagnosed for real: the findings decided
-by counts and structure (kept tensors, gradient and mode checks, which rule owns a line), not by
-a timing. Short runs (6 measured steps, no what-if timing); the full default-mode table, ranks
-included, is `bench/planted_styles.py --set styles3`.
+"""The third set of planted scripts (styles.py PLANTED3), diagnosed for real: the planted findings
+are decided by counts and structure (kept tensors, gradient and mode checks, which rule owns a
+line), but a control's "no warning at all" also rests on the timing-based rules (D304, D504),
+so the module runs with the timing tests. Short runs (6 measured steps, no what-if timing); the
+full default-mode table, ranks included, is `bench/planted_styles.py --set styles3`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread
 from styles import PLANTED3
 
 from torchdoctor.diagnose.api import diagnose_script
+
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
 
 
 def diagnose(script: str, *args: str):
