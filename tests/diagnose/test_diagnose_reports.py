@@ -92,8 +92,14 @@ def test_json_html_trace_reports(diagnose, tmp_path):
             ),
         )
         for f in report["findings"]
+        if not (f["changes_semantics"] and f["severity"] == "info")
     ]
     assert order == sorted(order)  # errors first, then the largest saving
+    # a suggestion that changes what is learned (a larger batch) never ranks above a problem
+    severities = [f["severity"] for f in report["findings"]]
+    for index, f in enumerate(report["findings"]):
+        if f["changes_semantics"] and f["severity"] == "info":
+            assert not {"warning", "error"} & set(severities[index + 1 :]), report["findings"]
     run = report["run"]
     assert run["models"][0]["batchnorm_layers"] == 1
     assert run["compute"]["flops_per_step"] > 0 and run["compute"]["ops_per_step"] > 0
