@@ -12,8 +12,9 @@ import torch
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules_runner import check_all
-from torchdoctor.diagnose.step_analysis import step_profile
+from torchdoctor.diagnose.step_analysis import evaluation_share, step_profile
 from torchdoctor.diagnose.whatif.precision import native_bf16_cpu
+from torchdoctor.diagnose.whatif.replay import MAX_BATCH_FACTOR, Replay, at_batch
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
 pytestmark = [pytest.mark.timing, pytest.mark.usefixtures("one_torch_thread")]
@@ -45,6 +46,38 @@ def test_float32_probe_replaces_the_2x_constant_of_d201_with_the_measured_gain()
         0.0, 1 - optimizer.ratio
     )
     assert 0 < finding.saving <= most + 1e-9
+
+
+def test_float32_probe_times_the_evaluation_forward_at_the_evaluations_batch():
+    """--try float32 makes the validation float32 too: the probe times an evaluation forward of
+    float64 vs float32 copies at the validation's 512 rows (training batch: 128), and D201 adds
+    its gain on the evaluation forwards' share of the run."""
+    report = diagnose_script(
+        str(SCRIPTS / "multi_float64_adam_eval.py"), steps=6, warmup=2, whatif_budget_s=1.5
+    )
+    assert report.run.evaluation.batch_size == 512
+    timing = _timing(report, "precision.float32_evaluation")
+    assert timing is not None and timing.unit == "evaluation forward", report.run.whatif
+    (finding,) = [f for f in report.findings if f.id == "D201"]
+    if timing.ratio < 1:
+        assert "an evaluation forward" in finding.saving_how
+        ev = report.run.evaluation
+        forwards = evaluation_share(report.run) * min(1.0, ev.forward_seconds / ev.seconds)
+        assert finding.saving >= forwards * (1 - timing.ratio) - 1e-9
+
+
+def test_a_replay_at_the_evaluations_batch_repeats_the_batched_inputs_only():
+    model = torch.nn.Linear(4, 2)
+    x, mask = torch.randn(3, 4), torch.ones(5)
+    replay = Replay(model, (x,), {"mask": mask}, "cpu")
+    larger = at_batch(replay, 7)
+    assert larger.args[0].shape == (7, 4) and torch.equal(larger.args[0][3:6], x)
+    assert larger.kwargs["mask"] is mask  # not the batch's dimension: kept
+    assert at_batch(replay, 2).args[0].shape == (2, 4)
+    assert at_batch(replay, 3000).args[0].shape == (3 * MAX_BATCH_FACTOR, 4)
+    assert at_batch(replay, None) is replay and at_batch(replay, 3) is replay
+    lstm = torch.nn.LSTM(4, 4)  # batch_first=False: the first dimension is time
+    assert at_batch(Replay(lstm, (x,), {}, "cpu"), 7).args[0].shape == (3, 4)
 
 
 def test_batch_probe_puts_the_batch_size_first_on_a_batch_2_loop():

@@ -177,6 +177,10 @@ class EvaluationObservation:
     # where the `with_grad` forwards were called (first 10, sorted): D301 names these, not the
     # no_grad ones beside them (SAC's target networks next to its autograd-on acting)
     with_grad_locations: list[str] = field(default_factory=list)
+    # median first dimension of the evaluation forwards' first input (None: not seen): the
+    # evaluation what-ifs time a copy's forward on a batch of this size, since a fix's gain
+    # depends on it (float32 made a 512-row forward 0.37x, a 128-row one 0.54x)
+    batch_size: int | None = None
 
 
 @dataclass

@@ -213,6 +213,31 @@ def test_d201_measured_float32_gain_replaces_the_2x_constant_or_silences_it():
     assert d201.check(run) == []
 
 
+def test_d201_counts_the_evaluation_forwards_the_fix_makes_float32_too():
+    """--try float32 makes the evaluation float32 as well: the stated saving is a share of the
+    run, the training step's gain on the steps' share plus the evaluation forward's measured
+    gain on the evaluation forwards' share (6% stated vs 33% tried where it did not)."""
+    run = good_cpu_run(precision=PrecisionObservation(forwards=8, float64_ops=24))
+    for step in run.steps:
+        step.evaluation_s = step.wall_s  # half the run evaluates
+    run.evaluation = EvaluationObservation(
+        forwards=40, with_grad=40, seconds=0.5, forward_seconds=0.4
+    )
+    run.whatif.timings = [forward_backward("precision.float32", 0.010, 0.008)]
+    model_share = step_profile(run).share("forward", "backward")
+    training_only = only(d201.check(run), "D201")
+    assert d201.SAVING_OF == "run" and training_only.saving_basis == "measured"
+    assert "evaluation was not timed" in training_only.saving_how
+    run.whatif.timings.append(
+        WhatIfTiming("precision.float32_evaluation", "evaluation forward", 0.004, 0.001, 9, "f32")
+    )
+    finding = only(d201.check(run), "D201")
+    assert finding.saving == pytest.approx(model_share * 0.2 * 0.5 + 0.5 * 0.8 * 0.75)
+    assert "an evaluation forward" in finding.saving_how
+    (ranked,) = [f for f in check_all(run) if f.id == "D201"]  # not scaled again to the run
+    assert ranked.saving == pytest.approx(finding.saving)
+
+
 def batch_timing(factor: int, per_sample_ratio: float) -> WhatIfTiming:
     return WhatIfTiming(f"batch.x{factor}", "forward and backward of 4 samples", 0.004,
                         0.004 * per_sample_ratio, 9, f"batch_size={4 * factor}",

@@ -282,6 +282,8 @@ class ForwardProbe(Probe):
         evaluation.with_grad_locations = sorted({f.location for f in forwards if f.grad_enabled})[
             :10
         ]
+        sizes = sorted(f.batch_size for f in forwards if f.batch_size)
+        evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:

@@ -15,12 +15,16 @@ Measured saving: after the run the what-if probe times forward and backward of a
 model on the real batch it last trained on, as run (float64) and as a float32 copy on float32
 inputs, interleaved; the saving is the forward and backward share of the step times the measured
 relative gain, plus the optimizer step's share times its measured gain on a float32 clone of its
-parameters, gradients and state. When float32 measures no faster, nothing is reported.
+parameters, gradients and state; as a share of the run (training steps plus evaluation), plus,
+where the program evaluates, the evaluation forwards' share of the run times the gain measured on
+an evaluation forward of the float64 copy vs the float32 one (eval mode, the program's grad mode,
+at the evaluation's batch size), since the fix makes the evaluation float32 too. When float32
+measures no faster, nothing is reported.
 
 Estimated saving, without that measurement (over the probes' time budget, a model that cannot be
 copied): float32 work runs at least twice as fast (half the bytes, twice the SIMD lanes), so half
 the compute share of the step, scaled by the float64 share of compute ops, and never more than
-forward plus backward.
+forward plus backward; the evaluation forwards' share of the run alike.
 
 ## Example
 ```python
@@ -41,18 +45,24 @@ code that truly needs double precision (some scientific losses) should keep it f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     clamp,
+    evaluation_share,
     pct,
     severity_for,
     step_profile,
+    training_share,
 )
 from torchdoctor.diagnose.rules._measured import Saving, how, measured_or_estimate, timings
 
 CODE = "D201"
+SAVING_OF = "run"  # the fix makes training and evaluation float32: a share of both
+FLOAT32_EVALUATION = "precision.float32_evaluation"  # whatif/precision.py's name
 TITLE = "Compute runs in float64"
 MIN_FLOAT64_SHARE = 0.10
 FLOAT32_SPEEDUP = 2.0
@@ -80,6 +90,32 @@ def float64_share(run: RunObservation) -> float | None:
     else:
         return None
     return share if share >= MIN_FLOAT64_SHARE else None
+
+
+def _with_evaluation(run: RunObservation, training: Saving, f64_share: float) -> Saving:
+    """`training` (a share of the step) as a share of the run, plus what float32 gives back in
+    the evaluation forwards the fix makes float32 too: their share of the run times the gain the
+    what-if timed on an evaluation forward of float64 vs float32 copies (an estimate where the
+    training saving is one; not counted where only the training step was timed)."""
+    ev = run.evaluation
+    on_run = training.fraction * training_share(run)
+    forwards = evaluation_share(run) * (
+        clamp(ev.forward_seconds / ev.seconds) if ev.seconds > 0 and ev.forward_seconds > 0 else 1
+    )
+    if ev.forwards <= 0 or forwards <= 0:
+        return replace(training, fraction=on_run)
+    measured = next(iter(timings(run, FLOAT32_EVALUATION)), None)
+    if training.basis == "estimated":
+        gain = forwards * f64_share * (1 - 1 / FLOAT32_SPEEDUP)
+        return Saving(clamp(on_run + gain), "estimated", training.how + ", evaluation alike")
+    if measured is None:
+        return Saving(on_run, "measured", training.how + "; the evaluation was not timed")
+    gain = forwards * max(0.0, 1 - measured.ratio)
+    return Saving(
+        clamp(on_run + gain),
+        "measured",
+        f"{training.how}; {how(measured, 'an evaluation forward')}",
+    )
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -113,6 +149,7 @@ def check(run: RunObservation) -> list[Finding]:
             "measured",
             f"{found.how}; {how(optimizer, 'the optimizer step')}",
         )
+    found = _with_evaluation(run, found, f64_share)
     saving = found.fraction
     evidence = []
     if total_ops > 0:

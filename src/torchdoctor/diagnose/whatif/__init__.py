@@ -207,7 +207,7 @@ class _Plan:
             replay = self.replay()
             if replay is None:
                 return []
-            return measure_evaluation(replay, with_grad, in_train, allowance)
+            return measure_evaluation(replay, with_grad, in_train, allowance, ev.batch_size)
 
         self.items.append((_run_share(self.run, "evaluation"), "evaluation forward", work))
 
@@ -291,6 +291,7 @@ class _Plan:
         from torchdoctor.diagnose.rules._common import on_cuda, uses_autocast
         from torchdoctor.diagnose.rules.d201_float64_compute import float64_share
         from torchdoctor.diagnose.whatif.precision import (
+            EvaluationForward,
             autocast_dtypes,
             measure_autocast,
             measure_float32,
@@ -302,12 +303,21 @@ class _Plan:
             return
         if float64_share(self.run) is not None:
             optimizer = self._largest_optimizer()
+            ev = self.run.evaluation  # the fix makes the evaluation float32 too
+            evaluation = (
+                EvaluationForward(ev.with_grad * 2 >= ev.forwards, ev.batch_size)
+                if ev.forwards > 0
+                else None
+            )
+            stake += _run_share(self.run, "optimizer") + _run_share(self.run, "evaluation")
             self.items.append(
                 (
-                    stake + _run_share(self.run, "optimizer"),
+                    stake,
                     "float32 instead of float64",
                     self._replayed(
-                        lambda replay, allowance: measure_float32(replay, optimizer, allowance)
+                        lambda replay, allowance: measure_float32(
+                            replay, optimizer, allowance, evaluation
+                        )
                     ),
                 )
             )
