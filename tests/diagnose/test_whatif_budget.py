@@ -63,3 +63,23 @@ def test_rounds_agree_when_every_alternatives_ratio_to_the_work_as_run_is_steady
     assert settled({"as run": [2.0, 4.0, 3.0], "fix": [1.0, 2.0, 1.5]})  # load moved both alike
     assert not settled({"as run": [2.0, 2.0, 2.0], "fix": [1.0, 1.0, 1.5]})
     assert not settled({"as run": [2.0, 2.0], "fused": [1.0, 1.0], "foreach": [1.0, 1.9]})
+
+
+def test_rounds_the_warm_up_sized_stop_once_their_allowance_is_spent_in_wall_time():
+    # the warm-up is quick, every round after it slow, as when the machine's load rises: the
+    # warm-up sizes 15 rounds (about 1.2 s), and the rounds stop after the fewest (0.25 s) once
+    # the 0.2 s allowance is spent; the old code ran all 15 (the fix's swinging ratio, 0.6x / 1x,
+    # never lets the rounds agree)
+    calls = []
+
+    def as_run():
+        time.sleep(0.001 if not calls else 0.05)
+
+    def fix():
+        calls.append(1)
+        time.sleep(0.001 if len(calls) == 1 else 0.03 if len(calls) % 2 else 0.05)
+
+    _, rounds = interleaved_medians(
+        {"as run": as_run, "fix": fix}, "cpu", allowance_s=0.2, clock=time.perf_counter
+    )
+    assert rounds == MIN_ROUNDS, rounds

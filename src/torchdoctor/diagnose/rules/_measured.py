@@ -19,6 +19,18 @@ def fastest(run: RunObservation, name: str) -> WhatIfTiming | None:
     return min(found, key=lambda t: t.alternative_s) if found else None
 
 
+def not_measured(run: RunObservation, label: str, location: str | None = None) -> str:
+    """ "; not measured: <why>" for an estimate whose what-if (`label`, as whatif/__init__.py
+    names it in run.whatif.skipped, on any loader or the one at `location`) was skipped, else ""
+    (the what-ifs were off, or the probe was not called for)."""
+    heads = [f"{label}: ", *([f"{label} at {location}: "] if location else [])]
+    for note in run.whatif.skipped:
+        for head in heads:
+            if note.startswith(head):
+                return f"; not measured: {note[len(head) :]}"
+    return ""
+
+
 def how(timing: WhatIfTiming, what: str) -> str:
     """One line for Finding.saving_how: what was timed, as run vs with the fix."""
     return (

@@ -65,7 +65,7 @@ from torchdoctor.diagnose.rules._common import (
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
-from torchdoctor.diagnose.rules._measured import how, timings
+from torchdoctor.diagnose.rules._measured import how, not_measured, timings
 
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"
@@ -110,7 +110,9 @@ def check(run: RunObservation) -> list[Finding]:
     left_s = loader_wait_with_workers(data_s, rest_s, workers)
     saving = clamp((data_s - left_s) / profile.step_s)
     basis: SavingBasis = "estimated"
-    saving_how = f"assumes {workers} worker(s) with cores of their own"
+    saving_how = f"assumes {workers} worker(s) with cores of their own" + not_measured(
+        run, "DataLoader workers", loader.location
+    )
     timed = timings(run, "data.workers")
     if timed:
         measured = max(timed, key=lambda t: _measured_saving(t, loader))

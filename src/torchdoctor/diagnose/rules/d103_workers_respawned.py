@@ -52,6 +52,7 @@ from torchdoctor.diagnose.rules._common import (
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import in_memory
+from torchdoctor.diagnose.rules._measured import not_measured
 from torchdoctor.diagnose.rules._respawn import MIN_RESPAWN_SHARE, respawn_cost
 
 CODE = "D103"
@@ -97,6 +98,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "a side run (start and shut-down) per fresh start, over an epoch as run"
                 if cost.basis == "measured"
                 else "first batch of an epoch minus a steady batch, over an epoch as run"
+                + not_measured(run, "worker start-up")
             ),
         )
     ]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept
+from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept, require
 from torchdoctor.diagnose.whatif.replay import Replay, make_replay
 
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
@@ -64,6 +64,9 @@ class _Plan:
         self._replay_made = False
         # (stake, label, work): stake is the share of the run the fix addresses
         self.items: list[tuple[float, str, Callable[[float], list[WhatIfTiming]]]] = []
+        # label: the least a probe's work is predicted to take (its fewest runs, from the step
+        # and start-up times observed); the probes before it leave it that much of the budget
+        self.floors: dict[str, float] = {}
 
     def replay(self) -> Replay | None:
         if not self._replay_made:
@@ -93,7 +96,7 @@ class _Plan:
         self.items.sort(key=lambda item: -item[0])
 
     def _plan_data(self) -> None:
-        from torchdoctor.diagnose.whatif.data import measure, unsupported
+        from torchdoctor.diagnose.whatif.data import fewest_runs_s, measure, unsupported
 
         step_s, share = _median_step_s(self.run), _run_share(self.run, "data")
         if share < MIN_PHASE_SHARE:
@@ -119,6 +122,7 @@ class _Plan:
             return measure(loader, replay, step_s, rest_s, allowance) if replay else []
 
         self.items.append((share, "DataLoader workers", work))
+        self.floors["DataLoader workers"] = fewest_runs_s(loader, step_s)
 
     def _retired_loaders(self) -> list[tuple]:
         """(loader, observation) for each DataLoader the program built, kept by the probe."""
@@ -131,9 +135,11 @@ class _Plan:
             if id(ld) in probe.loaders
         ]
 
-    def _plan_loader(self, label: str, candidates: list[tuple], key, module) -> None:
+    def _plan_loader(self, label: str, candidates: list[tuple], key, module, floor=None) -> None:
         """Plan `module`'s probe (its `unsupported` and `measure`) on the candidate loaders, the
         largest `key` first, when the data phase is worth it; say why a loader cannot be timed.
+        `floor(observation)`: the least the probe's work on that loader is predicted to take (a
+        loader whose floor does not fit in what is left is not begun).
         A loader whose measurement comes back empty (its dataset cannot give the fix's batches,
         or gives other ones) hands over to the next: which loaders qualify is often a timing
         near a threshold, so the first may not be the one the fix applies to."""
@@ -146,10 +152,12 @@ class _Plan:
             if why:
                 self.run.whatif.skipped.append(f"{label} at {observation.location}: {why}")
             else:
-                timeable.append((loader, observation.location))
+                least = floor(observation) if floor else 0.0
+                timeable.append((loader, observation.location, least))
 
         def work(allowance: float) -> list[WhatIfTiming]:  # the timing names its loader
-            for loader, location in timeable:
+            for loader, location, least in timeable:
+                require(least, f"{label} at {location}")
                 timings = module.measure(loader, allowance)
                 if timings:
                     return [replace(t, subject=t.subject or location) for t in timings]
@@ -157,6 +165,7 @@ class _Plan:
 
         if timeable:
             self.items.append((share, label, work))
+            self.floors[label] = min(least for *_, least in timeable)
 
     def _plan_respawn(self) -> None:
         from torchdoctor.diagnose.whatif import respawn
@@ -166,7 +175,13 @@ class _Plan:
             for ld, o in self._retired_loaders()
             if o.num_workers > 0 and not o.persistent_workers and o.epochs_started >= 2
         ]  # epoch starts wait in the data phase
-        self._plan_loader("worker start-up", respawning, lambda o: sum(o.worker_startup_s), respawn)
+        self._plan_loader(
+            "worker start-up",
+            respawning,
+            lambda o: sum(o.worker_startup_s),
+            respawn,
+            respawn.fewest_rounds_s,
+        )
 
     def _plan_collate(self) -> None:
         from torchdoctor.diagnose.rules._loaders import heavy_collate
@@ -481,14 +496,13 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
     whatif = run.whatif
     whatif.budget_s = seconds
     plan = _Plan(session, run)
+    _import_rules()
     started = time.perf_counter()
     try:
         with program_state_kept():
-            # the plan's first imports (rule and probe modules) took half of a 0.3 s budget:
-            # a one-off cost, not the probes' work; the budget starts once they are planned
-            _build(plan)
-            budget = Budget(seconds)
+            budget = Budget(seconds)  # the planning counts: whatif.seconds stays within it
             with budget.active():
+                _build(plan)
                 _run_plan(plan, budget)
     finally:
         whatif.seconds = time.perf_counter() - started
@@ -496,14 +510,28 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
         run.notes.append(_summary(run))
 
 
+def _import_rules() -> None:
+    """Import the rule modules the plan reads (the rules' thresholds) before the what-if clock
+    starts: the report imports them all anyway, and they took half of a 0.3 s budget."""
+    from torchdoctor.diagnose.rules_runner import load_rules
+
+    try:
+        load_rules()
+    except Exception:  # noqa: BLE001 - the rules runner reports a rule that fails to import
+        pass
+
+
 def _run_plan(plan: _Plan, budget: Budget) -> None:
     """Each planned probe in turn while the budget lasts; what does not fit is skipped, said."""
     whatif, seconds = plan.run.whatif, budget.seconds
     for index, (_, label, work) in enumerate(plan.items):
-        # an equal share of what is left; a probe may go over its share for the fewest
-        # rounds it needs, never over the budget (guard.OverBudget), so the probes
-        # with the largest stakes, first, are the last to go unmeasured
-        allowance = budget.left / (len(plan.items) - index)
+        # an equal share of what is left after the later probes' floors (the least each is
+        # predicted to take); a probe may go over its share for the fewest rounds it needs,
+        # never over the budget (guard.OverBudget), so the probes with the largest stakes,
+        # first, are the last to go unmeasured
+        later = _reserved(plan, index, budget.left)
+        share = max(0.0, budget.left - later) / (len(plan.items) - index)
+        allowance = max(share, plan.floors.get(label, 0.0))
         if budget.left < MIN_ALLOWANCE_S:
             whatif.skipped.append(f"{label}: over the time budget ({seconds:.1f} s)")
             continue
@@ -513,6 +541,17 @@ def _run_plan(plan: _Plan, budget: Budget) -> None:
             whatif.skipped.append(f"{label}: over the time budget ({seconds:.1f} s): {exc}")
         except Exception as exc:  # a program's object we cannot replay: skip, say so
             whatif.skipped.append(f"{label}: {type(exc).__name__}: {exc}".splitlines()[0])
+
+
+def _reserved(plan: _Plan, index: int, left: float) -> float:
+    """The floors of the probes after `index`, in order, as far as they fit in `left` together
+    (a probe that cannot fit anyway is not waited for)."""
+    reserved = 0.0
+    for _, label, _ in plan.items[index + 1 :]:
+        floor = plan.floors.get(label, 0.0)
+        if reserved + floor <= left:
+            reserved += floor
+    return reserved
 
 
 def _build(plan: _Plan) -> None:

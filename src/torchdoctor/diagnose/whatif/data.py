@@ -17,7 +17,7 @@ from typing import Any
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import affordable_rounds, synchronize
+from torchdoctor.diagnose.whatif.guard import affordable_rounds, require, synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
 from torchdoctor.intercept.hooks import usable_cores
 
@@ -27,6 +27,7 @@ MIN_BATCHES, MAX_BATCHES = 4, 40
 # one worker's head start (prefetch_factor 2) plus the first batch: a dataset needs this many
 # batches more than MIN_BATCHES; worker counts whose head start does not fit are not timed
 MIN_EXTRA_BATCHES = 3
+SIZING_MARGIN = 2  # the side runs are sized for this fraction (1 / it) of the probe's allowance
 
 
 def worker_counts(cpus: int) -> list[int]:
@@ -120,7 +121,8 @@ def _fetch_while_computing(
     loader: DataLoader, workers: int, batches: int, compute: StepCompute
 ) -> tuple[float, float]:
     """(seconds to the first batch, seconds per batch once the workers' head start is used up,
-    with the compute run after each batch)."""
+    with the compute run after each batch). A run that goes past the budget (a worker start or
+    a batch slower than the program's) stops at the next batch: guard.OverBudget."""
     side = side_loader(loader, workers)
     start = time.perf_counter()
     iterator = iter(side)
@@ -133,6 +135,7 @@ def _fetch_while_computing(
         synchronize(compute.replay.device_type)
         start = time.perf_counter()
         for _ in range(batches):
+            require(0.0, f"a side run with {workers} worker(s)")
             next(iterator)
             compute()
         synchronize(compute.replay.device_type)
@@ -164,6 +167,23 @@ def unsupported(loader: DataLoader) -> str:
     return side_run_unsupported(loader, MIN_BATCHES + MIN_EXTRA_BATCHES)
 
 
+def _counts(loader: DataLoader) -> list[int]:
+    """The worker counts timed: as `--try workers` counts them, those whose head start leaves
+    MIN_BATCHES of the dataset's batches."""
+    total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
+    return [
+        n
+        for n in worker_counts(usable_cores())
+        if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
+    ]
+
+
+def fewest_runs_s(loader: DataLoader, step_s: float) -> float:
+    """The least this probe takes: MIN_BATCHES at the program's step time in every side run
+    (the as-run side twice, each worker count once); the workers' start-ups come on top."""
+    return MIN_BATCHES * step_s * (len(_counts(loader)) + 2)
+
+
 def measure(
     loader: DataLoader, replay: Replay, step_s: float, rest_s: float, allowance_s: float
 ) -> list[WhatIfTiming]:
@@ -171,14 +191,14 @@ def measure(
     `rest_s` (the step without its data wait) the compute run after each batch. The as-run side
     (num_workers=0) is timed before and after the variants (drift averaged)."""
     total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
-    counts = [
-        n
-        for n in worker_counts(usable_cores())  # as `--try workers` counts them
-        if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
-    ]
+    counts = _counts(loader)
     available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
     runs = len(counts) + 2
-    batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, allowance_s / runs / step_s)))
+    # sized for half the allowance: a side run costs more than its batches at the program's
+    # step (a first batch, a head start, load): sized for all of it, the first run took 1.34 s
+    # of a 1.1 s share and the runs after it no longer fitted
+    share_s = allowance_s / SIZING_MARGIN / runs
+    batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, share_s / step_s)))
     # the program's own steps (num_workers=0) took step_s a batch: the fewest batches of every
     # run must fit before the first starts (a slow dataset's runs would take the budget and more)
     batches = min(batches, affordable_rounds(max(step_s, 1e-6) * runs, fewest=MIN_BATCHES))

@@ -136,12 +136,21 @@ def interleaved_medians(
     rounds = min(rounds, affordable_rounds(per_round))
     clock = clock or compute_clock(device_type)
     samples: dict[str, list[float]] = {name: [] for name in variants}
+    started = time.perf_counter()
     for done in range(1, rounds + 1):
         for name, work in variants.items():
             samples[name].append(timed(work, device_type, clock))
-        if done >= MIN_ROUNDS and settled(samples):
+        if done >= MIN_ROUNDS and (settled(samples) or _spent(started, allowance_s)):
             break
     return {name: statistics.median(values) for name, values in samples.items()}, done
+
+
+def _spent(started: float, allowance_s: float) -> bool:
+    """Rounds begun at `started` used up their allowance or the active budget in wall time: a
+    machine under load stretches the rounds the warm-up sized (a 0.64 s allowance took 1.4 s at
+    load 12), and no round after the fewest may start then."""
+    left = budget_left()
+    return time.perf_counter() - started >= allowance_s or (left is not None and left <= 0)
 
 
 def budget_left() -> float | None:
@@ -162,6 +171,15 @@ def affordable_rounds(per_round: float, fewest: int = MIN_ROUNDS) -> int:
             f"{fewest} rounds of {per_round:.2f} s would not fit in the {left:.2f} s left"
         )
     return affordable
+
+
+def require(predicted_s: float, what: str) -> None:
+    """Raise OverBudget when `what`, work that cannot be stopped once begun (a model's deep
+    copy, a worker set's start), is predicted from what was already observed to take more than
+    is left of the active budget: it is not begun."""
+    left = budget_left()
+    if left is not None and (predicted_s > left or left <= 0):
+        raise OverBudget(f"{what} would take about {predicted_s:.2f} s, {left:.2f} s left")
 
 
 def settled(samples: dict[str, list[float]]) -> bool:

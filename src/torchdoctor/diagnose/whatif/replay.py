@@ -5,18 +5,53 @@ gradients and buffers are never touched."""
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import torch
 
 from torchdoctor.diagnose.probes.base import first_tensor
+from torchdoctor.diagnose.whatif.guard import require
 
 MAX_COPY_BYTES = 2 * 2**30  # a bigger model is not copied: the probes that need it are skipped
+SAMPLE_BYTES = 4 * 2**20  # the tensor whose clone times this machine's copy rate
+# a module in a large model copies slower than the one-layer sample: 200-240 us per Linear in
+# Sequentials of 300-3000 of them against 61-65 us alone (more objects, longer collector passes)
+MODULE_COST_MARGIN = 4
 
 
 def _parameter_bytes(module: torch.nn.Module) -> int:
     return sum(p.numel() * p.element_size() for p in module.parameters())
+
+
+@cache
+def _copy_costs() -> tuple[float, float]:
+    """(seconds per byte of a tensor clone, seconds per deep-copied module), each the fastest of
+    three timings of a small sample here: what a model's deep copy costs on this machine."""
+
+    def fastest(work) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    sample = torch.empty(SAMPLE_BYTES, dtype=torch.uint8)
+    layer = torch.nn.Linear(1, 1)
+    return fastest(sample.clone) / SAMPLE_BYTES, fastest(lambda: copy.deepcopy(layer))
+
+
+def predicted_copy_s(module: torch.nn.Module) -> float:
+    """Seconds a deep copy of `module` should take: its parameter and buffer bytes at this
+    machine's copy rate, and its submodules at the cost of a one-layer module's copy."""
+    per_byte, per_module = _copy_costs()
+    tensors = [*module.parameters(), *module.buffers()]
+    size = sum(t.numel() * t.element_size() for t in tensors)
+    modules = sum(1 for _ in module.modules())
+    return size * per_byte + modules * per_module * MODULE_COST_MARGIN
 
 
 @dataclass
@@ -38,12 +73,14 @@ class Replay:
 
 
 def make_replay(training_calls: dict[int, tuple]) -> tuple[Replay | None, str]:
-    """The replay of the largest trained model, or None and why not."""
+    """The replay of the largest trained model, or None and why not. Raises guard.OverBudget,
+    copying nothing, when the copy's predicted time does not fit in the active budget."""
     if not training_calls:
         return None, "no training forward was seen"
     module, args, kwargs = max(training_calls.values(), key=lambda c: _parameter_bytes(c[0]))
     if _parameter_bytes(module) > MAX_COPY_BYTES:
         return None, "the model is too large to copy (over 2 GiB of parameters)"
+    require(predicted_copy_s(module), "copying the model")
     try:
         model = copy.deepcopy(module)
     except Exception as exc:  # DDP, a compiled module, unpicklable attributes

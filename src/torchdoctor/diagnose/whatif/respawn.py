@@ -12,7 +12,7 @@ import time
 
 from torch.utils.data import DataLoader
 
-from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.observations import LoaderObservation, WhatIfTiming
 from torchdoctor.diagnose.whatif.data import side_loader, side_run_unsupported
 from torchdoctor.diagnose.whatif.guard import affordable_rounds
 
@@ -24,6 +24,14 @@ def unsupported(loader: DataLoader) -> str:
     if not loader.num_workers or loader.persistent_workers:
         return "a loader without workers started every epoch"
     return side_run_unsupported(loader, 2)
+
+
+def fewest_rounds_s(observation: LoaderObservation) -> float:
+    """The least this probe takes on a loader whose epoch starts the program timed: MIN_ROUNDS
+    fresh starts and the persistent workers' first one, each at the median start observed (the
+    first epoch's may pay imports)."""
+    starts = observation.worker_startup_s
+    return (MIN_ROUNDS + 1) * statistics.median(starts) if starts else 0.0
 
 
 def _epoch_start_and_end(loader: DataLoader) -> tuple[float, float]:
