@@ -254,3 +254,22 @@ def test_profiler_probe_states_the_median_of_its_pairs_ratios(monkeypatch):
     assert blocks == [True, False, False, True, True, False]  # on-off, off-on, on-off
     assert timing.ratio == pytest.approx(0.8)
     assert not torch.autograd._profiler_enabled()
+
+
+def test_evaluation_probe_times_forwards_of_the_evaluations_batch_several_to_a_call():
+    """d301 trains on 128 rows and validates on 256: the autograd what-if times a copy's forward
+    on 256 rows (a fix's gain depends on the batch), short forwards several to a timed call (a
+    few hundred microseconds timed alone swung 0.8-1.3x between runs at load)."""
+    from torchdoctor.diagnose.whatif.evaluation import calls_per_timing
+    from torchdoctor.diagnose.whatif.replay import Replay
+
+    report = diagnose_script(
+        str(SCRIPTS / "d301_eval_with_autograd.py"), steps=6, warmup=2, whatif_budget_s=3.0
+    )
+    assert report.run.evaluation.batch_size == 256
+    timing = next(t for t in report.run.whatif.timings if t.name == "evaluation.inference_mode")
+    assert timing.unit == "evaluation forward" and timing.repeats >= 3, report.run.whatif
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.saving_basis == "measured", report.run.whatif
+    tiny = Replay(torch.nn.Linear(4, 2), (torch.randn(4, 4),), {}, "cpu")
+    assert calls_per_timing(tiny.forward, "cpu") > 1  # microseconds: many to a call
