@@ -227,3 +227,49 @@ def test_collate_probe_claims_nothing_when_no_whole_batch_collate_returns_the_sa
     assert collate.measure(DataLoader(data, batch_size=4, collate_fn=shifted), 0.2) == []
     timed = collate.measure(DataLoader(data, batch_size=4, collate_fn=collate.padded_collate), 0.2)
     assert [t.setting for t in timed] == [collate.CANDIDATES[1][0]]  # the same batches: timed
+
+
+def test_profiler_probe_states_the_median_of_its_pairs_ratios(monkeypatch):
+    """Pairs of blocks (profiler on, off) in ABBA order, each pair back to back; the stated
+    ratio is the median over the pairs' ratios, so one block slowed as a whole (the machine's
+    load rose during it) moves one pair's ratio, not the stated one. The blocks run the real
+    work on a real model under the real profiler; their times are set by the test: profiled
+    calls 1.25x the plain ones, the second pair's plain block three times slower."""
+    from torchdoctor.diagnose.whatif import profiler
+    from torchdoctor.diagnose.whatif.replay import Replay
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    replay = Replay(model, (torch.randn(4, 8),), {}, "cpu")
+    real_block = profiler._block
+    blocks: list[bool] = []
+
+    def block(work, device_type, calls, settings):
+        real_block(work, device_type, calls, settings)  # the real work, profiler on or off
+        blocks.append(settings is not None)
+        slow = 3.0 if len(blocks) == 3 else 1.0  # the second pair's first block: off
+        return [(0.00125 if settings is not None else 0.001 * slow)] * calls
+
+    monkeypatch.setattr(profiler, "_block", block)
+    (timing,) = profiler.measure_profiler(replay, [], 0.05)
+    assert blocks == [True, False, False, True, True, False]  # on-off, off-on, on-off
+    assert timing.ratio == pytest.approx(0.8)
+    assert not torch.autograd._profiler_enabled()
+
+
+def test_evaluation_probe_times_forwards_of_the_evaluations_batch_several_to_a_call():
+    """d301 trains on 128 rows and validates on 256: the autograd what-if times a copy's forward
+    on 256 rows (a fix's gain depends on the batch), short forwards several to a timed call (a
+    few hundred microseconds timed alone swung 0.8-1.3x between runs at load)."""
+    from torchdoctor.diagnose.whatif.evaluation import calls_per_timing
+    from torchdoctor.diagnose.whatif.replay import Replay
+
+    report = diagnose_script(
+        str(SCRIPTS / "d301_eval_with_autograd.py"), steps=6, warmup=2, whatif_budget_s=3.0
+    )
+    assert report.run.evaluation.batch_size == 256
+    timing = next(t for t in report.run.whatif.timings if t.name == "evaluation.inference_mode")
+    assert timing.unit == "evaluation forward" and timing.repeats >= 3, report.run.whatif
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.saving_basis == "measured", report.run.whatif
+    tiny = Replay(torch.nn.Linear(4, 2), (torch.randn(4, 4),), {}, "cpu")
+    assert calls_per_timing(tiny.forward, "cpu") > 1  # microseconds: many to a call

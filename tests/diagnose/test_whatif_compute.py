@@ -12,7 +12,7 @@ import torch
 
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.rules_runner import check_all
-from torchdoctor.diagnose.step_analysis import evaluation_share, step_profile
+from torchdoctor.diagnose.step_analysis import step_profile, training_share
 from torchdoctor.diagnose.whatif.precision import native_bf16_cpu
 from torchdoctor.diagnose.whatif.replay import MAX_BATCH_FACTOR, Replay, at_batch
 
@@ -62,7 +62,7 @@ def test_float32_probe_times_the_evaluation_forward_at_the_evaluations_batch():
     if timing.ratio < 1:
         assert "an evaluation forward" in finding.saving_how
         ev = report.run.evaluation
-        forwards = evaluation_share(report.run) * min(1.0, ev.forward_seconds / ev.seconds)
+        forwards = (1 - training_share(report.run)) * min(1.0, ev.forward_seconds / ev.seconds)
         assert finding.saving >= forwards * (1 - timing.ratio) - 1e-9
 
 

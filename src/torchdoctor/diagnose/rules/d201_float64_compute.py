@@ -52,7 +52,6 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     clamp,
-    evaluation_share,
     pct,
     severity_for,
     step_profile,
@@ -98,8 +97,10 @@ def _with_evaluation(run: RunObservation, training: Saving, f64_share: float) ->
     what-if timed on an evaluation forward of float64 vs float32 copies (an estimate where the
     training saving is one; not counted where only the training step was timed)."""
     ev = run.evaluation
-    on_run = training.fraction * training_share(run)
-    forwards = evaluation_share(run) * (
+    trained = training_share(run)
+    on_run = training.fraction * trained
+    # the run's scale, as rules_runner's: the evaluation cut out of the measured steps
+    forwards = (1 - trained) * (
         clamp(ev.forward_seconds / ev.seconds) if ev.seconds > 0 and ev.forward_seconds > 0 else 1
     )
     if ev.forwards <= 0 or forwards <= 0:

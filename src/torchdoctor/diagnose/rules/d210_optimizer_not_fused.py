@@ -1,9 +1,10 @@
 """D210: the optimizer step is a large share and runs one tensor at a time.
 
 ## What it does
-Flags an optimizer that supports a fused implementation (Adam, AdamW, SGD, Adagrad) when its step
-takes 10% or more of a typical training step and it runs the per-tensor loop: on a CPU that is
-PyTorch's default, on a CUDA device only when `foreach=False` was passed.
+Flags an optimizer that supports a fused implementation (Adam, AdamW, SGD, Adagrad) that runs the
+per-tensor loop (on a CPU PyTorch's default, on a CUDA device only when `foreach=False` was
+passed), when the what-if probe timed the fused (or foreach) step at 0.8x the loop's time or less
+on a clone; without that measurement, when the step takes 10% or more of a typical training step.
 
 ## Why is this bad
 The per-tensor implementation updates each parameter with a chain of separate ops (Adam: about
@@ -24,7 +25,7 @@ share of the step as the program runs without torchdoctor: the diagnosed step le
 probes' hooks added to the forward, backward and optimizer phases (each compared with the same
 work timed on copies; on a 1 ms step the hooks took as long as the work). A program that ran its
 steps under `torch.profiler` has both steps timed under one too. When the alternatives measured
-no faster, nothing is reported. Estimated saving, without that measurement (over the probes'
+no clearly faster (over 0.8x the loop's time), nothing is reported. Estimated saving, without that measurement (over the probes'
 time budget): half of the optimizer time (a conservative 2x, under the fused speed-ups measured
 above). It is a warning when the saving is a quarter of the step or more.
 
@@ -63,7 +64,10 @@ from torchdoctor.diagnose.rules._unprobed import on_step_clock, step_without_pro
 CODE = "D210"
 TITLE = "Optimizer step runs tensor by tensor (no fused/foreach implementation)"
 FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")
-MIN_OPTIMIZER_SHARE = 0.10
+MIN_OPTIMIZER_SHARE = 0.10  # without a measurement: a smaller step is not worth an estimate
+# measured: the alternative must take at most this share of the loop's time, a margin beyond the
+# 10% within which the what-if's rounds agree (guard.SETTLED_RATIO)
+MEASURED_FASTER = 0.8
 FUSED_SPEEDUP = 2.0
 # The fix touches the optimizer's code path, so below half the step it is information only.
 WARNING_SAVING = 0.25
@@ -84,17 +88,20 @@ def check(run: RunObservation) -> list[Finding]:
     ]
     optimizer_s = median_phase_s(run, "optimizer")
     share = clamp(optimizer_s / step_s)
-    if not looping or share < MIN_OPTIMIZER_SHARE:
+    measured = fastest(run, "optimizer")
+    if not looping or (measured is None and share < MIN_OPTIMIZER_SHARE):
         return []
     saving = clamp(share * (1 - 1 / FUSED_SPEEDUP))
     optimizer = looping[0]
     basis: SavingBasis = "estimated"
     setting, saving_how = "fused=True", f"assumes {FUSED_SPEEDUP:g}x faster"
-    measured = fastest(run, "optimizer")
     plain_s = step_s
     if measured is not None:
-        if measured.ratio >= 1:
-            return []  # the fused and foreach steps measured no faster on this program
+        # the measurement decides, not the share: the optimizer's share of a step lengthened by
+        # other problems sat near the 10% line and the finding came and went between runs; a
+        # fused step 0.1-0.5x the loop's is far from MEASURED_FASTER, a noisy 0.9-1.1 is not
+        if measured.ratio > MEASURED_FASTER:
+            return []  # not clearly faster than the loop on this program: no claim
         # the part the implementation changes
         math_s = min(optimizer_s, on_step_clock(run, measured.as_run_s, measured))
         plain_s = step_without_probes_s(run)  # the seconds saved are a share of this step

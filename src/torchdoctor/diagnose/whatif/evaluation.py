@@ -13,7 +13,7 @@ from torchdoctor.diagnose.probes.base import first_tensor
 from torchdoctor.diagnose.whatif.guard import compare, compute_clock, timed
 from torchdoctor.diagnose.whatif.replay import Replay, at_batch
 
-MIN_TIMED_S = 0.002  # CPU or wall seconds one timed call takes at least
+MIN_TIMED_S = 0.001  # CPU or wall seconds one timed call takes at least
 MAX_CALLS = 20  # forwards per timed call
 
 

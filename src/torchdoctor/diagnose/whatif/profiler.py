@@ -4,11 +4,12 @@ program ran) vs without one.
 
 A profiler cannot be entered per call (its start and its teardown, which processes the events,
 cost far more than a step): each side is timed over a block of calls, the profiler recording the
-whole block as the program's did its steps, in the order on, off, off, on, on, off, so a
-drift in the machine's load hits both alike. The first pair of blocks (MIN_CALLS calls each)
-sizes the others: fewer calls where the what-if budget is short, never under MIN_CALLS (the
-one probe that may go over its budget, by those few calls: a first pair alone was too noisy).
-Times are the process's CPU time on a CPU with one thread (guard's
+whole block as the program's did its steps, in pairs of blocks (on, off; off, on; ...) whose
+ratios give the stated one (their median), so a drift in the machine's load hits both alike.
+The first pair of blocks (MIN_CALLS calls each) sizes the others: fewer calls where the
+what-if budget or the probe's allowance is short (the profiler's start and stop counted), never
+under MIN_CALLS (the one probe that may go over its budget, by those few calls: a first pair
+alone was too noisy). Times are the process's CPU time on a CPU with one thread (guard's
 compute_clock). Skipped while any profiler is recording (one at a time)."""
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
 from torchdoctor.diagnose.whatif.replay import Replay
 
 MIN_CALLS, MAX_CALLS = 3, 10  # timed calls per block
-# blocks with the profiler (True) and without, alternated so a load change hits both alike
-ORDER = (True, False, False, True, True, False)
+PAIRS = 3  # pairs of blocks, one with the profiler and one without, timed back to back
 
 
 @contextlib.contextmanager
@@ -82,6 +82,12 @@ def measure_profiler(
     allowance_s: float,
     optimizer: torch.optim.Optimizer | None = None,
 ) -> list[WhatIfTiming]:
+    """The work with the program's profiler on vs off, in pairs of blocks (the pair's order
+    alternating, so a load drift hits both alike): the stated ratio is the median over the pairs
+    of the on block's median call over the off block's. The two sides' medians over all blocks,
+    taken apart, swung 0.73-0.98 between diagnoses of one script at load 12 (blocks of the same
+    side differed by 2x): a pair's blocks run back to back, one pair's ratio is what the load
+    hits least."""
     if torch.autograd._profiler_enabled():
         raise RuntimeError("a profiler is still recording (one at a time)")
     settings = profiler_arguments(options, replay.device_type)
@@ -89,44 +95,53 @@ def measure_profiler(
     device = replay.device_type
     # the first pair of blocks, MIN_CALLS calls each, is timed like the rest and also sizes
     # them: a profiler's start and stop costs more than a step, so no separate warm-up
-    on: list[float] = []
-    off: list[float] = []
     started = time.perf_counter()
-    on += _block(work, device, MIN_CALLS, settings)
+    pairs: list[tuple[list[float], list[float]]] = [(_block(work, device, MIN_CALLS, settings), [])]
     profiled_s = time.perf_counter() - started
-    off += _block(work, device, MIN_CALLS, None)
+    pairs[0][1].extend(_block(work, device, MIN_CALLS, None))
     off_s = (time.perf_counter() - started - profiled_s) / (MIN_CALLS + 1)  # wall, per call
+    on, off = pairs[0]
     on_s = off_s * statistics.median(on) / max(statistics.median(off), 1e-9)
     start_stop_s = max(0.0, profiled_s - (MIN_CALLS + 1) * on_s)
-    per_pair = max(statistics.median(on) + statistics.median(off), 1e-6)
-    calls = int(max(MIN_CALLS, min(MAX_CALLS, allowance_s / (len(ORDER) / 2 * per_pair))))
     # fewer calls where the budget is short, never under MIN_CALLS: a first pair alone, three
     # calls a side, swung both ways on a loaded machine (the profiler "1.2x faster")
-    calls = max(MIN_CALLS, min(calls, _affordable(start_stop_s, on_s + off_s)))
-    for profiled in ORDER[2:]:
-        (on if profiled else off).extend(
-            _block(work, device, calls, settings if profiled else None)
-        )
+    left = allowance_s - (time.perf_counter() - started)
+    calls = max(
+        MIN_CALLS,
+        min(_fitting(left, start_stop_s, on_s + off_s), _affordable(start_stop_s, on_s + off_s)),
+    )
+    for index in range(1, PAIRS):
+        first_on = index % 2 == 0  # on-off, off-on, on-off: ABBA over the pairs
+        a = _block(work, device, calls, settings if first_on else None)
+        b = _block(work, device, calls, None if first_on else settings)
+        pairs.append((a, b) if first_on else (b, a))
+    ratio = statistics.median(
+        statistics.median(off) / max(statistics.median(on), 1e-12) for on, off in pairs
+    )
+    as_run_s = statistics.median([t for on, _ in pairs for t in on])
     named = ", ".join(f"{name}=True" for name in sorted(settings) if name != "activities")
     return [
         WhatIfTiming(
             name="profiler.off",
             unit=unit,
-            as_run_s=statistics.median(on),
-            alternative_s=statistics.median(off),
-            repeats=len(on),
+            as_run_s=as_run_s,
+            alternative_s=as_run_s * ratio,  # the pairs' median ratio, on the as-run median
+            repeats=sum(len(on) for on, _ in pairs),
             setting="no torch.profiler.profile" + (f" (as run: {named})" if named else ""),
             clock=clock_name(compute_clock(device)),
         )
     ]
 
 
+def _fitting(seconds: float, start_stop_s: float, pair_s: float) -> int:
+    """Calls per block that let the pairs after the first (each block its calls and an untimed
+    one; the profiled ones also a profiler's start and stop) fit in `seconds`. `pair_s`: a call
+    with and one without the profiler."""
+    pairs = PAIRS - 1
+    return int((seconds - pairs * start_stop_s) / (pairs * max(pair_s, 1e-6))) - 1
+
+
 def _affordable(start_stop_s: float, pair_s: float) -> int:
-    """Calls per block that let the blocks after the first pair (each its calls and an untimed
-    one; the profiled ones also a profiler's start and stop) fit in what is left of the what-if
-    budget (MAX_CALLS without one). `pair_s`: a call with and one without the profiler."""
+    """Calls per block that fit in what is left of the what-if budget (MAX_CALLS without one)."""
     left = budget_left()
-    if left is None:
-        return MAX_CALLS
-    pairs = (len(ORDER) - 2) // 2
-    return int((left - pairs * start_stop_s) / (pairs * max(pair_s, 1e-6))) - 1
+    return MAX_CALLS if left is None else _fitting(left, start_stop_s, pair_s)
