@@ -30,7 +30,9 @@ SETS = {
 }
 
 
-def diagnose(script: Path, args: list[str], budget: float) -> list[dict]:
+def diagnose(
+    script: Path, args: list[str], budget: float, extra_env: dict[str, str] | None = None
+) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         command = [
@@ -46,7 +48,7 @@ def diagnose(script: Path, args: list[str], budget: float) -> list[dict]:
             str(script),
             *args,
         ]
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env = {**os.environ, "OMP_NUM_THREADS": "1", **(extra_env or {})}
         done = subprocess.run(
             command, capture_output=True, text=True, env=env, cwd=tmp, timeout=budget * 4 + 60
         )

@@ -25,8 +25,6 @@ import argparse
 import os
 import runpy
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ from pathlib import Path
 import torch
 
 import torchdoctor
+from _busy import busy_loops, stop
 from _paired import StepTimes, interleaved, print_ratios
 from torchdoctor.diagnose import steps as step_tracker
 from torchdoctor.diagnose.line_profile import OURS
@@ -116,11 +115,6 @@ def watched_round(args, line_profile: bool, cpu_every: int, bias: Bias | None) -
     return times
 
 
-def busy_loops(count: int, core: int) -> list[subprocess.Popen]:
-    code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True: pass"
-    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--busy", type=int, default=2, help="busy loops pinned to our core")
@@ -149,8 +143,7 @@ def main() -> None:
             args.rounds,
         )
     finally:
-        for process in loops:
-            process.kill()
+        stop(loops)
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"load after: {load}; {args.rounds} rounds x {args.steps} steps per mode")
     for mode, bias in biases.items():

@@ -2,7 +2,9 @@
 
 ## What it does
 Flags runs in which validation ran in at least a third of the measured training steps and took
-25% or more of the measured time (training steps plus the evaluation cut out of them), unless it
+25% or more of the measured time (training steps plus the evaluation cut out of them), in total
+and with every evaluation and every step at its median (one evaluation that another process
+interrupted on a busy machine does not make validation look long), unless it
 ran about once per training epoch or less (a small data set whose epochs are a few steps, or
 full-batch training, where each step is an epoch: a GNN validated on its one graph). It counts
 only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
@@ -45,6 +47,7 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
     measured_steps,
+    median,
     pct,
     secs,
     severity_for,
@@ -88,6 +91,22 @@ def full_batch(run: RunObservation) -> bool:
     )
 
 
+def _share(evaluation_s: float, steps: list) -> float:
+    total = evaluation_s + sum(s.wall_s for s in steps)
+    return evaluation_s / total if total > 0 else 0.0
+
+
+def _typical_share(evaluated: list, steps: list) -> float:
+    """The share with each evaluation and each step at its median: one evaluation that another
+    process interrupted (a few ms on a busy core, as long as a small validation pass) does not
+    make evaluation look frequent and long."""
+    if not evaluated:
+        return 0.0
+    evaluation_s = len(evaluated) * median([s.evaluation_s for s in evaluated])
+    total = evaluation_s + len(steps) * median([s.wall_s for s in steps])
+    return evaluation_s / total if total > 0 else 0.0
+
+
 def check(run: RunObservation) -> list[Finding]:
     steps = measured_steps(run)
     if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
@@ -95,8 +114,7 @@ def check(run: RunObservation) -> list[Finding]:
     evaluated = [s for s in steps if s.evaluation_s > 0]
     frequency = len(evaluated) / len(steps)
     evaluation_s = sum(s.evaluation_s for s in steps)
-    total = evaluation_s + sum(s.wall_s for s in steps)
-    share = evaluation_s / total if total > 0 else 0.0
+    share = min(_share(evaluation_s, steps), _typical_share(evaluated, steps))
     if frequency < MIN_FREQUENCY or share < MIN_SHARE:
         return []
     per_epoch = training_steps_per_epoch(run)

@@ -1,10 +1,14 @@
 """D504: step time grows with the step index.
 
 ## What it does
-Fits the measured step times against the step index and reports a steady rise: the last third
-of the steps at least 50% slower than the first third (on CPU in the training thread's CPU
-time, which a busy machine does not inflate), closely following a straight line, with
-the growth per step.
+Reports a steady rise of the step time with the step index, with the growth per step. On CPU it
+reads the training thread's CPU time, which other processes taking the CPU do not inflate (on
+the steps where it was read; else the step's wall time). It decides only from enough steps,
+and only on a rise that noise does not make: a trend test (Mann-Kendall, one chance in a hundred
+of coming from steps in random order), every step of the last third slower than every step of
+the first third (one slow step, a preemption, is not a rise), the last third at least 50% slower
+than the first (medians), and a growth over the run well beyond the steps' spread around the
+robust (Theil-Sen) line, spread over the steps rather than one jump (the load that rose once).
 
 ## Why is this bad
 A step that gets slower every step does work that grows with the run: a history tensor
@@ -13,7 +17,7 @@ grows because a running total keeps its `grad_fn`. Over a long run the cost domi
 same bug usually makes memory grow too (D503).
 
 Estimated saving: the time the growth added over the measured steps (each step brought back to
-the first steps' time).
+the first steps' time), from the Theil-Sen line.
 
 ## Example
 ```python
@@ -39,50 +43,78 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import measured_steps, median, pct, secs, severity_for
-from torchdoctor.diagnose.rules._growth import linear_trend
+from torchdoctor.diagnose.rules._growth import kendall_z, residual_spread, theil_sen
 
 CODE = "D504"
 TITLE = "Step time grows with every step"
-MIN_STEPS = 6
+MIN_STEPS = 6  # timed steps (CPU readings on CPU) to tell a trend from noise
 MIN_RATIO = 1.5  # last third of the steps vs the first third (medians)
-MIN_FIT = 0.8  # correlation of step time with the step index
+MIN_TREND_Z = 2.33  # Mann-Kendall statistic: one chance in a hundred by noise
+MIN_GROWTH_SPREADS = 4.0  # growth over the steps vs the steps' robust spread around the line
+# a rise between two neighbouring timed steps steeper than this many times the line's slope is a
+# jump (another process took the core's other hardware thread from then on), not a growth
+MAX_JUMP_SLOPES = 4.0
 
 
-def _step_times(run: RunObservation, steps: list) -> list[float]:
-    """CPU runs: the training thread's CPU time per step (wall x cpu_share), which other
-    processes taking the CPU do not inflate; else wall time (a GPU run's thread waits)."""
-    if run.environment.device_type == "cpu" and all(s.cpu_share for s in steps):
-        return [s.wall_s * s.cpu_share for s in steps]
-    return [s.wall_s for s in steps]
+def _cpu_timed(run: RunObservation, steps: list) -> list:
+    """CPU runs: the steps whose CPU time was read (each of the first few, then one in
+    CPU_SHARE_EVERY: diagnose/steps.py), when there are enough of them."""
+    if run.environment.device_type != "cpu":
+        return []
+    timed = [s for s in steps if s.cpu_share]
+    return timed if len(timed) >= MIN_STEPS else []
 
 
-def _measure(run: RunObservation, steps: list) -> str:
-    cpu = run.environment.device_type == "cpu" and all(s.cpu_share for s in steps)
-    return "CPU time of the training thread per step" if cpu else "Step time"
+def _step_times(run: RunObservation, steps: list) -> tuple[list, list[float], str]:
+    """(steps, seconds, what is measured): on CPU the training thread's CPU time per step
+    (wall x cpu_share), which other processes taking the CPU do not inflate; else wall time (a
+    GPU run's thread waits for the device)."""
+    timed = _cpu_timed(run, steps)
+    if timed:
+        times = [s.wall_s * s.cpu_share for s in timed]
+        return timed, times, "CPU time of the training thread per step"
+    return steps, [s.wall_s for s in steps], "Step time"
+
+
+def steady_rise(xs: list[float], times: list[float]) -> tuple[float, float, float, float] | None:
+    """(slope, intercept, first, last) of a rise noise does not make, else None: a trend test,
+    the last third's steps all slower than the first third's, 1.5x in medians, a growth over the
+    steps well beyond their spread around the line, and no one jump that makes most of it."""
+    third = len(times) // 3
+    first, last = median(times[:third]), median(times[-third:])
+    line = theil_sen(xs, times)
+    if line is None or first <= 0 or kendall_z(xs, times) < MIN_TREND_Z:
+        return None
+    slope, intercept = line
+    if slope <= 0 or min(times[-third:]) <= max(times[:third]) or last < MIN_RATIO * first:
+        return None
+    spread = residual_spread(xs, times, slope, intercept)
+    if slope * (xs[-1] - xs[0]) < MIN_GROWTH_SPREADS * spread:
+        return None
+    jumps = [(b - a) / (x1 - x0) for x0, x1, a, b in zip(xs, xs[1:], times, times[1:])]
+    if max(jumps) > MAX_JUMP_SLOPES * slope:
+        return None
+    return slope, intercept, first, last
 
 
 def check(run: RunObservation) -> list[Finding]:
     steps = [s for s in measured_steps(run) if not s.compiles]
     if len(steps) < MIN_STEPS:
         return []
-    times = _step_times(run, steps)
-    third = len(steps) // 3
-    first = median(times[:third])
-    last = median(times[-third:])
-    trend = linear_trend([float(s.index) for s in steps], times)
-    if trend is None or first <= 0:
+    timed, times, measure = _step_times(run, steps)
+    xs = [float(s.index) for s in timed]
+    rise = steady_rise(xs, times)
+    if rise is None:
         return []
-    slope, fit = trend
-    if slope <= 0 or fit < MIN_FIT or last < MIN_RATIO * first:
-        return []
-    total = sum(times)
-    added = sum(max(0.0, t - first) for t in times)
-    saving = added / total if total > 0 else 0.0
+    slope, intercept, first, last = rise
+    # the line over every measured step (CPU readings are sparse after the first steps)
+    fitted = [max(first, intercept + slope * s.index) for s in steps]
+    saving = sum(t - first for t in fitted) / sum(fitted)
     memory_too = bool(run.memory.retained)
     evidence = [
-        f"{_measure(run, steps)} rose by {secs(slope)} per step: the first steps took "
-        f"{secs(first)}, the last ones {secs(last)} ({last / first:.1f}x), over {len(steps)} "
-        "measured steps.",
+        f"{measure} rose by {secs(slope)} per step: the first steps took {secs(first)}, the "
+        f"last ones {secs(last)} ({last / first:.1f}x), over {len(steps)} measured steps"
+        f"{_timed_note(timed, steps)}.",
         f"The growth added {pct(saving)} of the measured time.",
     ]
     if memory_too:
@@ -100,8 +132,12 @@ def check(run: RunObservation) -> list[Finding]:
             source="docs/techniques/memory-growth.md",
             explanation="Work that grows with the step index makes a long run ever slower; "
             "it is usually an accumulating history.",
-            details={"growth_s_per_step": slope, "first_s": first, "last_s": last, "fit": fit},
-            saving_how="time each step took beyond the first third's median, over the measured "
-            "steps",
+            details={"growth_s_per_step": slope, "first_s": first, "last_s": last},
+            saving_how="time each measured step took beyond the first third's median, on the "
+            "robust (Theil-Sen) line through the timed steps",
         )
     ]
+
+
+def _timed_note(timed: list, steps: list) -> str:
+    return "" if len(timed) == len(steps) else f" ({len(timed)} of them timed in CPU time)"

@@ -1,0 +1,74 @@
+"""Timing-based rules on step timings a busy machine produces (recorded observations): one step
+another process interrupted, a load that rose once mid-run, or CPU times read on a few steps
+only must not make a finding, and a real growth or a real evaluation share still does."""
+
+from __future__ import annotations
+
+from rule_builders import evidence_text, good_cpu_run, only
+
+from torchdoctor.diagnose.observations import EvaluationObservation
+from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
+from torchdoctor.diagnose.rules import d504_step_time_growth as d504
+from torchdoctor.diagnose.rules._growth import kendall_z, theil_sen
+
+
+def cpu_timed(times: list[float], read: list[int] | None = None, wall=None):
+    """A CPU run whose steps took `times` of CPU time; only the steps in `read` had their CPU
+    time read (the others' wall time is `wall(i)`)."""
+    from rule_builders import make_steps
+
+    run = good_cpu_run(steps=make_steps(n=len(times), forward=0.01))
+    for i, step in enumerate(run.steps):
+        step.wall_s = wall(i) if wall else times[i]
+        step.cpu_share = times[i] / step.wall_s if read is None or i in read else None
+    return run
+
+
+def test_robust_line_and_trend_statistic():
+    xs = [float(i) for i in range(8)]
+    line = [1.0 + 0.5 * x for x in xs]
+    assert theil_sen(xs, line) == (0.5, 1.0)
+    spiked = [*line[:-1], 100.0]  # one slow step moves the robust line not at all
+    assert theil_sen(xs, spiked) == (0.5, 1.0)
+    assert kendall_z(xs, line) > 3 and abs(kendall_z(xs, [1, 3, 2, 4, 1, 3, 2, 4])) < 1
+
+
+def test_d504_not_from_a_load_that_rose_once_or_one_slow_step():
+    # the other hardware thread of the core got busy from step 4 on: 1.6x from then, flat before
+    jump = cpu_timed([0.010, 0.0101, 0.0099, 0.010, 0.016, 0.0161, 0.0159, 0.016])
+    assert d504.check(jump) == []
+    slow_end = cpu_timed([0.010] * 6 + [0.030, 0.031])  # the last two steps preempted
+    assert d504.check(slow_end) == []
+
+
+def test_d504_reads_the_cpu_time_of_the_steps_that_have_it_not_the_noisy_wall_time():
+    # CPU time read on the first 6 steps and one in 8 after; wall times swing with the load
+    grows = [0.010 + 0.002 * i for i in range(24)]
+    noisy_wall = [(0.03, 0.09, 0.05, 0.2)[i % 4] + grows[i] for i in range(24)]
+    run = cpu_timed(grows, read=[0, 1, 2, 3, 4, 5, 8, 16], wall=lambda i: noisy_wall[i])
+    finding = only(d504.check(run), "D504")
+    assert "rose by 2.0 ms per step" in evidence_text(finding)
+    assert "8 of them timed in CPU time" in evidence_text(finding)
+    flat = cpu_timed([0.010] * 24, read=[0, 1, 2, 3, 4, 5, 8, 16], wall=lambda i: noisy_wall[i])
+    assert d504.check(flat) == []  # the wall times rise and fall with the load, the CPU not
+
+
+def with_evaluation(seconds: list[float]):
+    run = good_cpu_run(
+        evaluation=EvaluationObservation(forwards=len(seconds), locations=["train.py:60"])
+    )
+    run.evaluation.under_no_grad = len(seconds)
+    for step, evaluation_s in zip(run.steps, seconds):
+        step.evaluation_s = evaluation_s
+    return run
+
+
+def test_d304_not_from_one_evaluation_another_process_interrupted():
+    step_s = good_cpu_run().steps[0].wall_s  # 13.7 ms
+    small = [0.1 * step_s] * 8  # a small validation after every step: ~9% of the run
+    assert d304.check(with_evaluation(small)) == []
+    interrupted = [*small[:7], 5 * step_s]  # one evaluation waited 70 ms for the CPU
+    assert d304.check(with_evaluation(interrupted)) == []
+    long = [0.5 * step_s] * 8  # a third of the run, every step: as before
+    finding = only(d304.check(with_evaluation(long)), "D304")
+    assert finding.details["share"] > 0.3

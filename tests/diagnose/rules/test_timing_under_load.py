@@ -1,0 +1,40 @@
+"""Timing-based rules beside busy-loop processes pinned to the training thread's core (the CI
+box, a laptop with a browser open): a clean program gets no warning from them, and a planted
+problem they find is still found. Real scripts, real contention."""
+
+from __future__ import annotations
+
+import pytest
+from planted import (
+    busy_core,
+    diagnose,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
+from styles import PLANTED3
+
+from torchdoctor.diagnose.api import diagnose_script
+
+# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
+
+def serious(report) -> list[tuple[str, str]]:
+    return [(f.id, f.severity) for f in report.findings if f.severity != "info"]
+
+
+def test_a_clean_distillation_control_beside_a_busy_loop_gets_no_warning():
+    # styles3 u26's control: a frozen teacher's no_grad forward in every step (evaluation) and
+    # 6 short steps; CI's second test worker gave it D304 and D504 warnings
+    path = str(next(p.path for p in PLANTED3 if p.script.startswith("u26_")))
+    with busy_core(1):
+        report = diagnose_script(path, ["--fixed"], steps=6, warmup=3, whatif=False)
+    assert report.run.status == "stopped", report.run.error
+    assert serious(report) == [], [(f.id, f.evidence) for f in report.findings]
+
+
+@pytest.mark.parametrize(("script", "code"), [("d504_growing_history", "D504"),
+                                              ("d304_eval_every_step", "D304")])  # fmt: skip
+def test_a_planted_timing_problem_is_still_found_beside_a_busy_loop(script, code):
+    with busy_core(1):
+        report = diagnose(script, steps=8)
+    assert code in [f.id for f in report.findings], serious(report)
