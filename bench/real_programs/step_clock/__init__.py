@@ -8,7 +8,6 @@ same steps.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import statistics
@@ -33,9 +32,12 @@ def _read(folder: Path) -> Readings:
     """The program's training optimizer: in each process, the one that stepped first (what-if
     copies step later); across processes (workers of torchrun, side runs), the longest."""
     best: Readings = []
-    for file in folder.glob("*.json"):
-        record = json.loads(file.read_text())
-        first = min(record["optimizers"], key=lambda readings: readings[0][0])
+    for file in folder.glob("*.steps"):
+        optimizers: dict[str, Readings] = {}
+        for line in file.read_text().splitlines():
+            optimizer, wall, cpu = line.split()
+            optimizers.setdefault(optimizer, []).append([float(wall), float(cpu)])
+        first = min(optimizers.values(), key=lambda readings: readings[0][0])
         if len(first) > len(best):
             best = first
     return best

@@ -4,9 +4,9 @@ run.py puts this folder first on PYTHONPATH with TD_STEP_CLOCK_DIR set, for the 
 the diagnosed run alike, so that both are timed by the same clock. Nothing is imported until the
 program itself imports torch.optim: then one global optimizer-step post-hook appends one wall
 clock and one process CPU clock reading per step (two calls; ~1 us against steps of 100 us and
-more), kept per optimizer. At exit the readings go to TD_STEP_CLOCK_DIR/<pid>.json with the
-program's argv, so that run.py can tell the program's own process from any other Python process
-it or torchdoctor started.
+more), kept per optimizer. The readings are appended to TD_STEP_CLOCK_DIR/<pid>.steps at most
+once a second and at exit (a plain run stopped at its time limit is killed: what it flushed
+before still counts), one `optimizer-id wall cpu` line each.
 """
 
 from __future__ import annotations
@@ -14,28 +14,30 @@ from __future__ import annotations
 import atexit
 import importlib.abc
 import importlib.machinery
-import json
 import os
 import sys
 import time
 
 _OUT = os.environ.get("TD_STEP_CLOCK_DIR")
 _WATCHED = "torch.optim.optimizer"
-_readings: dict[int, list[tuple[float, float]]] = {}
+FLUSH_EVERY_S = 1.0
+_pending: list[str] = []
+_last_flush = [time.perf_counter()]
 
 
 def _on_step(optimizer, args, kwargs) -> None:  # noqa: ANN001 (torch's hook signature)
-    _readings.setdefault(id(optimizer), []).append((time.perf_counter(), time.process_time()))
+    wall = time.perf_counter()
+    _pending.append(f"{id(optimizer)} {wall!r} {time.process_time()!r}\n")
+    if wall - _last_flush[0] > FLUSH_EVERY_S:
+        _flush()
+        _last_flush[0] = time.perf_counter()
 
 
-def _dump() -> None:
-    steps = [r for r in _readings.values() if len(r) > 1]
-    if not steps or not _OUT:
-        return
-    record = {"pid": os.getpid(), "argv": list(sys.argv), "optimizers": steps}
-    path = os.path.join(_OUT, f"{os.getpid()}.json")
-    with open(path, "w") as f:
-        json.dump(record, f)
+def _flush() -> None:
+    if _pending and _OUT:
+        with open(os.path.join(_OUT, f"{os.getpid()}.steps"), "a") as f:
+            f.writelines(_pending)
+        _pending.clear()
 
 
 class _AfterOptimizerImport(importlib.abc.MetaPathFinder):
@@ -60,4 +62,4 @@ class _AfterOptimizerImport(importlib.abc.MetaPathFinder):
 
 if _OUT:
     sys.meta_path.insert(0, _AfterOptimizerImport())
-    atexit.register(_dump)
+    atexit.register(_flush)
