@@ -6,9 +6,19 @@ holding the repositories' files as `OWNER+NAME/...` (e.g. `git archive` of each 
 program this script copies its folder to a scratch directory, generates its data stand-in
 (standins.py), runs it plainly (bounded by `plain_timeout`), runs `torchdoctor diagnose --json`,
 and `torchdoctor lint`, then prints one row per program: both exit codes, the report's status,
-its top findings, any torchdoctor internal error, and the wall-time ratio of the two runs.
+its top findings, any torchdoctor internal error, and diagnose's overhead on the program's
+steady-state step.
 
     python bench/real_programs/run.py --src /path/to/corpus [--only ID,ID] [--out results.md]
+        [--overhead-repeats N]
+
+The overhead column compares like with like: both runs carry the same minimal clock
+(step_clock/sitecustomize.py: one wall and one process-CPU reading per optimizer step), and the
+ratio is of the median step interval over the same steps (from step max(2, n/5) to n, n being
+the fewer steps of the two runs; diagnose stops a long program after its budget, so whole-run
+wall times are not comparable). `--overhead-repeats N` runs plain and diagnosed N times,
+alternating, and takes the median of each side's medians (the machine may be shared: the CPU
+ratio is the steadier one under load).
 
 A program launched with torchrun names its launcher options under `launch`; diagnose then runs
 as `torchrun ... -m torchdoctor diagnose --rank-dir ...` (its `diagnose_args`).
@@ -31,6 +41,7 @@ import time
 from pathlib import Path
 
 import standins
+import step_clock
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -63,7 +74,7 @@ def _setup(entry: dict, workdir: Path, env: dict) -> None:
                            capture_output=True)  # fmt: skip
 
 
-def run_one(entry: dict, src: Path, scratch: Path) -> dict:
+def run_one(entry: dict, src: Path, scratch: Path, overhead_repeats: int = 1) -> dict:
     missing = [m for m in entry.get("needs", []) if importlib.util.find_spec(m) is None]
     row: dict = {"id": entry["id"], "repo": entry["repo"], "script": entry["script"]}
     if missing:
@@ -73,18 +84,26 @@ def run_one(entry: dict, src: Path, scratch: Path) -> dict:
     shutil.copytree(origin, workdir)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
     places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin"),
-              "torchaudio_standin": str(HERE / "torchaudio_standin")}  # fmt: skip
+              "torchaudio_standin": str(HERE / "torchaudio_standin"),
+              "evaluate_standin": str(HERE / "evaluate_standin")}  # fmt: skip
     env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})
     _setup(entry, workdir, env)
     script, args = entry["script"], entry.get("args", [])
     cwd = workdir / entry.get("cwd", ".")
     launch = entry.get("launch", [])  # e.g. torchrun's `-m torch.distributed.run ...` options
-    plain = _run([sys.executable, *launch, script, *args], cwd, entry.get("plain_timeout", 120),
-                 env)  # fmt: skip
+    plain_cmd = [sys.executable, *launch, script, *args]
     report = workdir / "torchdoctor-report.json"
     diagnose_cmd = [sys.executable, *launch, "-m", "torchdoctor", "diagnose", "--json",
                     str(report), *entry.get("diagnose_args", []), script, *args]  # fmt: skip
-    diag = _run(diagnose_cmd, cwd, entry.get("diagnose_timeout", 300), env)
+    clocks: dict[str, list[list]] = {"plain": [], "diagnose": []}
+    for repeat in range(overhead_repeats):
+        with step_clock.clocked(env, workdir / f"clock-plain-{repeat}") as (clock_env, read):
+            plain = _run(plain_cmd, cwd, entry.get("plain_timeout", 120), clock_env)
+            clocks["plain"].append(read())
+        with step_clock.clocked(env, workdir / f"clock-diagnose-{repeat}") as (clock_env, read):
+            diag = _run(diagnose_cmd, cwd, entry.get("diagnose_timeout", 300), clock_env)
+            clocks["diagnose"].append(read())
+    row["overhead"] = step_clock.overhead(clocks["plain"], clocks["diagnose"])
     (workdir / "torchdoctor-diagnose.log").write_text(diag[2])
     lint = _run([str(BIN / "torchdoctor"), "lint", "--format", "json", script], cwd, 120, env)
     row.update(plain_rc=plain[0], plain_s=round(plain[1], 1), diagnose_rc=diag[0],
@@ -107,12 +126,13 @@ def run_one(entry: dict, src: Path, scratch: Path) -> dict:
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| program | plain exit | diagnose exit | status | findings | lint | diag/plain wall |",
-        "|---|---|---|---|---|---|---|",
+        "| program | plain exit | diagnose exit | status | findings | lint | diag/plain wall "
+        "| step overhead CPU (wall) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "skipped" in r:
-            lines.append(f"| {r['id']} | skipped: {r['skipped']} | | | | | |")
+            lines.append(f"| {r['id']} | skipped: {r['skipped']} | | | | | | |")
             continue
         ratio = (
             f"{r['diagnose_s'] / r['plain_s']:.2f}"
@@ -123,7 +143,7 @@ def table(rows: list[dict]) -> str:
         lines.append(
             f"| {r['id']} | {r['plain_rc']} | {r['diagnose_rc']}{flag} | {r.get('status', '-')} "
             f"| {' '.join(r.get('findings', [])) or '-'} | {' '.join(r.get('lint', [])) or '-'} "
-            f"| {ratio} |"
+            f"| {ratio} | {step_clock.describe(r.get('overhead'))} |"
         )
     return "\n".join(lines)
 
@@ -134,6 +154,10 @@ def main() -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument(
+        "--overhead-repeats", type=int, default=1,
+        help="plain and diagnosed runs per program, alternating, for the step-overhead column",
+    )  # fmt: skip
     parser.add_argument(
         "--keep", type=Path, help="run in this folder and keep each program's copy and report"
     )
@@ -150,7 +174,7 @@ def main() -> int:
             if wanted and entry["id"] not in wanted:
                 continue
             shutil.rmtree(scratch / entry["id"], ignore_errors=True)
-            row = run_one(entry, args.src, scratch)
+            row = run_one(entry, args.src, scratch, args.overhead_repeats)
             print(json.dumps({k: v for k, v in row.items() if k != "tail"}), flush=True)
             rows.append(row)
     text = table(rows)

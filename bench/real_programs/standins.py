@@ -197,3 +197,86 @@ def photos(
         base = np.stack([np.sin(fx * xs + c) * np.cos(fy * ys - c) for c in range(3)], -1)
         pixels = (127 + 100 * base + rng.normal(0, 10, base.shape)).clip(0, 255)
         Image.fromarray(pixels.astype(np.uint8), mode="RGB").save(root / f"{n}.jpg")
+
+
+def _sentence(rng: random.Random, low: int = 4, high: int = 14) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(low, high))]
+    return " ".join(words).capitalize() + rng.choice([".", "!", "?"])
+
+
+def hf_dataset(workdir: Path, path: str, config: str, rows: dict[str, int], kind: str) -> None:
+    """A local Hugging Face dataset folder at `path` (the hub id the script names, e.g.
+    `nyu-mll/glue`; `datasets.load_dataset` reads a folder of that name before the hub): a
+    README whose YAML declares `config` with one JSON-lines file per split. `kind` is `pair`
+    (GLUE MRPC's sentence1, sentence2, label, idx; label 1 when the two sentences share their
+    first word) or `text` (wikitext's one `text` column, with the empty lines wikitext has)."""
+    import json
+
+    rng = random.Random(11)
+    root = workdir / path
+    (root / config).mkdir(parents=True, exist_ok=True)
+    yaml = ["---", "configs:", f"- config_name: {config}", "  data_files:"]
+    for split, count in rows.items():
+        yaml += [f"  - split: {split}", f"    path: {config}/{split}.jsonl"]
+        records = []
+        for i in range(count):
+            if kind == "pair":
+                a, b = _sentence(rng), _sentence(rng)
+                same = a.split()[0].lower() == b.split()[0].lower()
+                records.append({"sentence1": a, "sentence2": b, "label": int(same), "idx": i})
+            else:
+                line = " " + _sentence(rng, 8, 40) + " " if rng.random() > 0.3 else ""
+                records.append({"text": line})
+        lines = "".join(json.dumps(record) + "\n" for record in records)
+        (root / config / f"{split}.jsonl").write_text(lines)
+    (root / "README.md").write_text("\n".join([*yaml, "---", ""]))
+
+
+def hf_model(workdir: Path, path: str, arch: str, vocab: int = 2000, layers: int = 2,
+             hidden: int = 64, max_len: int = 128) -> None:  # fmt: skip
+    """A local stand-in for a hub checkpoint at `path` (the id the script names, e.g.
+    `bert-base-cased`; `from_pretrained` reads a folder of that name before the hub): a tokenizer
+    trained here on generated prose and a small model of that family built from its config, its
+    weights the random initialisation (nothing pretrained). `arch` is `bert` (WordPiece, a
+    sequence classifier) or `llama` (byte-level BPE, a causal LM)."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    corpus = _prose(200_000, 5).splitlines()
+    if arch == "bert":
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        tok.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=vocab,
+                                                                  special_tokens=specials))  # fmt: skip
+        cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+        )  # fmt: skip
+        names = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
+                 "sep_token": "[SEP]", "mask_token": "[MASK]"}  # fmt: skip
+        config = transformers.BertConfig(
+            vocab_size=tok.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers,
+            num_attention_heads=2, intermediate_size=4 * hidden, max_position_embeddings=max_len,
+        )  # fmt: skip
+        model = transformers.BertForSequenceClassification(config)
+    else:
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab,
+                                                            special_tokens=["<|endoftext|>"]))  # fmt: skip
+        names = {"eos_token": "<|endoftext|>", "bos_token": "<|endoftext|>",
+                 "unk_token": "<|endoftext|>"}  # fmt: skip
+        config = transformers.LlamaConfig(
+            vocab_size=tok.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers,
+            num_attention_heads=2, num_key_value_heads=2, intermediate_size=4 * hidden,
+            max_position_embeddings=max_len, tie_word_embeddings=True,
+        )  # fmt: skip
+        model = transformers.LlamaForCausalLM(config)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=max_len,
+                                                **names)  # fmt: skip
+    fast.save_pretrained(workdir / path)
+    model.save_pretrained(workdir / path)

@@ -354,3 +354,32 @@ def test_a_whole_conv_model_saved_after_training_pickles_under_diagnose(diagnose
     )
     assert report.run.status == "completed", report.run.error
     assert (tmp_path / "model.pth").stat().st_size > 0
+
+
+def test_torch_tensor_under_a_device_context_is_still_placed_by_it(diagnose_here):
+    """Hugging Face `from_pretrained` builds the model under `with torch.device("meta")` and tells
+    so by `torch.tensor([]).device`. torch lists the constructors such a block redirects once,
+    lazily; listed after our `torch.tensor` wrapper went in, the builtin was missing, the block
+    stopped applying to it, and a config-built BERT loaded under diagnose crashed on
+    uninitialised `position_ids`. The list is cleared here as a fresh process has it."""
+    import torch.utils._device
+
+    torch.utils._device._device_constructors.cache_clear()
+    report = diagnose_here(
+        """
+        placed = []
+        model = nn.Linear(8, 8)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(6):
+            with torch.device("meta"):
+                placed.append(torch.tensor([]).device.type)
+            loss = model(torch.randn(4, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert placed == ["meta"] * 6, placed
+        """,
+        steps=0,
+        warmup=2,
+    )
+    assert report.run.status == "completed", report.run.error

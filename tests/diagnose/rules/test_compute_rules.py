@@ -132,6 +132,16 @@ def test_d202_fix_counts_accumulation_and_plain_sgd_scales_linearly():
     assert "torch.optim.SGD(model.parameters(), lr=4 * lr)" in finding.fix
 
 
+def test_d202_fix_multiplies_whole_batches_when_the_last_batch_of_an_epoch_is_short():
+    """An accelerate causal-LM example (2 per micro-batch x 4) averaged 7.8 samples per step
+    over epochs ending in a short batch; the fix read "batch_size=8 ... = 31 per step"."""
+    run = overhead_run(ops=1000, tensors=40)
+    for i, step in enumerate(run.steps):
+        step.batch_size, step.micro_batches = (5 if i == len(run.steps) - 1 else 8), 4
+    finding = only(d202.check(run), "D202")
+    assert "batch_size=8, ...)  # x 4 micro-batches = 32 per optimizer step" in finding.fix
+
+
 def test_d202_fix_names_a_custom_optimizer_that_stepped_without_torch_optim():
     run = overhead_run(ops=1000, tensors=40)
     run.optimizers = [

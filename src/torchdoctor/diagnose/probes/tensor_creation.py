@@ -3,6 +3,14 @@
 `torch.tensor` is replaced by a thin wrapper that only looks at its first argument's type; the
 time is taken only for ndarray inputs. Calls made inside DataLoader worker processes happen in
 other processes and are not seen (the notes say so when workers were used).
+
+`torch.tensor` is one of the constructors a `with torch.device(...)` block redirects, and torch
+lists them once, lazily, by name (`torch.utils._device._device_constructors`): listed while our
+wrapper stood in `torch`, the real builtin was missing from the list and the block no longer
+applied to it. Hugging Face `from_pretrained` tells its meta-device construction by
+`torch.tensor([]).device`; it then initialised the non-persistent buffers on meta and left
+BERT's `position_ids` as uninitialised memory (a config-built BERT crashed only under diagnose).
+The list is made before we patch.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ import sys
 import time
 
 import torch
+import torch.utils._device
 
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import TensorCreationObservation
@@ -21,6 +30,9 @@ from torchdoctor.intercept.patching import transforming
 class TensorCreationProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        device_constructors = getattr(torch.utils._device, "_device_constructors", None)
+        if device_constructors is not None:  # torch >= 2.0; cached: lists the builtin, not ours
+            device_constructors()
         patcher.replace(torch, "tensor", self._wrap)
 
     def _kind(self, data) -> str | None:

@@ -148,8 +148,10 @@ def _lr_line(run: RunObservation, factor: int) -> str:
 def _fix(run: RunObservation, batch: float | None, micro: int, factor: int) -> str:
     """The batch change where the batch is made: the loader, or the slice the script samples."""
     loader = next((ld for ld in run.loaders if ld.role != "eval" and ld.batch_size), None)
-    # the batch the steps consumed; the loader's setting when the steps did not say
-    per_micro = batch / micro if batch else (loader.batch_size if loader else None)
+    # the batch the steps consumed, a whole number of samples (the mean counts an epoch's short
+    # last batch: 7.8 per step must not read "batch_size=8 x 4 micro-batches = 31"); the
+    # loader's setting when the steps did not say
+    per_micro = max(1, round(batch / micro)) if batch else (loader.batch_size if loader else None)
     new = f"{factor * per_micro:.0f}" if per_micro else f"{factor} * batch_size"
     if run.loaders:
         line = f"loader = DataLoader(dataset, batch_size={new}, ...)"
