@@ -357,12 +357,18 @@ def _outside(t0: float, t1: float, cut) -> list[tuple[float, float]]:
 def _evaluation_waits(state: _StepState, evaluation: set[int]):
     """The step's DataLoader waits that fed an evaluation forward (ids in `evaluation`)."""
     starts = [f.t0 for f in state.forwards]  # in call order: sorted
-    for t0, t1, ends_epoch in state.data_waits:
+    for number, (t0, t1, ends_epoch) in enumerate(state.data_waits):
         if ends_epoch:  # StopIteration: the epoch's last batch went to the forward before it
             index = bisect.bisect_left(starts, t0) - 1
         else:
             index = bisect.bisect_left(starts, t1)
-        if 0 <= index < len(starts) and id(state.forwards[index]) in evaluation:
+        if not (0 <= index < len(starts) and id(state.forwards[index]) in evaluation):
+            continue
+        # a batch that also feeds a training forward before the next wait is training data,
+        # though a forward under no_grad reads it first (a DQN's target network, a teacher)
+        following = state.data_waits[number + 1 :]
+        until = min((w[0] for w in following if w[0] >= t1), default=float("inf"))
+        if ends_epoch or all(id(f) in evaluation for f in state.forwards[index:] if f.t0 < until):
             yield t0, t1
 
 

@@ -19,6 +19,7 @@ from typing import NamedTuple
 STYLES = Path(__file__).parent / "scripts" / "styles"
 STYLES2 = Path(__file__).parent / "scripts" / "styles2"
 STYLES3 = Path(__file__).parent / "scripts" / "styles3"
+STYLES4 = Path(__file__).parent / "scripts" / "styles4"
 
 
 class Planted(NamedTuple):
@@ -144,5 +145,75 @@ PLANTED3 = [
         ("u32_gru_classifier_val_train_mode_item", "D302", "error", "val in train mode + item"),
         ("u33_datamodule_loader_per_epoch", "D103", "speed", "DataModule loader per epoch"),
         ("u34_grad_hooks_norm_item", "D401", "info", ".item() in gradient hooks"),
+    ]
+]
+
+# round 6: a fourth set (an HF-style dataclass output and Trainer with callbacks, an
+# Accelerate-like wrapper, a Lightning-like fit loop, seq2seq, char-RNN TBPTT, VAE with KL
+# annealing, diffusion, WGAN with n_critic, DQN, PPO, contrastive views, embedding bags, sliding
+# windows, multi-label BCE, torch.compile, accumulation, bf16 autocast, clipping, warmup, early
+# stopping, checkpoints every N steps); problems sit in helpers, callbacks, methods, datasets
+PLANTED4 = [
+    Planted(*row, folder=STYLES4)
+    for row in [
+        ("v01_hf_output_trainer_callback_eval_with_grad", "D301", "speed", "eval callback, grad"),
+        ("v02_accelerate_like_backward_anomaly_debug", "D211", "speed", "wrapper debug default"),
+        ("v03_lightning_fit_loop_validation_without_eval", "D302", "error", "val, Dropout on"),
+        ("v04_seq2seq_greedy_decode_eval_with_grad", "D301", "speed", "greedy decode, grad on"),
+        ("v05_char_rnn_tbptt_checkpoint_every_chunk", "D701", "speed", "--save-every 1"),
+        ("v06_vae_kl_annealing_numpy_float64", "D201", "speed", "model.to(numpy float64)"),
+        ("v07_diffusion_noise_prediction_loss_history", "D503", "speed", "loss tensors kept"),
+        ("v08_gan_n_critic_critic_grads_never_cleared", "D221", "error", "g_opt cleared twice"),
+        ("v09_dqn_target_net_deepcopy_every_step", "D215", "speed", "deepcopy target per step"),
+        ("v10_ppo_minibatch_of_two", "D202", "speed", "256 // 128 minibatches"),
+        ("v11_contrastive_knn_monitor_leaves_eval", "D305", "error", "kNN monitor leaves eval"),
+        (
+            "v12_embedding_bag_recsys_adagrad_foreach_false",
+            "D210",
+            "speed",
+            "Adagrad(foreach=False)",
+        ),
+        ("v13_sliding_window_getitem_python_loop", "D101", "speed", "window z-norm in Python"),
+        ("v14_multilabel_bce_collate_numpy_rows", "D106", "speed", "torch.tensor(list of arrays)"),
+        ("v15_compiled_model_eval_without_eval_mode", "D302", "error", "compiled, val w/o eval()"),
+        ("v16_grad_accum_zero_grad_before_step", "D222", "error", "helper clears, then steps"),
+        ("v17_bf16_autocast_validation_every_log_interval", "D304", "speed", "val every step"),
+        ("v18_manual_clip_per_parameter_norm_item", "D401", "info", "norm().item() per tensor"),
+        (
+            "v19_warmup_scheduler_checkpoint_every_n_miscomputed",
+            "D701",
+            "speed",
+            "max(1, 64//1000)",
+        ),
+        ("v20_early_stopping_checked_every_step", "D304", "speed", "stopper evaluates per step"),
+        ("v21_trainer_profiler_callback_never_stopped", "D212", "speed", "on_train_end skipped"),
+        ("v22_vae_checkpointed_encoder_blocks", "D213", "speed", "checkpoint() on CPU VAE"),
+        ("v23_gan_fake_not_detached_retain_graph", "D214", "speed", "retain_graph, no detach"),
+        ("v24_lightning_like_self_log_keeps_tensors", "D503", "speed", "self.log keeps loss"),
+        ("v25_text_dataset_tokenize_in_getitem", "D101", "speed", "tokenizing in __getitem__"),
+        ("v26_recsys_negative_sampling_collate_loop", "D111", "speed", "negatives drawn in Python"),
+        ("v27_forecaster_tensordataset_default_loader", "D108", "speed", "TensorDataset, 512"),
+        ("v28_dqn_replay_loader_next_iter", "D107", "speed", "next(iter(DataLoader)) per update"),
+        (
+            "v29_accelerate_like_zero_grad_keeps_buffers",
+            "D220",
+            "speed",
+            "wrapper set_to_none=False",
+        ),
+        ("v30_argparse_float64_and_eval_every_step", "D201", "speed", "float64 + eval per step"),
+        ("v31_char_transformer_mask_built_in_python", "D801", "speed", "mask by nested loop"),
+        ("v32_callback_builds_worker_loader_each_epoch", "D103", "speed", "loader per epoch (cb)"),
+        ("v33_gan_sample_grid_leaves_generator_eval", "D305", "error", "sample grid leaves eval"),
+        ("v34_multilabel_metrics_numpy_every_step", "D401", "info", ".cpu().numpy() per step"),
+        ("v35_per_sample_loss_weights_python_loop", "D801", "speed", "float() per sample"),
+        ("w01_clean_hf_trainer_callbacks_eval_per_epoch", "D301", "clean", "HF-style, all right"),
+        ("w02_clean_accelerate_like_bf16_autocast_clip", "D211", "clean", "bf16, clip, warmup"),
+        ("w03_clean_lightning_like_fit_val_per_epoch", "D302", "clean", "val per epoch, eval()"),
+        ("w04_clean_dqn_target_sync_every_500", "D215", "clean", "load_state_dict per 500"),
+        ("w05_clean_ppo_minibatch_64", "D202", "clean", "minibatches of 64"),
+        ("w06_clean_vae_kl_annealing_warmup_cosine", "D201", "clean", "float32 from NumPy"),
+        ("w07_clean_wgan_n_critic_detached", "D221", "clean", "each optimizer cleared"),
+        ("w08_clean_checkpoint_every_200_steps_accumulation", "D701", "clean", "save per 200"),
+        ("w09_clean_embedding_bag_recsys_sparse_adam", "D210", "clean", "Adam default foreach"),
     ]
 ]

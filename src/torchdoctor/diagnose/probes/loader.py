@@ -203,14 +203,19 @@ class LoaderProbe(Probe):
             drop_last=bool(getattr(loader, "drop_last", False)),
         )
         self._alive.append(loader)  # ids stay unique while we hold them
-        site = None if location is None else (location, *_settings(observation))
-        stats = self.sites.get(site) if site is not None else None
+        keys: list[tuple] = []
+        if location is not None:
+            settings = _settings(observation)
+            # one dataset object with a length that grows (a replay buffer wrapped in a new
+            # DataLoader for every batch) is the same loader built again, not a second one
+            keys = [(location, *settings), (location, id(dataset), *settings[2:])]
+        stats = next((self.sites[k] for k in keys if k in self.sites), None)
         if stats is not None:
             stats.observation.loaders_built += 1
         else:
             stats = _LoaderStats(observation)
-            if site is not None:
-                self.sites[site] = stats
+        for key in keys:
+            self.sites.setdefault(key, stats)
         self.loaders[id(loader)] = stats
         return stats
 
