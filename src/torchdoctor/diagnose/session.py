@@ -17,6 +17,7 @@ import torch
 from torchdoctor.diagnose.insist import StopInsister
 from torchdoctor.diagnose.optimizer_cycle import OptimizerCycle
 from torchdoctor.diagnose.probes.profiler import WINDOW as PROFILE_WINDOW
+from torchdoctor.diagnose.rank_stop import RankStop, grouped
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.intercept.patching import Patcher
@@ -83,6 +84,7 @@ class Session:
         self.epoch_starts: list[int] = []  # step index at each training loader's iter()
         self.epoch_length: int | None = None  # len() of the training loader, when it has one
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
+        self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
         self._step_listeners: list = []  # chosen at install: a probe may know then it is idle
@@ -204,11 +206,15 @@ class Session:
             1.0 if count >= MIN_CYCLE_STEPS else EVALUATION_HARD_BUDGETS
         ):
             return
-        self.stop_reason = (
+        reason = (
             f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
             f"measured step{'' if count == 1 else 's'} (a longer --budget, or --steps N, "
             "measures past it)"
         )
+        if grouped():  # the ranks agree at a step end; this one may be evaluating alone
+            self.rank_stop.want(reason)
+            return
+        self.stop_reason = reason
         self.stop_program()
 
     def stop_program(self) -> None:
@@ -222,12 +228,16 @@ class Session:
     def _stop_now(self) -> bool:
         if self.config.steps:
             return self._enough_steps()
-        if self.tracker.unsettled is not None:  # its forwards are judged one step later
+        if self.tracker.unsettled is None:
+            reason = self._cycle_done()
+            if reason:
+                self.rank_stop.want(reason)
+        elif not grouped():  # its forwards are judged one step later (ranks: at the agreement)
             return False
-        reason = self._cycle_done()
-        if reason:
-            self.stop_reason = reason
-        return bool(reason)
+        if not self.rank_stop.agreed(self.tracker.index):
+            return False
+        self.stop_reason = self.rank_stop.wanted or "another rank's whole cycle was measured"
+        return True
 
     def _cycle_done(self) -> str:
         """Whole-cycle mode: why to stop now ("" to go on)."""

@@ -20,14 +20,14 @@ def fastest(run: RunObservation, name: str) -> WhatIfTiming | None:
 
 
 def not_measured(run: RunObservation, label: str, location: str | None = None) -> str:
-    """ "; not measured: <why>" for an estimate whose what-if (`label`, as whatif/__init__.py
-    names it in run.whatif.skipped, on any loader or the one at `location`) was skipped, else ""
-    (the what-ifs were off, or the probe was not called for)."""
+    """Why the what-if `label` (as whatif/__init__.py names it in run.whatif.skipped, on any
+    loader or the one at `location`) was skipped, or "" (it ran, the what-ifs were off, or the
+    probe was not called for): what an estimate says of its measurement."""
     heads = [f"{label}: ", *([f"{label} at {location}: "] if location else [])]
     for note in run.whatif.skipped:
         for head in heads:
             if note.startswith(head):
-                return f"; not measured: {note[len(head) :]}"
+                return note[len(head) :]
     return ""
 
 

@@ -110,9 +110,10 @@ def check(run: RunObservation) -> list[Finding]:
     left_s = loader_wait_with_workers(data_s, rest_s, workers)
     saving = clamp((data_s - left_s) / profile.step_s)
     basis: SavingBasis = "estimated"
-    saving_how = f"assumes {workers} worker(s) with cores of their own" + not_measured(
-        run, "DataLoader workers", loader.location
-    )
+    unmeasured = not_measured(run, "DataLoader workers", loader.location)
+    saving_how = f"assumes {workers} worker(s) with cores of their own"
+    if unmeasured:
+        saving_how += f"; not measured: {unmeasured}"
     timed = timings(run, "data.workers")
     if timed:
         measured = max(timed, key=lambda t: _measured_saving(t, loader))
@@ -139,6 +140,8 @@ def check(run: RunObservation) -> list[Finding]:
             f"With {workers} worker(s) on {cpus} CPU core(s), the wait per step would drop to "
             f"about {secs(left_s)} (estimate)."
         )
+        if unmeasured:
+            evidence.append(f"The workers what-if did not run: {unmeasured}.")
     settings = {"num_workers": str(workers), "persistent_workers": "True", "prefetch_factor": "2"}
     if not loader.pin_memory:
         settings["pin_memory"] = "True" if on_cuda(run) else "torch.cuda.is_available()"

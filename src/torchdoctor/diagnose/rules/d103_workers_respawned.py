@@ -93,12 +93,18 @@ def check(run: RunObservation) -> list[Finding]:
                 "locations": [ld.location for ld in cost.loaders],
             },
             saving_basis=cost.basis,
-            saving_how=(
-                "the program's median epoch start x what a reused persistent iterator saved in "
-                "a side run (start and shut-down) per fresh start, over an epoch as run"
-                if cost.basis == "measured"
-                else "first batch of an epoch minus a steady batch, over an epoch as run"
-                + not_measured(run, "worker start-up")
-            ),
+            saving_how=_how(run, cost.basis),
         )
     ]
+
+
+def _how(run: RunObservation, basis: str) -> str:
+    if basis == "measured":
+        return (
+            "the program's median epoch start x what a reused persistent iterator saved in a "
+            "side run (start and shut-down) per fresh start, over an epoch as run"
+        )
+    why = not_measured(run, "worker start-up")
+    return "first batch of an epoch minus a steady batch, over an epoch as run" + (
+        f"; not measured: {why}" if why else ""
+    )
