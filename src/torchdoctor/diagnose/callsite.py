@@ -33,7 +33,9 @@ _SKIP = (
 # program's mode is still torch's read), so it is looked through like library code.
 _RELAYS = ("__torch_function__", "__torch_dispatch__")
 _library_code: dict = {}  # code object -> is it torch/torchdoctor/stdlib-runpy code (or a relay)?
-_location: dict[tuple, str] = {}  # (user code object, line) -> "file:line"
+# (user code object, instruction offset) -> "file:line": the offset is a field of the frame, while
+# `f_lineno` scans the code's line table from its start (a long training function's, per call)
+_location: dict[tuple, str] = {}
 # An installed package (torchmetrics, Lightning) that makes the call is not where the user can
 # change it: blame the program's line that called into the package. The walk looks past such
 # frames only to find that line; the fast paths that dismiss torch's own reads do not.
@@ -88,18 +90,16 @@ def user_location(depth: int = 2) -> str:
             if not is_installed:
                 break
             if first_installed is None:
-                first_installed = (code, frame.f_lineno)
+                first_installed = frame
         frame = frame.f_back
     if frame is None:
         if first_installed is None:
             return "<unknown>"
-        code, line = first_installed
-    else:
-        line = frame.f_lineno
-    key = (code, line)
+        frame = first_installed
+    key = (frame.f_code, frame.f_lasti)
     location = _location.get(key)
     if location is None:
-        location = _location[key] = f"{short_path(code.co_filename)}:{line}"
+        location = _location[key] = f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}"
     return location
 
 

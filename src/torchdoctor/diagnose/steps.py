@@ -166,6 +166,10 @@ class StepTracker:
             for listener in self.phase_listeners:
                 listener(current)
 
+    def remove_phase_listener(self, listener: Callable[[str], None]) -> None:
+        """Safe from inside a listener: the transition in progress iterates the old list."""
+        self.phase_listeners = [other for other in self.phase_listeners if other != listener]
+
     def recent_forwards(self, count: int) -> list[ForwardRecord]:
         """The last `count` root forwards of the step in progress."""
         return self._state.forwards[-count:]
@@ -212,8 +216,10 @@ class StepTracker:
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
             self.dropped += TRIM_BATCH
-        if any(f.t1 is not None and not f.got_grad and f.awaits_grad for f in state.forwards):
-            self._unsettled = (record, state)
+        for forward in state.forwards:  # a loop, not any(): this runs at every step
+            if not forward.got_grad and forward.awaits_grad and forward.t1 is not None:
+                self._unsettled = (record, state)
+                break
         self._state = _StepState(now, cpu_start=cpu_next)
         for listener in list(self.on_step_end):
             listener(record)
@@ -278,8 +284,11 @@ class StepTracker:
     def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
         """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
         merged), in time order, and the evaluation forwards."""
-        if not any(f.settled_as_evaluation(final) for f in state.forwards):
-            return [], []  # the usual training step: nothing to cut out
+        for forward in state.forwards:
+            if not forward.got_grad and forward.settled_as_evaluation(final):
+                break
+        else:
+            return [], []  # the usual training step (every forward got its gradient)
         intervals, forwards = [], []
         for span_start, span_end, group in cls._eval_groups(state, final):
             intervals.append((span_start, span_end))
@@ -297,7 +306,7 @@ class StepTracker:
     def _fill(self, record: StepRecord, state: _StepState, final: bool) -> None:
         """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
         spans, forwards = self._eval_spans(state, final)
-        eval_seconds = sum(b - a for a, b in spans)
+        eval_seconds = sum(b - a for a, b in spans) if spans else 0.0
         if forwards:
             judged = {id(f) for f in record.eval_forwards}
             new = [f for f in forwards if id(f) not in judged]
@@ -322,7 +331,9 @@ class StepTracker:
         record.loss = state.loss
         record.eval_seconds = eval_seconds
         step_end = record.end + self.origin
-        record.eval_windows = [(a, _next_forward(state, b, step_end)) for a, b in spans]
+        record.eval_windows = (
+            [(a, _next_forward(state, b, step_end)) for a, b in spans] if spans else []
+        )
         record.eval_spans = list(spans)
         record.training_forwards = training
 

@@ -53,6 +53,9 @@ _compiler = torch.compiler
 _FLAG = hasattr(_compiler, "_is_compiling_flag") and hasattr(_compiler, "is_dynamo_compiling")
 _is_dynamo_compiling = _compiler.is_dynamo_compiling if _FLAG else _compiler.is_compiling
 _tracing_state = torch._C._get_tracing_state
+# Only dynamo runs a wrapper's Python symbolically (the others record the ops it dispatches): a
+# hot wrapper may test this alone first and leave the rest of transforming() for later
+dynamo_compiling = _is_dynamo_compiling
 
 
 def transforming() -> bool:

@@ -1,7 +1,10 @@
 """Backward probe: times backward() and records each micro-batch's loss.
 
 `Tensor.backward`, `torch.autograd.backward` and `torch.autograd.grad` are patched (the first
-calls the second, a depth counter keeps one phase). A loss on a device is kept as a detached
+calls the second, a depth counter keeps one phase). This is the one wrapper of a backward: other
+probes that look at backward() (the memory probe's loss references, the habits probe's second
+backward through a retained graph) add listeners here instead of wrapping it again, so a step
+pays for one wrapper, not three. A loss on a device is kept as a detached
 tensor and read after the run, so diagnosing never adds a host-device sync. A CPU loss is read
 at once, into a float (no device to wait for): keeping every step's tensor left a small storage
 per step among the step's large buffers in the heap (in one watched 784-512-512 MLP loop, 37-78
@@ -12,6 +15,9 @@ With a GradScaler the scaled loss is mapped back to the loss the user passed to
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
@@ -20,7 +26,24 @@ from torchdoctor.intercept.patching import transforming
 _item = torch._C.TensorBase.item  # the C method, past the sync probe's patch of Tensor.item
 
 
+# before(args, kwargs): an outermost backward() (not autograd.grad) is about to run, called with
+# its arguments (Tensor.backward's or torch.autograd.backward's: the loss first)
+BeforeBackward = Callable[[tuple, dict], None]
+# after(args, kwargs, seconds): it returned (or raised) after `seconds`
+AfterBackward = Callable[[tuple, dict, float], None]
+
+
+def backward_probe(session) -> BackwardProbe | None:
+    """The session's backward probe (None when left out: --per-probe)."""
+    return next((p for p in session.probes if isinstance(p, BackwardProbe)), None)
+
+
 class BackwardProbe(Probe):
+    def __init__(self, session) -> None:
+        super().__init__(session)
+        self.before: list[BeforeBackward] = []
+        self.after: list[AfterBackward] = []
+
     def install(self, patcher) -> None:
         self.depth = 0
         patcher.replace(torch.Tensor, "backward", self._wrap)
@@ -41,22 +64,24 @@ class BackwardProbe(Probe):
                 return None
         return tensor.detach()
 
-    def _timed(self, original, loss, args, kwargs, counts: bool):
-        """Run one backward as the "backward" phase; `counts`: it is a micro-batch's backward."""
-        if transforming():
-            return original(*args, **kwargs)
+    def _timed(self, original, loss, args, kwargs, counts: bool, listened: bool = False):
+        """Run one outermost backward as the "backward" phase; `counts`: it is a micro-batch's
+        backward; `listened`: a backward() (not autograd.grad), told to the listeners."""
+        if listened:
+            for before in self.before:
+                before(args, kwargs)
         self.depth += 1
-        if self.depth > 1:  # nested (Tensor.backward calls torch.autograd.backward)
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self.depth -= 1
         self.tracker.push("backward")
+        started = time.perf_counter()
         try:
             result = original(*args, **kwargs)
         finally:
+            seconds = time.perf_counter() - started
             self.tracker.pop()
             self.depth -= 1
+            if listened:
+                for after in self.after:
+                    after(args, kwargs, seconds)
         if counts:
             self.tracker.backward_finished(self._loss_of(loss))
             self.session.backward_done()
@@ -66,7 +91,10 @@ class BackwardProbe(Probe):
         probe = self
 
         def backward(tensors, *args, **kwargs):
-            return probe._timed(original, tensors, (tensors, *args), kwargs, counts=True)
+            # nested (Tensor.backward calls torch.autograd.backward), or traced by dynamo
+            if probe.depth or transforming():
+                return original(tensors, *args, **kwargs)
+            return probe._timed(original, tensors, (tensors, *args), kwargs, True, True)
 
         return backward
 
@@ -78,6 +106,8 @@ class BackwardProbe(Probe):
         session = self.session
 
         def grad(*args, **kwargs):
+            if probe.depth or transforming():
+                return original(*args, **kwargs)
             counts = not (session.optimizers_created or session.optimizer_stepped)
             outputs = args[0] if args else kwargs.get("outputs")
             return probe._timed(original, outputs, args, kwargs, counts=counts)

@@ -21,6 +21,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.probes.activations import not_counted
+from torchdoctor.diagnose.probes.backward import backward_probe
 from torchdoctor.diagnose.probes.base import Probe, per_step
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 
@@ -60,34 +61,18 @@ class HabitsProbe(Probe):
         self.steps_seen = 0
         self.profiler_op_s: float | None = None
         self.anomaly_op_s: float | None = None
-        self.depth = 0
         self.retained_at: int | None = None  # forwards seen when a retain_graph backward ran
         self.locations: dict[str, int] = {}
         self.ours = next((p for p in self.session.probes if isinstance(p, ProfilerProbe)), None)
-        patcher.replace(torch.Tensor, "backward", self._wrap_backward)
-        patcher.replace(torch.autograd, "backward", self._wrap_backward)
+        backward = backward_probe(self.session)
+        if backward is not None:
+            backward.after.append(self._backward_done)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
         self.profiler_options: list[str] = []  # of the program's last torch.profiler started
         if isinstance(torch.profiler.profile, type):  # `--try profiler_off` swaps in its own
             patcher.replace(torch.profiler.profile, "start", self._wrap_profiler_start)
 
     # -- a second backward through a retained graph ---------------------------------------------
-    def _wrap_backward(self, original):
-        probe = self
-
-        def backward(*args, **kwargs):
-            if probe.depth:  # Tensor.backward calls torch.autograd.backward
-                return original(*args, **kwargs)
-            probe.depth += 1
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                probe.depth -= 1
-                probe._backward_done(args, kwargs, time.perf_counter() - started)
-
-        return backward
-
     def _backward_done(self, args, kwargs, seconds: float) -> None:
         forwards = self.tracker.forwards_seen
         if self.retained_at is not None and self.retained_at == forwards:

@@ -50,6 +50,10 @@ FULL_RATE_SAMPLES = 300
 SWITCH_INTERVAL_S = 0.0002
 MAX_SAMPLES = 200_000  # later samples are dropped (a note says so); hours of measured steps
 MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per step)
+# Transitions in a row on call paths already seen after which the training callers are taken as
+# known and the listener leaves the step's path (a loop's paths repeat from its second step on;
+# walking the stack at every transition was a third of the probes' calls on a short step)
+SETTLED_TRANSITIONS = 48
 MAX_CHAIN = 6  # user frames kept per sample
 MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
 
@@ -119,6 +123,7 @@ class LineSampler(Probe):
         self.training_callers: set[tuple[str, int]] = set()
         self._transitions_left = MAX_TRANSITIONS
         self._paths_seen: set[tuple] = set()  # call paths already walked at a transition
+        self._repeats = 0  # transitions in a row whose path was already seen
         self.tracker.phase_listeners.append(self._phase_started)
         self._stop = threading.Event()
         self._switch_interval = sys.getswitchinterval()
@@ -136,21 +141,30 @@ class LineSampler(Probe):
         return kind
 
     def _phase_started(self, phase: str) -> None:
-        if phase not in TRAINING_PHASES or self._transitions_left <= 0:
+        if phase not in TRAINING_PHASES:
             return
         self._transitions_left -= 1
         frame = sys._getframe(1)
         # The same call path again (the loop's lines, every step) adds nothing: it is known by
         # its (code, instruction) pairs, which is what a walk reads.
         users, _ = self._walk(frame)
+        del frame
         if users in self._paths_seen:
+            self._repeats += 1
+            if self._repeats >= SETTLED_TRANSITIONS or self._transitions_left <= 0:
+                self._stop_listening()
             return
+        self._repeats = 0
+        if self._transitions_left <= 0:
+            self._stop_listening()
         self._paths_seen.add(users)
         self.training_callers.update((c.co_filename, line) for c, line in self._user_lines(users))
 
+    def _stop_listening(self) -> None:
+        self.tracker.remove_phase_listener(self._phase_started)
+
     def stop(self) -> None:
-        if self._phase_started in self.tracker.phase_listeners:
-            self.tracker.phase_listeners.remove(self._phase_started)
+        self._stop_listening()
         self._stop.set()
         sys.setswitchinterval(self._switch_interval)
         self.tracker.__dict__.pop("end_step", None)

@@ -6,7 +6,8 @@ Costs, and where they are paid:
   (activations.py); an out-of-memory crash in that step is explained with them;
 - the sampled step (warm-up too): memory is read at each phase transition, through the step
   tracker's phase listeners (CUDA: allocated, reserved and the peak inside each phase);
-- every step: one memory read at the step's end and a weak reference to its loss;
+- every step: one memory read at the step's end and a weak reference to its loss (and to its
+  terms: every step of the first TERMS_EVERY_STEP, then one in TERMS_EVERY);
 - a handful of checks (the 4th, 8th, 16th... step and the last measured one) of which earlier
   losses and outputs are still alive (retention.py).
 """
@@ -18,6 +19,7 @@ import torch
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import MemoryPoint, OutOfMemoryObservation
 from torchdoctor.diagnose.probes.activations import ActivationCounter
+from torchdoctor.diagnose.probes.backward import backward_probe
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.probes.memory_reading import MemoryReader, cuda_in_use
 from torchdoctor.diagnose.probes.out_of_memory import explain, failing_module, is_oom
@@ -25,6 +27,12 @@ from torchdoctor.diagnose.probes.retention import RetentionWatch
 
 COUNTED_STEP = 0  # activations by module are counted in the first step
 POINTS = ("before_forward", "after_forward", "after_backward", "after_optimizer")
+# The loss's terms (a scan of the calling function's variables, the costliest per-step look of
+# this probe) are looked for at every step of a short run, then at one step in TERMS_EVERY: a
+# check compares the share of the looked-at steps whose terms are still alive, which a regular
+# subset keeps (steps 0-15 and every 4th after: checks at 4, 8, 16... measured steps)
+TERMS_EVERY_STEP = 16
+TERMS_EVERY = 4
 AFTER = {"forward": "after_forward", "backward": "after_backward", "optimizer": "after_optimizer"}
 
 
@@ -42,23 +50,22 @@ class MemoryTimelineProbe(Probe):
         self.gradient_bytes: int | None = None
         self.retention = RetentionWatch()
         self.out_of_memory: OutOfMemoryObservation | None = None
-        patcher.replace(torch.Tensor, "backward", self._wrap_backward)
+        backward = backward_probe(self.session)
+        if backward is not None:
+            backward.before.append(self._backward_starting)
         patcher.replace(torch, "compile", self._wrap_compile)
         self.tracker.phase_listeners.append(self._counting_listener)
         self.counter.start()
 
     # -- hooks --------------------------------------------------------------------------------
-    def _wrap_backward(self, original):
-        probe = self
-
-        def backward(tensor, *args, **kwargs):
-            if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
-                location = user_location()
-                probe.retention.remember("loss", probe.tracker.index, tensor, location)
-                probe.retention.remember_terms(probe.tracker.index, tensor, location)
-            return original(tensor, *args, **kwargs)
-
-        return backward
+    def _backward_starting(self, args: tuple, kwargs: dict) -> None:
+        tensor = args[0]
+        if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
+            location = user_location()
+            index = self.tracker.index
+            self.retention.remember("loss", index, tensor, location)
+            if index < TERMS_EVERY_STEP or index % TERMS_EVERY == 0:
+                self.retention.remember_terms(index, tensor, location)
 
     def _wrap_compile(self, original):
         """A compiled model is not counted (hooks would change what dynamo runs), so counting

@@ -24,7 +24,11 @@ import torch
 from torchdoctor.diagnose.callsite import _library_code, is_library_code, user_location
 from torchdoctor.diagnose.observations import SyncSite
 from torchdoctor.diagnose.probes.base import Probe
-from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
+from torchdoctor.intercept.patching import (
+    dynamo_compiling,
+    transforming,
+    unpatched_tensor_method,
+)
 
 _METHODS = {
     "item": "item",
@@ -132,8 +136,11 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
         # Most reads of CPU tensors come from torch itself (an optimizer reading its step counts,
         # 256 per AdamW step on 64 layers): they are dismissed first, on the caller's code
         # object alone (`is_cpu` costs a fifth of `device.type`; no method calls on this path).
+        # Only dynamo's test comes before (dynamo must never see the frame look-up): jit.trace
+        # and export record the op whatever Python calls it, so the rest of transforming() waits
+        # for a read we record. Torch's own reads pay two Python calls, not three.
         def read(tensor, *args, **kwargs):
-            if transforming():
+            if dynamo_compiling():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             if tensor.is_cpu:
                 if kind == "cpu":  # .cpu() of a CPU tensor: no copy, no read
@@ -144,7 +151,11 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     library = library_code[code] = is_library_code(code)
                 if (library and not session.formatting_tensor) or probe.in_data_pipeline():
                     return original(tensor, *args, **kwargs)
+                if transforming():
+                    return unpatched_tensor_method(method)(tensor, *args, **kwargs)
                 entry = probe.record(kind, "cpu")
+            elif transforming():
+                return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             else:
                 entry = probe.record(kind, tensor.device.type)
             if not session.formatting_tensor:  # a log line's formatting is timed by the io probe

@@ -1,0 +1,114 @@
+"""Python calls the probes add per steady training step: a count, the same at any machine load.
+
+For each row of bench/diagnose_overhead.py it runs the loop's steps under `sys.setprofile` (the
+main thread: the line sampler's thread is not counted) plain and watched (the hooks `torchdoctor
+diagnose` installs, the line sampler included), after enough steps that the warm-up, the sampled
+step and step 0's activation counting are over, and prints the calls per step of the watched loop
+minus the plain one: Python function calls and calls of C functions (builtins, torch's C
+methods), and which of them run torchdoctor's code. `--per-probe` also runs the watched loop with
+each probe left out in turn (`DiagnoseConfig.without_probes`) and prints what each one adds;
+`--top N` names the functions whose calls the probes add most.
+
+    .venv/bin/python bench/diagnose_calls.py [--steps 32] [--loops mlp,...] [--per-probe] [--top 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+
+import torch
+
+import torchdoctor
+from diagnose_overhead import DESCRIPTIONS, LOOPS
+from torchdoctor.diagnose.probes import PROBE_TYPES
+
+WARM_STEPS = 12  # past warm-up (3), the sampled step, step 0's counting and the 4th/8th checks
+_OURS = os.path.dirname(torchdoctor.__file__)
+
+
+class CallCount:
+    """`sys.setprofile` counts of one stretch of steps: Python calls, C calls, and per function."""
+
+    def __init__(self) -> None:
+        self.python = 0
+        self.c = 0
+        self.ours = 0  # Python calls of torchdoctor's code
+        self.functions: collections.Counter = collections.Counter()
+
+    def _profile(self, frame, event, arg) -> None:
+        if event == "call":
+            self.python += 1
+            code = frame.f_code
+            if code.co_filename.startswith(_OURS):
+                self.ours += 1
+            self.functions[f"{os.path.basename(code.co_filename)}:{code.co_name}"] += 1
+        elif event == "c_call":
+            self.c += 1
+            caller = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}"
+            self.functions[f"C {getattr(arg, '__qualname__', arg)} in {caller}"] += 1
+
+    def run(self, steps) -> CallCount:
+        sys.setprofile(self._profile)
+        try:
+            steps()
+        finally:
+            sys.setprofile(None)
+        return self
+
+
+def count(run, steps: int, without: tuple[str, ...] | None = None) -> CallCount:
+    """Calls over `steps` steady steps; `without` None: plain, else watched without those."""
+    if without is None:
+        run(WARM_STEPS)
+        return CallCount().run(lambda: run(steps))
+    w = torchdoctor.watch(warmup=3, whatif=False)
+    w.config.without_probes = without
+    with w:
+        run(WARM_STEPS)
+        counted = CallCount().run(lambda: run(steps))
+    return counted
+
+
+def per_step(watched: CallCount, plain: CallCount, steps: int) -> str:
+    return (
+        f"{(watched.python - plain.python) / steps:7.1f} Python calls "
+        f"({(watched.ours - plain.ours) / steps:.1f} of torchdoctor's code), "
+        f"{(watched.c - plain.c) / steps:7.1f} C calls per step"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=32, help="counted steps")
+    parser.add_argument("--loops", default=",".join(LOOPS), help="rows, comma-separated")
+    parser.add_argument("--per-probe", action="store_true", help="each probe left out in turn")
+    parser.add_argument("--top", type=int, default=0, help="name the N functions added most")
+    parser.add_argument("--batch-size", type=int, default=128, help="mlp row")
+    parser.add_argument("--width", type=int, default=512, help="mlp row")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    for name in args.loops.split(","):
+        if name not in LOOPS:
+            parser.error(f"unknown loop {name!r}; choose from {', '.join(LOOPS)}")
+        run = LOOPS[name](args)
+        plain = count(run, args.steps)
+        watched = count(run, args.steps, ())
+        description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
+        print(f"{name}: {description}; {args.steps} steady steps counted")
+        print(f"  diagnose - plain: {per_step(watched, plain, args.steps)}")
+        if args.top:
+            added = watched.functions - plain.functions
+            for function, calls in added.most_common(args.top):
+                print(f"    {calls / args.steps:7.1f}  {function}")
+        if args.per_probe:
+            print("  each probe (diagnose - diagnose without it):")
+            for probe_type in PROBE_TYPES:
+                without = count(run, args.steps, (probe_type.__name__,))
+                print(f"    {probe_type.__name__:22s} {per_step(watched, without, args.steps)}")
+
+
+if __name__ == "__main__":
+    main()
