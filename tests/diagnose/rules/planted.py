@@ -55,3 +55,17 @@ def busy_core(loops: int):
         for process in busy:
             process.kill()
             process.wait()
+
+
+def diagnose_planted(rows, script: str, *args: str):
+    """A short real diagnosis (6 measured steps, no what-if timing) of the styles.py row named
+    `script` among `rows`, with the script's own arguments (`--fixed`: its control)."""
+    path = str(next(p.path for p in rows if p.script == script))
+    report = diagnose_script(path, args, steps=6, warmup=3, whatif=False)
+    assert report.run.status == "stopped", (report.run.status, report.run.error)
+    return report
+
+
+def found(report) -> list[tuple[str, str]]:
+    """(code, severity) of each finding, in report order."""
+    return [(f.id, f.severity) for f in report.findings]

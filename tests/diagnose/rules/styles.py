@@ -214,6 +214,6 @@ PLANTED4 = [
         ("w06_clean_vae_kl_annealing_warmup_cosine", "D201", "clean", "float32 from NumPy"),
         ("w07_clean_wgan_n_critic_detached", "D221", "clean", "each optimizer cleared"),
         ("w08_clean_checkpoint_every_200_steps_accumulation", "D701", "clean", "save per 200"),
-        ("w09_clean_embedding_bag_recsys_sparse_adam", "D210", "clean", "Adam default foreach"),
+        ("w09_clean_embedding_bag_recsys_sparse_adam", "D210", "clean", "SparseAdam + Adam"),
     ]
 ]

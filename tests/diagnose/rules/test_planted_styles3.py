@@ -8,24 +8,19 @@ full default-mode table, ranks included, is `bench/planted_styles.py --set style
 from __future__ import annotations
 
 import pytest
-from planted import one_thread  # noqa: F401  (autouse fixture: one torch thread)
+from planted import (
+    diagnose_planted,
+    found,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
 from styles import PLANTED3
-
-from torchdoctor.diagnose.api import diagnose_script
 
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
 pytestmark = pytest.mark.timing
 
 
 def diagnose(script: str, *args: str):
-    path = str(next(p.path for p in PLANTED3 if p.script == script))
-    report = diagnose_script(path, args, steps=6, warmup=3, whatif=False)
-    assert report.run.status == "stopped", (report.run.status, report.run.error)
-    return report
-
-
-def found(report) -> list[tuple[str, str]]:
-    return [(f.id, f.severity) for f in report.findings]
+    return diagnose_planted(PLANTED3, script, *args)
 
 
 def test_loss_terms_kept_with_their_graphs_are_found_and_not_when_detached():

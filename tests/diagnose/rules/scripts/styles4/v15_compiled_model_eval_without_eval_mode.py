@@ -32,7 +32,7 @@ def main():
                         nn.ReLU(), nn.Dropout(0.25), nn.Linear(256, 3))
     model = torch.compile(net)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    x, y = torch.randn(4096, 32), torch.randint(0, 3, (4096,))
+    x, y = torch.randn(2560, 32), torch.randint(0, 3, (2560,))
     val = list(zip(torch.randn(1024, 32).split(256), torch.randint(0, 3, (1024,)).split(256)))
     for epoch in range(4):
         for xb, yb in zip(x.split(128), y.split(128)):
