@@ -106,10 +106,10 @@ def measure_profiler(
     # fewer calls where the budget is short, never under MIN_CALLS: a first pair alone, three
     # calls a side, swung both ways on a loaded machine (the profiler "1.2x faster")
     left = allowance_s - (time.perf_counter() - started)
-    calls = max(
-        MIN_CALLS,
-        min(_fitting(left, start_stop_s, on_s + off_s), _affordable(start_stop_s, on_s + off_s)),
+    fitting = min(
+        _fitting(left, start_stop_s, on_s + off_s), _affordable(start_stop_s, on_s + off_s)
     )
+    calls = max(MIN_CALLS, min(MAX_CALLS, fitting))
     for index in range(1, PAIRS):
         first_on = index % 2 == 0  # on-off, off-on, on-off: ABBA over the pairs
         a = _block(work, device, calls, settings if first_on else None)
