@@ -2,7 +2,8 @@
 
 The script accumulates gradients over two micro-batches and can skip `no_sync()` (D603) and make
 rank 1 sleep every step (a straggler, D604; rank 0's step then looks just as long, because it
-waits in the all-reduce) or give rank 1 a smaller batch (D605). Rank 0's merged JSON must show it.
+waits in the all-reduce) or give rank 1 a smaller batch (D605), or evaluate on rank 0 alone.
+Rank 0's merged JSON must show it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ for step in range(40):
             (nn.functional.cross_entropy(model(x), y) / ACCUM).backward()
     optimizer.step()
     optimizer.zero_grad()
+    if "--evaluate-on-rank-0" in sys.argv and rank == 0 and step == 24:  # validation
+        model.eval()
+        with torch.no_grad():
+            model(x)
+        model.train()
 dist.destroy_process_group()
 """
 
@@ -114,37 +120,11 @@ def test_no_sync_accumulation_and_unequal_batches(tmp_path):
     assert "D605" in ids and "D603" not in ids
 
 
-EVALUATES_ON_RANK_0 = """\
-import torch
-import torch.distributed as dist
-from torch import nn
-
-torch.set_num_threads(1)
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.manual_seed(0)
-model = nn.parallel.DistributedDataParallel(
-    nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10)))
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
-for step in range(400):
-    nn.functional.cross_entropy(model(x), y).backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    if rank == 0 and step % 25 == 24:  # validation on rank 0 only
-        model.eval()
-        with torch.no_grad():
-            model(x)
-        model.train()
-dist.destroy_process_group()
-"""
-
-
 def test_whole_cycle_stop_is_agreed_by_the_ranks_when_only_rank_0_evaluates(tmp_path):
     # rank 0's cycle ends with its evaluation, rank 1 sees none: the old code stopped rank 0
     # alone, rank 1 waited in its next all-reduce until rank 0 gave up on its observation (60 s)
     # and died on the closed connection (exit 1, one rank of two in the report)
-    report = diagnose_ranks(tmp_path, program=EVALUATES_ON_RANK_0, steps=None)
+    report = diagnose_ranks(tmp_path, "--evaluate-on-rank-0", steps=None)
     assert any("merged the observations of 2 of 2 ranks" in n for n in report["run"]["notes"])
     ranks = [json.loads((tmp_path / "ranks" / f"rank-{r}.json").read_text()) for r in (0, 1)]
     counts = [len(rank.get("run", rank)["steps"]) for rank in ranks]
