@@ -1,13 +1,15 @@
 """False alarms under load: how often a warning or an error appears on a CLEAN program when the
 machine is busy, and whether the planted problems are still found under the same load.
 
-Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user would) in
-subprocesses pinned to one core, beside `--busy` busy-loop processes pinned to the same core
-(`0`: the core alone), on the clean programs: scripts/clean_*.py and the `--fixed` control of
-every planted script of `--set` (tests/diagnose/rules/styles.py). With `--baseline SRC` (a
-source folder of another version, e.g. `git archive 39d04e6 src | tar -x -C /tmp/base`), every
-run is made with both versions back to back, their order alternating, so that both meet the
-same load. Loads alternate within each repeat. Prints, per rule and load, how many clean runs
+Diagnoses (the default whole-cycle mode, as `torchdoctor diagnose` runs, what-ifs included) in
+a worker process pinned to one core, beside `--busy` busy-loop processes pinned to the same core
+(`0`: the core alone), the clean programs: scripts/clean_*.py and the `--fixed` control of every
+planted script of `--set` (tests/diagnose/rules/styles.py). The worker imports torch once and
+diagnoses the scripts one after another in-process (on a loaded machine a fresh interpreter
+spends more time importing torch than diagnosing). With `--baseline SRC` (a source folder of
+another version, e.g. `git archive 39d04e6 src | tar -x -C /tmp/base`), every script is
+diagnosed by both versions back to back, their order alternating, so that both meet the same
+load. Loads alternate within each repeat. Prints, per rule and load, how many clean runs
 got it as a warning or an error, and the scripts it fired on. With `--planted`, also runs the
 planted scripts whose problem a timing-based rule finds (scripts/TIMING_PLANTED and the set's
 rows) and prints how many found their problem.
@@ -19,12 +21,17 @@ rows) and prints how many found their problem.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import os
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from _busy import busy_loops, stop
-from planted_styles import SETS, diagnose
+from planted_styles import SETS
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
 CLEAN = ["clean_loop", "clean_gru_language_model"]
@@ -46,10 +53,6 @@ TIMING_PLANTED = {
 
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def alarms(findings: list[dict]) -> set[str]:
-    return {f["id"] for f in findings if f["severity"] in ("warning", "error")}
 
 
 class Tally:
@@ -84,6 +87,58 @@ class Tally:
             print(f"diagnose failed: {line}")
 
 
+def worker(budget: float) -> None:
+    """`--worker`: diagnose each `path args...` line of stdin in this process; print one JSON
+    line per run: the codes of its findings and their severities (or the error)."""
+    import torch
+
+    from torchdoctor.diagnose.api import diagnose_script
+
+    for line in sys.stdin:
+        path, *args = json.loads(line)
+        dtype = torch.get_default_dtype()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                report = diagnose_script(path, args, steps=None, budget_s=budget)
+            if report.run.status not in ("stopped", "finished"):
+                raise RuntimeError(f"{report.run.status}: {report.run.error}")
+            out = {"findings": [[f.id, f.severity] for f in report.findings]}
+        except Exception as exc:  # a failed diagnosis is a row that says so
+            out = {"error": f"{type(exc).__name__}: {exc}"[-200:]}
+        finally:
+            torch.set_default_dtype(dtype)  # a script may change it (s01 float64)
+        sys.__stdout__.write(json.dumps(out) + "\n")
+        sys.__stdout__.flush()
+
+
+class Worker:
+    """A `--worker` process of one version: one script at a time, its findings back."""
+
+    def __init__(self, env: dict, budget: float) -> None:
+        command = [sys.executable, __file__, "--worker", "--budget", str(budget)]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1", **env},
+        )
+
+    def diagnose(self, path: Path, args: list[str]) -> dict:
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(json.dumps([str(path), *args]) + "\n")
+        self.process.stdin.flush()
+        while line := self.process.stdout.readline():
+            if line.startswith('{"'):
+                return json.loads(line)
+        raise SystemExit(f"worker ended: exit {self.process.wait()}")
+
+    def close(self) -> None:
+        assert self.process.stdin
+        self.process.stdin.close()
+        self.process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="styles3")
@@ -92,8 +147,11 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=10.0)
     parser.add_argument("--baseline", help="source folder of the version to compare with")
     parser.add_argument("--planted", action="store_true", help="also check planted timing rules")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", help="only these scripts")
     opts = parser.parse_args()
+    if opts.worker:
+        return worker(opts.budget)
     loads = [int(b) for b in opts.busy.split(",")]
     rows = [p for p in SETS[opts.set] if not opts.names or p.script in opts.names]
     clean = [(name, SCRIPTS / f"{name}.py", []) for name in CLEAN if not opts.names]
@@ -110,30 +168,35 @@ def main() -> None:
     os.sched_setaffinity(0, {core})  # the diagnose subprocesses inherit the core
     print(f"core {core}; load before: {load()}", flush=True)
     tally = Tally()
-    runs = 0
+    runs = [(path, args) for _, path, args in clean] + [(path, []) for _, path, _ in planted]
+    names = [name for name, _, _ in clean] + [name for name, _, _ in planted]
+    codes = [None] * len(clean) + [code for _, _, code in planted]
     for repeat in range(opts.repeats):
         for busy in loads if repeat % 2 == 0 else loads[::-1]:
+            order = list(versions) if (repeat + busy) % 2 == 0 else list(versions)[::-1]
             loops = busy_loops(busy, core)
+            workers = {v: Worker(versions[v], opts.budget) for v in order}
+            results: dict[str, list[dict]] = {v: [] for v in order}
             try:
-                for name, path, args, code in [(*row, None) for row in clean] + [
-                    (name, path, [], code) for name, path, code in planted
-                ]:
-                    runs += 1
-                    order = list(versions) if runs % 2 else list(versions)[::-1]
-                    for version in order:
-                        try:
-                            findings = diagnose(path, args, opts.budget, versions[version])
-                        except RuntimeError as exc:
-                            tally.failed.append(f"{name} ({version}, busy {busy}): {exc}"[-200:])
-                            continue
-                        if code is None:
-                            for alarm in alarms(findings):
-                                tally.fired[version, busy][alarm] += 1
-                                tally.where[version, alarm].add(name)
-                        else:
-                            tally.found[version, busy] += code in {f["id"] for f in findings}
+                for index, (path, args) in enumerate(runs):  # versions back to back
+                    for version in order if index % 2 == 0 else order[::-1]:
+                        results[version].append(workers[version].diagnose(path, args))
             finally:
+                for each in workers.values():
+                    each.close()
                 stop(loops)
+            for version, rows in results.items():
+                for name, code, result in zip(names, codes, rows):
+                    if "error" in result:
+                        tally.failed.append(f"{name} ({version}, busy {busy}): {result['error']}")
+                        continue
+                    found = result["findings"]
+                    if code is None:
+                        for alarm in {c for c, severity in found if severity != "info"}:
+                            tally.fired[version, busy][alarm] += 1
+                            tally.where[version, alarm].add(name)
+                    else:
+                        tally.found[version, busy] += code in {c for c, _ in found}
             print(f"repeat {repeat + 1}, {busy} busy loop(s) done; load {load()}", flush=True)
     print(f"\nload after: {load()}; {len(clean)} clean programs, {opts.repeats} repeat(s)")
     tally.table(list(versions), loads, len(clean) * opts.repeats, len(planted) * opts.repeats)
