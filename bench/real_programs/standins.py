@@ -209,7 +209,8 @@ def hf_dataset(workdir: Path, path: str, config: str, rows: dict[str, int], kind
     `nyu-mll/glue`; `datasets.load_dataset` reads a folder of that name before the hub): a
     README whose YAML declares `config` with one JSON-lines file per split. `kind` is `pair`
     (GLUE MRPC's sentence1, sentence2, label, idx; label 1 when the two sentences share their
-    first word) or `text` (wikitext's one `text` column, with the empty lines wikitext has)."""
+    first word), `text` (wikitext's one `text` column, with the empty lines wikitext has) or
+    `preference` (TRL's implicit-prompt preference pairs: `chosen` and `rejected` texts)."""
     import json
 
     rng = random.Random(11)
@@ -224,6 +225,10 @@ def hf_dataset(workdir: Path, path: str, config: str, rows: dict[str, int], kind
                 a, b = _sentence(rng), _sentence(rng)
                 same = a.split()[0].lower() == b.split()[0].lower()
                 records.append({"sentence1": a, "sentence2": b, "label": int(same), "idx": i})
+            elif kind == "preference":
+                prompt = _sentence(rng)
+                chosen, rejected = _sentence(rng, 6, 20), _sentence(rng, 2, 5)
+                records.append({"chosen": f"{prompt} {chosen}", "rejected": f"{prompt} {rejected}"})
             else:
                 line = " " + _sentence(rng, 8, 40) + " " if rng.random() > 0.3 else ""
                 records.append({"text": line})

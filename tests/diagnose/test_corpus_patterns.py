@@ -383,3 +383,51 @@ def test_torch_tensor_under_a_device_context_is_still_placed_by_it(diagnose_here
         warmup=2,
     )
     assert report.run.status == "completed", report.run.error
+
+
+def test_checkpointing_switched_on_inside_a_package_is_fixed_through_its_option(
+    diagnose_here, tmp_path
+):
+    """TRL's SFT and reward scripts train a transformers model whose layers call
+    torch.utils.checkpoint because TRL's config turns gradient_checkpointing on by default: D213
+    told the user to write `x = block(x)` in a model they never wrote. The package whose code
+    made the calls is named, and the fix is its option."""
+    from torchdoctor.diagnose.rules import d213_checkpointing_with_memory_to_spare as d213
+
+    package = tmp_path / "site-packages" / "ckptpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import torch.utils.checkpoint
+
+            def run_blocks(blocks, x):
+                for block in blocks:
+                    x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+                return x
+            """
+        )
+    )
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import ckptpkg
+
+        blocks = nn.ModuleList(nn.Sequential(nn.Linear(256, 256), nn.Tanh()) for _ in range(4))
+        opt = torch.optim.SGD(blocks.parameters(), lr=0.01)
+        for step in range(10):
+            loss = ckptpkg.run_blocks(blocks, torch.randn(64, 256)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+    )
+    assert report.run.habits.checkpoint_caller_packages == ["ckptpkg"]
+    found = next(f for f in report.findings if f.id == "D213")
+    assert "ckptpkg's activation-checkpointing option" in found.fix
+    assert "come from inside ckptpkg" in " ".join(found.evidence)
+    assert "gradient_checkpointing=False" in d213._fix(["transformers"])
+    assert "checkpoint(block, x)" in d213._fix([])

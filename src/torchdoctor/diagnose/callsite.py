@@ -69,6 +69,17 @@ def _is_installed(code) -> bool:
     return any(part in filename for part in _INSTALLED) and not filename.startswith(_PACKAGE)
 
 
+def installed_package(filename: str) -> str | None:
+    """The top-level name of the installed package (site-packages) a file belongs to, or None
+    for the program's own files and torchdoctor's."""
+    for part in _INSTALLED:
+        at = filename.rfind(part)
+        if at >= 0 and not filename.startswith(_PACKAGE):
+            name = filename[at + len(part) :].split(os.sep, 1)[0]
+            return name.removesuffix(".py") or None
+    return None
+
+
 def user_location(depth: int = 2) -> str:
     """`file:line` of the first frame outside torch and torchdoctor, `depth` frames up; past an
     installed package's frames to the program's line that called it, when there is one."""

@@ -447,6 +447,10 @@ class HabitsObservation:
     # seconds per step spent recomputing checkpointed segments inside backward (activation
     # checkpointing); None: no checkpointing seen
     checkpoint_recompute_s_per_step: float | None = None
+    # installed packages whose code made the torch.utils.checkpoint calls (e.g. "transformers",
+    # whose gradient_checkpointing option TRL's configs turn on by default): the program switched
+    # checkpointing on through their option, not in its own code; empty: its own code called it
+    checkpoint_caller_packages: list[str] = field(default_factory=list)
     # training forwards (a gradient reached their output) of a model with Dropout/BatchNorm that
     # was in eval() mode, in measured steps with no such forward in train mode, and where they
     # were called (rule D305)

@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import torch
 import torch.utils.checkpoint
 from torch.utils._python_dispatch import _disable_current_modes
 
-from torchdoctor.diagnose.callsite import user_location
+from torchdoctor.diagnose.callsite import installed_package, user_location
 from torchdoctor.diagnose.probes.activations import not_counted
 from torchdoctor.diagnose.probes.backward import backward_probe
 from torchdoctor.diagnose.probes.base import Probe, per_step
@@ -63,6 +64,7 @@ class HabitsProbe(Probe):
         self.anomaly_op_s: float | None = None
         self.retained_at: int | None = None  # forwards seen when a retain_graph backward ran
         self.locations: dict[str, int] = {}
+        self.checkpoint_packages: set[str] = set()
         self.ours = next((p for p in self.session.probes if isinstance(p, ProfilerProbe)), None)
         backward = backward_probe(self.session)
         if backward is not None:
@@ -90,8 +92,13 @@ class HabitsProbe(Probe):
     # -- activation checkpointing's recompute -----------------------------------------------------
     def _wrap_checkpoint(self, original):
         tracker = self.tracker
+        packages = self.checkpoint_packages
 
         def checkpoint(function, *args, **kwargs):
+            package = installed_package(sys._getframe(1).f_code.co_filename)
+            if package:
+                packages.add(package)
+
             def timed(*inner, **inner_kwargs):
                 if "backward" not in tracker.stack:
                     return function(*inner, **inner_kwargs)
@@ -156,3 +163,4 @@ class HabitsProbe(Probe):
         habits.retained_backward_locations = [location for location, _ in by_count]
         if any("recompute_s" in r.counters for r in measured):
             habits.checkpoint_recompute_s_per_step = per_step(measured, "recompute_s")
+        habits.checkpoint_caller_packages = sorted(self.checkpoint_packages)

@@ -31,6 +31,11 @@ def forward(self, x):
     return self.head(x)
 ```
 
+When the checkpoint calls come from an installed package (Hugging Face transformers' layers
+after `model.gradient_checkpointing_enable()` or `gradient_checkpointing=True` in
+`TrainingArguments`, which TRL's configs set by default), the fix is that option, not a line of
+the program's model.
+
 ## Fix safety
 Safe: the same result; the peak memory grows by the checkpointed segments' activations.
 """
@@ -58,6 +63,13 @@ def check(run: RunObservation) -> list[Finding]:
     if peak_share > MAX_PEAK_SHARE or share < MIN_SHARE:
         return []
     where = "device" if memory.source == "cuda_allocator" else "machine (process memory)"
+    packages = run.habits.checkpoint_caller_packages
+    through = (
+        [f"The checkpoint calls come from inside {', '.join(packages)}: an option of theirs "
+         "switched checkpointing on, not the program's own code."]
+        if packages
+        else []
+    )  # fmt: skip
     return [
         Finding(
             id=CODE,
@@ -70,8 +82,9 @@ def check(run: RunObservation) -> list[Finding]:
                 f"Peak memory {gib(memory.peak_bytes)} of the {where}'s "
                 f"{gib(memory.capacity_bytes)} ({pct(peak_share)}): "
                 f"{gib(memory.capacity_bytes - memory.peak_bytes)} to spare.",
+                *through,
             ],
-            fix="x = block(x)  # instead of checkpoint(block, x)",
+            fix=_fix(run.habits.checkpoint_caller_packages),
             source="torch.utils.checkpoint docs; PyTorch performance tuning guide",
             explanation="Checkpointing buys memory with an extra forward of each segment; "
             "this run has the memory, so it only pays the time.",
@@ -81,3 +94,15 @@ def check(run: RunObservation) -> list[Finding]:
             "take back is not measured)",
         )
     ]
+
+
+def _fix(packages: list[str]) -> str:
+    """Where checkpointing was switched on: the program's own call, or a package's option."""
+    if "transformers" in packages:
+        return (
+            "gradient_checkpointing=False  # in TrainingArguments / a TRL config (TRL's default "
+            "is True)\n# or drop model.gradient_checkpointing_enable()"
+        )
+    if packages:
+        return f"# switch off {packages[0]}'s activation-checkpointing option (it calls checkpoint)"
+    return "x = block(x)  # instead of checkpoint(block, x)"
