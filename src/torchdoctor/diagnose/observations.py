@@ -135,6 +135,9 @@ class OptimizerObservation:
     # steps that ended with no gradient on any of its parameters: zero_grad() between backward()
     # and step(), or a loss that never reaches them (rule D222)
     steps_without_gradients: int = 0
+    # mean seconds per measured step inside this optimizer's step() (None: not stepped while
+    # measuring): its part of the optimizer phase when several optimizers step (rule D210)
+    step_s: float | None = None
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/ and scripts/styles2/), with
-what each must get.
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/, styles3/ and
+styles4/), with what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
 problem fixed). `kind` says how the planted finding must show:

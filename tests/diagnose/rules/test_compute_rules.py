@@ -485,6 +485,20 @@ def test_d210_silent_when_fused_unfusable_small_or_cuda_default():
     assert only(d210.check(cuda), "D210")
 
 
+def test_d210_beside_another_optimizer_claims_only_the_looping_optimizers_own_step():
+    # a recommender: SparseAdam over the embedding tables takes most of the 14 ms optimizer
+    # phase; the dense MLP's Adam loops over its few tensors in 0.5 ms of it
+    run = optimizer_bound_run(0.014, class_name="Adam", step_s=0.0005)
+    run.optimizers.append(OptimizerObservation(class_name="SparseAdam", steps=8, step_s=0.0135))
+    assert d210.check(run) == []  # 2.5% of the step
+    run.optimizers[0].step_s = 0.006  # 30% of the step: information
+    finding = only(d210.check(run), "D210")
+    assert finding.saving == pytest.approx(0.3 * 0.5) and finding.severity == "info"
+    assert "6.0 ms" in evidence_text(finding)
+    alone = optimizer_bound_run(0.014, class_name="Adam", step_s=0.0005)
+    assert only(d210.check(alone), "D210").saving == pytest.approx(0.35)  # the whole phase
+
+
 def test_d210_names_the_optimizer_that_stepped():
     run = good_cpu_run(steps=make_steps(forward=0.002, backward=0.003, optimizer=0.004))
     unused = OptimizerObservation(class_name="SGD", location="train.py:33", steps=0)

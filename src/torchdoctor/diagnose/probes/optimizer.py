@@ -26,6 +26,7 @@ from torchdoctor.diagnose.probes.base import Probe, per_step
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
+STEP_TIME = "optimizer_step_s:"  # + id(optimizer): time inside its step(), per step
 
 
 def _tensor_bytes(tensors) -> int:
@@ -52,6 +53,7 @@ class OptimizerProbe(Probe):
         self.optimizers: dict[int, tuple[object, OptimizerObservation]] = {}
         self.scaled_this_step = False
         self.unscaled_this_step: set[int] = set()
+        self.step_started = 0.0
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -164,8 +166,12 @@ class OptimizerProbe(Probe):
 
     def _pre_step(self, optimizer, args, kwargs) -> None:
         self.tracker.push("optimizer")
+        self.step_started = time.perf_counter()
 
     def _post_step(self, optimizer, args, kwargs) -> None:
+        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
+            time.perf_counter() - self.step_started
+        )
         self.tracker.pop()
         observation = self._observe(optimizer)
         observation.steps += 1
@@ -255,6 +261,8 @@ class OptimizerProbe(Probe):
     def contribute(self, run, measured) -> None:
         run.optimizers = [observation for _, observation in self.optimizers.values()]
         for key, (_, observation) in self.optimizers.items():
+            if any(f"{STEP_TIME}{key}" in r.counters for r in measured):
+                observation.step_s = per_step(measured, f"{STEP_TIME}{key}")
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
