@@ -53,7 +53,7 @@ def test_float32_probe_times_the_evaluation_forward_at_the_evaluations_batch():
     float64 vs float32 copies at the validation's 512 rows (training batch: 128), and D201 adds
     its gain on the evaluation forwards' share of the run."""
     report = diagnose_script(
-        str(SCRIPTS / "multi_float64_adam_eval.py"), steps=6, warmup=2, whatif_budget_s=1.5
+        str(SCRIPTS / "multi_float64_adam_eval.py"), steps=6, warmup=2, whatif_budget_s=5.0
     )
     assert report.run.evaluation.batch_size == 512
     timing = _timing(report, "precision.float32_evaluation")

@@ -252,6 +252,9 @@ def test_d201_counts_the_evaluation_forwards_the_fix_makes_float32_too():
     assert "an evaluation forward" in finding.saving_how
     (ranked,) = [f for f in check_all(run) if f.id == "D201"]  # not scaled again to the run
     assert ranked.saving == pytest.approx(finding.saving)
+    run.whatif.timings[0].alternative_s = 0.011  # the training batch no faster in float32:
+    evaluation_only = only(d201.check(run), "D201")  # the 4x larger evaluation batch is
+    assert evaluation_only.saving == pytest.approx(0.5 * 0.8 * 0.75)
 
 
 def batch_timing(factor: int, per_sample_ratio: float) -> WhatIfTiming:
