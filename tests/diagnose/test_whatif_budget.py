@@ -83,3 +83,18 @@ def test_rounds_the_warm_up_sized_stop_once_their_allowance_is_spent_in_wall_tim
         {"as run": as_run, "fix": fix}, "cpu", allowance_s=0.2, clock=time.perf_counter
     )
     assert rounds == MIN_ROUNDS, rounds
+
+
+def test_the_fewest_rounds_stop_once_the_budget_is_spent_by_rounds_slower_than_the_warm_up():
+    # the warm-up (2 ms a round) sizes 3 rounds into a 0.08 s budget; each round then takes
+    # 0.1 s: the first spends the budget and the second is not begun (the old code ran all 3)
+    calls = []
+
+    def slowing():
+        calls.append(1)
+        time.sleep(0.001 if len(calls) <= 2 else 0.05)
+
+    budget = Budget(0.08)
+    with budget.active(), pytest.raises(OverBudget):
+        interleaved_medians({"as run": slowing, "fix": slowing}, "cpu", allowance_s=1.0)
+    assert len(calls) <= 4  # the warm-up and at most one round (a slow warm-up: none)

@@ -138,11 +138,25 @@ def interleaved_medians(
     samples: dict[str, list[float]] = {name: [] for name in variants}
     started = time.perf_counter()
     for done in range(1, rounds + 1):
+        _round_fits(done)
         for name, work in variants.items():
             samples[name].append(timed(work, device_type, clock))
         if done >= MIN_ROUNDS and (settled(samples) or _spent(started, allowance_s)):
             break
     return {name: statistics.median(values) for name, values in samples.items()}, done
+
+
+def _round_fits(round_number: int) -> None:
+    """Before one of the fewest rounds: raise OverBudget when the active budget is already spent
+    (the warm-up sized the rounds; under load they took 2-4x that, and the fewest ran on past
+    the budget by as much: a 0.33 s allowance took 0.7 s at load 25). At most one round
+    overruns."""
+    left = budget_left()
+    if round_number > 1 and left is not None and left <= 0:
+        raise OverBudget(
+            f"the budget ran out after {round_number - 1} of the {MIN_ROUNDS} fewest rounds "
+            "(the machine's load stretched them)"
+        )
 
 
 def _spent(started: float, allowance_s: float) -> bool:
