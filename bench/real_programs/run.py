@@ -10,7 +10,7 @@ its top findings, any torchdoctor internal error, and diagnose's overhead on the
 steady-state step.
 
     python bench/real_programs/run.py --src /path/to/corpus [--only ID,ID] [--out results.md]
-        [--overhead-repeats N]
+        [--overhead-repeats N] [--plain-cap SECONDS]
 
 The overhead column compares like with like: both runs carry the same minimal clock
 (step_clock/sitecustomize.py: one wall and one process-CPU reading per optimizer step), and the
@@ -18,7 +18,13 @@ ratio is of the median step interval over the same steps (from step max(2, n/5) 
 the fewer steps of the two runs; diagnose stops a long program after its budget, so whole-run
 wall times are not comparable). `--overhead-repeats N` runs plain and diagnosed N times,
 alternating, and takes the median of each side's medians (the machine may be shared: the CPU
-ratio is the steadier one under load).
+ratio is the steadier one under load). A program with no torch.optim optimizer (parameters
+updated by hand) has no clock: its overhead reads "-".
+
+Hugging Face programs run offline (HF_HUB_OFFLINE=1): the checkpoints and datasets they name
+are local folders of the same name (standins.hf_model: a small model of the family built from its
+config, random weights, a tokenizer trained here; standins.hf_dataset), and evaluate_standin/
+computes the metrics `evaluate.load` would fetch.
 
 A program launched with torchrun names its launcher options under `launch`; diagnose then runs
 as `torchrun ... -m torchdoctor diagnose --rank-dir ...` (its `diagnose_args`).
