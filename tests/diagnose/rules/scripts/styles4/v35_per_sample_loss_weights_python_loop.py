@@ -29,7 +29,8 @@ def main():
     y = (x[:, 0] > 0).long()
     flip = torch.rand(len(y)) < 0.2
     y[flip] = 1 - y[flip]
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 2))
+    model = nn.Sequential(nn.Linear(64, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     threshold = 1.0
     for epoch in range(2):
