@@ -98,3 +98,18 @@ def test_the_fewest_rounds_stop_once_the_budget_is_spent_by_rounds_slower_than_t
     with budget.active(), pytest.raises(OverBudget):
         interleaved_medians({"as run": slowing, "fix": slowing}, "cpu", allowance_s=1.0)
     assert len(calls) <= 4  # the warm-up and at most one round (a slow warm-up: none)
+
+
+def test_a_warm_up_that_cannot_fit_after_the_first_one_is_not_begun():
+    # each warm-up call takes 0.1 s: after the first, 0.02 s of a 0.12 s budget is left, and the
+    # second is not begun (the old code ran both, then refused the rounds)
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.1)
+
+    budget = Budget(0.12)
+    with budget.active(), pytest.raises(OverBudget, match="warm-up"):
+        interleaved_medians({"as run": slow, "fix": slow}, "cpu", allowance_s=1.0)
+    assert len(calls) == 1

@@ -207,7 +207,13 @@ class _Plan:
             and o.batch_size is not None  # None: already fetched whole, nothing to measure
             and in_memory(self.run, o)
         ]  # the loaders rule D108 talks about: samples only indexed from memory
-        self._plan_loader("batched fetch", indexed, lambda o: o.wait_s, batched_fetch)
+        self._plan_loader(
+            "batched fetch",
+            indexed,
+            lambda o: o.wait_s,
+            batched_fetch,
+            batched_fetch.fewest_rounds_s,
+        )
 
     def _plan_evaluation(self) -> None:
         from torchdoctor.diagnose.whatif.evaluation import measure_evaluation

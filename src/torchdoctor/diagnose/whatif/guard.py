@@ -130,33 +130,45 @@ def interleaved_medians(
     and the rounds timed. Raises OverBudget (after the warm-up) when MIN_ROUNDS rounds would not
     fit in what is left of the active budget."""
     # warm-up, on the wall clock: the allowance is wall time
-    first = {name: timed(work, device_type) for name, work in variants.items()}
+    first: dict[str, float] = {}
+    for name, work in variants.items():
+        if first:  # the next warm-up must fit, at the longest one so far (a fix's 4x batch...)
+            require(max(first.values()), f"the warm-up of {name!r}")
+        first[name] = timed(work, device_type)
     per_round = max(sum(first.values()), 1e-6)
     rounds = int(max(MIN_ROUNDS, min(MAX_ROUNDS, allowance_s / per_round)))
     rounds = min(rounds, affordable_rounds(per_round))
     clock = clock or compute_clock(device_type)
     samples: dict[str, list[float]] = {name: [] for name in variants}
     started = time.perf_counter()
+    longest = 0.0  # the longest round so far, on the wall clock: what the next one may cost
     for done in range(1, rounds + 1):
-        _round_fits(done)
+        if done > 1 and not _round_fits(done, longest):
+            done -= 1
+            break
+        begun = time.perf_counter()
         for name, work in variants.items():
             samples[name].append(timed(work, device_type, clock))
+        longest = max(longest, time.perf_counter() - begun)
         if done >= MIN_ROUNDS and (settled(samples) or _spent(started, allowance_s)):
             break
     return {name: statistics.median(values) for name, values in samples.items()}, done
 
 
-def _round_fits(round_number: int) -> None:
-    """Before one of the fewest rounds: raise OverBudget when the active budget is already spent
-    (the warm-up sized the rounds; under load they took 2-4x that, and the fewest ran on past
-    the budget by as much: a 0.33 s allowance took 0.7 s at load 25). At most one round
-    overruns."""
+def _round_fits(round_number: int, longest_s: float) -> bool:
+    """Before round `round_number` (after the first): does one more, at the longest round so far,
+    fit in the active budget? The warm-up sized the rounds; under load they took 2-4x that (a
+    0.33 s allowance took 0.7 s at load 25). False once the fewest are done (stop there); raises
+    OverBudget before one of the fewest (too few to keep)."""
     left = budget_left()
-    if round_number > 1 and left is not None and left <= 0:
-        raise OverBudget(
-            f"the budget ran out after {round_number - 1} of the {MIN_ROUNDS} fewest rounds "
-            "(the machine's load stretched them)"
-        )
+    if left is None or longest_s <= left:
+        return True
+    if round_number > MIN_ROUNDS:
+        return False
+    raise OverBudget(
+        f"the budget ran out after {round_number - 1} of the {MIN_ROUNDS} fewest rounds "
+        f"(a round took {longest_s:.2f} s, {left:.2f} s left: the machine's load stretched them)"
+    )
 
 
 def _spent(started: float, allowance_s: float) -> bool:
