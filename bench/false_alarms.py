@@ -15,7 +15,7 @@ planted scripts whose problem a timing-based rule finds (scripts/TIMING_PLANTED 
 rows) and prints how many found their problem.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/false_alarms.py [--set styles3] [--busy 0,1,2]
-        [--repeats 1] [--baseline /tmp/base/src] [--planted] [NAME ...]
+        [--repeats 1] [--steps N] [--no-whatif] [--baseline /tmp/base/src] [--planted] [NAME ...]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Tally:
             print(f"diagnose failed: {line}")
 
 
-def worker(budget: float) -> None:
+def worker(budget: float, steps: int | None, whatif: bool) -> None:
     """`--worker`: diagnose each `path args...` line of stdin in this process; print one JSON
     line per run: the codes of its findings and their severities (or the error)."""
     import torch
@@ -99,7 +99,7 @@ def worker(budget: float) -> None:
         dtype = torch.get_default_dtype()
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                report = diagnose_script(path, args, steps=None, budget_s=budget)
+                report = diagnose_script(path, args, steps=steps, budget_s=budget, whatif=whatif)
             if report.run.status not in ("stopped", "finished"):
                 raise RuntimeError(f"{report.run.status}: {report.run.error}")
             out = {"findings": [[f.id, f.severity] for f in report.findings]}
@@ -114,8 +114,10 @@ def worker(budget: float) -> None:
 class Worker:
     """A `--worker` process of one version: one script at a time, its findings back."""
 
-    def __init__(self, env: dict, budget: float) -> None:
-        command = [sys.executable, __file__, "--worker", "--budget", str(budget)]
+    def __init__(self, env: dict, opts: argparse.Namespace) -> None:
+        command = [sys.executable, __file__, "--worker", "--budget", str(opts.budget)]
+        command += [] if opts.steps is None else ["--steps", str(opts.steps)]
+        command += ["--no-whatif"] if opts.no_whatif else []
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -145,13 +147,15 @@ def main() -> None:
     parser.add_argument("--busy", default="0,1,2", help="busy loops beside the run, per column")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--budget", type=float, default=10.0)
+    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
+    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
     parser.add_argument("--baseline", help="source folder of the version to compare with")
     parser.add_argument("--planted", action="store_true", help="also check planted timing rules")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", help="only these scripts")
     opts = parser.parse_args()
     if opts.worker:
-        return worker(opts.budget)
+        return worker(opts.budget, opts.steps, not opts.no_whatif)
     loads = [int(b) for b in opts.busy.split(",")]
     rows = [p for p in SETS[opts.set] if not opts.names or p.script in opts.names]
     clean = [(name, SCRIPTS / f"{name}.py", []) for name in CLEAN if not opts.names]
@@ -175,12 +179,17 @@ def main() -> None:
         for busy in loads if repeat % 2 == 0 else loads[::-1]:
             order = list(versions) if (repeat + busy) % 2 == 0 else list(versions)[::-1]
             loops = busy_loops(busy, core)
-            workers = {v: Worker(versions[v], opts.budget) for v in order}
+            workers = {v: Worker(versions[v], opts) for v in order}
             results: dict[str, list[dict]] = {v: [] for v in order}
             try:
                 for index, (path, args) in enumerate(runs):  # versions back to back
                     for version in order if index % 2 == 0 else order[::-1]:
                         results[version].append(workers[version].diagnose(path, args))
+                        result = results[version][-1]
+                        said = result.get("error") or " ".join(
+                            f"{c}({severity})" for c, severity in result["findings"]
+                        )
+                        print(f"  busy {busy}, {version}, {names[index]}: {said}", flush=True)
             finally:
                 for each in workers.values():
                     each.close()
