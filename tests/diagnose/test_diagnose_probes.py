@@ -394,3 +394,27 @@ def test_torchs_own_host_reads_are_not_the_programs_but_the_users_are(tmp_path, 
     assert [(s.kind, s.location.rsplit("/", 1)[-1]) for s in run.sync_sites] == [
         ("item", f"train.py:{read_line}")
     ], run.sync_sites
+
+
+def test_copies_on_a_machine_without_an_accelerator_are_not_host_to_device_time(diagnose_here):
+    import pytest
+    import torch
+
+    if torch.accelerator.is_available():
+        pytest.skip("an accelerator is present: a top-level copy may be host-to-device there")
+    body = """
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(10):
+        x = torch.randn(4, 8).to("cpu", non_blocking=True)  # a device-agnostic loop's copy
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # a .to(device) per gradient
+        opt.step()
+    """
+    report = diagnose_here(body, steps=4, warmup=2)
+    steps = report.run.steps
+    assert len(steps) == 4 and all(s.phases["backward"] > 0 for s in steps)
+    assert all(s.phases.get("h2d", 0.0) == 0.0 for s in steps)  # no copy can reach a device
+    assert report.run.transfers.copies_per_step == 0

@@ -47,7 +47,8 @@ class DiagnoseConfig:
     max_kept_steps: int = 10_000  # only the latest measured steps are kept (memory stays bounded)
     line_profile: bool = True  # sample the training thread's stack (run.lines; probes/lines.py)
     # probe classes left out by name: what each probe costs (bench/diagnose_overhead.py
-    # --per-probe); a diagnosis never sets it (the observations of a left-out probe stay empty)
+    # --per-probe); a diagnosis never sets it (the observations of a left-out probe stay empty;
+    # without BackwardProbe, the memory and habits probes' backward listeners go with it)
     without_probes: tuple[str, ...] = ()
     # whole-cycle mode (steps=0): measure at least `min_steps`, then until the first step of the
     # next training epoch (the evaluation and checkpoints between epochs seen), within budget_s

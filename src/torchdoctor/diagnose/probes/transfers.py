@@ -14,7 +14,11 @@ import torch
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import TransferObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
-from torchdoctor.intercept.patching import transforming, unpatched_tensor_method
+from torchdoctor.intercept.patching import (
+    dynamo_compiling,
+    transforming,
+    unpatched_tensor_method,
+)
 
 
 def _non_blocking(args: tuple, kwargs: dict) -> bool:
@@ -23,9 +27,19 @@ def _non_blocking(args: tuple, kwargs: dict) -> bool:
     return any(arg is True for arg in args)  # to(device, dtype, non_blocking) / cuda(dev, nb)
 
 
+def _accelerator_available() -> bool:
+    accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6: CUDA, MPS, XPU, ...
+    if accelerator is not None:
+        return bool(accelerator.is_available())
+    return torch.cuda.is_available() or torch.backends.mps.is_available()
+
+
 class TransferProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        # Without an accelerator no copy is host-to-device: a `.to` at the top level (clipping's
+        # per-gradient `.to(device)`, 28 a step in a small transformer) opens no "h2d" phase
+        self.accelerator = _accelerator_available()
         for method in ("to", "cuda"):
             patcher.replace(torch.Tensor, method, partial(self._wrap, method))
 
@@ -33,13 +47,19 @@ class TransferProbe(Probe):
         probe = self
         tracker = self.tracker
         hooks = self.session.hooks
+        accelerator = self.accelerator
 
+        # Only dynamo's test comes first: a copy that opens no phase and has no fix to apply
+        # (torch's own `.to` calls inside a forward) goes straight on, and jit.trace and export
+        # record the op whatever Python calls it (patching.py).
         def copy(tensor, *args, **kwargs):
-            if transforming():
+            if dynamo_compiling():
+                return unpatched_tensor_method(method)(tensor, *args, **kwargs)
+            top = accelerator and not tracker.stack
+            if (top or hooks.tensor_to) and transforming():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             if hooks.tensor_to:
                 args, kwargs = hooks.rewrite_copy(tensor, args, kwargs)
-            top = not tracker.stack
             if top:
                 tracker.push("h2d")
             try:
@@ -47,7 +67,8 @@ class TransferProbe(Probe):
             finally:
                 if top:
                     tracker.pop()
-            if out is not tensor and tensor.is_cpu and not out.is_cpu:  # is_cpu: no device object
+            # is_cpu: no device object
+            if out is not tensor and tensor.is_cpu and not out.is_cpu and not transforming():
                 probe._record(tensor, args, kwargs)
             return out
 
