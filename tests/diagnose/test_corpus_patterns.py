@@ -425,9 +425,35 @@ def test_checkpointing_switched_on_inside_a_package_is_fixed_through_its_option(
         steps=4,
         warmup=2,
     )
-    assert report.run.habits.checkpoint_caller_packages == ["ckptpkg"]
-    found = next(f for f in report.findings if f.id == "D213")
+    run = report.run
+    assert run.habits.checkpoint_caller_packages == ["ckptpkg"]
+    # the rule's text, whatever share the recompute got on a busy machine
+    run.habits.checkpoint_recompute_s_per_step = 0.3 * d213.step_profile(run).step_s
+    (found,) = d213.check(run)
     assert "ckptpkg's activation-checkpointing option" in found.fix
     assert "come from inside ckptpkg" in " ".join(found.evidence)
     assert "gradient_checkpointing=False" in d213._fix(["transformers"])
     assert "checkpoint(block, x)" in d213._fix([])
+
+
+def test_checkpoint_sequential_in_the_programs_own_code_names_no_package(diagnose_here):
+    """torch's checkpoint_sequential calls checkpoint from torch's own file: the call is still
+    the program's, and D213 keeps the code fix."""
+    report = diagnose_here(
+        """
+        from torch.utils.checkpoint import checkpoint_sequential
+
+        model = nn.Sequential(*(nn.Sequential(nn.Linear(64, 64), nn.Tanh()) for _ in range(4)))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(8):
+            out = checkpoint_sequential(model, 2, torch.randn(16, 64), use_reentrant=False)
+            loss = out.pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=3,
+        warmup=2,
+    )
+    assert report.run.habits.checkpoint_recompute_s_per_step is not None
+    assert report.run.habits.checkpoint_caller_packages == []

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -27,6 +28,7 @@ from torchdoctor.diagnose.probes.base import Probe, per_step
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
 
 _GRAD = torch.autograd.grad  # before any probe patches it: the benchmark is not a user backward
+_OURS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 BENCH_REPEATS = 20
 BENCH_ROUNDS = 3  # best of
 # torch.profiler.profile's options that make it record more per op
@@ -53,6 +55,17 @@ def benchmark() -> float:
     are suspended: the benchmark compares the program's mode with and without, nothing else."""
     with torch._C.DisableTorchFunction(), _disable_current_modes():
         return min(_bench_once() for _ in range(BENCH_ROUNDS))
+
+
+def _calling_package(frame) -> str | None:
+    """The installed package whose code called checkpoint, looking past torch's own callers
+    (`checkpoint_sequential`) and our other wrappers; None when it is the program's code."""
+    while frame is not None:
+        package = installed_package(frame.f_code.co_filename)
+        if package != "torch" and not frame.f_code.co_filename.startswith(_OURS):
+            return package
+        frame = frame.f_back
+    return None
 
 
 class HabitsProbe(Probe):
@@ -95,7 +108,7 @@ class HabitsProbe(Probe):
         packages = self.checkpoint_packages
 
         def checkpoint(function, *args, **kwargs):
-            package = installed_package(sys._getframe(1).f_code.co_filename)
+            package = _calling_package(sys._getframe(1))
             if package:
                 packages.add(package)
 
