@@ -179,3 +179,30 @@ def test_marker_sees_the_phase_that_starts_at_each_transition():
     tracker.pop()
     tracker.pop()
     assert seen == ["forward", "h2d", "forward", "other"]
+
+
+def _data_wait(tracker, clock, seconds):
+    tracker.push("data")
+    started = clock.now
+    clock.advance(seconds)
+    tracker.pop()
+    tracker.data_wait(started, clock.now, False)
+
+
+def test_a_batch_read_by_a_no_grad_forward_and_then_trained_on_is_training_data():
+    # DQN: the replay batch feeds the target network under no_grad, then the online network
+    clock = Clock()
+    tracker = StepTracker(clock)
+    _data_wait(tracker, clock, 3)
+    _forward(tracker, clock, 1, got_grad=False, grad=False)  # target network
+    _forward(tracker, clock, 1, got_grad=True)
+    _backward(tracker, clock, 2)
+    record = tracker.end_step()
+    assert record.phases["data"] == 3, record.phases
+    # a validation batch, read by evaluation forwards only, is cut out with them
+    _forward(tracker, clock, 1, got_grad=True)
+    _backward(tracker, clock, 2)
+    _data_wait(tracker, clock, 3)
+    _forward(tracker, clock, 1, got_grad=False, grad=False)
+    record = tracker.end_step()
+    assert "data" not in record.phases and record.eval_seconds == 4, record

@@ -69,3 +69,14 @@ def diagnose_planted(rows, script: str, *args: str):
 def found(report) -> list[tuple[str, str]]:
     """(code, severity) of each finding, in report order."""
     return [(f.id, f.severity) for f in report.findings]
+
+
+def assert_top_error_and_quiet_control(rows, script: str) -> None:
+    """The planted correctness problem is the top finding, an error, and the script's control
+    (`--fixed`) gets nothing above info."""
+    planted = next(p for p in rows if p.script == script)
+    report = diagnose_planted(rows, script)
+    assert report.findings[0].id == planted.code, found(report)
+    assert report.findings[0].severity == "error", found(report)
+    control = diagnose_planted(rows, script, "--fixed")
+    assert [f for f in found(control) if f[1] != "info"] == [], found(control)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from planted import (
+    assert_top_error_and_quiet_control,
     diagnose_planted,
     found,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
@@ -40,12 +41,7 @@ def test_loss_terms_kept_with_their_graphs_are_found_and_not_when_detached():
     ["u14_weight_tying_grads_never_cleared", "u26_student_copied_from_eval_teacher"],
 )
 def test_correctness_problem_is_the_top_error_and_its_control_is_quiet(script):
-    planted = next(p for p in PLANTED3 if p.script == script)
-    report = diagnose(script)
-    assert report.findings[0].id == planted.code, found(report)
-    assert report.findings[0].severity == "error", found(report)
-    control = diagnose(script, "--fixed")
-    assert [f for f in found(control) if f[1] != "info"] == [], found(control)
+    assert_top_error_and_quiet_control(PLANTED3, script)
 
 
 def test_the_models_zero_grad_filling_zeros_is_timed_as_its_optimizers():

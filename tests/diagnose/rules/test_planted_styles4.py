@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from planted import (
+    assert_top_error_and_quiet_control,
     diagnose_planted,
     found,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
@@ -34,12 +35,7 @@ def diagnose(script: str, *args: str):
     ],
 )
 def test_correctness_problem_is_the_top_error_and_its_control_is_quiet(script):
-    planted = next(p for p in PLANTED4 if p.script == script)
-    report = diagnose(script)
-    assert report.findings[0].id == planted.code, found(report)
-    assert report.findings[0].severity == "error", found(report)
-    control = diagnose(script, "--fixed")
-    assert [f for f in found(control) if f[1] != "info"] == [], found(control)
+    assert_top_error_and_quiet_control(PLANTED4, script)
 
 
 def test_a_loader_built_for_every_batch_of_a_growing_buffer_is_one_loader_rebuilt():
