@@ -100,7 +100,7 @@ def worker(budget: float, steps: int | None, whatif: bool) -> None:
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 report = diagnose_script(path, args, steps=steps, budget_s=budget, whatif=whatif)
-            if report.run.status not in ("stopped", "finished"):
+            if report.run.status not in ("stopped", "completed"):
                 raise RuntimeError(f"{report.run.status}: {report.run.error}")
             out = {"findings": [[f.id, f.severity] for f in report.findings]}
         except Exception as exc:  # a failed diagnosis is a row that says so
