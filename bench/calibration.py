@@ -109,6 +109,10 @@ def tried_gains(trials) -> dict[str, Tried]:
     noise = baseline_noise(trials)
     for variant in trials.variants:
         name = variant.config.name
+        if variant.config.status == "no effect":
+            # the fix found nothing to change in this program (e.g. a batch size on a loop that
+            # slices its own tensors): its timing says nothing about the finding's saving
+            continue
         cpu = needs_cpu_agreement([name], trials.device_type) if name != "all" else False
         s = variant.cpu_speedup if cpu else variant.speedup
         middle = s.middle() if s is not None else None
@@ -141,6 +145,7 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
     gains: dict[str, Tried] = {}
     noise: dict[str, float] = {}
     window, failure = "", ""
+    no_effect: set[str] = set()
     if fixes:
         try:
             trials = run_trials(
@@ -154,6 +159,7 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
                 max_repeats=2 * repeats,
             )
             gains, noise, window = tried_gains(trials), baseline_noise(trials), trials.window
+            no_effect = {v.config.name for v in trials.variants if v.config.status == "no effect"}
         except NothingToTry as exc:
             failure = str(exc)
     rows = []
@@ -162,7 +168,14 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
         tried = max(answers, key=lambda t: t.gain) if answers else None
         why = ""
         if tried is None:
-            why = failure or ("no --try fix" if finding.id not in table else "not measured")
+            unapplied = [f for f in table.get(finding.id, []) if f in no_effect]
+            why = failure or (
+                "no --try fix"
+                if finding.id not in table
+                else f"--try {unapplied[0]} found nothing to change"
+                if unapplied
+                else "not measured"
+            )
         rows.append(Row(name, rank, finding.id, finding.saving, finding.saving_basis, tried, why))
     return rows, noise, window, probes
 
