@@ -13,8 +13,7 @@ import torch
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
 from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
-from torchdoctor.diagnose.whatif.precision import convert_tensors
-from torchdoctor.diagnose.whatif.replay import Replay
+from torchdoctor.diagnose.whatif.replay import Replay, resized
 
 FACTORS = (2, 4)
 MEMORY_HEADROOM = 0.9  # of capacity: a larger batch's activations must fit below this
@@ -65,23 +64,6 @@ def sequence_first(model: torch.nn.Module) -> bool:
     return False
 
 
-def _repeated(replay: Replay, batch: int, factor: int) -> Replay:
-    """The replay on `factor` copies of its batch: every input whose first dimension is the
-    batch is concatenated with itself (other inputs, e.g. a shared mask, are kept)."""
-
-    def repeat(tensor: torch.Tensor) -> torch.Tensor:
-        if tensor.dim() == 0 or tensor.shape[0] != batch:
-            return tensor
-        return torch.cat([tensor] * factor, dim=0)
-
-    return Replay(
-        replay.model,
-        convert_tensors(replay.args, repeat),
-        convert_tensors(replay.kwargs, repeat),
-        replay.device_type,
-    )
-
-
 def measure_batch(
     replay: Replay, batch: int, allowance_s: float, factors: tuple[int, ...] = FACTORS
 ) -> list[WhatIfTiming]:
@@ -90,7 +72,7 @@ def measure_batch(
     caller checks: a sequence-first model's is not)."""
     variants: dict[str, Callable[[], object]] = {"as run": replay.forward_backward}
     for factor in factors:
-        variants[f"x{factor}"] = _repeated(replay, batch, factor).forward_backward
+        variants[f"x{factor}"] = resized(replay, batch, batch * factor).forward_backward
     medians, rounds = interleaved_medians(
         variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
     )

@@ -99,14 +99,21 @@ def at_batch(replay: Replay, batch: int | None) -> Replay:
     times the replayed batch). A fix's gain on a forward depends on the batch: float32 made a
     512-row forward of an MLP 0.37x, a 128-row one 0.54x; the evaluation ran the larger. The
     replay itself where the batch is unknown, the same, or the first dimension may be time."""
-    # imported here: both modules build on Replay
+    # imported here: batch.py builds on Replay
     from torchdoctor.diagnose.whatif.batch import replay_batch, sequence_first
-    from torchdoctor.diagnose.whatif.precision import convert_tensors
 
     seen = replay_batch(replay)
     if not batch or not seen or batch == seen or sequence_first(replay.model):
         return replay
-    target = min(batch, seen * MAX_BATCH_FACTOR)
+    return resized(replay, seen, min(batch, seen * MAX_BATCH_FACTOR))
+
+
+def resized(replay: Replay, seen: int, target: int) -> Replay:
+    """The replay on `target` samples: every input whose first dimension is the replayed batch
+    `seen` repeated, then cut to `target` (other inputs, e.g. a shared mask, are kept)."""
+    # imported here: precision.py builds on Replay
+    from torchdoctor.diagnose.whatif.precision import convert_tensors
+
     copies = -(-target // seen)
 
     def resize(tensor: torch.Tensor) -> torch.Tensor:
