@@ -96,6 +96,9 @@ def test_host_overhead_verdict_says_when_no_model_call_was_seen(diagnose_here):
     assert "logging" not in report.verdict
 
 
+# "evaluation-heavy" rests on a share of wall time (acting forwards against the updates): it missed
+# once beside a second test worker (fresh-clone CI, round 6), so it runs with the timing tests
+@pytest.mark.timing
 def test_loop_dominated_by_no_grad_acting_forwards_says_so_first(diagnose_here):
     """An RL-style loop: a no-grad policy forward per environment step (its output is an action,
     never a loss), one gradient update every 4 environment steps."""
