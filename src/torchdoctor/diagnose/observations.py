@@ -490,6 +490,10 @@ class WhatIfTiming:
     # (guard.compute_clock: a CPU with one torch thread, where another process's load is not
     # the fix's doing); a rule comparing them with the steps' wall times scales by cpu_share
     clock: str = "wall"
+    # the lowest and highest ratio (alternative / as run) of the timed pairs, for a probe that
+    # times its two sides in back-to-back pairs (profiler.off): pairs on both sides of 1 did not
+    # decide which is faster; None: not timed in pairs
+    pair_ratios: tuple[float, float] | None = None
 
     @property
     def ratio(self) -> float:

@@ -64,6 +64,10 @@ def test_profiler_left_on_is_a_warning_with_a_cost():
         assert any("torch.profiler" in why for why in report.run.whatif.skipped)
         assert d212.saving_basis == "estimated" and d212.saving <= 0.9
         return
+    low, high = timing.pair_ratios
+    if low < 1 <= high:  # the on/off pairs disagreed (a busy machine): the copy decided nothing
+        assert d212.saving_basis == "estimated" and "undecided" in d212.saving_how
+        return
     assert timing.ratio < 0.9 and "record_shapes=True" in timing.setting
     assert timing.unit == "forward, backward and optimizer step"
     assert d212.saving_basis == "measured" and "timed after the run" in d212.saving_how

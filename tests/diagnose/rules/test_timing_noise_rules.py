@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from rule_builders import evidence_text, good_cpu_run, only
 
-from torchdoctor.diagnose.observations import EvaluationObservation
+from torchdoctor.diagnose.observations import EvaluationObservation, WhatIfTiming
+from torchdoctor.diagnose.rules import d212_profiler_left_on as d212
 from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
 from torchdoctor.diagnose.rules import d504_step_time_growth as d504
 from torchdoctor.diagnose.rules._growth import kendall_z, theil_sen
@@ -72,3 +73,44 @@ def test_d304_not_from_one_evaluation_another_process_interrupted():
     long = [0.5 * step_s] * 8  # a third of the run, every step: as before
     finding = only(d304.check(with_evaluation(long)), "D304")
     assert finding.details["share"] > 0.3
+
+
+def profiled(ratio: float, pairs: tuple[float, float] | None, op_overhead_s=None):
+    """A run under the program's torch.profiler whose profiler.off what-if measured `ratio`
+    (the pairs' median) with the pairs' lowest and highest ratio `pairs`."""
+    run = good_cpu_run()
+    run.habits.profiler_active_share = 1.0
+    run.habits.profiler_op_overhead_s = op_overhead_s
+    run.whatif.timings.append(
+        WhatIfTiming(
+            name="profiler.off",
+            unit="forward, backward and optimizer step",
+            as_run_s=0.010,
+            alternative_s=0.010 * ratio,
+            repeats=24,
+            setting="no torch.profiler.profile",
+            clock="cpu",
+            pair_ratios=pairs,
+        )
+    )
+    return run
+
+
+def test_d212_states_no_cost_of_zero_from_pairs_that_disagreed():
+    # round 6's CI: beside a second test worker the pairs' median came out 1.0, a warning with a
+    # saving of 0.0 "measured"; pairs on both sides of 1 decide nothing
+    undecided = only(d212.check(profiled(1.0, (0.6, 1.1))), "D212")
+    assert undecided.saving_basis == "estimated" and undecided.saving == 0.0
+    assert "pairs disagreed (0.60x-1.10x" in undecided.saving_how
+    assert "undecided" in undecided.saving_how
+    # the benchmark's per-op cost still gives an estimate; the copy's disagreement is said
+    estimated = only(d212.check(profiled(1.0, (0.6, 1.1), op_overhead_s=2e-5)), "D212")
+    assert estimated.saving_basis == "estimated" and estimated.saving > 0.05
+    assert estimated.severity == "warning" and "undecided" in estimated.saving_how
+    # every pair found it costly: measured, a warning with its cost
+    costly = only(d212.check(profiled(0.6, (0.55, 0.7))), "D212")
+    assert costly.saving_basis == "measured" and costly.saving > 0.3
+    assert costly.severity == "warning"
+    # every pair found it free: measured at no cost, so not a warning
+    free = only(d212.check(profiled(1.02, (1.0, 1.05))), "D212")
+    assert free.saving_basis == "measured" and free.saving == 0.0 and free.severity == "info"

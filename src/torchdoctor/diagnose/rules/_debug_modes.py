@@ -53,7 +53,7 @@ def measured_on_copy(
     zero_grad, making the batch), at most MAX_GIVEN_BACK of it. --try profiler_off measured
     d212's gain at 43% of CPU time where forward, backward and optimizer alone gave 16%."""
     measured = fastest(run, whatif)
-    if measured is None:
+    if measured is None or undecided_on_copy(run, whatif):
         return None
     with_optimizer = "optimizer" in measured.unit  # the clone's step was timed too
     phases = ("forward", "backward", "optimizer") if with_optimizer else ("forward", "backward")
@@ -75,3 +75,20 @@ def measured_on_copy(
         f"of the step; {rest})."
     )
     return saving, sentence, how(measured, measured.unit)
+
+
+def undecided_on_copy(run: RunObservation, whatif: str) -> str:
+    """Why the what-if `whatif`, timed in back-to-back pairs of blocks, decided nothing (its
+    pairs' ratios on both sides of 1: one pair found the mode costly, another found it free, as
+    another process's load on a busy machine can make them), or "" (decided, or not timed in
+    pairs). A median of undecided pairs can land on 1.0 and state a cost of 0."""
+    measured = fastest(run, whatif)
+    if measured is None or measured.pair_ratios is None:
+        return ""
+    low, high = measured.pair_ratios
+    if low < 1 <= high:
+        return (
+            f"timed on a copy, on and off in pairs, the pairs disagreed ({low:.2f}x-{high:.2f}x "
+            "the time without it): undecided"
+        )
+    return ""

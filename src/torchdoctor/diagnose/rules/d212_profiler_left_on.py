@@ -7,7 +7,9 @@ not count). Its cost is measured: after the run, forward and backward of a copy 
 its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
 program's options and without one (blocks of calls, alternated); the saving is the share of the
 step those phases and the loop's other ops (loss, zero_grad: the profiler records every op)
-took times the measured gain. Without that measurement, a small forward+backward timed with the profiler on (at
+took times the measured gain. The pairs must agree: when one pair finds the profiler costly and
+another finds it free (another process's load on a busy machine), the copy decided nothing and the
+finding says so. Measured free in every pair: info, not a warning. Without that measurement, a small forward+backward timed with the profiler on (at
 a warm-up step end) and before the program started gives an extra time per op, times the ops of
 a step: an estimate, at most nine tenths of the step outside data loading. While it records, the
 per-op overhead rules (D202, D203) are not judged: its own cost per op would be taken for the
@@ -51,6 +53,7 @@ from torchdoctor.diagnose.rules._debug_modes import (
     PER_OP_RULES_SILENT,
     measured_on_copy,
     mode_cost_share,
+    undecided_on_copy,
 )
 
 CODE = "D212"
@@ -72,6 +75,9 @@ def check(run: RunObservation) -> list[Finding]:
     saving, how = 0.0, "not measured (no copy of the model to time, no op count or benchmark)"
     measured = measured_on_copy(run, profile, "profiler", "the profiler", loop_ops=True)
     cost = mode_cost_share(run, profile, habits.profiler_op_overhead_s)
+    undecided = undecided_on_copy(run, "profiler")
+    if undecided:
+        how = f"not measured ({undecided})"
     if measured is not None:  # a copy's forward and backward timed with and without it
         saving, sentence, how = measured
         evidence.append(sentence)
@@ -86,13 +92,16 @@ def check(run: RunObservation) -> list[Finding]:
         how = (
             "estimate: extra time per op with the profiler on (measured on a benchmark, on and "
             "off) x ops per step, at most 90% of the step outside data loading"
+            + (f"; on a copy, {undecided}" if undecided else "")
         )
     evidence.append(PER_OP_RULES_SILENT)
     return [
         Finding(
             id=CODE,
             title=TITLE,
-            severity="warning",  # a debugging tool has no place in a full training run
+            # a debugging tool has no place in a full training run, unless it was timed and
+            # measured free: then it is worth knowing, not a warning with a cost of 0
+            severity="info" if basis == "measured" and saving <= 0 else "warning",
             saving=saving,
             evidence=evidence,
             fix="schedule = torch.profiler.schedule(wait=10, warmup=2, active=3, repeat=1)\n"

@@ -115,9 +115,8 @@ def measure_profiler(
         a = _block(work, device, calls, settings if first_on else None)
         b = _block(work, device, calls, None if first_on else settings)
         pairs.append((a, b) if first_on else (b, a))
-    ratio = statistics.median(
-        statistics.median(off) / max(statistics.median(on), 1e-12) for on, off in pairs
-    )
+    ratios = [statistics.median(off) / max(statistics.median(on), 1e-12) for on, off in pairs]
+    ratio = statistics.median(ratios)
     as_run_s = statistics.median([t for on, _ in pairs for t in on])
     named = ", ".join(f"{name}=True" for name in sorted(settings) if name != "activities")
     return [
@@ -129,6 +128,7 @@ def measure_profiler(
             repeats=sum(len(on) for on, _ in pairs),
             setting="no torch.profiler.profile" + (f" (as run: {named})" if named else ""),
             clock=clock_name(compute_clock(device)),
+            pair_ratios=(min(ratios), max(ratios)),
         )
     ]
 
