@@ -12,6 +12,7 @@ from torchdoctor.diagnose.distributed_merge import (
     write_rank_observation,
 )
 from torchdoctor.diagnose.observations import RunObservation, StepObservation
+from torchdoctor.diagnose.rules import d604_straggler_rank as d604
 
 
 def run_with_steps(step_s: float, batch: int, status: str = "stopped") -> RunObservation:
@@ -58,3 +59,29 @@ def test_collect_waits_for_a_slow_rank_and_reports_its_crash(tmp_path):
     assert rank_file(tmp_path, 1).is_file() and ranks[1] is not None
     merged = merge_rank_observations(run_with_steps(0.1, 8), ranks)
     assert merged.status == "crashed" and merged.error == "rank 1: RuntimeError: CUDA out of memory"
+
+
+def ranks_with_walls(tmp_path, *walls: list[float]) -> RunObservation:
+    """Rank r's steps took walls[r] (no communication timed); merged on rank 0."""
+    for rank, rank_walls in enumerate(walls):
+        steps = [
+            StepObservation(index=i, wall_s=w, phases={"other": w}, batch_size=32)
+            for i, w in enumerate(rank_walls)
+        ]
+        write_rank_observation(RunObservation("train.py", steps=steps), tmp_path, rank)
+    main = RunObservation("train.py")
+    return merge_rank_observations(main, collect_rank_observations(tmp_path, len(walls), 1))
+
+
+def test_d604_decides_a_straggler_step_by_step_not_on_a_margin_load_moves(tmp_path):
+    # a busy machine: every step of both ranks slowed alike by 0-40 ms, rank 1 8 ms busier each
+    load = [0.040 * ((7 * i) % 10) / 10 for i in range(12)]
+    fast = [0.100 + extra for extra in load]
+    straggler = ranks_with_walls(tmp_path / "a", fast, [w + 0.008 for w in fast])
+    assert straggler.distributed.per_rank_slower_share == [0.0, 1.0]
+    assert d604.check(straggler)[0].details["rank"] == 1  # 6% longer: under the old 10% margin
+    # no straggler: the load stalled rank 1 in every other step (its median 45% longer), and
+    # it was faster in the others: busier in half the steps
+    noisy = ranks_with_walls(tmp_path / "b", [0.100] * 12, [0.090, 0.200] * 6)
+    assert noisy.distributed.per_rank_slower_share == [0.5, 0.5]
+    assert d604.check(noisy) == []

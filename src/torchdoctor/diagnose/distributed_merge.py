@@ -63,6 +63,28 @@ def _median_batch(run: dict) -> int | None:
     return int(statistics.median(sizes)) if sizes else None
 
 
+def _slower_shares(ranks: list[dict], comm_s: list) -> list[float]:
+    """Per rank: the share of the steps every rank measured (paired by index) in which its busy
+    time (step minus its mean communication) exceeded the median of the other ranks'."""
+    busy = [
+        {
+            step["index"]: step["wall_s"] - (comm or 0.0)
+            for step in run.get("steps", [])
+            if step.get("index") is not None
+        }
+        for run, comm in zip(ranks, comm_s)
+    ]
+    common = set.intersection(*(set(steps) for steps in busy))
+    if not common:
+        return []
+    shares = []
+    for rank, own in enumerate(busy):
+        others = [steps for other, steps in enumerate(busy) if other != rank]
+        slower = sum(1 for i in common if own[i] > statistics.median(steps[i] for steps in others))
+        shares.append(slower / len(common))
+    return shares
+
+
 def merge_rank_observations(main: RunObservation, ranks: list[dict | None]) -> RunObservation:
     """Rank 0's observation, with the per-rank facts of all ranks (`ranks[r]` is rank r's dict)."""
     world_size = len(ranks)
@@ -85,6 +107,8 @@ def merge_rank_observations(main: RunObservation, ranks: list[dict | None]) -> R
     comm_s = [(run.get("distributed") or {}).get("comm_s_per_step") for run in reported]
     if not missing and all(value is not None for value in comm_s):
         main.distributed.per_rank_comm_s = comm_s
+    if not missing and all(value is not None for value in step_s):
+        main.distributed.per_rank_slower_share = _slower_shares(reported, comm_s)
     for rank, run in enumerate(ranks):
         if (
             run is not None

@@ -202,6 +202,11 @@ class IOObservation:
     # where the print and logging calls of the measured steps were made (`locations` also has
     # the torch.save calls): the line profile's time on those lines includes building the message
     write_locations: list[str] = field(default_factory=list)
+    # the same seconds per step with each step that wrote at the median of those steps (count
+    # of such steps kept): one write that another process stalled on a busy machine, in a
+    # program that writes every few steps, does not make writing look costly (D701, D702)
+    save_s_per_step_typical: float = 0.0
+    write_s_per_step_typical: float = 0.0  # print, logging and tensor formatting together
 
 
 @dataclass
@@ -376,6 +381,10 @@ class DistributedObservation:
     # comm_s_per_step of each rank (merged from --rank-dir): a fast rank's step looks as slow as
     # the straggler's because it waits in the all-reduce; step minus communication tells them apart
     per_rank_comm_s: list[float] = field(default_factory=list)
+    # per rank: the share of the steps (paired by step index across ranks) in which it was busier
+    # (step minus its communication) than the median of the other ranks: a straggler is slower in
+    # nearly every step, noise makes one rank slower in about half of them (D604)
+    per_rank_slower_share: list[float] = field(default_factory=list)
 
 
 @dataclass

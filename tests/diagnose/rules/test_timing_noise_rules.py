@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from rule_builders import evidence_text, good_cpu_run, only
 
-from torchdoctor.diagnose.observations import EvaluationObservation, WhatIfTiming
+from torchdoctor.diagnose.observations import (
+    EvaluationObservation,
+    IOObservation,
+    LineStat,
+    WhatIfTiming,
+)
+from torchdoctor.diagnose.probes.io import typical_per_step
 from torchdoctor.diagnose.rules import d212_profiler_left_on as d212
 from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
 from torchdoctor.diagnose.rules import d504_step_time_growth as d504
+from torchdoctor.diagnose.rules import d701_checkpoint_in_step as d701
+from torchdoctor.diagnose.rules import d702_logging_in_step as d702
+from torchdoctor.diagnose.rules import d801_hot_user_line as d801
 from torchdoctor.diagnose.rules._growth import kendall_z, theil_sen
+from torchdoctor.diagnose.steps import StepRecord
 
 
 def cpu_timed(times: list[float], read: list[int] | None = None, wall=None):
@@ -114,3 +124,89 @@ def test_d212_states_no_cost_of_zero_from_pairs_that_disagreed():
     # every pair found it free: measured at no cost, so not a warning
     free = only(d212.check(profiled(1.02, (1.0, 1.05))), "D212")
     assert free.saving_basis == "measured" and free.saving == 0.0 and free.severity == "info"
+
+
+def writing(counter: str, seconds: list[float]):
+    """A run that wrote (`counter`: "save_s" or "print_s") in some steps, `seconds` per step as
+    the step tracker recorded them, the steps' wall time including the writes; its IO
+    observation as the probe builds it."""
+    run = good_cpu_run()
+    from rule_builders import make_steps
+
+    run.steps = make_steps(
+        n=len(seconds), data=0.0005, forward=0.004, backward=0.008, optimizer=0.001, other=0.0002
+    )
+    records = []
+    for i, (step, spent) in enumerate(zip(run.steps, seconds)):
+        step.wall_s += spent
+        step.phases["other"] += spent
+        counters = {counter: spent, counter[:-2] + "s": 1.0} if spent else {}
+        records.append(StepRecord(i, 0.0, 0.0, step.wall_s, step.phases, 64, 1, counters))
+    mean = sum(seconds) / len(seconds)
+    calls = sum(1 for spent in seconds if spent)
+    typical = typical_per_step(records, (counter,))
+    if counter == "save_s":
+        run.io = IOObservation(
+            saves_in_steps=calls, save_s_per_step=mean, save_s_per_step_typical=typical
+        )
+    else:
+        run.io = IOObservation(
+            prints_per_step=calls / len(seconds),
+            print_s_per_step=mean,
+            write_s_per_step_typical=typical,
+            write_locations=["train.py:40"],
+        )
+    return run
+
+
+def test_d701_d702_not_from_one_write_another_process_stalled():
+    # a checkpoint / a log line every 4 steps, 0.1 ms each: well under 2% of a 13.7 ms step
+    every_4 = [0.0001 if i % 4 == 3 else 0.0 for i in range(24)]
+    stalled = list(every_4)
+    stalled[11] = 0.060  # one write waited 60 ms for the CPU (a busy machine)
+    for rule, counter in ((d701, "save_s"), (d702, "print_s")):
+        assert rule.check(writing(counter, every_4)) == []
+        assert rule.check(writing(counter, stalled)) == [], rule.CODE
+    # a write that costs in every step it is made still does (20 ms every other step)
+    costly = [0.020 if i % 2 else 0.0 for i in range(24)]
+    costly[5] = 0.080
+    assert only(d701.check(writing("save_s", costly)), "D701").details["save_share"] > 0.3
+    assert only(d702.check(writing("print_s", costly)), "D702").details["print_share"] > 0.3
+
+
+def test_typical_per_step_keeps_the_count_and_drops_one_stall():
+    records = [StepRecord(i, 0.0, 0.0, 0.01, {}, 64, 1, {}) for i in range(8)]
+    for i, spent in ((1, 0.001), (4, 0.001), (7, 0.5)):
+        records[i].counters = {"print_s": spent}
+    assert typical_per_step(records, ("print_s",)) == 0.001 * 3 / 8
+    assert typical_per_step(records, ("save_s",)) == 0.0
+
+
+def hot_json_line(samples: int, share: float):
+    """A run whose line profile puts `share` of the step, `samples` samples, on a json.dump line
+    outside the model (recognised work: file I/O)."""
+    run = good_cpu_run()
+    run.steps = [
+        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": 0.006}})
+        for step in run.steps
+    ]
+    for step in run.steps:
+        step.wall_s = sum(step.phases.values())
+    run.lines.samples = 400
+    run.lines.seconds_per_sample = 0.003
+    run.lines.lines = [
+        LineStat(
+            "train.py:70", "other", samples=samples, self_samples=samples, share=share,
+            self_share=share, code="json.dump(metrics, f)", callees=["json.dump"],
+        )
+    ]  # fmt: skip
+    return run
+
+
+def test_d801_warns_on_a_share_its_samples_can_carry():
+    # round 6: a 30% line from 5 samples was a warning (one stall on a busy machine is 5
+    # samples); two standard deviations of 5 samples are 89% of them
+    few = only(d801.check(hot_json_line(5, 0.3)), "D801")
+    assert few.severity == "info" and few.details["samples"] == 5
+    many = only(d801.check(hot_json_line(120, 0.3)), "D801")  # the same share, sampled well
+    assert many.severity == "warning"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -113,7 +114,20 @@ class IOProbe(Probe):
             log_s_per_step=per_step(measured, "log_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
             write_locations=sorted(self.writes, key=lambda k: -self.locations.get(k, 0))[:10],
+            save_s_per_step_typical=typical_per_step(measured, ("save_s",)),
+            write_s_per_step_typical=typical_per_step(measured, ("print_s", "log_s", "format_s")),
         )
+
+
+def typical_per_step(measured, counters: tuple[str, ...]) -> float:
+    """Seconds per step in `counters` (summed) with every step that had some at the median of
+    those steps (the lower middle one: of two, a stalled one is not averaged in): as many such
+    steps as there were, each at its typical cost."""
+    seconds = [sum(r.counters.get(c, 0.0) for c in counters) for r in measured]
+    spent = sorted(s for s in seconds if s > 0)
+    if not spent:
+        return 0.0
+    return statistics.median_low(spent) * len(spent) / len(measured)
 
 
 def _log_caller() -> str:

@@ -203,3 +203,10 @@ def new_iterator_per_batch(loader: LoaderObservation) -> bool:
         loader.dataset_len / loader.batch_size if loader.dataset_len and loader.batch_size else None
     )
     return per_iterator <= 2 and (per_epoch is None or per_epoch > 2 * per_iterator)
+
+
+def typical(mean_per_step: float, typical_per_step: float) -> float:
+    """A probe's seconds per step with the steps that had some each at their median (one call
+    another process stalled on a busy machine counted as a typical one), else the mean (an
+    observation recorded without it)."""
+    return min(mean_per_step, typical_per_step) if typical_per_step > 0 else mean_per_step

@@ -10,10 +10,13 @@ hold for code written in any style.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
+from torchdoctor.diagnose.findings import Severity
 from torchdoctor.diagnose.observations import LineStat, RunObservation
+from torchdoctor.diagnose.rules._common import severity_for
 
 # Phases whose time a user line can own. Forward/backward/optimizer are the model's compute; data
 # and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
@@ -206,6 +209,21 @@ class HotLine:
     share: float  # of the mean step: self time, or the whole call for a call site
     call_site: bool  # the time is spread over the lines of a function the line calls
     inner: tuple[LineStat, ...] = ()  # a call site's hottest inner lines
+
+
+def samples_of(hot: HotLine) -> int:
+    """The samples a hot spot's share stands on: the call's, or its lines' own."""
+    if hot.call_site:
+        return hot.line.samples
+    return hot.line.self_samples + sum(inner.self_samples for inner in hot.inner)
+
+
+def sampled_severity(saving: float, samples: int) -> Severity:
+    """A sampled line's severity from its saving less two standard deviations of a count of
+    `samples` (Poisson, about 2 x its square root; a lower bound 19 times in 20): a few samples'
+    share is mostly chance (one stalled write holding the thread on a busy machine), so a
+    warning needs enough of them (at 5 samples, 89% less; at 100, 20% less)."""
+    return severity_for(saving * max(0.0, 1 - 2 / math.sqrt(samples)) if samples > 0 else 0.0)
 
 
 def _loop_hot_spots(lines: list[LineStat], min_share: float) -> list[HotLine]:

@@ -5,7 +5,8 @@ Flags a line of the program that, during the measured steps, spends 3% or more o
 a whole model: `copy.deepcopy(model)`, `copy.deepcopy(model.state_dict())`,
 `ema.load_state_dict(model.state_dict())`, a `state_dict()` cloned tensor by tensor. It is seen by
 the line profile: the line was sampled inside `copy.deepcopy` of parameters, or inside
-`Module.state_dict` / `load_state_dict`.
+`Module.state_dict` / `load_state_dict`. A warning needs its saving less two standard deviations
+of the copying lines' sample count to reach 10%: a share from a few samples is mostly chance.
 
 ## Why is this bad
 A deep copy allocates and copies every parameter and buffer, walks the module tree in Python, and
@@ -41,8 +42,8 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, pct, secs, severity_for, step_profile
-from torchdoctor.diagnose.rules._lines import KINDS, hot_lines
+from torchdoctor.diagnose.rules._common import clamp, pct, secs, step_profile
+from torchdoctor.diagnose.rules._lines import KINDS, hot_lines, sampled_severity, samples_of
 
 CODE = "D215"
 TITLE = "The whole model is copied in every step (EMA or best model kept by a deep copy)"
@@ -69,7 +70,7 @@ def check(run: RunObservation) -> list[Finding]:
         Finding(
             id=CODE,
             title=TITLE,
-            severity=severity_for(saving),
+            severity=sampled_severity(saving, sum(samples_of(h) for h in copies)),
             saving=saving,
             evidence=evidence,
             fix=KINDS["model_copy"].fix,

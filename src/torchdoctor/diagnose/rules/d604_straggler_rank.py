@@ -3,7 +3,11 @@
 ## What it does
 Compares the ranks of a multi-process run (`torchrun ... diagnose --rank-dir DIR`): each rank's
 median step time minus its gradient communication time is the time it was busy with its own
-work. A rank busy at least 10% (and 1 ms) longer than the median rank is a straggler.
+work. A rank is a straggler when it was busier than the other ranks in at least 80% of the steps
+(paired step by step: noise makes one rank busier in about half of them) and at least 5% longer
+than the other ranks' median (and 1 ms longer than the median rank); when the steps could not be paired, busy at least 10% longer.
+A busy machine inflates every rank's step alike, so a fixed extra time per step is not judged
+against a relative margin it can sit near.
 
 ## Why is this bad
 DDP all-reduces gradients every step, and an all-reduce ends only when the slowest rank joins.
@@ -44,6 +48,11 @@ CODE = "D604"
 TITLE = "A straggler rank: the other ranks wait for it in every all-reduce"
 MARGIN = 0.10  # busy this much longer than the median rank: a straggler, not noise
 MIN_EXCESS_S = 1e-3
+# with per-step pairs: busier than the other ranks in this share of the steps (noise: about
+# half), and at least MIN_SHARE longer than the median rank. A busy machine inflates every
+# rank's step alike, so a fixed extra time per step sat near a relative margin (CI, round 6)
+CONSISTENT = 0.8
+MIN_SHARE = 0.05
 
 
 def busy_seconds(run: RunObservation) -> list[float] | None:
@@ -57,6 +66,16 @@ def busy_seconds(run: RunObservation) -> list[float] | None:
     return [max(0.0, step - c) for step, c in zip(dist.per_rank_step_s, comm)]
 
 
+def _straggles(run: RunObservation, slow: int, busy: list[float], others_s: float) -> bool:
+    """The slowest rank is a straggler, not noise: busier in nearly every step (a count) and
+    MIN_SHARE longer than the other ranks' median, when the steps were paired across ranks;
+    else busy MARGIN longer than the median rank."""
+    shares = run.distributed.per_rank_slower_share if run.distributed else []
+    if len(shares) == len(busy):
+        return shares[slow] >= CONSISTENT and busy[slow] >= others_s * (1 + MIN_SHARE)
+    return busy[slow] > median(busy) * (1 + MARGIN)
+
+
 def check(run: RunObservation) -> list[Finding]:
     busy = busy_seconds(run)
     if busy is None:
@@ -65,7 +84,7 @@ def check(run: RunObservation) -> list[Finding]:
     typical = median(busy)
     others = median([b for rank, b in enumerate(busy) if rank != slow])
     excess = busy[slow] - others
-    if busy[slow] <= typical * (1 + MARGIN) or busy[slow] - typical < MIN_EXCESS_S:
+    if busy[slow] - typical < MIN_EXCESS_S or not _straggles(run, slow, busy, others):
         return []
     step_s = max(run.distributed.per_rank_step_s)
     saving = clamp(excess / step_s) if step_s > 0 else 0.0
@@ -76,6 +95,11 @@ def check(run: RunObservation) -> list[Finding]:
         + ", ".join(f"rank {rank}: {secs(b)}" for rank, b in enumerate(busy))
         + ".",
     ]
+    shares = run.distributed.per_rank_slower_share if run.distributed else []
+    if len(shares) == len(busy):
+        evidence.append(
+            f"Rank {slow} was the busier in {pct(shares[slow])} of the steps, step by step."
+        )
     if not run.distributed.per_rank_comm_s:
         evidence.append("Communication was not timed: the step times themselves differ.")
     return [

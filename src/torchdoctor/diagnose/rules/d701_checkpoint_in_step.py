@@ -2,7 +2,8 @@
 
 ## What it does
 Flags `torch.save` calls made during measured training steps when they take 2% or more of the
-mean step time.
+mean step time; a save another process stalled on a busy machine counts at the typical save's
+time (the median of the steps that saved).
 
 ## Why is this bad
 Serialising the model (and optimizer state) and writing it to disk blocks training for as long as
@@ -48,6 +49,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     step_profile,
     steps_per_epoch,
+    typical,
 )
 
 CODE = "D701"
@@ -68,31 +70,34 @@ def check(run: RunObservation) -> list[Finding]:
     io = run.io
     if profile is None or io.saves_in_steps <= 0:
         return []
-    # the save time is a mean over every measured step: so is the step it is compared with
-    step_s, steps = mean_step_s(run), len(measured_steps(run))
-    share = clamp(io.save_s_per_step / step_s)
+    # the save time is a mean over every measured step: so is the step it is compared with. A
+    # save another process stalled (a busy machine) counts at the typical save's time, in both
+    save_per_step = typical(io.save_s_per_step, io.save_s_per_step_typical)
+    step_s = mean_step_s(run) - (io.save_s_per_step - save_per_step)
+    steps = len(measured_steps(run))
+    share = clamp(save_per_step / step_s)
     if share < MIN_SHARE:
         return []
     saves_per_step = io.saves_in_steps / steps
-    save_s = io.save_s_per_step / saves_per_step if saves_per_step else io.save_s_per_step
-    train_s = max(step_s - io.save_s_per_step, 1e-9)  # the step without saving
+    save_s = save_per_step / saves_per_step if saves_per_step else save_per_step
+    train_s = max(step_s - save_per_step, 1e-9)  # the step without saving
     per_epoch = steps_per_epoch(run)
     every = _interval(save_s, train_s, per_epoch)
     # what saving every `every` steps still costs per step; the rest is given back
-    kept_s = min(io.save_s_per_step, save_s / every)
-    saving = clamp((io.save_s_per_step - kept_s) / step_s)
+    kept_s = min(save_per_step, save_s / every)
+    saving = clamp((save_per_step - kept_s) / step_s)
     if saving <= 0:
         return []  # already saved that rarely
     once = "once per epoch" if per_epoch and every == per_epoch else f"every {every} steps"
     evidence = [
         f"{io.saves_in_steps} torch.save call(s) in {steps} measured steps took "
-        f"{secs(io.save_s_per_step)} per step: {pct(share)} of the step.",
+        f"{secs(save_per_step)} per step: {pct(share)} of the step.",
         f"One save takes about {secs(save_s)}; saving {once} would cost "
         f"{pct(kept_s / step_s)} of the step.",
     ]
     if per_epoch is not None:
         evidence.append(
-            f"Over an epoch of {per_epoch} steps: {secs(io.save_s_per_step * per_epoch)} in "
+            f"Over an epoch of {per_epoch} steps: {secs(save_per_step * per_epoch)} in "
             f"torch.save as run, {secs(kept_s * per_epoch)} saving {once}."
         )
     if io.locations:
@@ -105,7 +110,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             saving_basis="measured",
             saving_how=(
-                f"the torch.save time measured inside the steps ({secs(io.save_s_per_step)} per "
+                f"the torch.save time measured inside the steps ({secs(save_per_step)} per "
                 f"step), less what saving {once} keeps"
             ),
             evidence=evidence,

@@ -3,7 +3,8 @@
 ## What it does
 Flags `print` calls and records emitted through `logging` during measured training steps when
 writing them, plus turning tensors into text for them (`Tensor.__repr__`/`__format__`, which an
-f-string runs before `print` is called), takes 2% or more of the mean step time. Logging already throttled to fewer than one print every two steps
+f-string runs before `print` is called), takes 2% or more of the mean step time; a write another process stalled on a busy machine counts
+at the typical write's time (the median of the steps that wrote). Logging already throttled to fewer than one print every two steps
 is flagged only when printing every 10th step would still save 2% of the step.
 
 ## Why is this bad
@@ -49,6 +50,7 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     step_profile,
     steps_per_epoch,
+    typical,
 )
 
 CODE = "D702"
@@ -67,9 +69,13 @@ def check(run: RunObservation) -> list[Finding]:
     writes = io.prints_per_step + io.log_records_per_step
     if profile is None or writes <= 0:
         return []
-    print_s = io.print_s_per_step + io.log_s_per_step + io.tensor_format_s_per_step
-    step_s = mean_step_s(run)  # the probes' means and the line shares count every step
+    mean_s = io.print_s_per_step + io.log_s_per_step + io.tensor_format_s_per_step
+    # a write another process stalled (a busy machine) counts at the typical write's time, in
+    # the step and in the line profile alike (its samples sit on the same lines)
+    print_s = typical(mean_s, io.write_s_per_step_typical)
+    step_s = mean_step_s(run) - (mean_s - print_s)  # the probes' means count every step
     timed_share = clamp(print_s / step_s)
+    stalled = print_s / mean_s if mean_s > 0 else 1.0
     # the lines of the calls, sampled: building the message too (the ops in an f-string's
     # braces), which writing every LOG_EVERY-th step also saves; never over the "other" phase
     sampled = sum(
@@ -77,7 +83,7 @@ def check(run: RunObservation) -> list[Finding]:
         for line in run.lines.lines
         if line.phase == "other" and line.location in io.write_locations
     )
-    share = max(timed_share, min(sampled, profile.share("other")))
+    share = max(timed_share, min(sampled * stalled, profile.share("other")))
     if share < MIN_SHARE:
         return []
     # writing once every LOG_EVERY steps keeps 1 / (LOG_EVERY * writes per step) of the cost

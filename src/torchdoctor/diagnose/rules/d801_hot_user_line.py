@@ -16,6 +16,9 @@ A line that steps a reinforcement-learning environment (gymnasium, gym, PettingZ
 dm_control) is the program's own work, not overhead: it is not flagged.
 
 Thresholds: 5% of the step for a recognised kind, 15% for a line whose work is not recognised.
+A warning needs its saving less two standard deviations of its sample count (a count of n samples
+varies by about the square root of n) to reach a warning's 10%: a share from 5 samples is mostly
+chance (one stalled write holding the thread on a busy machine), and is info.
 
 ## Why is this bad
 Time outside the model is time the accelerator waits and the model does not learn. A line that
@@ -61,10 +64,15 @@ from torchdoctor.diagnose.rules._common import (
     measured_steps,
     pct,
     secs,
-    severity_for,
     step_profile,
 )
-from torchdoctor.diagnose.rules._lines import HotLine, hot_lines, repeated_model_calls
+from torchdoctor.diagnose.rules._lines import (
+    HotLine,
+    hot_lines,
+    repeated_model_calls,
+    sampled_severity,
+    samples_of,
+)
 
 CODE = "D801"
 TITLE = "A line of the program's own code takes a large share of every step"
@@ -104,8 +112,7 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
     # the line's sampled share, never more than its phase could give back (sampling noise)
     cap = MAX_GIVEN_BACK * _phase_share(run, profile, line.phase)
     saving = min(clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share), cap)
-    samples = line.samples if hot.call_site else line.self_samples
-    samples += sum(inner.self_samples for inner in hot.inner if not hot.call_site)
+    samples = samples_of(hot)
     where = "evaluation" if line.phase == "evaluation" else "the step"
     evidence = [
         f"{line.location} (in {line.function}) took {pct(hot.share)} of the step "
@@ -136,7 +143,7 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
     return Finding(
         id=CODE,
         title=f"{line.location} takes {pct(hot.share)} of every step: it {kind.what}",
-        severity=severity_for(saving),
+        severity=sampled_severity(saving, samples),
         saving=saving,
         evidence=evidence,
         fix=kind.fix,
