@@ -184,6 +184,10 @@ class EvaluationObservation:
     # evaluation what-ifs time a copy's forward on a batch of this size, since a fix's gain
     # depends on it (float32 made a 512-row forward 0.37x, a 128-row one 0.54x)
     batch_size: int | None = None
+    # ... of which a model that never trained ran without autograd before its step's backward, on
+    # a batch of the training forward's size: a frozen teacher (distillation) or a target
+    # network whose outputs the step's loss uses, not validation (D304)
+    beside_training: int = 0
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Rules for habits that cost time, each on a real script with the habit planted: a second
 backward through a retained graph (D214), activation checkpointing with memory to spare (D213),
-validation after every step (D304), the program's torch.profiler left on (D212)."""
+validation after every step (D304, and a distillation teacher's forwards that are not validation),
+the program's torch.profiler left on (D212)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ def test_validation_after_every_step_is_d304_with_its_measured_share():
     assert report.findings[0].id == "D304" and d304.saving_basis == "measured"
     assert d304.details["frequency"] == 1.0 and d304.details["share"] > 0.25
     assert "d304_eval_every_step.py:" in " ".join(d304.evidence)  # the evaluation's top line
+    assert report.run.evaluation.beside_training == 0  # the trained model validated: not a teacher
+
+
+def test_a_frozen_teachers_forward_in_every_step_is_not_validation():
+    # round 6: a teacher wider than its student took over a quarter of the run in eval-mode
+    # no_grad forwards, and D304 called them validation at any load. Its forwards are decided
+    # by their place in the step (before the backward, at the training batch's size, a model
+    # that never trains), a count, not by their share of the time
+    report = diagnose("clean_distillation_wide_teacher")
+    evaluation = report.run.evaluation
+    assert evaluation.forwards >= 8 and evaluation.beside_training == evaluation.forwards
+    assert "D304" not in [f.id for f in report.findings], report.findings
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -284,6 +284,33 @@ class ForwardProbe(Probe):
         ]
         sizes = sorted(f.batch_size for f in forwards if f.batch_size)
         evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
+        # over every step kept, warm-up too: `forwards` counts those
+        evaluation.beside_training = _beside_training(self.tracker.steps, self.tracker.origin)
+
+
+def _beside_training(steps, origin: float) -> int:
+    """Evaluation forwards of a model that never trained, without autograd, before their step's
+    first backward, at a training forward's batch size: a frozen teacher's soft targets or a
+    target network's values, which the step's loss uses (the forward's output has no grad_fn
+    to tell it by: this is its place in the step)."""
+    trained = {f.module_id for record in steps for f in record.training_forwards}
+    count = 0
+    for record in steps:
+        backward = [start for phase, start, _ in record.spans if phase == "backward"]
+        if not backward or not record.eval_forwards:
+            continue
+        first_backward = origin + min(backward)
+        batches = {f.batch_size for f in record.training_forwards}
+        count += sum(
+            1
+            for f in record.eval_forwards
+            if f.module_id not in trained
+            and not f.grad_enabled
+            and f.t1 is not None
+            and f.t1 <= first_backward
+            and f.batch_size in batches
+        )
+    return count
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:

@@ -9,6 +9,9 @@ ran about once per training epoch or less (a small data set whose epochs are a f
 full-batch training, where each step is an epoch: a GNN validated on its one graph). It counts
 only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
 evaluation (acting forwards of a reinforcement-learning loop run in train mode and are left out).
+A frozen teacher's eval-mode forward in every step of a distillation loop is not validation: when
+most evaluation forwards are of a model that never trained, run without autograd before their
+step's backward at the training batch's size (the loss uses their outputs), it stays silent.
 
 ## Why is this bad
 A validation pass tells how the model is doing; running it after every step (or every few)
@@ -111,6 +114,8 @@ def check(run: RunObservation) -> list[Finding]:
     steps = measured_steps(run)
     if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
         return []
+    if run.evaluation.beside_training * 2 > run.evaluation.forwards:
+        return []  # mostly a frozen teacher's (or a target network's) forwards the loss uses
     evaluated = [s for s in steps if s.evaluation_s > 0]
     frequency = len(evaluated) / len(steps)
     evaluation_s = sum(s.evaluation_s for s in steps)
