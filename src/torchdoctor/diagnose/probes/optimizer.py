@@ -268,6 +268,7 @@ class OptimizerProbe(Probe):
 
     def _wrap_clip(self, original):
         probe = self
+        session = self.session
 
         def clip(*args, **kwargs):
             if probe.scaled_this_step:
@@ -276,7 +277,19 @@ class OptimizerProbe(Probe):
                     if id(optimizer) not in unscaled:
                         observation.clip_before_unscale += 1
                         break
-            return original(*args, **kwargs)
+            # torch's clipping moves each gradient's norm with `.to(device)` (per gradient
+            # without foreach: 29 a step in a small transformer), never from the host: the
+            # copy probe's wrapper is off while it runs, unless a --try fix rewrites copies
+            lifted = (
+                not session.hooks.tensor_to
+                and not transforming()
+                and session.patcher.lift(torch.Tensor, "to")
+            )
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if lifted:
+                    session.patcher.put_on()
 
         return clip
 
