@@ -23,6 +23,7 @@ from torch.optim.optimizer import (
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.diagnose.probes.transfers import accelerator_available
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
@@ -183,7 +184,8 @@ class OptimizerProbe(Probe):
             # torch's own optimizer, no closure and no hooks of the program's: the only `.item()`
             # reads in its step are its own of CPU step counts, which the sync probe dismisses
             # (two Python calls each: 256 a step for AdamW over 128 parameters). Its wrapper is
-            # off for the step; the post hook puts it back.
+            # off for the step; the post hook puts it back. (A read by another thread of the
+            # program in that moment goes unseen.)
             patcher.lift(torch.Tensor, "item")
         self.step_started = time.perf_counter()
 
@@ -269,6 +271,7 @@ class OptimizerProbe(Probe):
     def _wrap_clip(self, original):
         probe = self
         session = self.session
+        without_accelerator = not accelerator_available()
 
         def clip(*args, **kwargs):
             if probe.scaled_this_step:
@@ -278,10 +281,12 @@ class OptimizerProbe(Probe):
                         observation.clip_before_unscale += 1
                         break
             # torch's clipping moves each gradient's norm with `.to(device)` (per gradient
-            # without foreach: 29 a step in a small transformer), never from the host: the
-            # copy probe's wrapper is off while it runs, unless a --try fix rewrites copies
+            # without foreach: 29 a step in a small transformer). Without an accelerator no
+            # copy is from host to a device, so the copy probe has nothing to record: its
+            # wrapper is off while clipping runs, unless a --try fix rewrites copies
             lifted = (
-                not session.hooks.tensor_to
+                without_accelerator
+                and not session.hooks.tensor_to
                 and not transforming()
                 and session.patcher.lift(torch.Tensor, "to")
             )
