@@ -35,3 +35,25 @@ def test_stacked_patchers_come_back_in_their_order_after_all_patches_off():
         patcher.restore()
     calls.clear()
     assert owner.f() == ["real"] and calls == []
+
+
+def test_a_lifted_patch_comes_back_and_a_newer_patchers_wrapper_is_never_lifted():
+    """Patcher.lift takes one of its patches off for a moment (the optimizer probe lifts the
+    host-read wrapper of `.item()` during torch's own optimizer steps); put_on puts it back."""
+
+    class Owner:
+        def f(self):
+            return "real"
+
+    ours, newer = Patcher(), Patcher()
+    ours.replace(Owner, "f", lambda original: lambda self: "ours")
+    assert ours.lift(Owner, "f") and Owner().f() == "real" and "f" in Owner.__dict__
+    ours.put_on()
+    assert Owner().f() == "ours" and not ours.lifted
+    newer.replace(Owner, "f", lambda original: lambda self: "newer")
+    assert not ours.lift(Owner, "f") and Owner().f() == "newer"  # not ours on top: untouched
+    newer.restore()
+    assert ours.lift(Owner, "f")
+    ours.restore()  # restored while lifted: the original, and nothing left to put back
+    ours.put_on()
+    assert Owner().f() == "real"

@@ -396,6 +396,66 @@ def test_torchs_own_host_reads_are_not_the_programs_but_the_users_are(tmp_path, 
     ], run.sync_sites
 
 
+OPTIMIZER_WITH_PROGRAM_CODE = {
+    "hook": """
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        optimizer.register_step_post_hook(
+            lambda opt, args, kwargs: opt.param_groups[0]["params"][0].sum().item()  # step read
+        )
+    """,
+    "subclass": """
+        class Lion(torch.optim.AdamW):
+            def step(self, closure=None):
+                out = super().step(closure)
+                self.seen = self.param_groups[0]["params"][0].sum().item()  # step read
+                return out
+        optimizer = Lion(model.parameters(), lr=1e-3)
+    """,
+}
+
+
+def test_reads_inside_an_optimizer_step_that_runs_the_programs_code_are_still_recorded(
+    tmp_path, monkeypatch
+):
+    """During the step of one of torch's own optimizers (no closure, no hooks) the `.item()`
+    wrapper is lifted: torch's reads there are dismissed anyway. A step that runs the program's
+    code (a step hook, an optimizer subclass of the program's) keeps it, and it is back after
+    every step: the program's reads there and after the step are counted every step."""
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    for name, optimizer in OPTIMIZER_WITH_PROGRAM_CODE.items():
+        script = tmp_path / f"{name}.py"
+        script.write_text(
+            PRELUDE
+            + "model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))\n"
+            + textwrap.dedent(optimizer)
+            + textwrap.dedent(
+                """
+                x, y = torch.randn(16, 4), torch.randn(16, 1)
+                for step in range(10):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    total = loss.item()                                 # after the step
+                """
+            )
+        )
+        lines = script.read_text().splitlines()
+        expected = [
+            f"{name}.py:{n}"
+            for n, text in enumerate(lines, 1)
+            if "step read" in text or "after the step" in text
+        ]
+        run = diagnose_script(str(script), steps=4, warmup=2).run
+        assert run.status == "stopped", run.error
+        found = {s.location.rsplit("/", 1)[-1]: s.count for s in run.sync_sites}
+        # one read of each per iteration (the subclass's step counts as two steps, both ways)
+        assert sorted(found) == expected and len(set(found.values())) == 1, (name, found)
+        assert "item" not in torch.Tensor.__dict__  # torch's own method again after the run
+
+
 def test_copies_on_a_machine_without_an_accelerator_are_not_host_to_device_time(diagnose_here):
     import pytest
     import torch

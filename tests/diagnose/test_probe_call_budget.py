@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -18,10 +19,13 @@ import torchdoctor
 
 WARM_STEPS = 12  # past warm-up, the sampled step, step 0's counting, the line sampler settling
 COUNTED_STEPS = 24
-# Measured at this change: 112 calls of torchdoctor's code per step (146 at 39d04e6, round 5's
-# code). A new per-step cost must be paid for elsewhere, or this budget raised on purpose.
-BUDGET = 125
+# Measured at this change (round 7): 99 calls of torchdoctor's code per step on the small MLP
+# (113 at da642b0, 146 at 39d04e6) and 124 on the deep AdamW loop with clipping (193 at
+# da642b0). A new per-step cost must be paid for elsewhere, or these budgets raised on purpose.
+BUDGET = 110
+ADAMW_BUDGET = 136
 _OURS = os.path.dirname(torchdoctor.__file__)
+watched: list[bool] = []  # non-empty while a loop runs watched
 
 
 def _small_mlp_loop():
@@ -42,6 +46,28 @@ def _small_mlp_loop():
     return run
 
 
+def _deep_adamw_loop():
+    """16 layers (32 parameters) under AdamW with clipping: torch's step reads each parameter's
+    step count with `.item()` and clipping moves each gradient's norm with `.to()`, which our
+    wrappers saw, two calls each, before they were lifted for torch's own step and clipping.
+    Between them the wrappers are back (the program's own reads and copies are seen)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*(nn.Linear(8, 8) for _ in range(16)))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+
+    def run(steps: int) -> None:
+        for _ in range(steps):
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            assert "to" in torch.Tensor.__dict__ and "item" in torch.Tensor.__dict__ or not watched
+
+    return run
+
+
 def _our_calls(run, steps: int) -> int:
     calls = 0
 
@@ -58,17 +84,24 @@ def _our_calls(run, steps: int) -> int:
     return calls
 
 
-def test_a_watched_steady_step_makes_at_most_the_budgeted_calls_of_our_code():
+@pytest.mark.parametrize(
+    ("loop", "budget"),
+    [(_small_mlp_loop, BUDGET), (_deep_adamw_loop, ADAMW_BUDGET)],
+    ids=["mlp_sgd", "deep_adamw"],
+)
+def test_a_watched_steady_step_makes_at_most_the_budgeted_calls_of_our_code(loop, budget):
     torch.set_num_threads(1)
-    run = _small_mlp_loop()
+    run = loop()
     run(WARM_STEPS)
     plain = _our_calls(run, COUNTED_STEPS)
     assert plain == 0  # the unwatched loop runs none of our code: the count is the probes'
     watch = torchdoctor.watch(warmup=3, whatif=False)
+    watched.append(True)
     with watch:
         run(WARM_STEPS)
-        watched = _our_calls(run, COUNTED_STEPS)
+        calls = _our_calls(run, COUNTED_STEPS)
+    watched.clear()
     assert len(watch.report.run.steps) == WARM_STEPS + COUNTED_STEPS - 3  # every step was seen
-    per_step = watched / COUNTED_STEPS
-    assert per_step <= BUDGET, f"{per_step:.1f} calls of torchdoctor's code per step"
-    assert per_step >= 0.5 * BUDGET  # the probes did run on these steps (a count, not a stub)
+    per_step = calls / COUNTED_STEPS
+    assert per_step <= budget, f"{per_step:.1f} calls of torchdoctor's code per step"
+    assert per_step >= 0.5 * budget  # the probes did run on these steps (a count, not a stub)

@@ -128,6 +128,9 @@ class StepTracker:
         self.steps: list[StepRecord] = []  # the latest ones: at most max_kept + TRIM_BATCH
         self.max_kept = max_kept  # None: keep every step
         self.dropped = 0  # oldest steps forgotten to bound memory (long runs with --steps 0)
+        # index of the step in progress (dropped + len(steps)): an attribute, not a property,
+        # because the probes ask for it several times a step
+        self.index = 0
         self.eval_forwards: list[ForwardRecord] = []
         self.eval_seconds = 0.0
         self.tail_eval_windows: list[tuple[float, float]] = []  # after the last step (close())
@@ -143,24 +146,28 @@ class StepTracker:
 
     # -- events from the probes ---------------------------------------------------------------
     @property
-    def index(self) -> int:
-        """Index of the step in progress."""
-        return self.dropped + len(self.steps)
-
-    @property
     def counters(self) -> dict:
         return self._state.counters
 
+    # push() and pop() run several times a step: _close() is spelled out in both
     def push(self, phase: str) -> None:
-        self._close(self.clock())
-        self.stack.append(phase)
+        now = self.clock()
+        stack = self.stack
+        if now > self._t_last:
+            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
+        self._t_last = now
+        stack.append(phase)
         for listener in self.phase_listeners:
             listener(phase)
 
     def pop(self) -> None:
-        self._close(self.clock())
-        if self.stack:
-            self.stack.pop()
+        now = self.clock()
+        stack = self.stack
+        if now > self._t_last:
+            self._state.intervals.append((stack[-1] if stack else OTHER, self._t_last, now))
+        self._t_last = now
+        if stack:
+            stack.pop()
         if self.phase_listeners:
             current = self.stack[-1] if self.stack else OTHER
             for listener in self.phase_listeners:
@@ -213,6 +220,7 @@ class StepTracker:
             # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
             record.cpu_share = min(1.0, (cpu_now - state.cpu_start) / elapsed)
         self.steps.append(record)
+        self.index += 1
         if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
             del self.steps[:TRIM_BATCH]
             self.dropped += TRIM_BATCH
@@ -232,6 +240,7 @@ class StepTracker:
     def forget_steps(self) -> None:
         self.steps.clear()
         self.dropped = 0
+        self.index = 0
 
     @property
     def unsettled(self) -> StepRecord | None:

@@ -200,6 +200,9 @@ class Patcher:
         self._first_patch = -1  # set at the first patch: newer patchers wrap older ones
         self._handles: list[Any] = []  # hook handles with .remove()
         self._builtins: list[int] = []  # ids of wrappers registered as TorchScript builtins
+        # (id(owner), name) -> (owner, the entry before us, our wrapper): lift() and put_on()
+        self._wrappers: dict[tuple[int, str], tuple[Any, Any, Any]] = {}
+        self.lifted: list[tuple[Any, str]] = []  # patches lifted for a moment (lift())
 
     def original(self, owner: Any, name: str) -> Any:
         return getattr(owner, name)
@@ -220,13 +223,34 @@ class Patcher:
             builtins[id(wrapper)] = op
             self._builtins.append(id(wrapper))
         setattr(owner, name, wrapper)
+        self._wrappers[(id(owner), name)] = (owner, own, wrapper)
         return original
+
+    def lift(self, owner: Any, name: str) -> bool:
+        """Take our patch of `owner.name` off for a moment (put_on() puts it back), when it is
+        the one in place (no newer patcher wrapped it); True if it was taken off."""
+        entry = self._wrappers.get((id(owner), name))
+        if entry is None or owner.__dict__.get(name, _MISSING) is not entry[2]:
+            return False
+        _set_or_delete(owner, name, entry[1])
+        self.lifted.append((owner, name))
+        return True
+
+    def put_on(self) -> None:
+        """Put back every patch lift() took off (unless something replaced it meanwhile)."""
+        while self.lifted:
+            owner, name = self.lifted.pop()
+            _, before, wrapper = self._wrappers[(id(owner), name)]
+            if owner.__dict__.get(name, _MISSING) is before:
+                setattr(owner, name, wrapper)
 
     def keep_handle(self, handle: Any) -> None:
         self._handles.append(handle)
 
     def restore(self) -> None:
         """Undo everything, newest first (so nested patches of one attribute unwind correctly)."""
+        self.lifted.clear()
+        self._wrappers.clear()
         while self._handles:
             self._handles.pop().remove()
         while self._saved:

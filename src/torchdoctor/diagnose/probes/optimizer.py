@@ -23,6 +23,7 @@ from torch.optim.optimizer import (
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.diagnose.probes.transfers import accelerator_available
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
@@ -54,6 +55,9 @@ class OptimizerProbe(Probe):
         self.scaled_this_step = False
         self.unscaled_this_step: set[int] = set()
         self.step_started = 0.0
+        # id(optimizer) -> torch's own optimizer that reads per-parameter CPU step counts with
+        # `.item()` in its step (decided after its first step, from its state)
+        self.reads_own_steps: dict[int, bool] = {}
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -165,13 +169,32 @@ class OptimizerProbe(Probe):
         return owner
 
     def _pre_step(self, optimizer, args, kwargs) -> None:
+        patcher = self.session.patcher
+        if patcher.lifted:  # an earlier step raised before its post hook
+            patcher.put_on()
         self.tracker.push("optimizer")
+        if (
+            self.reads_own_steps.get(id(optimizer))
+            and len(args) <= 1
+            and not kwargs
+            and not optimizer._optimizer_step_pre_hooks
+            and not optimizer._optimizer_step_post_hooks
+            and not transforming()
+        ):
+            # torch's own optimizer, no closure and no hooks of the program's: the only `.item()`
+            # reads in its step are its own of CPU step counts, which the sync probe dismisses
+            # (two Python calls each: 256 a step for AdamW over 128 parameters). Its wrapper is
+            # off for the step; the post hook puts it back. (A read by another thread of the
+            # program in that moment goes unseen.)
+            patcher.lift(torch.Tensor, "item")
         self.step_started = time.perf_counter()
 
     def _post_step(self, optimizer, args, kwargs) -> None:
         self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
             time.perf_counter() - self.step_started
         )
+        if self.session.patcher.lifted:
+            self.session.patcher.put_on()
         self.tracker.pop()
         observation = self._observe(optimizer)
         observation.steps += 1
@@ -179,6 +202,7 @@ class OptimizerProbe(Probe):
             observation.state_bytes = _state_bytes(optimizer)
             observation.param_bytes = _param_bytes(optimizer)
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
+            self.reads_own_steps[id(optimizer)] = _reads_cpu_step_counts(optimizer)
         self._watch_gradients(optimizer, observation)
         self.scaled_this_step = False
         self.unscaled_this_step.clear()
@@ -246,6 +270,8 @@ class OptimizerProbe(Probe):
 
     def _wrap_clip(self, original):
         probe = self
+        session = self.session
+        without_accelerator = not accelerator_available()
 
         def clip(*args, **kwargs):
             if probe.scaled_this_step:
@@ -254,7 +280,21 @@ class OptimizerProbe(Probe):
                     if id(optimizer) not in unscaled:
                         observation.clip_before_unscale += 1
                         break
-            return original(*args, **kwargs)
+            # torch's clipping moves each gradient's norm with `.to(device)` (per gradient
+            # without foreach: 29 a step in a small transformer). Without an accelerator no
+            # copy is from host to a device, so the copy probe has nothing to record: its
+            # wrapper is off while clipping runs, unless a --try fix rewrites copies
+            lifted = (
+                without_accelerator
+                and not session.hooks.tensor_to
+                and not transforming()
+                and session.patcher.lift(torch.Tensor, "to")
+            )
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if lifted:
+                    session.patcher.put_on()
 
         return clip
 
@@ -266,6 +306,19 @@ class OptimizerProbe(Probe):
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
+
+
+def _reads_cpu_step_counts(optimizer) -> bool:
+    """One of torch's optimizers (exactly its class) keeping per-parameter step counts as CPU
+    tensors and neither fused nor capturable: its step reads them on the host with `.item()`."""
+    if not type(optimizer).__module__.startswith("torch.optim."):
+        return False
+    if any(optimizer.defaults.get(flag) for flag in ("fused", "capturable", "differentiable")):
+        return False
+    for state in optimizer.state.values():
+        step = state.get("step") if isinstance(state, dict) else None
+        return isinstance(step, torch.Tensor) and step.is_cpu
+    return False
 
 
 def _first_grad(optimizer):

@@ -27,7 +27,7 @@ def _non_blocking(args: tuple, kwargs: dict) -> bool:
     return any(arg is True for arg in args)  # to(device, dtype, non_blocking) / cuda(dev, nb)
 
 
-def _accelerator_available() -> bool:
+def accelerator_available() -> bool:
     accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6: CUDA, MPS, XPU, ...
     if accelerator is not None:
         return bool(accelerator.is_available())
@@ -39,7 +39,7 @@ class TransferProbe(Probe):
         self.locations: dict[str, int] = {}
         # Without an accelerator no copy is host-to-device: a `.to` at the top level (clipping's
         # per-gradient `.to(device)`, 28 a step in a small transformer) opens no "h2d" phase
-        self.accelerator = _accelerator_available()
+        self.accelerator = accelerator_available()
         for method in ("to", "cuda"):
             patcher.replace(torch.Tensor, method, partial(self._wrap, method))
 
