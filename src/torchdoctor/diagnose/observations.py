@@ -138,6 +138,11 @@ class OptimizerObservation:
     # mean seconds per measured step inside this optimizer's step() (None: not stepped while
     # measuring): its part of the optimizer phase when several optimizers step (rule D210)
     step_s: float | None = None
+    # mean minor page faults per measured step inside this optimizer's step(), read on the
+    # stepping thread (None: not read, no per-thread rusage here): a per-tensor CPU step whose
+    # temporaries' memory went back to the system between steps pays them each step, and its
+    # what-if clone must pay them too (rule D210)
+    step_page_faults: float | None = None
 
 
 @dataclass
@@ -184,6 +189,11 @@ class EvaluationObservation:
     # evaluation what-ifs time a copy's forward on a batch of this size, since a fix's gain
     # depends on it (float32 made a 512-row forward 0.37x, a 128-row one 0.54x)
     batch_size: int | None = None
+    # mean minor page faults of the thread during an autograd-on evaluation forward (None: not
+    # read): the saved activations freed at once can go back to the system and be faulted in
+    # again by the next forward, a cost the fix removes; the evaluation what-if then starts its
+    # copy's forwards from memory handed back too (rule D301)
+    with_grad_page_faults: float | None = None
 
 
 @dataclass
@@ -490,6 +500,9 @@ class WhatIfTiming:
     # (guard.compute_clock: a CPU with one torch thread, where another process's load is not
     # the fix's doing); a rule comparing them with the steps' wall times scales by cpu_share
     clock: str = "wall"
+    # how each timed call began where not as the calls came ("" for those): e.g. from memory
+    # handed back to the system, as the program's calls page-faulted (whatif/allocator.py)
+    started_from: str = ""
 
     @property
     def ratio(self) -> float:

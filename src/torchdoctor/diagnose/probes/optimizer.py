@@ -22,11 +22,18 @@ from torch.optim.optimizer import (
 
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
-from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.diagnose.probes.base import (
+    RUSAGE_THREAD,
+    THREAD_FAULTS,
+    Probe,
+    getrusage,
+    per_step,
+)
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 STEP_TIME = "optimizer_step_s:"  # + id(optimizer): time inside its step(), per step
+STEP_FAULTS = "optimizer_faults:"  # + id(optimizer): minor page faults inside its step()
 
 
 def _tensor_bytes(tensors) -> int:
@@ -54,6 +61,7 @@ class OptimizerProbe(Probe):
         self.scaled_this_step = False
         self.unscaled_this_step: set[int] = set()
         self.step_started = 0.0
+        self.step_faults: int | None = None
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -166,12 +174,17 @@ class OptimizerProbe(Probe):
 
     def _pre_step(self, optimizer, args, kwargs) -> None:
         self.tracker.push("optimizer")
+        # read inline (a C call): the probes' Python calls per step are budgeted
+        self.step_faults = getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
         self.step_started = time.perf_counter()
 
     def _post_step(self, optimizer, args, kwargs) -> None:
         self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
             time.perf_counter() - self.step_started
         )
+        if self.step_faults is not None:
+            faults = getrusage(RUSAGE_THREAD).ru_minflt - self.step_faults
+            self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
         self.tracker.pop()
         observation = self._observe(optimizer)
         observation.steps += 1
@@ -263,6 +276,8 @@ class OptimizerProbe(Probe):
         for key, (_, observation) in self.optimizers.items():
             if any(f"{STEP_TIME}{key}" in r.counters for r in measured):
                 observation.step_s = per_step(measured, f"{STEP_TIME}{key}")
+            if any(f"{STEP_FAULTS}{key}" in r.counters for r in measured):
+                observation.step_page_faults = per_step(measured, f"{STEP_FAULTS}{key}")
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
