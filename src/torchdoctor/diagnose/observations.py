@@ -138,6 +138,11 @@ class OptimizerObservation:
     # mean seconds per measured step inside this optimizer's step() (None: not stepped while
     # measuring): its part of the optimizer phase when several optimizers step (rule D210)
     step_s: float | None = None
+    # mean minor page faults per measured step inside this optimizer's step(), read on the
+    # stepping thread (None: not read, no per-thread rusage here): a per-tensor CPU step whose
+    # temporaries' memory went back to the system between steps pays them each step, and its
+    # what-if clone must pay them too (rule D210)
+    step_page_faults: float | None = None
 
 
 @dataclass
@@ -188,6 +193,11 @@ class EvaluationObservation:
     # a batch of the training forward's size: a frozen teacher (distillation) or a target
     # network whose outputs the step's loss uses, not validation (D304)
     beside_training: int = 0
+    # mean minor page faults of the thread during an autograd-on evaluation forward (None: not
+    # read): the saved activations freed at once can go back to the system and be faulted in
+    # again by the next forward, a cost the fix removes; the evaluation what-if then starts its
+    # copy's forwards from memory handed back too (rule D301)
+    with_grad_page_faults: float | None = None
 
 
 @dataclass
@@ -507,6 +517,9 @@ class WhatIfTiming:
     # times its two sides in back-to-back pairs (profiler.off): pairs on both sides of 1 did not
     # decide which is faster; None: not timed in pairs
     pair_ratios: tuple[float, float] | None = None
+    # how each timed call began where not as the calls came ("" for those): e.g. from memory
+    # handed back to the system, as the program's calls page-faulted (whatif/allocator.py)
+    started_from: str = ""
 
     @property
     def ratio(self) -> float:

@@ -60,6 +60,10 @@ class ForwardRecord:
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     mode_sensitive: bool = False  # autograd on, and the model has Dropout/BatchNorm (rule D305)
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
+    # minor page faults of the thread during the forward, read where it may be evaluation (eval
+    # mode or autograd off; None: not read): the evaluation what-if starts its copy's forwards
+    # from the allocator state these show
+    page_faults: int | None = None
     # forwards of the same step that shared data with this one (same input, or one's output is
     # the other's input): a teacher beside its student, a frozen backbone feeding a trained head
     linked: list = field(default_factory=list, repr=False, compare=False)

@@ -61,6 +61,24 @@ def test_d302_is_an_error_for_train_mode_eval_of_dropout_model():
     assert "model.eval()" in finding.fix
 
 
+def test_d302_states_the_measured_gain_of_eval_mode_on_the_train_mode_forwards():
+    """Dropout's masks and BatchNorm's batch statistics cost time: with the eval-mode what-if
+    measured, the saving is the train-mode forwards' share times its gain (none when no faster);
+    without it, none (the fix is for correctness)."""
+    run = evaluated(under_inference_mode=10, in_train_mode=5, train_mode_sensitive=True)
+    assert only(d302.check(run), "D302").saving == 0.0
+    run.whatif.timings = [
+        WhatIfTiming("evaluation.eval_mode", "evaluation forward", 0.004, 0.003, 5, "model.eval()")
+    ]
+    finding = only(d302.check(run), "D302")
+    share = 0.1 / (0.1 + 8 * 0.0137) * 5 / 10
+    assert finding.saving == pytest.approx(share * 0.25)
+    assert finding.saving_basis == "measured" and "model.eval()" in finding.saving_how
+    assert finding.severity == "error"
+    run.whatif.timings[0].alternative_s = 0.005  # slower in eval mode: nothing claimed
+    assert only(d302.check(run), "D302").saving == 0.0
+
+
 def test_d302_silent_in_eval_mode_or_for_mode_insensitive_models():
     assert d302.check(evaluated(under_inference_mode=10)) == []
     assert d302.check(evaluated(under_inference_mode=10, in_train_mode=10)) == []

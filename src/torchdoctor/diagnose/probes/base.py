@@ -3,7 +3,8 @@ session can undo it), reacts to step ends, and writes its part of the RunObserva
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torchdoctor.diagnose.observations import RunObservation
@@ -35,6 +36,21 @@ class Probe:
 
     def contribute(self, run: RunObservation, measured: list[StepRecord]) -> None:
         """Fill this probe's part of the observation (after the run, patches removed)."""
+
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
+# per-thread rusage (Linux; elsewhere THREAD_FAULTS is False and page faults are not read)
+THREAD_FAULTS = resource is not None and hasattr(resource, "RUSAGE_THREAD")
+RUSAGE_THREAD: int = getattr(resource, "RUSAGE_THREAD", 0)
+getrusage: Callable[[int], Any] = getattr(resource, "getrusage", lambda who: None)
+
+
+def thread_page_faults() -> int | None:
+    """Minor page faults of the calling thread so far (None: no per-thread rusage here)."""
+    return getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
 
 
 def per_step(measured: list[StepRecord], counter: str) -> float:

@@ -23,7 +23,14 @@ import torch
 from torch import nn
 
 from torchdoctor.diagnose.callsite import user_location
-from torchdoctor.diagnose.probes.base import Probe, first_tensor, grad_fns
+from torchdoctor.diagnose.probes.base import (
+    RUSAGE_THREAD,
+    THREAD_FAULTS,
+    Probe,
+    first_tensor,
+    getrusage,
+    grad_fns,
+)
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
 from torchdoctor.diagnose.steps import ForwardRecord
 from torchdoctor.intercept.patching import transforming
@@ -192,6 +199,9 @@ class ForwardProbe(Probe):
             if record.train_mode:
                 self.training_calls[id(module)] = (module, args, kwargs)
             record.mode_sensitive = bool(facts.dropout_layers or facts.batchnorm_layers)
+        if THREAD_FAULTS and not (record.grad_enabled and record.train_mode):
+            # may be evaluation; read inline (a C call): the Python calls per step are budgeted
+            record.page_faults = -getrusage(RUSAGE_THREAD).ru_minflt
         x = first_tensor(args) if args else first_tensor(kwargs)
         if x is not None:
             self._note_training_batch(record, x)
@@ -228,6 +238,8 @@ class ForwardProbe(Probe):
 
     def _root_exit(self, record: ForwardRecord, output) -> None:
         record.t1 = time.perf_counter()
+        if record.page_faults is not None:
+            record.page_faults += getrusage(RUSAGE_THREAD).ru_minflt
         tensor = first_tensor(output)
         if tensor is not None:
             record.output_ref = _weak(tensor)
@@ -277,6 +289,8 @@ class ForwardProbe(Probe):
         )
         evaluation.seconds = self.tracker.eval_seconds
         evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
+        faults = [f.page_faults for f in forwards if f.grad_enabled and f.page_faults is not None]
+        evaluation.with_grad_page_faults = sum(faults) / len(faults) if faults else None
         evaluation.on_training_batches = sum(1 for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
         evaluation.with_grad_locations = sorted({f.location for f in forwards if f.grad_enabled})[

@@ -22,12 +22,19 @@ from torch.optim.optimizer import (
 
 from torchdoctor.diagnose.callsite import is_library_file, user_location
 from torchdoctor.diagnose.observations import OptimizerObservation
-from torchdoctor.diagnose.probes.base import Probe, per_step
+from torchdoctor.diagnose.probes.base import (
+    RUSAGE_THREAD,
+    THREAD_FAULTS,
+    Probe,
+    getrusage,
+    per_step,
+)
 from torchdoctor.diagnose.probes.transfers import accelerator_available
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 STEP_TIME = "optimizer_step_s:"  # + id(optimizer): time inside its step(), per step
+STEP_FAULTS = "optimizer_faults:"  # + id(optimizer): minor page faults inside its step()
 
 
 def _tensor_bytes(tensors) -> int:
@@ -58,6 +65,7 @@ class OptimizerProbe(Probe):
         # id(optimizer) -> torch's own optimizer that reads per-parameter CPU step counts with
         # `.item()` in its step (decided after its first step, from its state)
         self.reads_own_steps: dict[int, bool] = {}
+        self.step_faults: int | None = None
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -187,12 +195,17 @@ class OptimizerProbe(Probe):
             # off for the step; the post hook puts it back. (A read by another thread of the
             # program in that moment goes unseen.)
             patcher.lift(torch.Tensor, "item")
+        # read inline (a C call): the probes' Python calls per step are budgeted
+        self.step_faults = getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
         self.step_started = time.perf_counter()
 
     def _post_step(self, optimizer, args, kwargs) -> None:
         self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
             time.perf_counter() - self.step_started
         )
+        if self.step_faults is not None:
+            faults = getrusage(RUSAGE_THREAD).ru_minflt - self.step_faults
+            self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
         if self.session.patcher.lifted:
             self.session.patcher.put_on()
         self.tracker.pop()
@@ -303,6 +316,8 @@ class OptimizerProbe(Probe):
         for key, (_, observation) in self.optimizers.items():
             if any(f"{STEP_TIME}{key}" in r.counters for r in measured):
                 observation.step_s = per_step(measured, f"{STEP_TIME}{key}")
+            if any(f"{STEP_FAULTS}{key}" in r.counters for r in measured):
+                observation.step_page_faults = per_step(measured, f"{STEP_FAULTS}{key}")
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None

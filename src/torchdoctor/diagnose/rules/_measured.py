@@ -33,10 +33,11 @@ def not_measured(run: RunObservation, label: str, location: str | None = None) -
 
 def how(timing: WhatIfTiming, what: str) -> str:
     """One line for Finding.saving_how: what was timed, as run vs with the fix."""
+    started = f", {timing.started_from}" if timing.started_from else ""
     return (
         f"{what} timed after the run on copies: {secs(timing.as_run_s)} per {timing.unit} as run "
         f"vs {secs(timing.alternative_s)} with {timing.setting} "
-        f"(median of {timing.repeats}, {timing.ratio:.2f}x the time)"
+        f"(median of {timing.repeats}, {timing.ratio:.2f}x the time{started})"
     )
 
 

@@ -11,7 +11,12 @@ long as the output does), and outputs appended to a list keep their graphs alive
 with every batch.
 
 Measured saving: after the run the what-if probe times a copy of the model in eval mode on a real
-batch, forward with autograd on vs under `torch.inference_mode()`, interleaved; the saving is the
+batch, forward with autograd on vs under `torch.inference_mode()`, interleaved (the median of
+the rounds' paired ratios, forwards of 4 ms or more a timed call); where the program's forwards
+page-faulted (saved activations freed at once, their memory handed back to the system and
+faulted in again by the next forward: 500-4000 pages per validation pass of a float64 MLP), the
+forward as run is also timed from memory handed back, mixed in the share of the faults the
+program paid; the saving is the
 time of the evaluation forwards that ran with autograd (measured, excluding the evaluation
 loader's waits) times the measured relative gain, as a share of evaluation plus training time.
 Estimated saving, without that measurement: 20% of those forwards (graph recording and saved

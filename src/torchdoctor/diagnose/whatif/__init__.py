@@ -228,7 +228,9 @@ class _Plan:
             replay = self.replay()
             if replay is None:
                 return []
-            return measure_evaluation(replay, with_grad, in_train, allowance, ev.batch_size)
+            return measure_evaluation(
+                replay, with_grad, in_train, allowance, ev.batch_size, ev.with_grad_page_faults
+            )
 
         self.items.append((_run_share(self.run, "evaluation"), "evaluation forward", work))
 
@@ -244,6 +246,11 @@ class _Plan:
 
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
         self.items.append((stake, "anomaly detection", work))
+
+    def _observed(self, optimizer):
+        """The OptimizerObservation of the program's `optimizer`."""
+        probe = _probe(self.session, "OptimizerProbe")
+        return probe.optimizers[id(optimizer)][1]
 
     def _largest_optimizer(self):
         """The program's optimizer over the most parameter bytes that stepped (None: none)."""
@@ -295,7 +302,9 @@ class _Plan:
         def work(allowance: float) -> list[WhatIfTiming]:
             replay = self.replay()
             reference = replay.forward_backward if replay is not None else None
-            return measure_optimizer(optimizer, allowance, profiler, reference)
+            return measure_optimizer(optimizer, allowance, profiler, reference, faults)
+
+        faults = self._observed(optimizer).step_page_faults
 
         self.items.append((share, "optimizer step", work))
 

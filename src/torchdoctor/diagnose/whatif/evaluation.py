@@ -4,16 +4,27 @@ batch it trained on; for train mode also how much the outputs change."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 
 import torch
 
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
-from torchdoctor.diagnose.whatif.guard import compare, compute_clock, timed
+from torchdoctor.diagnose.whatif.allocator import fault_share, mixed, with_handed_back
+from torchdoctor.diagnose.whatif.guard import (
+    clock_name,
+    compute_clock,
+    interleaved_samples,
+    paired_ratio,
+    timed,
+)
 from torchdoctor.diagnose.whatif.replay import Replay, at_batch
 
-MIN_TIMED_S = 0.001  # CPU or wall seconds one timed call takes at least
+# CPU or wall seconds one timed call takes at least: single 1.3 ms forwards of an MLP, medians
+# of each side over 3-11 rounds, gave 0.48-1.12 for a ratio of 0.83-0.92 (load 7-10; the trial
+# gained 0.84 of the evaluation); 4 ms calls and the rounds' paired ratios 0.85-0.95
+MIN_TIMED_S = 0.004
 MAX_CALLS = 20  # forwards per timed call
 
 
@@ -80,25 +91,45 @@ def repeated(work: Callable[[], object], calls: int) -> Callable[[], None]:
     return run
 
 
-def timed_forwards(replay: Replay, name: str, as_run, fix, setting: str, allowance_s: float):
+def timed_forwards(
+    replay: Replay,
+    name: str,
+    as_run,
+    fix,
+    setting: str,
+    allowance_s: float,
+    program_faults: float | None = None,
+) -> WhatIfTiming:
     """One timing: the forward as the program ran it vs with the fix, interleaved, in CPU time
     where that is the fairer clock: on a busy machine wall time measured a ratio near 1 at random
     (0.71-1.05 where CPU time gave 0.46-0.82 on the same script). Short forwards are timed
-    several to a call; the times stated are per forward."""
+    several to a call; the times stated are per forward, the fix's at the median over the rounds
+    of its time over the forward's as run in the same round (`paired_ratio`). Where the
+    program's forwards page-faulted, `program_faults` pages each (their freed activations went
+    back to the system), the forward as run is also timed from memory handed back and the two
+    mixed in the share of the faults the program paid (whatif/allocator.py); one forward a call
+    then (the memory is handed back before each)."""
     device = replay.device_type
-    calls = calls_per_timing(as_run, device)
-    timing = compare(
-        name,
-        "evaluation forward",
-        setting,
-        (repeated(as_run, calls), repeated(fix, calls)),
-        device,
-        allowance_s,
-        compute_clock(device),
+    faults = fault_share(as_run, device, program_faults)
+    calls = 1 if faults is not None else calls_per_timing(as_run, device)
+    clock = compute_clock(device)
+    variants, prepare = with_handed_back(
+        {"as run": repeated(as_run, calls), "fix": repeated(fix, calls)}, "as run", faults
     )
-    timing.as_run_s /= calls
-    timing.alternative_s /= calls
-    return timing
+    samples, rounds = interleaved_samples(variants, device, allowance_s, clock, prepare)
+    samples = mixed(samples, "as run", faults)
+
+    as_run_s = statistics.median(samples["as run"]) / calls
+    return WhatIfTiming(
+        name=name,
+        unit="evaluation forward",
+        as_run_s=as_run_s,
+        alternative_s=as_run_s * paired_ratio(samples, "fix", "as run"),
+        repeats=rounds,
+        setting=setting,
+        clock=clock_name(clock),
+        started_from=faults.started_from("forwards") if faults is not None else "",
+    )
 
 
 def measure_evaluation(
@@ -107,9 +138,11 @@ def measure_evaluation(
     in_train_mode: bool,
     allowance_s: float,
     batch: int | None = None,
+    with_grad_faults: float | None = None,
 ) -> list[WhatIfTiming]:
     """The evaluation fixes timed on the replay at the evaluation's `batch` (None: the training
-    batch's)."""
+    batch's); `with_grad_faults`: the page faults of the program's autograd-on evaluation
+    forwards, each (`timed_forwards`)."""
     replay = evaluation_replay(replay, batch)
     timings = []
     share = allowance_s / (2 if with_grad and in_train_mode else 1)
@@ -122,6 +155,7 @@ def measure_evaluation(
                 _forward_under_inference_mode(replay),
                 "model.eval() + torch.inference_mode()",
                 share,
+                with_grad_faults,
             )
         )
     if in_train_mode:

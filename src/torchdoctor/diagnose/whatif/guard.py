@@ -121,19 +121,45 @@ def interleaved_medians(
     device_type: str,
     allowance_s: float,
     clock: Callable[[], float] | None = None,
+    prepare: dict[str, Callable[[], object]] | None = None,
 ) -> tuple[dict[str, float], int]:
-    """Median seconds per call of each variant, timed in interleaved rounds (a load change on
+    """Median seconds per call of each variant (`interleaved_samples`) and the rounds timed."""
+    samples, done = interleaved_samples(variants, device_type, allowance_s, clock, prepare)
+    return {name: statistics.median(values) for name, values in samples.items()}, done
+
+
+def paired_ratio(samples: dict[str, list[float]], name: str, reference: str) -> float:
+    """The median over the rounds of `name`'s time over `reference`'s in the same round: a load
+    change between rounds moves both sides of a round alike, not their ratio."""
+    return statistics.median(
+        v / r for v, r in zip(samples[name], samples[reference], strict=True) if r > 0
+    )
+
+
+def interleaved_samples(
+    variants: dict[str, Callable[[], object]],
+    device_type: str,
+    allowance_s: float,
+    clock: Callable[[], float] | None = None,
+    prepare: dict[str, Callable[[], object]] | None = None,
+) -> tuple[dict[str, list[float]], int]:
+    """Seconds per call of each variant, timed in interleaved rounds (a load change on
     the machine hits every variant alike) until `allowance_s` is spent (MIN_ROUNDS..MAX_ROUNDS,
     fewer once the rounds agree: `settled`), after one untimed warm-up call each. `clock` times
     the rounds; by default `compute_clock`: CPU time where that is the fairer measure (another
-    process's load preempts this one during a round; the fix's gain is not in that). Returns the medians
-    and the rounds timed. Raises OverBudget (after the warm-up) when MIN_ROUNDS rounds would not
-    fit in what is left of the active budget."""
+    process's load preempts this one during a round; the fix's gain is not in that). Returns each
+    variant's times, round by round, and the rounds timed. Raises OverBudget (after the
+    warm-up) when MIN_ROUNDS rounds would not fit in what is left of the active budget.
+    `prepare[name]`, untimed, runs before every call of variant `name` (the allocator's state
+    the program's calls began in: whatif/allocator.py)."""
+    before = prepare or {}
     # warm-up, on the wall clock: the allowance is wall time
     first: dict[str, float] = {}
     for name, work in variants.items():
         if first:  # the next warm-up must fit, at the longest one so far (a fix's 4x batch...)
             require(max(first.values()), f"the warm-up of {name!r}")
+        if name in before:
+            before[name]()
         first[name] = timed(work, device_type)
     per_round = max(sum(first.values()), 1e-6)
     rounds = int(max(MIN_ROUNDS, min(MAX_ROUNDS, allowance_s / per_round)))
@@ -148,11 +174,13 @@ def interleaved_medians(
             break
         begun = time.perf_counter()
         for name, work in variants.items():
+            if name in before:
+                before[name]()
             samples[name].append(timed(work, device_type, clock))
         longest = max(longest, time.perf_counter() - begun)
         if done >= MIN_ROUNDS and (settled(samples) or _spent(started, allowance_s)):
             break
-    return {name: statistics.median(values) for name, values in samples.items()}, done
+    return samples, done
 
 
 def _round_fits(round_number: int, longest_s: float) -> bool:

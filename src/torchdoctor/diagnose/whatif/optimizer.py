@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import statistics
 from collections.abc import Callable
 
 import torch
 
 from torchdoctor.diagnose.observations import FORWARD_BACKWARD_TIMING, WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_medians
+from torchdoctor.diagnose.whatif.allocator import fault_share, mixed, with_handed_back
+from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interleaved_samples
 
 # flags of the implementation; the alternatives set one of them and clear the other
 IMPLEMENTATION_FLAGS = ("foreach", "fused")
@@ -72,6 +74,7 @@ def measure_optimizer(
     allowance_s: float,
     profiler: dict | None = None,
     forward_backward: Callable[[], object] | None = None,
+    program_faults: float | None = None,
 ) -> list[WhatIfTiming]:
     """One timing: the step as run vs the first alternative of PREFERENCE the optimizer class
     accepts and does not run already (none: nothing is timed). `profiler`: the arguments of the
@@ -81,7 +84,8 @@ def measure_optimizer(
     `--try fused_optimizer` gained on a profiled script). `forward_backward`: the replay's
     forward and backward, timed in the same rounds as a reference (FORWARD_BACKWARD_TIMING):
     with the clone's step as run it is the program's step without torchdoctor's probes, whose
-    hooks on a sub-millisecond step took as long as the program's own work."""
+    hooks on a sub-millisecond step took as long as the program's own work. `program_faults`:
+    the minor page faults per step of the program's step (whatif/allocator.py)."""
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if not params:
         return []
@@ -101,6 +105,8 @@ def measure_optimizer(
             continue
     if len(variants) < 2:
         return []
+    faults = fault_share(variants["as run"], device_type, program_faults)
+    variants, prepare = with_handed_back(variants, "as run", faults)
     if forward_backward is not None:
         variants[FORWARD_BACKWARD_TIMING] = forward_backward
     clock = compute_clock(device_type)  # CPU time on one CPU thread: not the machine's load
@@ -111,10 +117,14 @@ def measure_optimizer(
         recording = profiling(profiler)
     try:
         with recording:
-            medians, rounds = interleaved_medians(variants, device_type, allowance_s, clock)
+            samples, rounds = interleaved_samples(
+                variants, device_type, allowance_s, clock, prepare
+            )
     except (TypeError, RuntimeError, ValueError):  # a kernel refused these tensors at step time
         return []
     under = " under the program's torch.profiler" if profiler is not None else ""
+    medians = {name: statistics.median(v) for name, v in mixed(samples, "as run", faults).items()}
+    start = faults.started_from("steps") if faults is not None else ""
     as_run = medians.pop("as run")
     reference = medians.pop(FORWARD_BACKWARD_TIMING, None)
     timings = [
@@ -126,6 +136,7 @@ def measure_optimizer(
             repeats=rounds,
             setting=setting + under,
             clock=clock_name(clock),
+            started_from=start,
         )
         for setting, seconds in medians.items()
     ]
