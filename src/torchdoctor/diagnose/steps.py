@@ -59,6 +59,9 @@ class ForwardRecord:
     on_training_batch: bool = False  # its input was the input of a recent grad forward of it
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     mode_sensitive: bool = False  # autograd on, and the model has Dropout/BatchNorm (rule D305)
+    # called by torch.optim.swa_utils.update_bn: train mode on purpose (BatchNorm statistics
+    # recomputed for averaged weights), not an evaluation left in train mode (rule D302)
+    refreshes_batchnorm: bool = False
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
     # forwards of the same step that shared data with this one (same input, or one's output is
     # the other's input): a teacher beside its student, a frozen backbone feeding a trained head

@@ -256,7 +256,8 @@ PLANTED5 = [
         ("x25_flow_nll_monitor_every_step", "D304", "speed", "held-out NLL every step"),
         ("x26_unet_running_dice_keeps_graph", "D503", "speed", "running_dice += dice"),
         ("x27_siamese_pair_search_in_getitem", "D105", "speed", "label scan per sample"),
-        ("x28_char_lm_logging_handler_every_step", "D702", "speed", "log record per step"),
+        # a FileHandler record per step measured at under 1% of the LSTM's step: D702 silent
+        ("x28_char_lm_logging_handler_every_step", "D702", "clean", "log record per step"),
         ("x29_cgan_trainer_methods_fake_not_detached", "D214", "speed", "retain_graph, no detach"),
         ("x30_word2vec_negatives_collate_python", "D111", "speed", "negatives per pair"),
         ("x31_dqn_replay_list_of_arrays_to_tensor", "D106", "speed", "torch.tensor(list)"),

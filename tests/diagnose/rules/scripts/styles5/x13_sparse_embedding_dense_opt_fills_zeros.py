@@ -1,7 +1,7 @@
 """A click-through model with a sparse embedding table (nn.Embedding(sparse=True), SparseAdam)
 and a dense interaction MLP trained by Adam. The author clears the dense optimizer with
 `zero_grad(set_to_none=False)` ("keep the grad buffers allocated, it is faster" from an old
-forum answer), on a deep MLP with many small tensors.
+forum answer), on a deep, wide MLP (2.4M dense parameters).
 
 Planted: every dense gradient is filled with zeros each step, then added to. --fixed:
 zero_grad() (gradients set to None).
@@ -22,9 +22,9 @@ class CTRModel(nn.Module):
         self.table = nn.Embedding(VOCAB, DIM, sparse=True)
         layers, width = [], FIELDS * DIM
         for _ in range(10):
-            layers += [nn.Linear(width, 64), nn.ReLU()]
-            width = 64
-        self.mlp = nn.Sequential(*layers, nn.Linear(64, 1))
+            layers += [nn.Linear(width, 512), nn.ReLU()]
+            width = 512
+        self.mlp = nn.Sequential(*layers, nn.Linear(512, 1))
 
     def forward(self, ids):
         return self.mlp(self.table(ids).flatten(1)).squeeze(-1)

@@ -1,5 +1,5 @@
-"""Stochastic weight averaging: after a warm-up epoch, `AveragedModel` averages the weights
-each epoch and `SWALR` holds the learning rate; `update_bn` recomputes BatchNorm statistics.
+"""Stochastic weight averaging as a fine-tuning phase (the model stands for a pre-trained one):
+`AveragedModel` averages the weights each epoch and `SWALR` holds the learning rate; `update_bn` recomputes BatchNorm statistics.
 The per-epoch check of the averaged model runs under no_grad, but the averaged model is left in
 train mode (the helper only calls eval() on the base model).
 
@@ -22,9 +22,8 @@ def net():
                          nn.Linear(128, 3))
 
 
-def check(base, averaged, x, y):
+def check(base, model, x, y):
     base.eval()
-    model = averaged if averaged is not None else base
     if FIXED:
         model.eval()
     with torch.no_grad():
@@ -37,24 +36,23 @@ def check(base, averaged, x, y):
 
 def main():
     torch.manual_seed(0)
-    x, y = torch.randn(8192, 40), torch.randint(0, 3, (8192,))
+    x, y = torch.randn(1024, 40), torch.randint(0, 3, (1024,))
     xv, yv = torch.randn(4096, 40), torch.randint(0, 3, (4096,))
     model = net()
     swa = AveragedModel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     swa_sched = SWALR(opt, swa_lr=0.02)
     batches = list(zip(x.split(128), y.split(128)))
-    for epoch in range(4):
+    for epoch in range(8):
         for xb, yb in batches:
             loss = nn.functional.cross_entropy(model(xb), yb)
             opt.zero_grad()
             loss.backward()
             opt.step()
-        if epoch >= 1:
-            swa.update_parameters(model)
-            swa_sched.step()
-            update_bn(batches, swa)
-        print(epoch, float(check(model, swa if epoch >= 1 else None, xv, yv)))
+        swa.update_parameters(model)
+        swa_sched.step()
+        update_bn(batches, swa)
+        print(epoch, float(check(model, swa, xv, yv)))
 
 
 if __name__ == "__main__":
