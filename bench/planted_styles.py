@@ -2,8 +2,8 @@
 
 Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user would) on each script
 of tests/diagnose/rules/scripts/styles/ (`--set styles`, the default), styles2/ (`--set
-styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set) or styles4/
-(`--set styles4`, round 6's fourth set) and on its control (`--fixed`), in subprocesses, and
+styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set), styles4/
+(`--set styles4`, round 6's fourth set) or styles5/ (`--set styles5`, round 7's fifth set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
@@ -21,14 +21,15 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules"))
-from styles import PLANTED, PLANTED2, PLANTED3, PLANTED4  # noqa: E402
+from styles import PLANTED, PLANTED2, PLANTED3, PLANTED4, PLANTED5  # noqa: E402
 
 SETS = {
     "styles": PLANTED,
     "styles2": PLANTED2,
     "styles3": PLANTED3,
     "styles4": PLANTED4,
-    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4,
+    "styles5": PLANTED5,
+    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5,
 }
 
 

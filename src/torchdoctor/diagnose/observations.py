@@ -81,6 +81,8 @@ class LoaderObservation:
     wait_s: float = 0.0  # total time the main process blocked in next()
     item_s: float | None = None  # mean seconds in dataset __getitem__ (main process only)
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
+    # mean bytes of the tensors a collate returned (main process only; None: not timed)
+    collate_bytes: int | None = None
     cpu_count: int | None = None
     # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
     # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...
@@ -464,12 +466,17 @@ class HabitsObservation:
     # the options the program's torch.profiler.profile recorded with (record_shapes, with_stack,
     # profile_memory, with_flops, with_modules: those set True), as last started
     profiler_options: list[str] = field(default_factory=list)
-    # backward() calls with retain_graph=True followed, in the same step and with no model
-    # forward between, by another backward (a second backward through the same graph), per step
+    # backward() calls with retain_graph=True followed by another backward through the same
+    # graph (with no model forward between, or walking back into the retained graph after one),
+    # per step
     retained_backwards_per_step: float = 0.0
     retained_backward_locations: list[str] = field(default_factory=list)
     # seconds per step spent in the backward() calls after the first of such a chain
     second_backward_s_per_step: float = 0.0
+    # of retained_backwards_per_step: those after a model forward, whose graph walked back into
+    # the retained one (a generator output not detached for the discriminator's loss; a hidden
+    # state carried across steps)
+    retained_reused_after_forward_per_step: float = 0.0
     # seconds per step spent recomputing checkpointed segments inside backward (activation
     # checkpointing); None: no checkpointing seen
     checkpoint_recompute_s_per_step: float | None = None

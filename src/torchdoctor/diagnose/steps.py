@@ -59,6 +59,9 @@ class ForwardRecord:
     on_training_batch: bool = False  # its input was the input of a recent grad forward of it
     got_grad: bool = False  # a gradient flowed into its output: a training forward
     mode_sensitive: bool = False  # autograd on, and the model has Dropout/BatchNorm (rule D305)
+    # called by torch.optim.swa_utils.update_bn: train mode on purpose (BatchNorm statistics
+    # recomputed for averaged weights), not an evaluation left in train mode (rule D302)
+    refreshes_batchnorm: bool = False
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
     # minor page faults of the thread during the forward, read where it may be evaluation (eval
     # mode or autograd off; None: not read): the evaluation what-if starts its copy's forwards

@@ -1,5 +1,5 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/, styles3/ and
-styles4/), with what each must get.
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles5/), with
+what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
 problem fixed). `kind` says how the planted finding must show:
@@ -20,6 +20,7 @@ STYLES = Path(__file__).parent / "scripts" / "styles"
 STYLES2 = Path(__file__).parent / "scripts" / "styles2"
 STYLES3 = Path(__file__).parent / "scripts" / "styles3"
 STYLES4 = Path(__file__).parent / "scripts" / "styles4"
+STYLES5 = Path(__file__).parent / "scripts" / "styles5"
 
 
 class Planted(NamedTuple):
@@ -215,5 +216,63 @@ PLANTED4 = [
         ("w07_clean_wgan_n_critic_detached", "D221", "clean", "each optimizer cleared"),
         ("w08_clean_checkpoint_every_200_steps_accumulation", "D701", "clean", "save per 200"),
         ("w09_clean_embedding_bag_recsys_sparse_adam", "D210", "clean", "SparseAdam + Adam"),
+    ]
+]
+
+# round 7: a fifth set (argparse and nested-config mains, model registries and factories, a
+# training loop in a generator, a coroutine meter, callback lists and step hooks, hand-written
+# loss scaling with bf16, multi-task heads, curriculum pools, WeightedRandomSampler, a CSV
+# IterableDataset, memory-mapped NumPy, sparse embeddings, a GCN with index_add_, waveforms,
+# tabular embeddings, distillation, EMA and SWA, Mixture-of-Experts, sequence packing, beam
+# search, MAML, actor-critic with GAE, a normalizing flow, a U-Net, a siamese net, word2vec,
+# MoCo, a time-series transformer); problems sit in helpers, hooks, methods, datasets, collates
+PLANTED5 = [
+    Planted(*row, folder=STYLES5)
+    for row in [
+        ("x01_registry_factory_dtype_from_config", "D201", "speed", "--dtype float64 default"),
+        ("x02_nested_config_val_check_interval_one", "D304", "speed", "val_check_interval 1"),
+        ("x03_module_registry_evaluate_dropout_on", "D302", "error", "evaluate() w/o eval()"),
+        ("x04_generator_loop_yields_loss_tensor", "D503", "speed", "yielded loss kept"),
+        ("x05_coroutine_meter_reads_every_value", "D401", "info", "float() in a coroutine"),
+        ("x06_callback_list_checkpoint_on_batch_end", "D701", "speed", "checkpoint per batch"),
+        ("x07_manual_loss_scaling_bf16_inf_check_per_param", "D401", "info", "isfinite per param"),
+        ("x08_multitask_heads_backward_in_dict_loop", "D214", "speed", "backward per task"),
+        ("x09_curriculum_sampler_new_worker_loader_per_stage", "D103", "speed", "loader per epoch"),
+        ("x10_weighted_sampler_tensordataset_default_loader", "D108", "speed", "TensorDataset"),
+        ("x11_iterable_csv_stream_parsed_in_iter", "D101", "speed", "CSV parsed in __iter__"),
+        ("x12_memmap_rows_list_to_tensor", "D106", "speed", "torch.tensor(memmap rows)"),
+        ("x13_sparse_embedding_dense_opt_fills_zeros", "D220", "speed", "set_to_none=False"),
+        ("x14_gnn_degree_norm_python_node_loop", "D203", "speed", "degree per node in Python"),
+        ("x15_waveform_getitem_frame_loop", "D105", "speed", "frame loop in __getitem__"),
+        ("x16_tabular_embeddings_batch_from_config_four", "D202", "speed", "batch_size 4"),
+        ("x17_distillation_teacher_zero_grad_by_mistake", "D221", "error", "teacher.zero_grad()"),
+        ("x18_ema_debug_flag_anomaly_default_on", "D211", "speed", "debug=True default"),
+        ("x19_swa_averaged_model_eval_in_train_mode", "D302", "error", "SWA model in train()"),
+        ("x20_moe_routing_per_token_loop", "D203", "speed", "expert call per token"),
+        ("x21_sequence_packing_collate_token_loop", "D111", "speed", "packing token by token"),
+        ("x22_beam_search_eval_with_autograd", "D301", "speed", "beam search, grad on"),
+        ("x23_maml_meta_opt_never_cleared", "D221", "error", "meta_opt.zero_grad missing"),
+        ("x24_actor_critic_gae_numpy_env_double", "D201", "speed", "agent.double()"),
+        ("x25_flow_nll_monitor_every_step", "D304", "speed", "held-out NLL every step"),
+        ("x26_unet_running_dice_keeps_graph", "D503", "speed", "running_dice += dice"),
+        ("x27_siamese_pair_search_in_getitem", "D105", "speed", "label scan per sample"),
+        # a FileHandler record per step measured at under 1% of the LSTM's step: D702 silent
+        ("x28_char_lm_logging_handler_every_step", "D702", "clean", "log record per step"),
+        ("x29_cgan_trainer_methods_fake_not_detached", "D214", "speed", "retain_graph, no detach"),
+        ("x30_word2vec_negatives_collate_python", "D111", "speed", "negatives per pair"),
+        ("x31_dqn_replay_list_of_arrays_to_tensor", "D106", "speed", "torch.tensor(list)"),
+        ("x32_moco_param_groups_foreach_false", "D210", "speed", "SGD foreach=False"),
+        ("x33_scheduler_hook_clears_before_step", "D222", "error", "hook clears before step"),
+        ("x34_autoencoder_hook_saves_reconstructions", "D701", "speed", "torch.save per step"),
+        ("x35_infinite_loader_class_reiterates", "D107", "speed", "iter(loader) per batch"),
+        ("y01_clean_argparse_registry_eval_per_epoch", "D301", "clean", "eval per epoch"),
+        ("y02_clean_generator_loop_detached_metrics", "D503", "clean", "detached metrics"),
+        ("y03_clean_gan_fake_detached_no_retain", "D214", "clean", "fake.detach()"),
+        ("y04_clean_maml_create_graph", "D221", "clean", "meta_opt cleared"),
+        ("y05_clean_actor_critic_shared_trunk_one_backward", "D214", "clean", "one backward"),
+        ("y06_clean_unet_ema_foreach_lerp", "D215", "clean", "EMA by lerp"),
+        ("y07_clean_collate_vectorized_negatives", "D111", "clean", "whole-batch collate"),
+        ("y08_clean_moe_dispatch_by_expert", "D203", "clean", "dispatch by expert"),
+        ("y09_clean_iterable_npy_shards_workers", "D101", "clean", "shards, 2 workers"),
     ]
 ]

@@ -501,6 +501,23 @@ def test_d111_silent_for_a_default_collate_on_a_busy_machine():
     assert only(d111.check(run), "D111")
 
 
+def test_d111_reads_a_collate_returning_few_bytes_slowly_as_python_work():
+    # negatives drawn one by one with `random` (round 6's missed recsys script): 6 trivial ops
+    # per sample, far under the 50 a large copy needs, but 45 KB a batch at ~10 MB/s
+    run = slow_collate_run(0.005)  # 78 µs per sample
+    run.compute.dispatch_overhead_s = 13e-6  # 6 trivial ops per sample
+    assert d111.check(run) == [] and d108.check(run) != []  # bytes unknown: as before
+    run.loaders[0].collate_bytes = 45_056
+    assert only(d111.check(run), "D111") and d108.check(run) == []
+    # the default collate stacking large samples (3x64x64 floats) as fast: a copy, not Python
+    run.loaders[0].collate_bytes = 64 * 3 * 64 * 64 * 4
+    assert d111.check(run) == [] and d108.check(run) != []
+    # few bytes, but under three trivial ops per sample: the default collate's own cost
+    run.loaders[0].collate_bytes = 1024
+    run.compute.dispatch_overhead_s = 30e-6
+    assert d111.check(run) == []
+
+
 def test_batched_fetch_fix_does_not_ask_torch_subset_for_getitems():
     run = indexing_run(0.004)
     run.loaders[0].dataset_type = "Subset"  # random_split over a TensorDataset (QA2-13)

@@ -14,12 +14,14 @@ That is decided by autograd, not by the output's Python type.
 
 from __future__ import annotations
 
+import sys
 import time
 import weakref
 from functools import partial
 from typing import Any
 
 import torch
+import torch.optim.swa_utils
 from torch import nn
 
 from torchdoctor.diagnose.callsite import user_location
@@ -210,6 +212,8 @@ class ForwardProbe(Probe):
             record.device_type = x.device.type
             record.input_ref = _weak(x)
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
+        if not record.grad_enabled and record.train_mode:
+            record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
         self.tracker.forward_started(record)
         if not record.grad_enabled:
             session.evaluation_forward_starting()  # may stop the program: the budget ran out
@@ -283,7 +287,9 @@ class ForwardProbe(Probe):
         evaluation.under_no_grad = sum(
             1 for f in forwards if not f.grad_enabled and not f.inference_mode
         )
-        evaluation.in_train_mode = sum(1 for f in forwards if f.train_mode)
+        evaluation.in_train_mode = sum(
+            1 for f in forwards if f.train_mode and not f.refreshes_batchnorm
+        )
         evaluation.train_mode_sensitive = any(
             m.dropout_layers or m.batchnorm_layers for m in run.models
         )
@@ -325,6 +331,21 @@ def _beside_training(steps, origin: float) -> int:
             and f.batch_size in batches
         )
     return count
+
+
+_UPDATE_BN = torch.optim.swa_utils.update_bn.__code__
+CALLER_FRAMES = 4  # frames above the root forward searched for update_bn (hooks, wrappers)
+
+
+def _called_by(frame, code) -> bool:
+    """Is `code` running in `frame` or one of the CALLER_FRAMES frames above it?"""
+    for _ in range(CALLER_FRAMES):
+        if frame is None:
+            return False
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:

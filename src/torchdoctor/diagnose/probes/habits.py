@@ -5,8 +5,10 @@
   forward+backward (a few matmuls, no nn.Module, so no probe sees it) is timed when the probe is
   installed (modes off) and again at the end of the step before the sampled one when a mode is
   on: the sampled step is never measured, so the benchmark costs no measured step anything.
-- `backward(retain_graph=True)` followed by another backward with no model forward between: a
-  second backward through the same graph, timed.
+- `backward(retain_graph=True)` followed by another backward through the same graph, timed:
+  with no model forward between, or after one when the later backward's graph walks back into
+  the retained one (a GAN's discriminator loss on a generator output not detached, whose
+  generator step then reuses it); the graphs' nodes are compared, not guessed from the code.
 - Activation checkpointing: the time the checkpointed functions take when re-run inside
   backward (the recompute), per step.
 """
@@ -34,6 +36,27 @@ BENCH_ROUNDS = 3  # best of
 # torch.profiler.profile's options that make it record more per op
 PROFILER_OPTIONS = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
 BENCH_OPS = BENCH_REPEATS * 11  # aten ops per run: 5 forward (mm, tanh, mm, tanh, sum), ~6 backward
+# autograd nodes of a retained graph kept to compare with the next backward's (a walk's bound)
+GRAPH_NODES_MAX = 20_000
+
+
+def graph_nodes(tensors, limit: int = GRAPH_NODES_MAX, stop: set | None = None) -> set:
+    """The autograd nodes reachable from `tensors` (a tensor or a sequence of them), breadth
+    first, at most `limit`, without the parameters' AccumulateGrad leaves (every graph through
+    a parameter shares its leaf). With `stop`, the walk ends at the first node in it and returns
+    that node alone: the graph reaches into `stop`'s graph."""
+    roots = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+    frontier = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    seen: set = set()
+    while frontier and len(seen) < limit:
+        node = frontier.pop()
+        if node in seen or type(node).__name__ == "AccumulateGrad":
+            continue
+        if stop is not None and node in stop:
+            return {node}
+        seen.add(node)
+        frontier.extend(n for n, _ in node.next_functions if n is not None)
+    return set() if stop is not None else seen
 
 
 def _bench_once() -> float:
@@ -76,6 +99,8 @@ class HabitsProbe(Probe):
         self.profiler_op_s: float | None = None
         self.anomaly_op_s: float | None = None
         self.retained_at: int | None = None  # forwards seen when a retain_graph backward ran
+        self.retained_nodes: set = set()  # that backward's graph (cleared at the next backward)
+        self.retained_location = ""  # and its line
         self.locations: dict[str, int] = {}
         self.checkpoint_packages: set[str] = set()
         self.ours = next((p for p in self.session.probes if isinstance(p, ProfilerProbe)), None)
@@ -90,17 +115,25 @@ class HabitsProbe(Probe):
     # -- a second backward through a retained graph ---------------------------------------------
     def _backward_done(self, args, kwargs, seconds: float) -> None:
         forwards = self.tracker.forwards_seen
-        if self.retained_at is not None and self.retained_at == forwards:
-            counters = self.tracker.counters
-            counters["second_backwards"] = counters.get("second_backwards", 0) + 1
-            counters["second_backward_s"] = counters.get("second_backward_s", 0) + seconds
-            if self.session.measuring:
-                location = user_location(2)
-                self.locations[location] = self.locations.get(location, 0) + 1
+        if self.retained_at is not None:
+            same_forward = self.retained_at == forwards
+            if same_forward or graph_nodes(args[0], stop=self.retained_nodes):
+                counters = self.tracker.counters
+                counters["second_backwards"] = counters.get("second_backwards", 0) + 1
+                counters["second_backward_s"] = counters.get("second_backward_s", 0) + seconds
+                if not same_forward:
+                    counters["reused_after_forward"] = counters.get("reused_after_forward", 0) + 1
+                if self.session.measuring:
+                    # after a forward the line to change is the retaining backward's (its loss
+                    # is the one that should have stopped at a detached tensor)
+                    location = user_location(2) if same_forward else self.retained_location
+                    self.locations[location] = self.locations.get(location, 0) + 1
         retain = kwargs.get("retain_graph")
         if retain is None and len(args) >= 3:  # Tensor.backward(gradient, retain_graph)
             retain = args[2] if isinstance(args[0], torch.Tensor) else None
         self.retained_at = forwards if retain else None
+        self.retained_nodes = graph_nodes(args[0]) if retain else set()
+        self.retained_location = user_location(2) if retain and self.session.measuring else ""
 
     # -- activation checkpointing's recompute -----------------------------------------------------
     def _wrap_checkpoint(self, original):
@@ -172,6 +205,7 @@ class HabitsProbe(Probe):
         habits.anomaly_op_overhead_s = self.anomaly_op_s
         habits.retained_backwards_per_step = per_step(measured, "second_backwards")
         habits.second_backward_s_per_step = per_step(measured, "second_backward_s")
+        habits.retained_reused_after_forward_per_step = per_step(measured, "reused_after_forward")
         by_count = sorted(self.locations.items(), key=lambda item: -item[1])
         habits.retained_backward_locations = [location for location, _ in by_count]
         if any("recompute_s" in r.counters for r in measured):

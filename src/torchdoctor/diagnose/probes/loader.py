@@ -12,7 +12,8 @@ import inspect
 import os
 import time
 
-from torch.utils.data import DataLoader, IterableDataset
+import torch
+from torch.utils.data import DataLoader, IterableDataset, Subset
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
 from torchdoctor.diagnose.callsite import user_location
@@ -44,6 +45,20 @@ def _settings(observation: LoaderObservation) -> tuple:
     )
 
 
+def _tensor_bytes(batch, depth: int = 0) -> int:
+    """Bytes of the tensors in a collated batch (a tensor, or tuples, lists and dicts of them,
+    three levels deep): what a collate that only stacks samples has to copy."""
+    if isinstance(batch, torch.Tensor):
+        return batch.nelement() * batch.element_size()
+    if depth >= 3:
+        return 0
+    if isinstance(batch, dict):
+        batch = list(batch.values())
+    if isinstance(batch, (list, tuple)):
+        return sum(_tensor_bytes(part, depth + 1) for part in batch[:64])
+    return 0
+
+
 class _LoaderStats:
     """The observation plus counters that become means at the end."""
 
@@ -51,6 +66,8 @@ class _LoaderStats:
         self.observation = observation
         self.fetch_s = 0.0
         self.collate_s = 0.0
+        self.collate_bytes = 0  # of the tensors the collates returned
+        self.collates = 0
         self.fetches = 0
         self.items = 0
         self.train_votes = 0
@@ -170,6 +187,8 @@ class LoaderProbe(Probe):
                 started = time.perf_counter()
                 out = collate(batch)
                 stats.collate_s += time.perf_counter() - started
+                stats.collate_bytes += _tensor_bytes(out)
+                stats.collates += 1
                 return out
 
             return timed_collate
@@ -210,6 +229,17 @@ class LoaderProbe(Probe):
             # DataLoader for every batch) is the same loader built again, not a second one
             keys = [(location, *settings), (location, id(dataset), *settings[2:])]
         stats = next((self.sites[k] for k in keys if k in self.sites), None)
+        base = getattr(dataset, "dataset", None) if isinstance(dataset, Subset) else None
+        if location is not None and base is not None:
+            # a new Subset of one dataset at the same site once the last one was iterated (a
+            # curriculum's growing pool, a fresh sample each epoch): the same loader built again.
+            # Built before any was iterated, they are different loaders (train and validation
+            # splits through one helper).
+            view_key = (location, "subset", id(base), *_settings(observation)[2:])
+            earlier = self.sites.get(view_key)
+            if stats is None and earlier is not None and earlier.observation.epochs_started:
+                stats = earlier
+            keys.append(view_key)
         if stats is not None:
             stats.observation.loaders_built += 1
         else:
@@ -243,6 +273,8 @@ class LoaderProbe(Probe):
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
             if stats.fetches:
                 observation.collate_s = stats.collate_s / stats.fetches
+            if stats.collates:
+                observation.collate_bytes = stats.collate_bytes // stats.collates
             if stats.train_votes or stats.eval_votes:
                 observation.role = "train" if stats.train_votes >= stats.eval_votes else "eval"
             run.loaders.append(observation)

@@ -69,13 +69,14 @@ class OptimizerProbe(Probe):
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
-        # rule D221: the clears so far that can reach an optimizer's gradients (a module's
-        # zero_grad, which may hold any optimizer's parameters, and per optimizer its own
-        # zero_grad: a GAN's generator optimizer clearing its gradients does not clear the
-        # discriminator's), and per optimizer its first gradient tensor (a weak reference) and
-        # its clear count at its latest step
-        self.module_clears = 0
+        # rule D221: per optimizer the clears so far that reach its gradients (its own
+        # zero_grad, or a module's zero_grad on a module holding its first parameter: a GAN's
+        # generator optimizer clearing its gradients does not clear the discriminator's, and
+        # `teacher.zero_grad()` does not clear the student's), and its first gradient tensor (a
+        # weak reference) and its clear count at its latest step
         self.module_owners: dict[int, object] = {}  # id(module) -> the optimizer updating it
+        # id(module) -> (optimizers known then, ids of those whose first parameter it holds)
+        self.module_clears: dict[int, tuple[int, list[int]]] = {}
         self.optimizer_clears: dict[int, int] = {}
         self.last_grads: dict[int, tuple[object, int]] = {}
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
@@ -138,7 +139,8 @@ class OptimizerProbe(Probe):
         default = inspect.signature(original).parameters["set_to_none"].default
 
         def zero_grad(module, *args, **kwargs):
-            probe.module_clears += 1
+            for key in probe._optimizers_cleared_by(module):
+                probe.optimizer_clears[key] = probe.optimizer_clears.get(key, 0) + 1
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
             owner = None if set_to_none or transforming() else probe._owner_of(module)
             if owner is None:
@@ -156,6 +158,22 @@ class OptimizerProbe(Probe):
                 probe.tracker.pop()
 
         return zero_grad
+
+    def _optimizers_cleared_by(self, module) -> list[int]:
+        """Ids of the optimizers whose first parameter the module holds (its zero_grad clears
+        their gradients), computed again only when an optimizer was created since."""
+        known = len(self.optimizers)
+        cached = self.module_clears.get(id(module))
+        if cached is not None and cached[0] == known:
+            return cached[1]
+        held = {id(p) for p in module.parameters()}
+        ids = [
+            key
+            for key, (optimizer, _) in self.optimizers.items()
+            if id(_first_param(optimizer)) in held
+        ]
+        self.module_clears[id(module)] = (known, ids)
+        return ids
 
     def _owner_of(self, module):
         """The optimizer that updates the module's first parameter (None: none seen)."""
@@ -228,7 +246,7 @@ class OptimizerProbe(Probe):
         if grad is None:
             observation.steps_without_gradients += 1
             return
-        clears = self.module_clears + self.optimizer_clears.get(id(optimizer), 0)
+        clears = self.optimizer_clears.get(id(optimizer), 0)
         previous = self.last_grads.get(id(optimizer))
         if previous is not None and previous[1] == clears:
             ref = previous[0]
@@ -334,6 +352,11 @@ def _reads_cpu_step_counts(optimizer) -> bool:
         step = state.get("step") if isinstance(state, dict) else None
         return isinstance(step, torch.Tensor) and step.is_cpu
     return False
+
+
+def _first_param(optimizer):
+    """The optimizer's first parameter (None: it has none)."""
+    return next((p for group in optimizer.param_groups for p in group["params"]), None)
 
 
 def _first_grad(optimizer):

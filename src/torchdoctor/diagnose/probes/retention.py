@@ -13,7 +13,9 @@ user's frames), which is the only costly part and runs at most once.
 from __future__ import annotations
 
 import gc
+import inspect
 import itertools
+import re
 import sys
 import weakref
 from collections import deque
@@ -130,7 +132,7 @@ class RetentionWatch:
             return
         candidates = [
             (name, value)
-            for name, value in list(frame.f_locals.items())
+            for name, value in _loop_variables(frame)
             if isinstance(value, torch.Tensor)
             and value.grad_fn is not None
             and not any(value is loss for loss in alive)
@@ -149,7 +151,8 @@ class RetentionWatch:
                     steps_checked=current_step + 1,
                     with_graph=True,
                     bytes=value.numel() * value.element_size(),
-                    location=f"{short_path(frame.f_code.co_filename)}:{frame.f_lineno}",
+                    location=f"{short_path(frame.f_code.co_filename)}:"
+                    f"{_accumulating_line(frame, name) or frame.f_lineno}",
                     holder=f"variable `{name}` ({nodes} autograd nodes, {own} in one step's loss)",
                 )
                 return
@@ -157,6 +160,31 @@ class RetentionWatch:
     def results(self) -> list[RetainedTensors]:
         self.holders.clear()  # the program's containers are not ours to keep alive
         return list(self.found.values())
+
+
+def _loop_variables(frame: FrameType) -> list[tuple[str, object]]:
+    """The frame's variables and, in a method, its object's attributes (`self.running_loss +=
+    loss` in a Trainer class keeps the graphs as a local total would)."""
+    variables = list(frame.f_locals.items())
+    owner = frame.f_locals.get("self")
+    attributes = getattr(owner, "__dict__", None)
+    if isinstance(attributes, dict):
+        variables += [(f"self.{name}", value) for name, value in list(attributes.items())]
+    return variables
+
+
+def _accumulating_line(frame: FrameType, name: str) -> int | None:
+    """The line of the frame's function that adds to `name` (`name += ...` or `name = name +
+    ...`), where the fix goes; None when the source has none (then the loop's current line)."""
+    try:
+        lines, first = inspect.getsourcelines(frame.f_code)
+    except (OSError, TypeError):  # no source file (exec'd code, a notebook cell gone)
+        return None
+    pattern = re.compile(rf"^\s*{re.escape(name)}\s*(\+=|=\s*{re.escape(name)}\s*\+)")
+    for offset, text in enumerate(lines):
+        if pattern.match(text):
+            return max(first, 1) + offset  # a module's code starts at 0
+    return None
 
 
 def _holder(tensor: torch.Tensor) -> tuple[object, str]:

@@ -49,6 +49,14 @@ HEAVY_COLLATE_RATIO = 50.0
 # op per field); a collate above twice the measured __getitem__ per sample does work of its own.
 # Both are timed in the same process over the same steps, so machine load cancels out.
 HEAVY_COLLATE_TO_ITEM = 2.0
+# A collate that stacks sample tensors copies them at memory speed, gigabytes a second; one that
+# does Python work per sample (negatives drawn one by one, tokens copied into packed rows)
+# returns a few hundred bytes a sample in microseconds (20 negatives drawn with random: ~5
+# trivial ops' time and 10 MB/s). Below this rate (in CPU time), a collate above the default's
+# most (2.6 trivial ops per sample, for the largest samples; under one for small ones) is doing
+# such work: D111 at this lower ratio, while a large copy still needs HEAVY_COLLATE_RATIO.
+PYTHON_COLLATE_RATIO = 3.0
+PYTHON_COLLATE_BYTES_PER_S = 100e6
 
 
 def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
@@ -60,7 +68,15 @@ def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
     per_sample_s = loader.collate_s / loader.batch_size
     if loader.item_s is not None and per_sample_s <= HEAVY_COLLATE_TO_ITEM * loader.item_s:
         return False
-    return per_sample_s * cpu_share(run) > HEAVY_COLLATE_RATIO * floor
+    per_sample_cpu_s = per_sample_s * cpu_share(run)
+    if per_sample_cpu_s > HEAVY_COLLATE_RATIO * floor:
+        return True
+    copied = loader.collate_bytes  # a rate below memory speed: not a copy
+    return (
+        copied is not None
+        and per_sample_cpu_s > PYTHON_COLLATE_RATIO * floor
+        and copied < PYTHON_COLLATE_BYTES_PER_S * per_sample_cpu_s * loader.batch_size
+    )
 
 
 def wait_share(run: RunObservation, loader: LoaderObservation) -> float:

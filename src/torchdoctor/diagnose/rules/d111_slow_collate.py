@@ -3,7 +3,8 @@
 ## What it does
 Flags a training `DataLoader` in the training process (`num_workers=0`) whose `collate_fn` takes
 50 or more trivial ops' time per sample (the default collate stacks a sample in one to three),
-when collating takes 25% or more of the step.
+or 3 or more while the tensors it returns come out at under 100 MB/s (Python work per sample,
+not a copy at memory speed), when collating takes 25% or more of the step.
 
 ## Why is this bad
 A collate function that pads, tokenises or converts in a Python loop over samples (or tokens)

@@ -90,7 +90,10 @@ def _builds_optimizer(ctx, value: cst.BaseExpression) -> bool:
     if not isinstance(value, cst.Call):
         return False
     name = ctx.call_name(value) or ""
-    return name.startswith(_OPTIMIZER_PREFIX) and "lr_scheduler" not in name
+    # the schedulers stepped beside an optimizer: torch.optim.lr_scheduler.*, swa_utils.SWALR
+    return name.startswith(_OPTIMIZER_PREFIX) and not any(
+        part in name for part in ("lr_scheduler", "swa_utils")
+    )
 
 
 def _clears_by_hand(ctx) -> bool:
