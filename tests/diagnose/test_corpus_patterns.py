@@ -457,3 +457,46 @@ def test_checkpoint_sequential_in_the_programs_own_code_names_no_package(diagnos
     )
     assert report.run.habits.checkpoint_recompute_s_per_step is not None
     assert report.run.habits.checkpoint_caller_packages == []
+
+
+def test_an_adaptive_solvers_discarded_trial_forwards_are_training_not_evaluation(diagnose_here):
+    """torchdiffeq's dopri5 calls the learned dynamics several times per solver step, with
+    autograd on and in train mode, and throws away the calls of a rejected step (and its
+    step-size probe): their outputs never get a gradient. They were booked as evaluation with
+    autograd on (D301 "77 of 619 evaluation forwards", evaluation 25% of the run) on a program
+    whose only evaluation runs under no_grad. A discarded forward between two forwards of the
+    same model that build one loss is training work; the no_grad evaluation stays evaluation."""
+    report = diagnose_here(
+        """
+        field = nn.Sequential(nn.Linear(2, 50), nn.Tanh(), nn.Linear(50, 2))
+        opt = torch.optim.RMSprop(field.parameters(), lr=1e-3)
+        y0, target = torch.randn(16, 2), torch.randn(16, 2)
+
+        def solve(y, steps=4, dt=0.25):
+            for i in range(steps):
+                k1 = field(y)
+                trial = field(y + dt * k1)
+                if i == 1:  # its error estimate is too large: the step is redone, half as long
+                    dt = dt / 2  # k1 and trial are thrown away
+                    k1 = field(y)
+                    trial = field(y + dt * k1)
+                y = y + dt * trial
+            return y
+
+        for step in range(30):
+            opt.zero_grad()
+            loss = (solve(y0) - target).pow(2).mean()
+            loss.backward()
+            opt.step()
+            if step % 5 == 0:
+                with torch.no_grad():
+                    solve(y0)  # the program's evaluation
+        """,
+        steps=12,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards and evaluation.under_no_grad == evaluation.forwards, evaluation
+    assert evaluation.with_grad == 0, evaluation.with_grad_locations
+    assert "D301" not in {f.id for f in report.findings}

@@ -77,6 +77,29 @@ class ForwardRecord:
         return not self.feeds_training()
 
 
+def _link_inside_one_graph(state: _StepState) -> None:
+    """A forward with autograd on, in train mode, that got no gradient but ran between two
+    forwards of the same model that did, with no backward between those two, was part of building
+    one loss: an adaptive ODE solver's rejected trial steps and step-size probes (torchdiffeq's
+    dopri5), a trial forward whose result was discarded. Training work, not evaluation: it is
+    linked to the training forward after it (`feeds_training`). One pass over the step's forwards.
+    """
+    last_trained: dict[int | None, ForwardRecord] = {}
+    pending: dict[int | None, list[ForwardRecord]] = defaultdict(list)
+    for forward in state.forwards:
+        module = forward.module_id
+        if forward.got_grad:
+            before = last_trained.get(module)
+            waiting = pending.pop(module, None)
+            if before is not None and waiting:
+                if not any(before.t0 < end < forward.t0 for end in state.backward_ends):
+                    for discarded in waiting:
+                        discarded.linked.append(forward)
+            last_trained[module] = forward
+        elif forward.grad_enabled and forward.train_mode and module in last_trained:
+            pending[module].append(forward)
+
+
 @dataclass
 class StepRecord:
     index: int
@@ -289,6 +312,7 @@ class StepTracker:
                 break
         else:
             return [], []  # the usual training step (every forward got its gradient)
+        _link_inside_one_graph(state)
         intervals, forwards = [], []
         for span_start, span_end, group in cls._eval_groups(state, final):
             intervals.append((span_start, span_end))
