@@ -500,3 +500,38 @@ def test_an_adaptive_solvers_discarded_trial_forwards_are_training_not_evaluatio
     assert evaluation.forwards and evaluation.under_no_grad == evaluation.forwards, evaluation
     assert evaluation.with_grad == 0, evaluation.with_grad_locations
     assert "D301" not in {f.id for f in report.findings}
+
+
+def test_whole_cycle_mode_stops_when_every_step_leaves_a_forward_without_gradient(diagnose_here):
+    """torchdiffeq's latent-ODE example calls its RNN cell's `forward` itself, once per timestep:
+    the cell's output layer runs at every timestep and only the last output is used, so every
+    step ended with forwards still waiting for a gradient. Whole-cycle mode put its stop off
+    until a step had none, never came to it, and ran the program past its --budget (killed at
+    the corpus's 300 s bound), and booked the unused outputs as evaluation with autograd on (D301).
+    A stop found while a step waits is taken at the next step end; a forward without gradient
+    between two that have one, with no backward between, is part of training."""
+    report = diagnose_here(
+        """
+        cell = nn.Linear(8, 16)
+        readout = nn.Linear(16, 2)
+        opt = torch.optim.Adam([*cell.parameters(), *readout.parameters()], lr=1e-3)
+        sequence = torch.randn(6, 4, 8)
+        for step in range(1000):
+            opt.zero_grad()
+            h = torch.zeros(4, 16)
+            for x in sequence:
+                h = torch.tanh(cell(x) + h)
+                out = readout(h)  # every timestep's output; only the last one is used
+            loss = out.pow(2).mean()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        warmup=2,
+        budget_s=2.0,
+    )
+    # stopped by the budget's share or the step cap for loops without epochs, whichever first
+    assert report.run.status == "stopped", report.run.error
+    assert len(report.run.steps) <= 200, len(report.run.steps)
+    # the unused outputs were part of building the loss: training, not evaluation with autograd
+    assert report.run.evaluation.with_grad == 0, report.run.evaluation.with_grad_locations

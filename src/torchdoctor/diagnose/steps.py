@@ -79,25 +79,24 @@ class ForwardRecord:
 
 def _link_inside_one_graph(state: _StepState) -> None:
     """A forward with autograd on, in train mode, that got no gradient but ran between two
-    forwards of the same model that did, with no backward between those two, was part of building
-    one loss: an adaptive ODE solver's rejected trial steps and step-size probes (torchdiffeq's
-    dopri5), a trial forward whose result was discarded. Training work, not evaluation: it is
+    forwards that did, with no backward between those two, was part of building one loss: an
+    adaptive ODE solver's rejected trial steps and step-size probes (torchdiffeq's dopri5), an RNN
+    cell's per-timestep output that only the last timestep uses (its Linear layers are the root
+    modules when the program calls `cell.forward` itself). Training work, not evaluation: it is
     linked to the training forward after it (`feeds_training`). One pass over the step's forwards.
     """
-    last_trained: dict[int | None, ForwardRecord] = {}
-    pending: dict[int | None, list[ForwardRecord]] = defaultdict(list)
+    last_trained: ForwardRecord | None = None
+    pending: list[ForwardRecord] = []
     for forward in state.forwards:
-        module = forward.module_id
         if forward.got_grad:
-            before = last_trained.get(module)
-            waiting = pending.pop(module, None)
-            if before is not None and waiting:
-                if not any(before.t0 < end < forward.t0 for end in state.backward_ends):
-                    for discarded in waiting:
+            if last_trained is not None and pending:
+                if not any(last_trained.t0 < end < forward.t0 for end in state.backward_ends):
+                    for discarded in pending:
                         discarded.linked.append(forward)
-            last_trained[module] = forward
-        elif forward.grad_enabled and forward.train_mode and module in last_trained:
-            pending[module].append(forward)
+            pending = []
+            last_trained = forward
+        elif forward.grad_enabled and forward.train_mode and last_trained is not None:
+            pending.append(forward)
 
 
 @dataclass
