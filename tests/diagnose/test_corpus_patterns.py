@@ -535,3 +535,32 @@ def test_whole_cycle_mode_stops_when_every_step_leaves_a_forward_without_gradien
     assert len(report.run.steps) <= 200, len(report.run.steps)
     # the unused outputs were part of building the loss: training, not evaluation with autograd
     assert report.run.evaluation.with_grad == 0, report.run.evaluation.with_grad_locations
+
+
+@pytest.mark.timing  # D801 fires on a sampled share (here ~10x its bar): with the timing tests
+def test_a_line_that_runs_once_in_several_steps_is_not_said_to_take_every_step(diagnose_here):
+    """accelerate's profiler example prints the profiler's key-averages table after each epoch:
+    D801 said "by_feature/profiler.py:185 takes 85% of every step" for a line that ran in one of
+    the 19 measured steps. The time is real and stays in the saving; the title says how often."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.randn(64, 32), torch.randint(0, 10, (64,))
+        for step in range(40):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % 8 == 7:
+                table = sorted(str(i * 7 % 1000) for i in range(400_000))  # an epoch-end report
+        """,
+        steps=24,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    hot = [f for f in report.findings if f.id == "D801"]
+    assert hot, [(f.id, f.title) for f in report.findings]
+    assert "every step" not in hot[0].title and "of the 24 measured steps" in hot[0].title, hot[0]
+    # not "9/10 of it when run every 10th step": it already runs in some steps only
+    assert hot[0].saving_basis == "estimated", hot[0].saving_how
