@@ -457,3 +457,110 @@ def test_checkpoint_sequential_in_the_programs_own_code_names_no_package(diagnos
     )
     assert report.run.habits.checkpoint_recompute_s_per_step is not None
     assert report.run.habits.checkpoint_caller_packages == []
+
+
+def test_an_adaptive_solvers_discarded_trial_forwards_are_training_not_evaluation(diagnose_here):
+    """torchdiffeq's dopri5 calls the learned dynamics several times per solver step, with
+    autograd on and in train mode, and throws away the calls of a rejected step (and its
+    step-size probe): their outputs never get a gradient. They were booked as evaluation with
+    autograd on (D301 "77 of 619 evaluation forwards", evaluation 25% of the run) on a program
+    whose only evaluation runs under no_grad. A discarded forward between two forwards of the
+    same model that build one loss is training work; the no_grad evaluation stays evaluation."""
+    report = diagnose_here(
+        """
+        field = nn.Sequential(nn.Linear(2, 50), nn.Tanh(), nn.Linear(50, 2))
+        opt = torch.optim.RMSprop(field.parameters(), lr=1e-3)
+        y0, target = torch.randn(16, 2), torch.randn(16, 2)
+
+        def solve(y, steps=4, dt=0.25):
+            for i in range(steps):
+                k1 = field(y)
+                trial = field(y + dt * k1)
+                if i == 1:  # its error estimate is too large: the step is redone, half as long
+                    dt = dt / 2  # k1 and trial are thrown away
+                    k1 = field(y)
+                    trial = field(y + dt * k1)
+                y = y + dt * trial
+            return y
+
+        for step in range(30):
+            opt.zero_grad()
+            loss = (solve(y0) - target).pow(2).mean()
+            loss.backward()
+            opt.step()
+            if step % 5 == 0:
+                with torch.no_grad():
+                    solve(y0)  # the program's evaluation
+        """,
+        steps=12,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards and evaluation.under_no_grad == evaluation.forwards, evaluation
+    assert evaluation.with_grad == 0, evaluation.with_grad_locations
+    assert "D301" not in {f.id for f in report.findings}
+
+
+def test_whole_cycle_mode_stops_when_every_step_leaves_a_forward_without_gradient(diagnose_here):
+    """torchdiffeq's latent-ODE example calls its RNN cell's `forward` itself, once per timestep:
+    the cell's output layer runs at every timestep and only the last output is used, so every
+    step ended with forwards still waiting for a gradient. Whole-cycle mode put its stop off
+    until a step had none, never came to it, and ran the program past its --budget (killed at
+    the corpus's 300 s bound), and booked the unused outputs as evaluation with autograd on (D301).
+    A stop found while a step waits is taken at the next step end; a forward without gradient
+    between two that have one, with no backward between, is part of training."""
+    report = diagnose_here(
+        """
+        cell = nn.Linear(8, 16)
+        readout = nn.Linear(16, 2)
+        opt = torch.optim.Adam([*cell.parameters(), *readout.parameters()], lr=1e-3)
+        sequence = torch.randn(6, 4, 8)
+        for step in range(1000):
+            opt.zero_grad()
+            h = torch.zeros(4, 16)
+            for x in sequence:
+                h = torch.tanh(cell(x) + h)
+                out = readout(h)  # every timestep's output; only the last one is used
+            loss = out.pow(2).mean()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        warmup=2,
+        budget_s=2.0,
+    )
+    # stopped by the budget's share or the step cap for loops without epochs, whichever first
+    assert report.run.status == "stopped", report.run.error
+    assert len(report.run.steps) <= 200, len(report.run.steps)
+    # the unused outputs were part of building the loss: training, not evaluation with autograd
+    assert report.run.evaluation.with_grad == 0, report.run.evaluation.with_grad_locations
+
+
+@pytest.mark.timing  # D801 fires on a sampled share (here ~10x its bar): with the timing tests
+def test_a_line_that_runs_once_in_several_steps_is_not_said_to_take_every_step(diagnose_here):
+    """accelerate's profiler example prints the profiler's key-averages table after each epoch:
+    D801 said "by_feature/profiler.py:185 takes 85% of every step" for a line that ran in one of
+    the 19 measured steps. The time is real and stays in the saving; the title says how often."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.randn(64, 32), torch.randint(0, 10, (64,))
+        for step in range(40):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % 8 == 7:
+                table = sorted(str(i * 7 % 1000) for i in range(400_000))  # an epoch-end report
+        """,
+        steps=24,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    hot = [f for f in report.findings if f.id == "D801"]
+    assert hot, [(f.id, f.title) for f in report.findings]
+    assert "every step" not in hot[0].title and "of the 24 measured steps" in hot[0].title, hot[0]
+    # not "9/10 of it when run every 10th step": it already runs in some steps only
+    assert hot[0].saving_basis == "estimated", hot[0].saving_how

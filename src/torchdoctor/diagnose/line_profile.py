@@ -95,6 +95,7 @@ class _Tally:
         self.callees: Counter = Counter()
         self.direct: Counter = Counter()  # the library function the line itself called
         self.chains: Counter = Counter()
+        self.steps: set[int] = set()  # indices of the measured steps it was sampled in
 
 
 def _weights(samples: list[RawSample], windows: list[tuple[float, float]]):
@@ -168,6 +169,7 @@ def build_lines(
             tally = tallies[(booked, (code, line))]
             tally.weight += weight
             tally.samples += 1
+            tally.steps.add(index)
             if phase == "forward":
                 tally.model_samples += 1
             if depth == 0:
@@ -183,6 +185,7 @@ def build_lines(
     mean_wall = sum(w for _, _, w in windows) / len(windows)
     scale = clock_s / total_weight / len(windows)  # sample weight -> seconds per step
     observation.samples = sum(phase_samples.values())
+    observation.steps = len(windows)
     observation.seconds_per_sample = clock_s / max(1, observation.samples)
     observation.phase_samples = dict(phase_samples)
     observation.phase_seconds = {phase: w * scale for phase, w in phase_weights.items()}
@@ -207,6 +210,7 @@ def build_lines(
                 callees=_callees(tally),
                 encloses_training=(filename, line) in enclosing,
                 model_share=tally.model_samples / tally.samples,
+                steps_seen=len(tally.steps),
             )
         )
     return observation

@@ -433,6 +433,9 @@ class LineStat:
     # share of its samples taken while the tracker was in the model's forward (evaluation lines:
     # the time of the model call itself)
     model_share: float = 0.0
+    # measured steps with a sample on the line (0: not counted, older reports): a line that
+    # runs once an epoch (a profiler's table, a checkpoint) is seen in one step, not in every one
+    steps_seen: int = 0
 
 
 @dataclass
@@ -442,6 +445,7 @@ class LinesObservation:
 
     interval_s: float = 0.0  # sampling interval asked for at the start (full rate)
     samples: int = 0  # samples taken within measured steps (evaluation spans included)
+    steps: int = 0  # measured steps the samples were taken in (the windows)
     seconds_per_sample: float = 0.0  # measured time the average sample stands for
     phase_samples: dict[str, int] = field(default_factory=dict)
     # phase -> seconds per measured step the samples stand for (each weighted by the time since

@@ -85,6 +85,7 @@ class Session:
         self.epoch_starts: list[int] = []  # step index at each training loader's iter()
         self.epoch_length: int | None = None  # len() of the training loader, when it has one
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
+        self.deferred_stop = ""  # a whole-cycle stop found while a step's forwards were unjudged
         self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
@@ -229,11 +230,15 @@ class Session:
     def _stop_now(self) -> bool:
         if self.config.steps:
             return self._enough_steps()
-        if self.tracker.unsettled is None:
-            reason = self._cycle_done()
+        if self.tracker.unsettled is None or self.deferred_stop:
+            reason = self.deferred_stop or self._cycle_done()
             if reason:
                 self.rank_stop.want(reason)
-        elif not grouped():  # its forwards are judged one step later (ranks: at the agreement)
+        elif not grouped():
+            # its forwards are judged one step later (ranks: at the agreement), so a reason found
+            # now stops at the next step end, judged or not: a program whose every step leaves a
+            # forward without gradient (an RNN cell's unused outputs) ran past any --budget
+            self.deferred_stop = self._cycle_done()
             return False
         if not self.rank_stop.agreed(self.tracker.index):
             return False

@@ -84,6 +84,28 @@ class ForwardRecord:
         return not self.feeds_training()
 
 
+def _link_inside_one_graph(state: _StepState) -> None:
+    """A forward with autograd on, in train mode, that got no gradient but ran between two
+    forwards that did, with no backward between those two, was part of building one loss: an
+    adaptive ODE solver's rejected trial steps and step-size probes (torchdiffeq's dopri5), an RNN
+    cell's per-timestep output that only the last timestep uses (its Linear layers are the root
+    modules when the program calls `cell.forward` itself). Training work, not evaluation: it is
+    linked to the training forward after it (`feeds_training`). One pass over the step's forwards.
+    """
+    last_trained: ForwardRecord | None = None
+    pending: list[ForwardRecord] = []
+    for forward in state.forwards:
+        if forward.got_grad:
+            if last_trained is not None and pending:
+                if not any(last_trained.t0 < end < forward.t0 for end in state.backward_ends):
+                    for discarded in pending:
+                        discarded.linked.append(forward)
+            pending = []
+            last_trained = forward
+        elif forward.grad_enabled and forward.train_mode and last_trained is not None:
+            pending.append(forward)
+
+
 @dataclass
 class StepRecord:
     index: int
@@ -305,6 +327,7 @@ class StepTracker:
                 break
         else:
             return [], []  # the usual training step (every forward got its gradient)
+        _link_inside_one_graph(state)
         intervals, forwards = [], []
         for span_start, span_end, group in cls._eval_groups(state, final):
             intervals.append((span_start, span_end))

@@ -56,8 +56,10 @@ Depends on the line: running a log or a metric less often changes only what is r
 
 from __future__ import annotations
 
+import math
+
 from torchdoctor.diagnose.findings import Finding
-from torchdoctor.diagnose.observations import RunObservation
+from torchdoctor.diagnose.observations import LineStat, RunObservation
 from torchdoctor.diagnose.rules._common import (
     StepProfile,
     clamp,
@@ -84,6 +86,10 @@ MAX_FINDINGS = 3
 # phase (the loop's own overhead, the optimizer's glue) stays whatever the line becomes
 MAX_GIVEN_BACK = 0.9
 REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps repeats work
+# a line sampled in at most this share of the steps its samples would touch, spread evenly, runs
+# in some steps only (once an epoch: a profiler's table, a checkpoint): not "every step"
+SOME_STEPS = 0.5
+MIN_STEPS_TO_TELL = 6  # steps an even spread would touch, at least, to tell
 # what other rules already report with their own advice: line kinds and locations
 CLAIMED_KINDS = ("model_copy", "backward")
 # the program's own work, not overhead around training: an RL environment's simulation (whether
@@ -105,10 +111,26 @@ def _phase_share(run: RunObservation, profile: StepProfile, phase: str) -> float
     return sum(s.evaluation_s for s in steps) / train_s if train_s > 0 else 0.0
 
 
+def _how_often(line: LineStat, run: RunObservation) -> str:
+    """Says "every step", or "N of the M measured steps" for a line sampled in far fewer steps
+    than its samples would touch if it ran in every one (a line that runs every step but for less
+    than the sampling interval is seen in a few steps too: that is not enough to tell)."""
+    steps = run.lines.steps
+    if steps <= 0 or line.steps_seen <= 0:
+        return "every step"
+    spread = steps * (1 - math.exp(-line.samples / steps))  # steps hit if it ran in every one
+    if spread >= MIN_STEPS_TO_TELL and line.steps_seen <= SOME_STEPS * spread:
+        return f"{line.steps_seen} of the {steps} measured steps"
+    return "every step"
+
+
 def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding:
     line, kind = hot.line, hot.kind
     step_s, seconds_per_sample = profile.step_s, run.lines.seconds_per_sample
-    removable = kind.removable
+    how_often = _how_often(line, run)
+    # work thinned to every EVERY-th step keeps 1/EVERY of it; not a line that already runs in
+    # some steps only (its saving is then the upper bound: all of it)
+    removable = kind.removable and how_often == "every step"
     # the line's sampled share, never more than its phase could give back (sampling noise)
     cap = MAX_GIVEN_BACK * _phase_share(run, profile, line.phase)
     saving = min(clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share), cap)
@@ -140,9 +162,11 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
             f"estimate, an upper bound: {sampled}, all of it (vectorised code still costs "
             f"some), at most {pct(MAX_GIVEN_BACK)} of the {line.phase} phase's time"
         )
+    if how_often != "every step":  # the share is its time over all the measured steps
+        evidence.insert(1, f"It ran in {how_often} only; the share is its time over all of them.")
     return Finding(
         id=CODE,
-        title=f"{line.location} takes {pct(hot.share)} of every step: it {kind.what}",
+        title=_title(line.location, hot.share, how_often, kind.what),
         severity=sampled_severity(saving, samples),
         saving=saving,
         evidence=evidence,
@@ -181,3 +205,9 @@ def check(run: RunObservation) -> list[Finding]:
             continue
         findings.append(_finding(hot, run, profile))
     return findings[:MAX_FINDINGS]
+
+
+def _title(location: str, share: float, how_often: str, what: str) -> str:
+    if how_often == "every step":
+        return f"{location} takes {pct(share)} of every step: it {what}"
+    return f"{location} takes {pct(share)} of the measured time, in {how_often}: it {what}"
