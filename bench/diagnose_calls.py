@@ -7,7 +7,9 @@ step and step 0's activation counting are over, and prints the calls per step of
 minus the plain one: Python function calls and calls of C functions (builtins, torch's C
 methods), and which of them run torchdoctor's code. `--per-probe` also runs the watched loop with
 each probe left out in turn (`DiagnoseConfig.without_probes`) and prints what each one adds;
-`--top N` names the functions whose calls the probes add most.
+`--top N` names the functions whose calls the probes add most. It also counts the garbage
+collector's runs per step (gen0/gen1/gen2, plain and watched): objects the probes allocate and
+keep make collections more frequent, a cost `sys.setprofile` does not see.
 
     .venv/bin/python bench/diagnose_calls.py [--steps 32] [--loops mlp,...] [--per-probe] [--top 15]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import os
 import sys
 
@@ -37,6 +40,7 @@ class CallCount:
         self.c = 0
         self.ours = 0  # Python calls of torchdoctor's code
         self.functions: collections.Counter = collections.Counter()
+        self.collections = [0, 0, 0]  # garbage collections per generation
 
     def _profile(self, frame, event, arg) -> None:
         if event == "call":
@@ -51,11 +55,14 @@ class CallCount:
             self.functions[f"C {getattr(arg, '__qualname__', arg)} in {caller}"] += 1
 
     def run(self, steps) -> CallCount:
+        before = [stats["collections"] for stats in gc.get_stats()]
         sys.setprofile(self._profile)
         try:
             steps()
         finally:
             sys.setprofile(None)
+        after = [stats["collections"] for stats in gc.get_stats()]
+        self.collections = [b - a for a, b in zip(before, after, strict=True)]
         return self
 
 
@@ -80,6 +87,10 @@ def per_step(watched: CallCount, plain: CallCount, steps: int) -> str:
     )
 
 
+def _per_step_collections(counted: CallCount, steps: int) -> str:
+    return "/".join(f"{n / steps:.3f}" for n in counted.collections)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=32, help="counted steps")
@@ -99,6 +110,11 @@ def main() -> None:
         description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)
         print(f"{name}: {description}; {args.steps} steady steps counted")
         print(f"  diagnose - plain: {per_step(watched, plain, args.steps)}")
+        print(
+            "  garbage collections per step, gen0/gen1/gen2: plain "
+            f"{_per_step_collections(plain, args.steps)}, "
+            f"diagnose {_per_step_collections(watched, args.steps)}"
+        )
         if args.top:
             added = watched.functions - plain.functions
             for function, calls in added.most_common(args.top):
