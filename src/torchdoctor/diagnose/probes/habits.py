@@ -99,7 +99,7 @@ class HabitsProbe(Probe):
         self.profiler_op_s: float | None = None
         self.anomaly_op_s: float | None = None
         self.retained_at: int | None = None  # forwards seen when a retain_graph backward ran
-        self.retained_nodes: set = set()  # that backward's graph (cleared at the next backward)
+        self.retained_root = None  # that backward's loss (its graph; dropped at the next one)
         self.retained_location = ""  # and its line
         self.locations: dict[str, int] = {}
         self.checkpoint_packages: set[str] = set()
@@ -117,7 +117,9 @@ class HabitsProbe(Probe):
         forwards = self.tracker.forwards_seen
         if self.retained_at is not None:
             same_forward = self.retained_at == forwards
-            if same_forward or graph_nodes(args[0], stop=self.retained_nodes):
+            # the graphs are walked only here, after a forward (a multi-task step with no
+            # forward between its backwards walks nothing)
+            if same_forward or graph_nodes(args[0], stop=graph_nodes(self.retained_root)):
                 counters = self.tracker.counters
                 counters["second_backwards"] = counters.get("second_backwards", 0) + 1
                 counters["second_backward_s"] = counters.get("second_backward_s", 0) + seconds
@@ -132,7 +134,7 @@ class HabitsProbe(Probe):
         if retain is None and len(args) >= 3:  # Tensor.backward(gradient, retain_graph)
             retain = args[2] if isinstance(args[0], torch.Tensor) else None
         self.retained_at = forwards if retain else None
-        self.retained_nodes = graph_nodes(args[0]) if retain else set()
+        self.retained_root = args[0] if retain else None
         self.retained_location = user_location(2) if retain and self.session.measuring else ""
 
     # -- activation checkpointing's recompute -----------------------------------------------------

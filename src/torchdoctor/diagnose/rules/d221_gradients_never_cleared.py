@@ -2,8 +2,9 @@
 
 ## What it does
 Flags an optimizer whose steps found the same gradient tensors as the step before, added to,
-with no `zero_grad()` (this optimizer's or a module's) called in between, in several steps. With
-two optimizers (a GAN's generator and discriminator), clearing one does not clear the other.
+with no `zero_grad()` (this optimizer's, or a module's holding its parameters) called in between,
+in several steps. With two optimizers (a GAN's generator and discriminator), clearing one does
+not clear the other; a frozen teacher's `teacher.zero_grad()` does not clear the student's.
 
 ## Why is this bad
 `backward()` adds to `.grad`. Without `zero_grad()` each step's update is the sum of every

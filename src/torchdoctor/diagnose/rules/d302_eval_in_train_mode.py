@@ -3,7 +3,8 @@
 ## What it does
 Flags evaluation forwards (forwards of the trained model not followed by `backward()`) that ran
 while the model was in `train()` mode, when the model has Dropout or BatchNorm layers, whose
-behaviour depends on the mode.
+behaviour depends on the mode. The forwards `torch.optim.swa_utils.update_bn` runs (train mode on
+purpose: BatchNorm statistics recomputed for averaged weights) are not counted.
 
 ## Why is this bad
 In train mode Dropout still drops activations and BatchNorm normalises with the batch's own

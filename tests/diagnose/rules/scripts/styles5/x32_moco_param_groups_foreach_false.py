@@ -4,7 +4,7 @@ a param-group helper that splits decay / no-decay parameters and passes options 
 where `foreach: False` was left from a debugging session; the encoder has many small tensors.
 
 Planted: the optimizer updates ~70 tensors one at a time (foreach=False). --fixed: the config
-does not set foreach (torch's default multi-tensor path).
+asks for foreach=True (on CPU torch's default is the per-tensor loop too).
 """
 
 import sys
@@ -14,7 +14,7 @@ from torch import nn
 
 OPTIM = {"lr": 0.03, "momentum": 0.9, "weight_decay": 1e-4, "foreach": False}
 if "--fixed" in sys.argv:
-    del OPTIM["foreach"]
+    OPTIM["foreach"] = True
 
 
 def encoder():
