@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _planted import SCRIPTS, diagnose_planted
+from _planted import SCRIPTS, diagnose_planted_fresh
 from torchdoctor.trials.api import NothingToTry, run_trials
 from torchdoctor.trials.cycle import MIN_WINDOW_S
 from torchdoctor.trials.fixes import all_fixes
@@ -134,7 +134,9 @@ def tried_gains(trials) -> dict[str, Tried]:
 def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str, str]:
     """(rows, the baseline's noise per clock, the trials' window, what the what-ifs did)."""
     script = str(SCRIPTS / f"{name}.py")
-    report = diagnose_planted(name, steps=None, warmup=3, budget_s=30)
+    # in a fresh process, as the CLI and the trials run: a copy's calls pay what the program's
+    # did only where the allocator's history is the program's (whatif/allocator.py)
+    report = diagnose_planted_fresh(name, steps=None, warmup=3, budget_s=30)
     whatif = report.run.whatif
     probes = f"{len(whatif.timings)} timed in {whatif.seconds:.2f} s of {whatif.budget_s:.2f} s" + (
         f"; not measured: {'; '.join(whatif.skipped)}" if whatif.skipped else ""
