@@ -34,7 +34,7 @@ from _busy import busy_loops, stop
 from planted_styles import SETS
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules" / "scripts"
-CLEAN = ["clean_loop", "clean_gru_language_model"]
+CLEAN = ["clean_loop", "clean_gru_language_model", "clean_distillation_wide_teacher"]
 # rules whose decision rests on a timing (a phase's seconds, step times, a share of the step)
 TIMING_CODES = {
     "D101", "D102", "D110", "D111", "D203", "D215", "D304", "D401", "D503", "D504", "D701",
@@ -158,7 +158,9 @@ def main() -> None:
         return worker(opts.budget, opts.steps, not opts.no_whatif)
     loads = [int(b) for b in opts.busy.split(",")]
     rows = [p for p in SETS[opts.set] if not opts.names or p.script in opts.names]
-    clean = [(name, SCRIPTS / f"{name}.py", []) for name in CLEAN if not opts.names]
+    clean = [
+        (name, SCRIPTS / f"{name}.py", []) for name in CLEAN if name in opts.names or not opts.names
+    ]
     clean += [(p.script, p.path, ["--fixed"]) for p in rows]
     planted: list[tuple[str, Path, str]] = []
     if opts.planted:
