@@ -2,7 +2,10 @@
 
 ## What it does
 Reports (as information) runs whose evaluation forwards all ran under `torch.no_grad()` and none
-under `torch.inference_mode()`.
+under `torch.inference_mode()`. A frozen teacher's or target network's no-grad forwards, whose
+outputs the same step's loss uses (`evaluation.beside_training`), are not counted: their outputs
+feed autograd, and `inference_mode` tensors cannot be saved for backward, so `no_grad` is right
+there.
 
 ## Why is this bad
 `inference_mode` goes further than `no_grad`: tensors it creates skip version counting and view
@@ -41,9 +44,12 @@ INFERENCE_MODE_GAIN = 0.05
 
 def check(run: RunObservation) -> list[Finding]:
     ev = run.evaluation
-    if ev.under_no_grad <= 0 or ev.under_inference_mode > 0:
+    # a frozen teacher's soft targets feed the step's loss: under inference_mode they could not
+    # be saved for its backward, so only the other no-grad forwards (validation) count
+    validation = ev.under_no_grad - ev.beside_training
+    if validation <= 0 or ev.under_inference_mode > 0:
         return []
-    share = evaluation_share(run)
+    share = evaluation_share(run) * validation / max(ev.forwards, validation)
     saving = clamp(share * INFERENCE_MODE_GAIN)
     return [
         Finding(
@@ -52,17 +58,25 @@ def check(run: RunObservation) -> list[Finding]:
             severity="info",
             saving=saving,
             evidence=[
-                f"{ev.under_no_grad} of {ev.forwards} evaluation forward(s) ran under "
+                f"{validation} of {ev.forwards} evaluation forward(s) ran under "
                 "torch.no_grad(), none under torch.inference_mode().",
             ]
             + (
-                [f"Evaluation took {pct(share)} of evaluation plus training time."]
+                [
+                    f"{ev.beside_training} more no-grad forward(s) of a model that never trained "
+                    "fed the step's loss (a teacher or target network): keep no_grad there."
+                ]
+                if ev.beside_training > 0
+                else []
+            )
+            + (
+                [f"These forwards took {pct(share)} of evaluation plus training time."]
                 if share > 0
                 else []
             ),
             fix="with torch.inference_mode():  # instead of torch.no_grad()\n    ...",
             source="docs/techniques/inference-mode-and-eval.md; PyTorch docs: torch.inference_mode",
             explanation="inference_mode also skips version counting and view tracking.",
-            details={"under_no_grad": ev.under_no_grad, "evaluation_share": share},
+            details={"under_no_grad": validation, "evaluation_share": share},
         )
     ]
