@@ -304,6 +304,9 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
                 # time is the glue around training (indexing, the loss), not a hot spot
                 if kind.name != "python" or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
+                    # one line can have two stats (a generator expression's frame and the
+                    # frame it is written in): the larger, listed first, names it
+                    taken.add(line.location)
         found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
         found = [_as_acting(h) for h in found]
