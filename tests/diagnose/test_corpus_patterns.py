@@ -264,7 +264,7 @@ def test_an_environment_step_is_the_programs_work_not_a_hot_line(
             class Env:
                 def step(self, action):
                     total = 0.0
-                    for i in range(6000):  # the simulation: pure Python, like CartPole x many
+                    for i in range(40000):  # the simulation: pure Python, a few ms a step
                         total += math.sin(i * 0.001 + action)
                     return [total % 1.0] * 4, 1.0
             """
