@@ -46,6 +46,20 @@ def test_d301_fires_on_evaluation_with_grad():
     assert "10 of 10" in evidence_text(finding) and "train.py:60" in evidence_text(finding)
 
 
+def test_d301_with_no_time_to_gain_says_its_warning_is_for_memory():
+    """A validation pass whose inference-mode copy measured no faster (pygcn in the corpus):
+    the warning stays, for the activations kept, and the evidence says that is why."""
+    run = evaluated(with_grad=10)
+    run.whatif.timings = [
+        WhatIfTiming("evaluation.inference_mode", "evaluation forward", 0.004, 0.0041, 5, "x")
+    ]
+    finding = only(d301.check(run), "D301")
+    assert finding.saving == 0.0 and finding.saving_basis == "measured"
+    assert finding.severity == "warning" and "for memory" in evidence_text(finding)
+    run.whatif.timings[0].alternative_s = 0.002  # half the time: the time is the reason
+    assert "for memory" not in evidence_text(only(d301.check(run), "D301"))
+
+
 def test_d301_silent_under_inference_mode_or_no_grad():
     assert d301.check(good_cpu_run()) == []
     assert d301.check(evaluated(under_no_grad=10)) == []

@@ -55,6 +55,7 @@ CODE = "D301"
 SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
 TITLE = "Evaluation runs with autograd on (no torch.inference_mode / no_grad)"
 AUTOGRAD_COST = 0.2
+NO_TIME_TO_GAIN = 0.01  # below this share the warning is for memory alone, and says so
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -81,6 +82,12 @@ def check(run: RunObservation) -> list[Finding]:
         evidence.append("At " + ", ".join(where[:3]) + ".")
     if basis == "measured":
         evidence.append(f"Measured: {saving_how}.")
+    validation = evaluation_is_validation(run)
+    if validation and saving < NO_TIME_TO_GAIN:
+        evidence.append(
+            "Little or no time to gain: it stays a warning for memory, since each evaluation "
+            "batch's activations are kept for a backward that never runs."
+        )
     return [
         Finding(
             id=CODE,
@@ -89,7 +96,7 @@ def check(run: RunObservation) -> list[Finding]:
             # can exhaust it on a large validation batch. Forwards in the step whose output gets
             # no gradient (a GAN's `G(z).detach()` for the critic, an RL agent acting) run at
             # the training batch size: only their time counts.
-            severity="warning" if evaluation_is_validation(run) else severity_for(saving),
+            severity="warning" if validation else severity_for(saving),
             saving=saving,
             evidence=evidence,
             fix=(
