@@ -328,7 +328,8 @@ def test_evaluation_with_autograd_names_only_the_forwards_that_had_it(diagnose_h
     assert report.run.status == "stopped", report.run.error
     acting = _line_of(tmp_path / "train.py", "acting with autograd on")
     evaluation = report.run.evaluation
-    assert evaluation.with_grad and evaluation.under_no_grad, evaluation
+    # the target network's no_grad forward computes the loss's targets: the step's forward work
+    assert evaluation.with_grad and not evaluation.under_no_grad, evaluation
     assert [loc.rsplit(":", 1)[1] for loc in evaluation.with_grad_locations] == [str(acting)]
     for finding in (f for f in report.findings if f.id == "D301"):
         at = next(line for line in finding.evidence if line.startswith("At "))
@@ -566,3 +567,71 @@ def test_a_line_that_runs_once_in_several_steps_is_not_said_to_take_every_step(d
     assert "every step" not in hot[0].title and "of the 24 measured steps" in hot[0].title, hot[0]
     # not "9/10 of it when run every 10th step": it already runs in some steps only
     assert hot[0].saving_basis == "estimated", hot[0].saving_how
+
+
+_LOOKAHEAD = """
+class Lookahead(torch.optim.Optimizer):
+    # a wrapper around an inner optimizer: its step() calls the inner one's
+    def __init__(self, inner, k=5, alpha=0.5):
+        self.inner, self.k, self.alpha, self.count = inner, k, alpha, 0
+        super().__init__(inner.param_groups, dict(lr=inner.defaults["lr"]))
+        self.slow = [p.detach().clone() for g in inner.param_groups for p in g["params"]]
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = self.inner.step(closure)
+        self.count += 1
+        if self.count % self.k == 0:
+            fast = [p for g in self.inner.param_groups for p in g["params"]]
+            for slow, p in zip(self.slow, fast):
+                slow.add_(p - slow, alpha=self.alpha)
+                p.copy_(slow)
+        return loss
+
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+opts = [Lookahead(torch.optim.SGD(model.parameters(), lr=0.01))]
+models = [model]
+"""
+
+_SUBCLASS = """
+class WarmupAdamW(torch.optim.AdamW):
+    # a subclass whose step() sets the learning rate and calls super().step()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            group["lr"] = min(1e-3, group["lr"] + 1e-5)
+        return super().step(closure)
+
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+critic = nn.Sequential(nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 1))
+# the plain AdamW beside it: torch hooks AdamW.step too, so super().step() is a hooked step
+opts = [WarmupAdamW(model.parameters(), lr=1e-5), torch.optim.AdamW(critic.parameters())]
+models = [model, critic]
+"""
+
+
+@pytest.mark.parametrize(
+    ("optimizers", "models"), [(_LOOKAHEAD, 1), (_SUBCLASS, 2)], ids=["lookahead", "subclass"]
+)
+def test_an_optimizer_step_called_inside_another_is_one_step(diagnose_here, optimizers, models):
+    """A Lookahead-style wrapper calls its inner optimizer's step(); a Lion-style subclass calls
+    super().step(). Each hooked step() was counted as a step of its own: every other "step" had
+    no forward, and per-step figures were halved. One step per outermost call."""
+    report = diagnose_here(
+        optimizers
+        + """
+        for step in range(40):
+            x = torch.randn(16, 32)
+            for net, opt in zip(models, opts):
+                loss = net(x).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """.replace("\n        ", "\n"),
+        steps=6,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    forwards = [step.training_forwards for step in report.run.steps]
+    assert forwards and all(count == models for count in forwards), forwards
+    counts = {o.class_name: o.steps for o in report.run.optimizers}
+    assert len(set(counts.values())) == 1, counts  # the wrapper's and its inner optimizer's

@@ -437,7 +437,8 @@ def test_forwards_on_the_batch_just_trained_on_are_told_from_acting_and_targets(
     trained model had just seen, unlike a second forward for a metric."""
     run = diagnose_here(DQN_STYLE, args=(pattern,), steps=4, warmup=2).run
     evaluation = run.evaluation
-    assert evaluation.forwards >= 8, evaluation
+    # acting (and the metric) only: the target network's forward is the step's work (its loss)
+    assert evaluation.forwards >= 4, evaluation
     if pattern == "metric":  # one per step at least (the stop may fall after one more)
         assert evaluation.on_training_batches >= 4, evaluation
     else:

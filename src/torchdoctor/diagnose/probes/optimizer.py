@@ -13,6 +13,7 @@ import inspect
 import sys
 import time
 import weakref
+from types import FrameType
 
 import torch
 from torch.optim.optimizer import (
@@ -61,11 +62,12 @@ class OptimizerProbe(Probe):
         self.optimizers: dict[int, tuple[object, OptimizerObservation]] = {}
         self.scaled_this_step = False
         self.unscaled_this_step: set[int] = set()
-        self.step_started = 0.0
         # id(optimizer) -> torch's own optimizer that reads per-parameter CPU step counts with
         # `.item()` in its step (decided after its first step, from its state)
         self.reads_own_steps: dict[int, bool] = {}
-        self.step_faults: int | None = None
+        # (optimizer, torch's hook-wrapper frame, start time, page faults so far) of each step()
+        # call in progress, outermost first: a step called inside another is one program step
+        self.active_steps: list[tuple[object, object, float, int | None]] = []
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -198,6 +200,8 @@ class OptimizerProbe(Probe):
         patcher = self.session.patcher
         if patcher.lifted:  # an earlier step raised before its post hook
             patcher.put_on()
+        if self.active_steps and not _running_below(self.active_steps[-1][1]):
+            self.active_steps.clear()  # an earlier step raised before its post hook
         self.tracker.push("optimizer")
         if (
             self.reads_own_steps.get(id(optimizer))
@@ -213,16 +217,24 @@ class OptimizerProbe(Probe):
             # off for the step; the post hook puts it back. (A read by another thread of the
             # program in that moment goes unseen.)
             patcher.lift(torch.Tensor, "item")
-        # read inline (a C call): the probes' Python calls per step are budgeted
-        self.step_faults = getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
-        self.step_started = time.perf_counter()
+        # torch's hook wrapper of this step() call is frame 1: a step() called inside this one
+        # (a subclass's super().step(), a Lookahead's inner optimizer) finds it on its stack.
+        # Faults are read inline (a C call): the probes' Python calls per step are budgeted
+        faults = getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
+        self.active_steps.append((optimizer, sys._getframe(1), time.perf_counter(), faults))
 
     def _post_step(self, optimizer, args, kwargs) -> None:
-        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
-            time.perf_counter() - self.step_started
-        )
-        if self.step_faults is not None:
-            faults = getrusage(RUSAGE_THREAD).ru_minflt - self.step_faults
+        now = time.perf_counter()
+        # no entry: its pre hook ran before diagnosis began
+        _, _, started, faults = self.active_steps.pop() if self.active_steps else (0, 0, now, None)
+        if self.active_steps and _stepping_already(self.active_steps, optimizer):
+            # a subclass's step calling super().step(): one step of this optimizer, counted once
+            # by the outermost call (round 7 counted each as two steps: per-step figures halved)
+            self.tracker.pop()
+            return
+        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += now - started
+        if faults is not None:
+            faults = getrusage(RUSAGE_THREAD).ru_minflt - faults
             self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
         if self.session.patcher.lifted:
             self.session.patcher.put_on()
@@ -235,6 +247,8 @@ class OptimizerProbe(Probe):
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
             self.reads_own_steps[id(optimizer)] = _reads_cpu_step_counts(optimizer)
         self._watch_gradients(optimizer, observation)
+        if self.active_steps:
+            return  # a wrapper's inner optimizer (Lookahead): the wrapper's step ends the step
         self.scaled_this_step = False
         self.unscaled_this_step.clear()
         self.session.optimizer_step_done(optimizer)
@@ -339,6 +353,25 @@ class OptimizerProbe(Probe):
             if observation.set_to_none is False:
                 observation.zero_fill_s = per_step(measured, f"{ZERO_FILL}{key}")
         run.memory.optimizer_state_bytes = sum(o.state_bytes for o in run.optimizers) or None
+
+
+FRAMES_SEARCHED = 64  # a nested step() is a few frames below the outer one's hook wrapper
+
+
+def _running_below(frame) -> bool:
+    """Is `frame` on the caller's stack (within FRAMES_SEARCHED frames)?"""
+    current: FrameType | None = sys._getframe(2)
+    for _ in range(FRAMES_SEARCHED):
+        if current is None:
+            return False
+        if current is frame:
+            return True
+        current = current.f_back
+    return False
+
+
+def _stepping_already(active_steps, optimizer) -> bool:
+    return any(outer is optimizer for outer, *_ in active_steps)
 
 
 def _reads_cpu_step_counts(optimizer) -> bool:
