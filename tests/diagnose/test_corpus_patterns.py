@@ -635,3 +635,52 @@ def test_an_optimizer_step_called_inside_another_is_one_step(diagnose_here, opti
     assert forwards and all(count == models for count in forwards), forwards
     counts = {o.class_name: o.steps for o in report.run.optimizers}
     assert len(set(counts.values())) == 1, counts  # the wrapper's and its inner optimizer's
+
+
+def test_forwards_an_autograd_function_runs_without_autograd_are_training(diagnose_here):
+    """torchdiffeq's adjoint method (`ode_demo.py --adjoint`) integrates inside an
+    autograd.Function: its forward calls the ODE's module under no_grad, and its backward calls
+    it again to take the parameters' gradients itself. The report read "forward 0%", every
+    forward booked as evaluation. The backward reaching the module (autograd) makes them the
+    step's training forwards."""
+    report = diagnose_here(
+        """
+        class Integrate(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, y0, func, *params):
+                ctx.func = func
+                ctx.save_for_backward(y0)
+                with torch.no_grad():
+                    y = y0
+                    for _ in range(4):
+                        y = y + 0.1 * func(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad_y):
+                (y0,) = ctx.saved_tensors
+                params = tuple(ctx.func.parameters())
+                with torch.enable_grad():
+                    start = y0.detach().requires_grad_()
+                    y = start
+                    for _ in range(4):
+                        y = y + 0.1 * ctx.func(y)
+                    grads = torch.autograd.grad(y, (start, *params), grad_y)
+                return (grads[0], None, *grads[1:])
+
+        func = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 16))
+        opt = torch.optim.RMSprop(func.parameters(), lr=1e-3)
+        for step in range(30):
+            pred = Integrate.apply(torch.randn(32, 16), func, *func.parameters())
+            loss = (pred - torch.randn(32, 16)).abs().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert [step.training_forwards for step in report.run.steps] == [4] * 6
+    assert report.breakdown["forward"] > 0 and "D303" not in [f.id for f in report.findings]

@@ -106,6 +106,19 @@ def _link_inside_one_graph(state: _StepState) -> None:
             pending.append(forward)
 
 
+def _mark_run_again_in_backward(state: _StepState) -> None:
+    """Forwards of a module that the step's backward ran again, when none of its forwards got a
+    gradient: an autograd.Function ran them under no_grad in its forward, and its backward runs
+    the module again to take its parameters' gradients itself (torchdiffeq's adjoint method).
+    Decided by autograd (the backward reached the module), not by the forwards' outputs: they
+    are the step's training forwards. A module that also had a forward with a gradient (its
+    activations recomputed by checkpointing) keeps its no-gradient forwards as they were."""
+    trained = {f.module_id for f in state.forwards if f.got_grad}
+    for forward in state.forwards:
+        if forward.module_id in state.called_in_backward and forward.module_id not in trained:
+            forward.got_grad = True
+
+
 def _link_beside_training(state: _StepState) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
     that does not train in this step, at a training forward's batch size, that ends before the
@@ -179,6 +192,7 @@ class _StepState:
     data_waits: list = field(default_factory=list)
     counters: dict = field(default_factory=lambda: defaultdict(float))
     loss: Any = None
+    called_in_backward: set[int] = field(default_factory=set)  # module ids (forward probe)
 
 
 class StepTracker:
@@ -204,6 +218,9 @@ class StepTracker:
         # memory, the line sampler); probes add and remove themselves, so keep it cheap when empty
         self.phase_listeners: list[Callable[[str], None]] = []
         self._t_last = self.origin
+        # ids of modules called inside a backward() during the step in progress (the forward
+        # probe adds them; moved to the step's state at its close)
+        self.called_in_backward: set[int] = set()
         self._state = _StepState(self.origin)
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
@@ -275,6 +292,8 @@ class StepTracker:
         self._close(now)
         self._settle()
         state = self._state
+        if self.called_in_backward:
+            state.called_in_backward, self.called_in_backward = self.called_in_backward, set()
         record = StepRecord(self.index, state.start - self.origin, now - self.origin,
                             0.0, {}, None, 1, {})  # fmt: skip
         self._fill(record, state, final=False)
@@ -361,6 +380,8 @@ class StepTracker:
                 break
         else:
             return [], []  # the usual training step (every forward got its gradient)
+        if state.called_in_backward:
+            _mark_run_again_in_backward(state)
         _link_inside_one_graph(state)
         _link_beside_training(state)
         intervals, forwards = [], []

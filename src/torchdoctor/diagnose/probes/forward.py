@@ -142,13 +142,17 @@ class ForwardProbe(Probe):
         # the first parameter must be called `self`: torch.profiler(with_stack=True) reads the
         # module from the local `self` of whatever code is nn.Module.__call__ (else it crashes)
         def __call__(self, *args, **kwargs):
-            if (
-                probe.in_root
-                or (tracker.stack and tracker.stack[-1] == "backward")
-                or transforming()
-            ):
-                # nested, recomputed inside backward() (activation checkpointing), or traced by
-                # torch.jit.trace / dynamo (which must record the program, not us): not a root
+            if probe.in_root:
+                return original(self, *args, **kwargs)  # nested: not a root
+            stack = tracker.stack
+            if stack and stack[-1] == "backward":
+                # recomputed inside backward(): activation checkpointing, or an autograd.Function
+                # whose backward runs the module again (torchdiffeq's adjoint): the module
+                # trains in this step, though its forwards' outputs got no gradient
+                tracker.called_in_backward.add(id(self))
+                return original(self, *args, **kwargs)
+            if transforming():
+                # traced by torch.jit.trace / dynamo (which must record the program, not us)
                 return original(self, *args, **kwargs)
             probe.in_root = True
             tracker.push("forward")
