@@ -31,6 +31,10 @@ class StepObservation:
     # root model forwards of the step whose outputs got a gradient: many per backward() is a
     # model called once per sample or per environment step (an RL rollout with autograd on)
     training_forwards: int = 0
+    # median first dimension of those forwards' first input (None: not seen): a model called
+    # many times per backward() on batches of rows (an RL rollout over vectorised environments, a
+    # meta-learning inner loop) runs the model's own ops each time, unlike a loop over samples
+    training_forward_rows: int | None = None
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
