@@ -87,6 +87,10 @@ class LoaderObservation:
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
     # mean bytes of the tensors a collate returned (main process only; None: not timed)
     collate_bytes: int | None = None
+    # workers only: mean CPU seconds the worker processes ran per batch they delivered (all of
+    # them together; from /proc, so Linux only; None: not read): the work a batch is, which a
+    # busy machine's wall times do not tell (rule D110)
+    worker_cpu_s: float | None = None
     cpu_count: int | None = None
     # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
     # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...
