@@ -112,3 +112,30 @@ def test_code_torch_compile_generated_is_not_the_programs(tmp_path, monkeypatch)
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
     assert not is_user_file(str(tmp_path / "cache" / "ab" / "cabc.py"))
     assert is_user_file(str(tmp_path / "train.py"))
+
+
+def _here(depth: int = 1) -> tuple:
+    frame = sys._getframe(depth)
+    return frame.f_code, frame.f_lineno
+
+
+def _line_with_a_generator_expression() -> tuple:
+    """(code, line) of the function's own frame and of a comprehension's frame, on one line."""
+    own = [_here(2) for _ in range(1)]; comprehension = [_here(1) for _ in range(1)]  # noqa: E702  # fmt: skip
+    return own, comprehension
+
+
+def test_a_line_running_in_a_generator_expressions_frame_too_is_one_line():
+    # `sum(f(x) for x in xs)` runs in two frames on one line: sampled in both, it was two line
+    # stats (D801 named it twice: "26% of every step" and "58% ... in 3 of the 24 steps")
+    (outer,), (inner,) = _line_with_a_generator_expression()
+    assert inner[0].co_name.startswith("<") and not outer[0].co_name.startswith("<")
+    assert inner[0] is not outer[0] and inner[1] == outer[1], (inner, outer)
+    samples = [(0.01 * i, "other", (inner, outer), (), 0.01) for i in range(1, 31)]
+    samples += [(0.3 + 0.01 * i, "other", (outer,), (), 0.01) for i in range(1, 31)]
+    profile = build_lines(samples, origin=0.0, windows=[(0.0, 0.6, 0.6)], evaluation=[],
+                          interval_s=INTERVAL_S)  # fmt: skip
+    (line,) = profile.lines
+    assert (line.samples, line.self_samples) == (60, 60)
+    assert line.self_share == pytest.approx(1.0, abs=0.02)
+    assert line.function.endswith("_line_with_a_generator_expression")

@@ -86,7 +86,8 @@ def _context(filename: str, line: int) -> list[str]:
 
 
 class _Tally:
-    def __init__(self) -> None:
+    def __init__(self, code=None) -> None:
+        self.code = code  # the code object the line is named by (the frame it is written in)
         self.weight = 0.0
         self.samples = 0
         self.self_weight = 0.0
@@ -134,7 +135,10 @@ def build_lines(
     order = sorted(range(len(steps)), key=lambda i: steps[i][0])
     steps = [steps[i] for i in order]
     eval_starts = sorted(evaluation)
-    tallies: dict[tuple[str, tuple], _Tally] = defaultdict(_Tally)
+    # one tally per (phase, file, line): a line can run in two frames (a generator expression's
+    # or a comprehension's own frame, and the frame it is written in), and it is one line to
+    # every reader of `run.lines` (rules, the report's top lines, the HTML and trace)
+    tallies: dict[tuple[str, tuple], _Tally] = {}
     training: dict[str, set[int]] = defaultdict(set)  # file -> lines seen in training samples
     enclosing: set[tuple] = set(training_callers or ())  # (file, line) holding training compute
     for filename, line in enclosing:
@@ -166,7 +170,11 @@ def build_lines(
             if key in seen:
                 continue
             seen.add(key)
-            tally = tallies[(booked, (code, line))]
+            tally = tallies.get((booked, key))
+            if tally is None:
+                tally = tallies[(booked, key)] = _Tally(code)
+            elif tally.code.co_name.startswith("<") and not code.co_name.startswith("<"):
+                tally.code = code  # named by its function, not by `<genexpr>`
             tally.weight += weight
             tally.samples += 1
             tally.steps.add(index)
@@ -189,8 +197,8 @@ def build_lines(
     observation.seconds_per_sample = clock_s / max(1, observation.samples)
     observation.phase_samples = dict(phase_samples)
     observation.phase_seconds = {phase: w * scale for phase, w in phase_weights.items()}
-    for (phase, (code, line)), tally in _top(tallies):
-        filename = code.co_filename
+    for (phase, (filename, line)), tally in _top(tallies):
+        code = tally.code
         per_step = tally.weight * scale
         chain = tally.chains.most_common(1)[0][0] if tally.chains else ()
         observation.lines.append(

@@ -31,6 +31,10 @@ class StepObservation:
     # root model forwards of the step whose outputs got a gradient: many per backward() is a
     # model called once per sample or per environment step (an RL rollout with autograd on)
     training_forwards: int = 0
+    # median first dimension of those forwards' first input (None: not seen): a model called
+    # many times per backward() on batches of rows (an RL rollout over vectorised environments, a
+    # meta-learning inner loop) runs the model's own ops each time, unlike a loop over samples
+    training_forward_rows: int | None = None
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
@@ -83,6 +87,10 @@ class LoaderObservation:
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
     # mean bytes of the tensors a collate returned (main process only; None: not timed)
     collate_bytes: int | None = None
+    # workers only: mean CPU seconds the worker processes ran per batch they delivered (all of
+    # them together; from /proc, so Linux only; None: not read): the work a batch is, which a
+    # busy machine's wall times do not tell (rule D110)
+    worker_cpu_s: float | None = None
     cpu_count: int | None = None
     # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
     # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...

@@ -16,6 +16,11 @@ def _loss_value(loss) -> float | None:
         return None
 
 
+def _median_rows(record: StepRecord) -> int | None:
+    rows = sorted(f.batch_size for f in record.training_forwards if f.batch_size)
+    return rows[len(rows) // 2] if rows else None
+
+
 def _step(record: StepRecord) -> StepObservation:
     phases = {phase: record.phases.get(phase, 0.0) for phase in PHASES}
     return StepObservation(
@@ -25,6 +30,7 @@ def _step(record: StepRecord) -> StepObservation:
         batch_size=record.batch_size,
         micro_batches=record.micro_batches,
         training_forwards=len(record.training_forwards),
+        training_forward_rows=_median_rows(record),
         syncs=int(record.counters.get("syncs", 0)),
         loss=_loss_value(record.loss),
         start_s=record.start,

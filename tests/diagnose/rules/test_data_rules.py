@@ -345,6 +345,25 @@ def test_d110_says_more_workers_cannot_help_when_every_core_loads():
     assert "BatchSampler" not in only(d110.check(run), "D110").fix
 
 
+def test_d110_needs_the_workers_cpu_time_per_batch_to_outrun_the_step():
+    # 20 ms of wait, 10 ms of compute (CPU share 1): 7 workers on 7 spare cores keep pace with
+    # up to 70 ms of CPU time per batch; the wait is then load or hand-over, not the items
+    run = workers_run("ImageFiles", num_workers=7)
+    run.loaders[0].worker_cpu_s = 0.060
+    assert d110.check(run) == []
+    run.loaders[0].worker_cpu_s = 0.140  # 20 ms per batch per worker core: the items' work
+    finding = only(d110.check(run), "D110")
+    assert "140.0 ms of CPU time per batch (measured): 20.0 ms per spare core" in evidence_text(
+        finding
+    )
+    one_core = workers_run("ImageFiles", num_workers=1)  # no spare core: built while it waits
+    one_core.environment.cpu_count = one_core.loaders[0].cpu_count = 1
+    one_core.loaders[0].worker_cpu_s = 0.008
+    assert d110.check(one_core) == []
+    one_core.loaders[0].worker_cpu_s = 0.012
+    assert only(d110.check(one_core), "D110")
+
+
 def test_d110_silent_with_spare_cores_in_memory_data_or_a_small_wait():
     assert d110.check(workers_run("ImageFiles", num_workers=2)) == []  # D102 applies
     assert d102.check(workers_run("ImageFiles", num_workers=2)) != []

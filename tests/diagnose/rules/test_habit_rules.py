@@ -36,6 +36,8 @@ def test_checkpointing_with_memory_to_spare_shows_recompute_and_margin():
     assert "to spare" in d213.evidence[1] and d213.details["recompute_s"] > 0
 
 
+# decides from a measured share of the step (D304): run with the timing tests, one at a time
+@pytest.mark.timing
 def test_validation_after_every_step_is_d304_with_its_measured_share():
     report = diagnose("d304_eval_every_step")
     d304 = finding(report, "D304")

@@ -9,7 +9,7 @@ steps, no what-if timing); the full default-mode table, ranks included, is
 
 from __future__ import annotations
 
-from planted import diagnose_planted, one_thread  # noqa: F401  (autouse fixture: one torch thread)
+from planted import diagnose_planted, found, one_thread  # noqa: F401  (autouse fixture: one torch thread)
 from styles import PLANTED5
 
 GAN = "x29_cgan_trainer_methods_fake_not_detached"
@@ -76,3 +76,44 @@ def test_a_trainer_attribute_summing_a_differentiable_metric_keeps_the_graphs():
     line = line_of(script, "self.running_dice += dice.detach() if FIXED")
     assert graphs[0].location.endswith(f"{script}.py:{line}"), graphs[0].location
     assert "D503" in [f.id for f in report.findings]
+
+
+def test_a_model_called_many_times_per_backward_on_batches_is_not_a_loop_of_tiny_ops():
+    # MAML's inner steps (12 forwards of a 20-row support/query set per meta-backward) and an
+    # A2C rollout over 32 environments (16 forwards of 32 rows): each call runs the model's own
+    # forward and backward ops; only a loop calling it on one sample at a time is D203's
+    from torchdoctor.diagnose.rules._common import expected_ops
+    from torchdoctor.diagnose.rules.d203_tiny_op_loop import forward_rows, forwards_per_backward
+
+    for script, forwards, rows in (
+        ("y04_clean_maml_create_graph", 12, 20),
+        ("y05_clean_actor_critic_shared_trunk_one_backward", 16, 32),
+    ):
+        report = diagnose(script)
+        run = report.run
+        assert (forwards_per_backward(run), forward_rows(run)) == (forwards, rows), script
+        # counted once per step, the model's ops were 3x what it explains: D203's line before
+        assert run.compute.ops_per_step >= 3 * expected_ops(run), run.compute
+        assert "D203" not in [f.id for f in report.findings], found(report)
+
+
+def test_sampling_an_action_from_the_policys_distribution_is_the_models_math_not_a_hot_line():
+    # D801 said "y05...:31 takes 15% of every step: it runs the program's own code" for the
+    # rollout's `action = dist.sample()` (the callees the line profile recorded there)
+    from torchdoctor.diagnose.observations import LineStat
+    from torchdoctor.diagnose.rules._lines import is_model_compute
+
+    line = LineStat(
+        "a2c.py:31",
+        "other",
+        samples=68,
+        self_samples=68,
+        code="action = dist.sample()",
+        callees=[
+            "torch.distributions.categorical.Categorical.sample",
+            "torch.distributions.utils.lazy_property.__get__",
+            "torch.nn.functional.softmax",
+        ],
+    )
+    assert is_model_compute(line)
+    assert not is_model_compute(LineStat("a2c.py:40", "other", callees=["numpy.corrcoef"]))

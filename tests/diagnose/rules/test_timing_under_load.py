@@ -38,3 +38,17 @@ def test_a_planted_timing_problem_is_still_found_beside_a_busy_loop(script, code
     with busy_core(1):
         report = diagnose(script, steps=8)
     assert code in [f.id for f in report.findings], serious(report)
+
+
+def test_d110_is_quiet_where_the_workers_cpu_time_per_batch_keeps_pace_with_the_step():
+    # two workers handing over pre-built batches (y09: ~0.3 ms of worker CPU per batch against
+    # ~4 ms of step) waited 60% of the step beside other processes: the load, not the items
+    from styles import PLANTED5
+
+    clean = str(next(p.path for p in PLANTED5 if p.script.startswith("y09_")))
+    with busy_core(1):
+        quiet = diagnose_script(clean, [], steps=8, warmup=3, whatif=False)
+    (loader,) = [ld for ld in quiet.run.loaders if ld.num_workers]
+    assert loader.worker_cpu_s and loader.worker_cpu_s > 0, loader
+    assert "D110" not in [f.id for f in quiet.findings], serious(quiet)
+    # (the planted script is D110's top finding in test_planted_scripts)

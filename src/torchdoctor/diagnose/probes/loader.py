@@ -22,6 +22,10 @@ from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.source_lines import call_at, split_location
 
 EPOCH = "_torchdoctor_epoch"  # attribute set on each DataLoader iterator we saw started
+# the workers' CPU time is read at every batch for the first CPU_READ_ALWAYS batches (an epoch
+# may be short), then every CPU_READ_EVERY batches (a /proc read per worker: a few us)
+CPU_READ_ALWAYS = 32
+CPU_READ_EVERY = 8
 
 
 def _cpu_count() -> int | None:
@@ -29,6 +33,36 @@ def _cpu_count() -> int | None:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count()
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """CPU seconds a process has run (Linux: /proc schedstat in ns, else stat's clock ticks)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _worker_pids(iterator) -> tuple[int, ...]:
+    return tuple(getattr(w, "pid", None) or 0 for w in getattr(iterator, "_workers", None) or ())
+
+
+def _workers_cpu_s(pids: tuple[int, ...]) -> float | None:
+    """CPU seconds these worker processes have run so far (None: none, or not readable)."""
+    total = 0.0
+    for pid in pids:
+        cpu = _process_cpu_s(pid) if pid else None
+        if cpu is None:
+            return None
+        total += cpu
+    return total if pids else None
 
 
 def _settings(observation: LoaderObservation) -> tuple:
@@ -72,6 +106,18 @@ class _LoaderStats:
         self.items = 0
         self.train_votes = 0
         self.eval_votes = 0
+        self.worker_cpu_s = 0.0  # the workers' CPU seconds between reads ...
+        self.worker_cpu_batches = 0  # ... over this many batches delivered
+        self.clock: _WorkerClock | None = None  # persistent workers keep theirs across epochs
+
+
+class _WorkerClock:
+    """The workers' CPU time at the last read, and the batches delivered since."""
+
+    def __init__(self, pids: tuple[int, ...], cpu_s: float) -> None:
+        self.pids = pids
+        self.cpu_s = cpu_s
+        self.batches = 0
 
 
 class _EpochState:
@@ -163,6 +209,8 @@ class LoaderProbe(Probe):
             tracker.data_wait(started, ended, False)
             if state is not None:
                 probe._count_batch(state, ended - started)
+                if iterator._num_workers:
+                    probe._read_worker_cpu(state.stats, iterator)
             return batch
 
         return __next__
@@ -249,6 +297,24 @@ class LoaderProbe(Probe):
         self.loaders[id(loader)] = stats
         return stats
 
+    def _read_worker_cpu(self, stats: _LoaderStats, iterator) -> None:
+        """The CPU time the workers spent building the batches delivered since the last read
+        (from the batch after their first on: start-up left out): how much work a batch is,
+        whatever share of a core the workers got on a busy machine."""
+        pids = _worker_pids(iterator)
+        clock = stats.clock if stats.clock is not None and stats.clock.pids == pids else None
+        if clock is not None:
+            clock.batches += 1
+            if stats.worker_cpu_batches >= CPU_READ_ALWAYS and clock.batches < CPU_READ_EVERY:
+                return
+        cpu_s = _workers_cpu_s(pids)
+        if cpu_s is None:
+            return
+        if clock is not None:
+            stats.worker_cpu_s += max(0.0, cpu_s - clock.cpu_s)
+            stats.worker_cpu_batches += clock.batches
+        stats.clock = _WorkerClock(pids, cpu_s)
+
     def _count_batch(self, state: _EpochState, waited: float) -> None:
         observation = state.stats.observation
         observation.batches += 1
@@ -275,6 +341,8 @@ class LoaderProbe(Probe):
                 observation.collate_s = stats.collate_s / stats.fetches
             if stats.collates:
                 observation.collate_bytes = stats.collate_bytes // stats.collates
+            if stats.worker_cpu_batches:
+                observation.worker_cpu_s = stats.worker_cpu_s / stats.worker_cpu_batches
             if stats.train_votes or stats.eval_votes:
                 observation.role = "train" if stats.train_votes >= stats.eval_votes else "eval"
             run.loaders.append(observation)

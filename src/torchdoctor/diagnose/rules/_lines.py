@@ -36,6 +36,9 @@ MODEL_CALLEES = (
     "torch.utils.checkpoint.",
     "torch.nn.utils.",  # clip_grad_norm_ and friends: fused over the gradients
     "torch.amp.",  # GradScaler.scale / update
+    # a policy's distribution (sample, log_prob, entropy over a batch of logits): the model's
+    # math, like a loss; an RL rollout needs it at every environment step
+    "torch.distributions.",
 )
 MIN_SAMPLES = 3  # fewer samples are too few to name a line
 # fewer samples in all (a few short steps) make every share noise: no line is named then
@@ -304,9 +307,6 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
                 # time is the glue around training (indexing, the loss), not a hot spot
                 if kind.name != "python" or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
-                    # one line can have two stats (a generator expression's frame and the
-                    # frame it is written in): the larger, listed first, names it
-                    taken.add(line.location)
         found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
         found = [_as_acting(h) for h in found]

@@ -3,7 +3,11 @@
 ## What it does
 Flags a training `DataLoader` that does real work per sample (not only indexing in-memory
 tensors) and already runs one worker per spare core (rule D102's suggestion), when waiting for
-its batches still takes half or more of a typical step. A loader whose workers are started again
+its batches still takes half or more of a typical step, and the workers' CPU time per batch
+(measured from the operating system's count, Linux) shows the work in the items is why: per
+worker on a spare core (one, when there is none), more than the CPU time of the rest of the
+step. Otherwise the workers would keep pace on cores of their own, and the wait is another
+process's load or the hand-over of batches, which cheaper items do not remove. A loader whose workers are started again
 every epoch is left to rule D103 (part of its wait is start-up), one whose iterator (and its
 workers) is started for every batch to rule D107, one with batches of 16 samples or fewer to rule
 D112 (the per-batch hand-over, not the items, is the cost).
@@ -71,6 +75,7 @@ from torchdoctor.diagnose.rules._loaders import (
     small_batches_through_workers,
     waiting_loader,
 )
+from torchdoctor.diagnose.rules._overhead import cpu_share
 from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
 CODE = "D110"
@@ -90,6 +95,22 @@ def _fix(loader: LoaderObservation) -> str:
     )
 
 
+def keeps_pace(
+    run: RunObservation, loader: LoaderObservation, data_s: float, step_s: float
+) -> bool:
+    """The workers' measured CPU time per batch, shared over the spare cores, is at most the
+    CPU time of the rest of the step: on their own cores they would deliver a batch before the
+    step needs it, so the wait is another process's load or the hand-over, not the work in
+    the items (which is what D110 says to make cheaper). CPU times, so that a busy machine's
+    stretched wait does not decide. With no spare core (the program and its workers on one),
+    a batch is built while the step waits: it is then at most half the step."""
+    if not loader.worker_cpu_s:
+        return False
+    workers = min(loader.num_workers, suggested_workers(cpu_count(run, loader)))
+    compute_cpu_s = (step_s - data_s) * cpu_share(run)
+    return loader.worker_cpu_s / workers <= compute_cpu_s
+
+
 def check(run: RunObservation) -> list[Finding]:
     step_s = typical_step_s(run)
     saturated = [
@@ -106,7 +127,7 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     loader, data_s = waiting_loader(run, saturated)
     share = clamp(data_s / step_s)
-    if share < MIN_DATA_SHARE:
+    if share < MIN_DATA_SHARE or keeps_pace(run, loader, data_s, step_s):
         return []
     cpus = cpu_count(run, loader)
     batch_s = loader.num_workers * step_s  # what one worker spends per batch, in steady state
@@ -114,6 +135,19 @@ def check(run: RunObservation) -> list[Finding]:
         batch_s * CACHED_ITEM_COST, step_s - data_s, loader.num_workers
     )
     saving = clamp((data_s - left_s) / step_s)
+    if loader.worker_cpu_s:
+        cores = min(loader.num_workers, suggested_workers(cpus))
+        built = (
+            f"The workers ran {secs(loader.worker_cpu_s)} of CPU time per batch (measured): "
+            f"{secs(loader.worker_cpu_s / cores)} per spare core, more than the "
+            f"{secs((step_s - data_s) * cpu_share(run))} of CPU time of the rest of the step; "
+            "the per-sample work itself must get cheaper."
+        )
+    else:
+        built = (
+            f"Each batch takes a worker about {secs(batch_s)} to build; the per-sample work "
+            "itself must get cheaper."
+        )
     return [
         Finding(
             id=CODE,
@@ -125,8 +159,7 @@ def check(run: RunObservation) -> list[Finding]:
                 f"({secs(data_s)} of {secs(step_s)}).",
                 f"The DataLoader at {loader.location} has num_workers={loader.num_workers} on "
                 f"{cpus} CPU core(s): more workers cannot help on this machine.",
-                f"Each batch takes a worker about {secs(batch_s)} to build; the per-sample work "
-                "itself must get cheaper.",
+                built,
             ],
             fix=_fix(loader),
             source="docs/techniques/data-loading.md; docs/techniques/vectorize-python-loops.md; "
@@ -140,6 +173,7 @@ def check(run: RunObservation) -> list[Finding]:
                 "num_workers": loader.num_workers,
                 "cpu_count": cpus,
                 "batch_build_s": batch_s,
+                "worker_cpu_s_per_batch": loader.worker_cpu_s,
                 "wait_after_fix_s": left_s,
                 "location": loader.location,
             },

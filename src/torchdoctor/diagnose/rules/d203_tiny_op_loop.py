@@ -12,7 +12,11 @@ no Python loop to vectorise; the rule stays silent (on a GPU, cuDNN fuses those 
 Ops run inside evaluation cut out of the step (validation, an RL loop's acting forwards under
 `no_grad`) are left out like the step's time. When the model itself is called many times with
 autograd on per `backward()` (an RL rollout acting one environment step at a time, REINFORCE
-style), the finding says so and suggests one batched forward over the rollout.
+style), the finding says so and suggests one batched forward over the rollout. When each of
+those calls takes a batch of rows (a rollout over vectorised environments, a meta-learning inner
+loop on a task's support set), the model's own forward and backward ops are counted once per
+call: they are the model's work, and batching across time steps or inner steps is not possible
+(each call depends on the one before).
 
 ## Why is this bad
 Every op pays a fixed cost (Python, the dispatcher, a kernel launch on a GPU) of microseconds. A
@@ -72,6 +76,12 @@ MANY_FORWARDS = 8
 TITLE = "Python loop of tiny ops: the step is dominated by per-op overhead"
 MIN_OPS_TO_EXPECTED = 3.0
 MAX_GIVEN_BACK = 0.9  # of the model's part of the step: the batched ops still cost something
+# a forward on at least this many rows is a batch (of environments, of a task's samples), not one
+# sample of a loop that batching would merge
+MIN_BATCH_ROWS = 8
+# of expected_ops' 40 per parameter tensor, the forward's and backward's part: it repeats with
+# every forward, the optimizer's part does not
+OPS_PER_PASS_PER_TENSOR = 30
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -81,7 +91,12 @@ def check(run: RunObservation) -> list[Finding]:
     # CPU seconds of the step: comparable with the per-op floor on a busy machine too
     step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
+    forwards = forwards_per_backward(run)
+    rows = forward_rows(run)
+    batched_calls = forwards > 1 and rows is not None and rows >= MIN_BATCH_ROWS
     expected = expected_ops(run)
+    if batched_calls:  # each batched call runs the model's own ops
+        expected += (forwards - 1) * OPS_PER_PASS_PER_TENSOR * parameter_tensors(run)
     if overhead is None or not overhead.trivial:
         return []
     if overhead.ops_per_step < MIN_OPS_TO_EXPECTED * expected:
@@ -114,14 +129,19 @@ def check(run: RunObservation) -> list[Finding]:
         f"The fixed cost of the ops beyond the model's is about {secs(excess_s)}: {pct(saving)} of "
         f"the {secs(step_s)} step (CPU time of the training thread), the part batching removes.",
     ]
-    forwards = forwards_per_backward(run)
     fix = (
         "# replace the per-element/per-sample Python loop with one batched op, e.g.\n"
         "out = model(x)                 # not: [model(x[i:i+1]) for i in range(len(x))]\n"
         "total = values.sum()           # not: sum(values[i] for i in range(n))\n"
         "# or: step = torch.compile(step)"
     )
-    if forwards >= MANY_FORWARDS:
+    if batched_calls:
+        evidence.insert(
+            0,
+            f"The step called the model {forwards:.0f} times per backward() on batches of about "
+            f"{rows} rows: the expected ops count the model's forward and backward that often.",
+        )
+    elif forwards >= MANY_FORWARDS:
         evidence.insert(
             0,
             f"The step called the model {forwards:.0f} times with autograd on per backward(): "
@@ -156,6 +176,13 @@ def check(run: RunObservation) -> list[Finding]:
             "most 90% of the model's part of the step",
         )
     ]
+
+
+def forward_rows(run: RunObservation) -> int | None:
+    """Median rows per training forward over the measured steps (None: not seen)."""
+    rows = [float(s.training_forward_rows or 0) for s in measured_steps(run)]
+    rows = [r for r in rows if r > 0]
+    return int(median(rows)) if rows else None
 
 
 def forwards_per_backward(run: RunObservation) -> float:

@@ -2,8 +2,11 @@
 
 ## What it does
 Flags an optimizer whose `zero_grad` is called with `set_to_none=False` (or the model's
-`model.zero_grad(set_to_none=False)`, which fills the same gradients) when the time measured
-inside those calls is 2% or more of a typical training step.
+`model.zero_grad(set_to_none=False)`, which fills the same gradients) and says what the time
+measured inside those calls is of a typical training step: a warning from 10%, info below (and
+nothing under half a percent, which is within a step's noise). The call is a fact of the program;
+the share only sets the severity, so a busy machine that stretches the rest of the step (the fill
+was 2% of a profiled step at load 1 and under 2% at load 12) does not make it come and go.
 
 ## Why is this bad
 With `set_to_none=False` every gradient tensor is filled with zeros each step: a write over
@@ -43,7 +46,7 @@ from torchdoctor.diagnose.rules._common import clamp, pct, secs, typical_step_s
 
 CODE = "D220"
 TITLE = "zero_grad(set_to_none=False) fills every gradient with zeros each step"
-MIN_SHARE = 0.02
+MIN_SHARE = 0.005  # below this the fill's share is noise, whatever the program calls
 
 
 def check(run: RunObservation) -> list[Finding]:

@@ -10,7 +10,8 @@ the line does when that is recognisable from the library code it called, its tex
 around it: a deep copy, file or JSON I/O, formatting tensors as text, a host copy feeding NumPy or
 Python work, a Python loop over the parameters or over the samples of a batch, a second model
 call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
-calls the model, a loss or the optimizer is compute, not a hot line, and is never flagged.
+calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
+not a hot line, and is never flagged.
 
 A line that steps a reinforcement-learning environment (gymnasium, gym, PettingZoo, EnvPool,
 dm_control) is the program's own work, not overhead: it is not flagged.
