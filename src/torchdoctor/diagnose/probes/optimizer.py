@@ -218,12 +218,11 @@ class OptimizerProbe(Probe):
         self.step_started = time.perf_counter()
 
     def _post_step(self, optimizer, args, kwargs) -> None:
-        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
-            time.perf_counter() - self.step_started
-        )
+        counters = self.tracker.counters
+        counters[f"{STEP_TIME}{id(optimizer)}"] += time.perf_counter() - self.step_started
         if self.step_faults is not None:
             faults = getrusage(RUSAGE_THREAD).ru_minflt - self.step_faults
-            self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
+            counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
         if self.session.patcher.lifted:
             self.session.patcher.put_on()
         self.tracker.pop()
