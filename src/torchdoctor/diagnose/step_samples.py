@@ -35,6 +35,8 @@ def batch_size(training: list, groups: list[list[float]]) -> int | None:
     pair) count once; several optimizers updating on the same batch (a GAN's D and G steps of
     one iteration) see it once each.
     """
+    if len(training) == 1:  # the usual step (this runs at every step close)
+        return training[0].batch_size
     if not training or any(f.batch_size is None for f in training):
         return None
     samples_per_update = []

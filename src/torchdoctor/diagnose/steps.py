@@ -408,20 +408,22 @@ class StepTracker:
             self.eval_forwards.extend(new)
             record.eval_forwards.extend(new)
         self.eval_seconds += eval_seconds - record.eval_seconds
-        phases: dict[str, float] = defaultdict(float)
-        for phase, t0, t1 in state.intervals:
-            kept = t1 - t0
-            if spans:
+        if spans:
+            phases: dict[str, float] = defaultdict(float)
+            for phase, t0, t1 in state.intervals:
+                kept = t1 - t0
                 kept -= sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in spans)
-            if kept > 0:
-                phases[phase] += kept
-        record.spans = _phase_spans(state.intervals, spans, self.origin)
+                if kept > 0:
+                    phases[phase] += kept
+            record.spans = _phase_spans(state.intervals, spans, self.origin)
+            record.phases = dict(phases)
+        else:  # the usual step: one pass (this runs at every step close)
+            record.phases, record.spans = _phases_and_spans(state.intervals, self.origin)
         training = [f for f in state.forwards if f.got_grad]
-        record.wall = sum(phases.values())
-        record.phases = dict(phases)
+        record.wall = sum(record.phases.values())
         groups = per_update(state.backward_ends, state.update_ends)
         record.batch_size = batch_size(training, groups)
-        record.micro_batches = max([1, *(len(group) for group in groups)])
+        record.micro_batches = max(map(len, groups), default=1)  # a group holds one or more
         record.counters = dict(state.counters)
         record.loss = state.loss
         record.eval_seconds = eval_seconds
@@ -440,17 +442,29 @@ def _phase_spans(intervals, cut, origin: float) -> list[tuple[str, float, float]
     """The step's intervals minus the evaluation spans `cut`, relative to `origin`, merged."""
     if cut:  # evaluation inside the step (rare): split the intervals around it first
         intervals = [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
+    return _phases_and_spans(intervals, origin)[1]
+
+
+def _phases_and_spans(intervals, origin: float) -> tuple[dict[str, float], list]:
+    """Seconds per phase of intervals longer than zero (the tracker appends only those), and the
+    intervals relative to `origin`, same-phase neighbours merged, at most MAX_SPANS. One pass: a
+    step without evaluation gets both from it at its close."""
+    phases: dict[str, float] = {}
     out: list[tuple[str, float, float]] = []
     last_phase, last_end = None, None
+    full = False
     for phase, t0, t1 in intervals:
+        phases[phase] = phases.get(phase, 0.0) + (t1 - t0)
+        if full:
+            continue
         if phase == last_phase and t0 == last_end:  # contiguous with the previous: one span
             out[-1] = (phase, out[-1][1], t1 - origin)
         elif len(out) < MAX_SPANS:
             out.append((phase, t0 - origin, t1 - origin))
         else:
-            break
+            full = True
         last_phase, last_end = phase, t1
-    return out
+    return phases, out
 
 
 def _outside(t0: float, t1: float, cut) -> list[tuple[float, float]]:

@@ -86,13 +86,6 @@ def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> 
             record.linked.append(earlier)
 
 
-def _weak(tensor):
-    try:
-        return weakref.ref(tensor)
-    except TypeError:
-        return None
-
-
 class ForwardProbe(Probe):
     def install(self, patcher) -> None:
         self.in_root = False
@@ -214,7 +207,7 @@ class ForwardProbe(Probe):
             record.shape = tuple(x.shape)
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
-            record.input_ref = _weak(x)
+            record.input_ref = weakref.ref(x)  # a tensor: weak-referenceable
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         if not record.grad_enabled and record.train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
@@ -229,7 +222,7 @@ class ForwardProbe(Probe):
         or full-batch validation (pyGAT validates in eval mode with autograd on); not acting or
         a target net."""
         if record.grad_enabled and record.train_mode:
-            self.last_grad_input[record.module_id] = _weak(x)
+            self.last_grad_input[record.module_id] = weakref.ref(x)
         else:
             seen = self.last_grad_input.get(record.module_id)
             record.on_training_batch = seen is not None and _same_data(x, seen())
@@ -250,7 +243,7 @@ class ForwardProbe(Probe):
             record.page_faults += getrusage(RUSAGE_THREAD).ru_minflt
         tensor = first_tensor(output)
         if tensor is not None:
-            record.output_ref = _weak(tensor)
+            record.output_ref = weakref.ref(tensor)
         if not record.grad_enabled:
             return
         nodes = grad_fns(output)

@@ -93,6 +93,13 @@ def _tensor_bytes(batch, depth: int = 0) -> int:
     return 0
 
 
+# The bytes a collate returned are counted for the first WEIGH_FIRST collates, then for one in
+# WEIGH_EVERY: the mean per collate is what the rules read, and walking every batch's structure
+# was a per-step cost of the probe (a loop's batches have one structure and size)
+WEIGH_FIRST = 16
+WEIGH_EVERY = 8
+
+
 class _LoaderStats:
     """The observation plus counters that become means at the end."""
 
@@ -100,8 +107,9 @@ class _LoaderStats:
         self.observation = observation
         self.fetch_s = 0.0
         self.collate_s = 0.0
-        self.collate_bytes = 0  # of the tensors the collates returned
+        self.collate_bytes = 0  # of the tensors the collates returned, the ones weighed
         self.collates = 0
+        self.collates_weighed = 0  # collates whose bytes were counted (WEIGH_FIRST)
         self.fetches = 0
         self.items = 0
         self.train_votes = 0
@@ -235,7 +243,9 @@ class LoaderProbe(Probe):
                 started = time.perf_counter()
                 out = collate(batch)
                 stats.collate_s += time.perf_counter() - started
-                stats.collate_bytes += _tensor_bytes(out)
+                if stats.collates < WEIGH_FIRST or stats.collates % WEIGH_EVERY == 0:
+                    stats.collate_bytes += _tensor_bytes(out)
+                    stats.collates_weighed += 1
                 stats.collates += 1
                 return out
 
@@ -339,8 +349,8 @@ class LoaderProbe(Probe):
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
             if stats.fetches:
                 observation.collate_s = stats.collate_s / stats.fetches
-            if stats.collates:
-                observation.collate_bytes = stats.collate_bytes // stats.collates
+            if stats.collates_weighed:
+                observation.collate_bytes = stats.collate_bytes // stats.collates_weighed
             if stats.worker_cpu_batches:
                 observation.worker_cpu_s = stats.worker_cpu_s / stats.worker_cpu_batches
             if stats.train_votes or stats.eval_votes:
