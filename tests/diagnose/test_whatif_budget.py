@@ -65,6 +65,15 @@ def test_rounds_agree_when_every_alternatives_ratio_to_the_work_as_run_is_steady
     assert not settled({"as run": [2.0, 2.0], "fused": [1.0, 1.0], "foreach": [1.0, 1.9]})
 
 
+def test_rounds_agree_when_a_large_gain_is_steady_though_its_ratio_is_not():
+    # a fused step at 0.25x-0.32x: ratios 28% apart, gains 68%-75% (a stated saving would not move)
+    assert settled({"as run": [4.0, 4.0, 4.0], "fused": [1.0, 1.28, 1.1]})
+    # the same spread of ratios near 1 is a gain of 2%-25%: more rounds are worth their time
+    assert not settled({"as run": [4.0, 4.0, 4.0], "fix": [3.0, 3.9, 3.5]})
+    # a fix slower in one round has no steady gain
+    assert not settled({"as run": [4.0, 4.0, 4.0], "fix": [1.0, 4.4, 1.1]})
+
+
 def test_rounds_the_warm_up_sized_stop_once_their_allowance_is_spent_in_wall_time():
     # the warm-up is quick, every round after it slow, as when the machine's load rises: the
     # warm-up sizes 15 rounds (about 1.2 s), and the rounds stop after the fewest (0.25 s) once

@@ -30,9 +30,8 @@ RECIPES = ("shapes", "cifar-resnet")
 @click.option(
     "--diagnose-steps",
     type=click.IntRange(min=1),
-    default=15,
-    show_default=True,
-    help="Training steps the diagnosis measures.",
+    default=None,
+    help="Training steps the diagnosis measures (default: the naive loop's whole epoch).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(

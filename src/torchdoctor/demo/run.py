@@ -62,7 +62,7 @@ def run_demo(
     json_path: str | None = None,
     quiet: bool = False,
     diagnose: bool = True,
-    diagnose_steps: int = 15,
+    diagnose_steps: int | None = None,
     device: str = "auto",
     seed: int = 0,
     cache_dir: str | None = None,

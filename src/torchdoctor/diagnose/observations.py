@@ -391,6 +391,12 @@ class EnvironmentObservation:
     anomaly_detection: bool | None = None
     # torch.get_default_dtype() at the last step end, e.g. "float64" after set_default_dtype
     default_dtype: str | None = None
+    # torch.get_num_threads() after the run: the cores the training's own CPU work keeps busy
+    # (D101's estimate of the cores left free for DataLoader workers); None: not read
+    intra_op_threads: int | None = None
+    # the OS's 1-minute load average after the run (None where the OS has none): said next to an
+    # estimate that assumes idle cores, never used to compute one (it moves with others' jobs)
+    load_average: float | None = None
 
 
 @dataclass

@@ -47,6 +47,9 @@ class EnvironmentProbe(Probe):
             env.cpu_count = len(os.sched_getaffinity(0))
         except AttributeError:
             env.cpu_count = os.cpu_count()
+        env.intra_op_threads = torch.get_num_threads()
+        if hasattr(os, "getloadavg"):
+            env.load_average = os.getloadavg()[0]
         env.tf32_matmul = torch.backends.cuda.matmul.allow_tf32
         env.tf32_cudnn = torch.backends.cudnn.allow_tf32
         env.cudnn_benchmark = torch.backends.cudnn.benchmark

@@ -179,9 +179,10 @@ def _counts(loader: DataLoader) -> list[int]:
 
 
 def fewest_runs_s(loader: DataLoader, step_s: float) -> float:
-    """The least this probe takes: MIN_BATCHES at the program's step time in every side run
-    (the as-run side twice, each worker count once); the workers' start-ups come on top."""
-    return MIN_BATCHES * step_s * (len(_counts(loader)) + 2)
+    """The least this probe takes: MIN_BATCHES at the program's step time in every side run it
+    cannot do without (the as-run side once, each worker count once); the workers' start-ups
+    come on top."""
+    return MIN_BATCHES * step_s * (len(_counts(loader)) + 1)
 
 
 def measure(
@@ -189,7 +190,8 @@ def measure(
 ) -> list[WhatIfTiming]:
     """One timing per worker count; `step_s` (the measured step) sizes the number of batches,
     `rest_s` (the step without its data wait) the compute run after each batch. The as-run side
-    (num_workers=0) is timed before and after the variants (drift averaged)."""
+    (num_workers=0) is timed before and, where the budget leaves room, after the variants (drift
+    averaged)."""
     total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
     counts = _counts(loader)
     available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
@@ -203,19 +205,26 @@ def measure(
     # run must fit before the first starts (a slow dataset's runs would take the budget and more)
     batches = min(batches, affordable_rounds(max(step_s, 1e-6) * runs, fewest=MIN_BATCHES))
     compute = StepCompute(replay, rest_s)
-    sides = [0, *counts, 0]  # the as-run side before and after the worker counts (drift)
     results, longest = [], 0.0
-    for index, workers in enumerate(sides):
+    # the as-run side before the worker counts, and after them where the budget leaves room
+    # (drift averaged): under load the first side run took 0.28 s of a 0.52 s allowance, and
+    # the three after it did not fit where the two worker counts alone would have
+    for index, workers in enumerate([0, *counts, 0]):
+        closing = index == len(counts) + 1
         # the runs left must fit in what is left of the budget, the longest run so far being
         # what one costs here (a worker count adds its start-up), or the next does not start
-        if longest:
-            affordable_rounds(longest, fewest=len(sides) - index)
+        if longest and closing and affordable_rounds(longest, fewest=0) < 1:
+            break
+        if longest and not closing:
+            affordable_rounds(longest, fewest=len(counts) + 1 - index)
         started = time.perf_counter()
         results.append(_fetch_while_computing(loader, workers, batches, compute))
         longest = max(longest, time.perf_counter() - started)
-    before, after = results[0][1], results[-1][1]
-    measured = [(n, *result) for n, result in zip(counts, results[1:-1], strict=True)]
-    as_run = (before + after) / 2
+    as_run_runs = [results[0], *results[len(counts) + 1 :]]
+    as_run = sum(per_batch for _, per_batch in as_run_runs) / len(as_run_runs)
+    measured = [
+        (n, *result) for n, result in zip(counts, results[1 : len(counts) + 1], strict=True)
+    ]
     return [
         WhatIfTiming(
             name="data.workers",
