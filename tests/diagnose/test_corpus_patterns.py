@@ -642,18 +642,29 @@ def test_forwards_an_autograd_function_runs_without_autograd_are_training(diagno
     autograd.Function: its forward calls the ODE's module under no_grad, and its backward calls
     it again to take the parameters' gradients itself. The report read "forward 0%", every
     forward booked as evaluation. The backward reaching the module (autograd) makes them the
-    step's training forwards."""
+    step's training forwards. torchdiffeq calls the user's module through a wrapper module made
+    anew in each forward, and the backward calls the user's module: the backward reaching a
+    submodule of the forwards' root module is enough."""
     report = diagnose_here(
         """
+        class Wrapped(nn.Module):  # made anew in each forward, around the user's module
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+
+            def forward(self, y):
+                return self.base(y)
+
         class Integrate(torch.autograd.Function):
             @staticmethod
             def forward(ctx, y0, func, *params):
                 ctx.func = func
                 ctx.save_for_backward(y0)
+                wrapped = Wrapped(func)
                 with torch.no_grad():
                     y = y0
                     for _ in range(4):
-                        y = y + 0.1 * func(y)
+                        y = y + 0.1 * wrapped(y)
                 return y
 
             @staticmethod
