@@ -135,30 +135,31 @@ def _mark_run_again_in_backward(
 
 def _link_beside_training(state: _StepState) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
-    that does not train in this step, at a training forward's batch size, that ends before the
-    step's first backward with no DataLoader wait between: a frozen teacher's soft targets, a
-    target network's or an EMA model's values, which the step's loss uses. Part of the step's
-    forward work, not evaluation (its output has no grad_fn to tell it by: this is its place in
-    the step). A validation pass at the step's start reads its own batches (a loader wait
-    between) or runs more forwards of the model than the step trains."""
+    that does not train in this step, at a training forward's batch size, that ends before one of
+    the step's backwards with no DataLoader wait between: a frozen teacher's soft targets, a
+    target network's or an EMA model's values, which that backward's loss uses. Part of the
+    step's forward work, not evaluation (its output has no grad_fn to tell it by: this is its
+    place in the step; a step can hold several updates, TD3's critic and actor). A validation
+    pass at the step's start reads its own batches (a loader wait between) or runs more forwards
+    of the model than the step trains."""
     training = [f for f in state.forwards if f.got_grad]
-    backward = next((t0 for phase, t0, _ in state.intervals if phase == "backward"), None)
-    if not training or backward is None:
+    backwards = [t0 for phase, t0, _ in state.intervals if phase == "backward"]
+    if not training or not backwards:
         return
     trained = {f.module_id for f in training}
     batches = {f.batch_size for f in training}
     waits = [t0 for t0, _, _ in state.data_waits]
-    candidates = [
-        f
-        for f in state.forwards
-        if not f.got_grad
-        and not f.awaits_grad
-        and f.t1 is not None
-        and f.t1 <= backward
-        and f.module_id not in trained
-        and f.batch_size in batches
-        and not any(f.t1 <= t0 < backward for t0 in waits)
-    ]
+    candidates = []
+    for f in state.forwards:
+        if f.got_grad or f.awaits_grad or f.t1 is None or f.module_id in trained:
+            continue
+        backward = next((t0 for t0 in backwards if t0 >= f.t1), None)
+        if (
+            backward is not None
+            and f.batch_size in batches
+            and not any(f.t1 <= t0 < backward for t0 in waits)
+        ):
+            candidates.append(f)
     per_module: dict[int | None, int] = defaultdict(int)
     for f in candidates:
         per_module[f.module_id] += 1
