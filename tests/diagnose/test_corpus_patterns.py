@@ -642,18 +642,29 @@ def test_forwards_an_autograd_function_runs_without_autograd_are_training(diagno
     autograd.Function: its forward calls the ODE's module under no_grad, and its backward calls
     it again to take the parameters' gradients itself. The report read "forward 0%", every
     forward booked as evaluation. The backward reaching the module (autograd) makes them the
-    step's training forwards."""
+    step's training forwards. torchdiffeq calls the user's module through a wrapper module made
+    anew in each forward, and the backward calls the user's module: the backward reaching a
+    submodule of the forwards' root module is enough."""
     report = diagnose_here(
         """
+        class Wrapped(nn.Module):  # made anew in each forward, around the user's module
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+
+            def forward(self, y):
+                return self.base(y)
+
         class Integrate(torch.autograd.Function):
             @staticmethod
             def forward(ctx, y0, func, *params):
                 ctx.func = func
                 ctx.save_for_backward(y0)
+                wrapped = Wrapped(func)
                 with torch.no_grad():
                     y = y0
                     for _ in range(4):
-                        y = y + 0.1 * func(y)
+                        y = y + 0.1 * wrapped(y)
                 return y
 
             @staticmethod
@@ -684,3 +695,39 @@ def test_forwards_an_autograd_function_runs_without_autograd_are_training(diagno
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert [step.training_forwards for step in report.run.steps] == [4] * 6
     assert report.breakdown["forward"] > 0 and "D303" not in [f.id for f in report.findings]
+
+
+def test_target_networks_forwards_before_each_update_are_the_steps_work(diagnose_here):
+    """cleanrl's TD3 computes its TD target under no_grad with target copies of the actor and
+    the critics, then updates the critics, and the actor every other iteration: a step can hold
+    two critic updates. The target forwards before the second were booked as evaluation (D303
+    "no_grad instead of inference_mode" for values the critics' loss saves for backward)."""
+    report = diagnose_here(
+        """
+        import copy
+
+        critic = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 1))
+        actor = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+        critic_target, actor_target = copy.deepcopy(critic), copy.deepcopy(actor)
+        q_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+        actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-3)
+        for step in range(40):
+            obs, act, next_obs = torch.randn(64, 4), torch.randn(64, 2), torch.randn(64, 4)
+            with torch.no_grad():
+                next_q = critic_target(torch.cat([next_obs, actor_target(next_obs)], 1))
+            q_loss = (critic(torch.cat([obs, act], 1)) - next_q).pow(2).mean()
+            q_opt.zero_grad()
+            q_loss.backward()
+            q_opt.step()
+            if step % 2 == 0:  # delayed policy update
+                actor_loss = -critic(torch.cat([obs, actor(obs)], 1)).mean()
+                actor_opt.zero_grad()
+                actor_loss.backward()
+                actor_opt.step()
+        """,
+        steps=6,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D303" not in [f.id for f in report.findings]

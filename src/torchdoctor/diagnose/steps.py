@@ -106,45 +106,60 @@ def _link_inside_one_graph(state: _StepState) -> None:
             pending.append(forward)
 
 
-def _mark_run_again_in_backward(state: _StepState) -> None:
-    """Forwards of a module that the step's backward ran again, when none of its forwards got a
-    gradient: an autograd.Function ran them under no_grad in its forward, and its backward runs
-    the module again to take its parameters' gradients itself (torchdiffeq's adjoint method).
-    Decided by autograd (the backward reached the module), not by the forwards' outputs: they
-    are the step's training forwards. A module that also had a forward with a gradient (its
-    activations recomputed by checkpointing) keeps its no-gradient forwards as they were."""
+def _only_itself(module_id: int | None) -> set[int]:
+    return {module_id} if module_id is not None else set()
+
+
+def _mark_run_again_in_backward(
+    state: _StepState, submodule_ids: Callable[[int | None], set[int]]
+) -> None:
+    """Forwards of a module that the step's backward ran again (it, or one of its submodules),
+    when none of its forwards got a gradient: an autograd.Function ran them under no_grad in its
+    forward, and its backward runs the module again to take its parameters' gradients itself
+    (torchdiffeq's adjoint method; its forward calls the user's module through a wrapper module
+    made anew in each call). Decided by autograd (the backward reached the module), not by the
+    forwards' outputs: they are the step's training forwards. A module that also had a forward
+    with a gradient (its activations recomputed by checkpointing) keeps its no-gradient forwards
+    as they were."""
     trained = {f.module_id for f in state.forwards if f.got_grad}
+    reached: dict[int | None, bool] = {}
     for forward in state.forwards:
-        if forward.module_id in state.called_in_backward and forward.module_id not in trained:
+        module = forward.module_id
+        if forward.got_grad or module in trained:
+            continue
+        if module not in reached:
+            reached[module] = not state.called_in_backward.isdisjoint(submodule_ids(module))
+        if reached[module]:
             forward.got_grad = True
 
 
 def _link_beside_training(state: _StepState) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
-    that does not train in this step, at a training forward's batch size, that ends before the
-    step's first backward with no DataLoader wait between: a frozen teacher's soft targets, a
-    target network's or an EMA model's values, which the step's loss uses. Part of the step's
-    forward work, not evaluation (its output has no grad_fn to tell it by: this is its place in
-    the step). A validation pass at the step's start reads its own batches (a loader wait
-    between) or runs more forwards of the model than the step trains."""
+    that does not train in this step, at a training forward's batch size, that ends before one of
+    the step's backwards with no DataLoader wait between: a frozen teacher's soft targets, a
+    target network's or an EMA model's values, which that backward's loss uses. Part of the
+    step's forward work, not evaluation (its output has no grad_fn to tell it by: this is its
+    place in the step; a step can hold several updates, TD3's critic and actor). A validation
+    pass at the step's start reads its own batches (a loader wait between) or runs more forwards
+    of the model than the step trains."""
     training = [f for f in state.forwards if f.got_grad]
-    backward = next((t0 for phase, t0, _ in state.intervals if phase == "backward"), None)
-    if not training or backward is None:
+    backwards = [t0 for phase, t0, _ in state.intervals if phase == "backward"]
+    if not training or not backwards:
         return
     trained = {f.module_id for f in training}
     batches = {f.batch_size for f in training}
     waits = [t0 for t0, _, _ in state.data_waits]
-    candidates = [
-        f
-        for f in state.forwards
-        if not f.got_grad
-        and not f.awaits_grad
-        and f.t1 is not None
-        and f.t1 <= backward
-        and f.module_id not in trained
-        and f.batch_size in batches
-        and not any(f.t1 <= t0 < backward for t0 in waits)
-    ]
+    candidates = []
+    for f in state.forwards:
+        if f.got_grad or f.awaits_grad or f.t1 is None or f.module_id in trained:
+            continue
+        backward = next((t0 for t0 in backwards if t0 >= f.t1), None)
+        if (
+            backward is not None
+            and f.batch_size in batches
+            and not any(f.t1 <= t0 < backward for t0 in waits)
+        ):
+            candidates.append(f)
     per_module: dict[int | None, int] = defaultdict(int)
     for f in candidates:
         per_module[f.module_id] += 1
@@ -221,6 +236,9 @@ class StepTracker:
         # ids of modules called inside a backward() during the step in progress (the forward
         # probe adds them; moved to the step's state at its close)
         self.called_in_backward: set[int] = set()
+        # ids of a root module and its submodules, by the root's id (the forward probe knows the
+        # modules; by default a module is only itself)
+        self.submodule_ids: Callable[[int | None], set[int]] = _only_itself
         self._state = _StepState(self.origin)
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
@@ -380,8 +398,6 @@ class StepTracker:
                 break
         else:
             return [], []  # the usual training step (every forward got its gradient)
-        if state.called_in_backward:
-            _mark_run_again_in_backward(state)
         _link_inside_one_graph(state)
         _link_beside_training(state)
         intervals, forwards = [], []
@@ -400,6 +416,8 @@ class StepTracker:
 
     def _fill(self, record: StepRecord, state: _StepState, final: bool) -> None:
         """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
+        if state.called_in_backward:
+            _mark_run_again_in_backward(state, self.submodule_ids)
         spans, forwards = self._eval_spans(state, final)
         eval_seconds = sum(b - a for a, b in spans) if spans else 0.0
         if forwards:

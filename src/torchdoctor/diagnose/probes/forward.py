@@ -97,6 +97,7 @@ class ForwardProbe(Probe):
         self.training_calls: dict[int, tuple] = {}
         self.last_grad_input: dict[int | None, Any] = {}  # id(module) -> weakref to its input
         self._keep = patcher.keep_handle
+        self.tracker.submodule_ids = self._submodule_ids
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
         if hasattr(torch.jit._trace, "_check_trace"):
@@ -166,6 +167,14 @@ class ForwardProbe(Probe):
             return output
 
         return __call__
+
+    def _submodule_ids(self, module_id: int | None) -> set[int]:
+        """The ids of a root module seen and of its submodules (steps.py asks, rarely: whether a
+        backward ran part of it again)."""
+        entry = self.models.get(module_id) if module_id is not None else None
+        if entry is None:
+            return {module_id} if module_id is not None else set()
+        return {id(submodule) for submodule in entry[0].modules()}
 
     def _model_entry(self, module) -> tuple:
         entry = self.models.get(id(module))
