@@ -16,7 +16,9 @@ Estimated saving: with `W` workers (one per spare core, at most 8) that each nee
 batch, the training process still waits `max(0, t_data / W - t_compute)` per step, where
 `t_compute` is the rest of the step. The saving is the measured data time minus that remainder.
 It assumes the workers get cores of their own; when training itself uses every core (CPU training
-on a small machine) the real gain is lower, often negative.
+on a small machine) the real gain is lower, often negative. With one core in all there is no
+spare core for a worker, and no estimate: the rule says something there only when the what-if
+measured a gain.
 
 Measured saving: after the run the what-if probe fetches batches of the same dataset through a side
 DataLoader with 0 and with 1 .. cores workers while the training compute runs after every batch (a
@@ -115,6 +117,8 @@ def check(run: RunObservation) -> list[Finding]:
     if unmeasured:
         saving_how += f"; not measured: {unmeasured}"
     timed = timings(run, "data.workers")
+    if cpus <= 1 and not timed:
+        return []  # no spare core: a worker would take the training process's own (estimate 0)
     if timed:
         measured = max(timed, key=lambda t: _measured_saving(t, loader))
         saving = _measured_saving(measured, loader)
