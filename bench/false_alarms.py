@@ -10,7 +10,8 @@ spends more time importing torch than diagnosing). With `--baseline SRC` (a sour
 another version, e.g. `git archive 39d04e6 src | tar -x -C /tmp/base`), every script is
 diagnosed by both versions back to back, their order alternating, so that both meet the same
 load. Loads alternate within each repeat. Prints, per rule and load, how many clean runs
-got it as a warning or an error, and the scripts it fired on. With `--planted`, also runs the
+got it as a warning or an error, and the scripts it fired on, then per set the clean runs that
+got nothing above info. With `--planted`, also runs the
 planted scripts whose problem a timing-based rule finds (scripts/TIMING_PLANTED and the set's
 rows) and prints how many found their problem.
 
@@ -51,6 +52,13 @@ TIMING_PLANTED = {
 }
 
 
+def set_of(name: str) -> str:
+    """The set a clean program comes from: scripts/ (clean_*) or a planted set's control."""
+    if name in CLEAN:
+        return "scripts"
+    return next(s for s, rows in SETS.items() if s != "all" and any(p.script == name for p in rows))
+
+
 def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -63,6 +71,8 @@ class Tally:
         self.where: dict[tuple[str, str], set[str]] = defaultdict(set)
         self.found: Counter = Counter()
         self.failed: list[str] = []
+        # (version, busy, set) -> [clean runs with no warning or error, clean runs]
+        self.quiet: dict[tuple[str, int, str], list[int]] = defaultdict(lambda: [0, 0])
 
     def table(self, versions: list[str], loads: list[int], clean: int, planted: int) -> None:
         columns = [(version, busy) for busy in loads for version in versions]
@@ -83,8 +93,24 @@ class Tally:
         if planted:
             counts = " | ".join(f"{self.found[c]}/{planted}" for c in columns)
             print(f"| planted timing problems found | {counts} | |")
+        self.quiet_table(columns)
         for line in self.failed:
             print(f"diagnose failed: {line}")
+
+    def quiet_table(self, columns: list[tuple[str, int]]) -> None:
+        """Per set: the clean runs that got nothing above info."""
+        sets = sorted({key[2] for key in self.quiet})
+        names = " | ".join(f"{version}, busy {busy}" for version, busy in columns)
+        print(f"\n| clean programs quiet (nothing above info) | {names} |")
+        print("| --- |" + " --- |" * len(columns))
+        for name in [*sets, "all"]:
+            cells = []
+            for version, busy in columns:
+                keys = [k for k in self.quiet if k[:2] == (version, busy)]
+                keys = [k for k in keys if name in ("all", k[2])]
+                quiet, runs = (sum(self.quiet[k][i] for k in keys) for i in (0, 1))
+                cells.append(f"{quiet}/{runs}")
+            print(f"| {name} | {' | '.join(cells)} |")
 
 
 def worker(budget: float, steps: int | None, whatif: bool) -> None:
@@ -203,9 +229,13 @@ def main() -> None:
                         continue
                     found = result["findings"]
                     if code is None:
-                        for alarm in {c for c, severity in found if severity != "info"}:
+                        alarms = {c for c, severity in found if severity != "info"}
+                        for alarm in alarms:
                             tally.fired[version, busy][alarm] += 1
                             tally.where[version, alarm].add(name)
+                        counts = tally.quiet[version, busy, set_of(name)]
+                        counts[0] += not alarms
+                        counts[1] += 1
                     else:
                         tally.found[version, busy] += code in {c for c, _ in found}
             print(f"repeat {repeat + 1}, {busy} busy loop(s) done; load {load()}", flush=True)

@@ -17,7 +17,13 @@ def _loss_value(loss) -> float | None:
 
 
 def _median_rows(record: StepRecord) -> int | None:
-    rows = sorted(f.batch_size for f in record.training_forwards if f.batch_size)
+    """Median rows of the step's training forwards; an input of one dimension is one sample
+    (an RL observation vector without a batch dimension), not a batch of its length."""
+    rows = sorted(
+        (f.batch_size if f.shape is not None and len(f.shape) > 1 else 1)
+        for f in record.training_forwards
+        if f.batch_size
+    )
     return rows[len(rows) // 2] if rows else None
 
 

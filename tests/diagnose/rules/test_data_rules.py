@@ -73,6 +73,14 @@ def test_d101_fires_on_main_process_loading_with_saving_from_overlap():
     assert "num_workers=7" in finding.fix
 
 
+def test_d101_estimates_nothing_without_a_spare_core():
+    # one core (a container's limit, a CPU pinned beside other work): "1 worker on 1 core would
+    # leave 0 ms of wait" assumed a core the machine does not have
+    run = data_bound_run(item_s=0.0004)
+    run.environment.cpu_count = run.loaders[0].cpu_count = 1
+    assert d101.check(run) == []
+
+
 def test_d101_saving_is_limited_by_what_workers_can_hide():
     run = data_bound_run()
     run.environment.cpu_count = 2

@@ -95,6 +95,12 @@ def test_a_model_called_many_times_per_backward_on_batches_is_not_a_loop_of_tiny
         # counted once per step, the model's ops were 3x what it explains: D203's line before
         assert run.compute.ops_per_step >= 3 * expected_ops(run), run.compute
         assert "D203" not in [f.id for f in report.findings], found(report)
+    # REINFORCE on one observation vector per environment step (no batch dimension): one
+    # sample per call, the loop D203 names, whatever the vector's length (8 here)
+    from styles import PLANTED
+
+    report = diagnose_planted(PLANTED, "s18_rl_item_per_env_step", "--fixed")
+    assert forwards_per_backward(report.run) >= 8 and forward_rows(report.run) == 1
 
 
 def test_sampling_an_action_from_the_policys_distribution_is_the_models_math_not_a_hot_line():

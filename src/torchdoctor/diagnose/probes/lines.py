@@ -189,7 +189,11 @@ class LineSampler(Probe):
             if len(samples) >= MAX_SAMPLES:
                 self.dropped += 1
                 continue
-            samples.append((clock(), phase, *self._walk(frame), interval))
+            try:
+                walked = self._walk(frame)
+            except AttributeError:  # seen once in 180 runs: a frame's f_back read as a dict
+                continue  # (CPython 3.11, a frame torn down mid-walk): one sample, not the thread
+            samples.append((clock(), phase, *walked, interval))
             del frame
             interval = sampling_interval(len(samples))
 

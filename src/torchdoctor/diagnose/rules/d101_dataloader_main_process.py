@@ -21,7 +21,9 @@ is at least that less `t_compute`: with every core busy (`T >= C`) the workers h
 `1 - 1/C` of the data time, not all of it. The saving is the measured data time minus that
 remainder. It assumes no other load on the machine (the load average after the run is named
 beside the estimate where it exceeds the core count): where others' jobs hold the cores, the real
-gain is lower, often negative.
+gain is lower, often negative. With one core in all there is no
+spare core for a worker, and no estimate: the rule says something there only when the what-if
+measured a gain.
 
 Measured saving: after the run the what-if probe fetches batches of the same dataset through a side
 DataLoader with 0 and with 1 .. cores workers while the training compute runs after every batch (a
@@ -169,6 +171,8 @@ def check(run: RunObservation) -> list[Finding]:
     if unmeasured:
         saving_how += f"; not measured: {unmeasured}"
     timed = timings(run, "data.workers")
+    if cpus <= 1 and not timed:
+        return []  # no spare core: a worker would take the training process's own (estimate 0)
     if timed:
         measured = max(timed, key=lambda t: _measured_saving(t, loader))
         saving = _measured_saving(measured, loader)
