@@ -27,6 +27,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from torchdoctor.diagnose.step_samples import batch_size, per_update
@@ -205,7 +206,7 @@ class _StepState:
     update_ends: list[float] = field(default_factory=list)  # optimizer steps (several: a GAN)
     # DataLoader waits (t0, t1, ends_epoch): evaluation when they feed an evaluation forward
     data_waits: list = field(default_factory=list)
-    counters: dict = field(default_factory=lambda: defaultdict(float))
+    counters: dict = field(default_factory=partial(defaultdict, float))  # no Python call
     loss: Any = None
     called_in_backward: set[int] = field(default_factory=set)  # module ids (forward probe)
 
@@ -232,6 +233,7 @@ class StepTracker:
         # called with the phase that starts at each transition (CUDA event timing, per-phase
         # memory, the line sampler); probes add and remove themselves, so keep it cheap when empty
         self.phase_listeners: list[Callable[[str], None]] = []
+        self.closing = False  # inside end_step(): closing a step is our time, not the program's
         self._t_last = self.origin
         # ids of modules called inside a backward() during the step in progress (the forward
         # probe adds them; moved to the step's state at its close)
@@ -300,38 +302,43 @@ class StepTracker:
         self._state.update_ends.append(self.clock())
 
     def end_step(self) -> StepRecord:
-        # the next step's CPU reading is taken before this step's end and this step's after it:
-        # a wait for a CPU that these syscalls let in lands beside the step they measure
-        following = self.index + 1
-        reads_next = following < CPU_SHARE_EVERY or following % CPU_SHARE_EVERY == 0
-        cpu_next = time.thread_time() if reads_next else None
-        now = self.clock()
-        cpu_now = None if self._state.cpu_start is None else time.thread_time()
-        self._close(now)
-        self._settle()
-        state = self._state
-        if self.called_in_backward:
-            state.called_in_backward, self.called_in_backward = self.called_in_backward, set()
-        record = StepRecord(self.index, state.start - self.origin, now - self.origin,
-                            0.0, {}, None, 1, {})  # fmt: skip
-        self._fill(record, state, final=False)
-        elapsed = now - state.start
-        if elapsed > 0 and cpu_now is not None and state.cpu_start is not None:
-            # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
-            record.cpu_share = min(1.0, (cpu_now - state.cpu_start) / elapsed)
-        self.steps.append(record)
-        self.index += 1
-        if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
-            del self.steps[:TRIM_BATCH]
-            self.dropped += TRIM_BATCH
-        for forward in state.forwards:  # a loop, not any(): this runs at every step
-            if not forward.got_grad and forward.awaits_grad and forward.t1 is not None:
-                self._unsettled = (record, state)
-                break
-        self._state = _StepState(now, cpu_start=cpu_next)
-        for listener in list(self.on_step_end):
-            listener(record)
-        return record
+        self.closing = True  # the line sampler books this time to torchdoctor (lines.py)
+        try:
+            # the next step's CPU reading is taken before this step's end and this step's after
+            # it: a wait for a CPU that these syscalls let in lands beside the step they measure
+            following = self.index + 1
+            reads_next = following < CPU_SHARE_EVERY or following % CPU_SHARE_EVERY == 0
+            cpu_next = time.thread_time() if reads_next else None
+            now = self.clock()
+            cpu_now = None if self._state.cpu_start is None else time.thread_time()
+            self._close(now)
+            if self._unsettled is not None:
+                self._settle()
+            state = self._state
+            if self.called_in_backward:
+                state.called_in_backward, self.called_in_backward = self.called_in_backward, set()
+            record = StepRecord(self.index, state.start - self.origin, now - self.origin,
+                                0.0, {}, None, 1, {})  # fmt: skip
+            self._fill(record, state, final=False)
+            elapsed = now - state.start
+            if elapsed > 0 and cpu_now is not None and state.cpu_start is not None:
+                # < 1: the thread waited (other jobs had the CPU, I/O, the GPU)
+                record.cpu_share = min(1.0, (cpu_now - state.cpu_start) / elapsed)
+            self.steps.append(record)
+            self.index += 1
+            if self.max_kept is not None and len(self.steps) >= self.max_kept + TRIM_BATCH:
+                del self.steps[:TRIM_BATCH]
+                self.dropped += TRIM_BATCH
+            for forward in state.forwards:  # a loop, not any(): this runs at every step
+                if not forward.got_grad and forward.awaits_grad and forward.t1 is not None:
+                    self._unsettled = (record, state)
+                    break
+            self._state = _StepState(now, cpu_start=cpu_next)
+            for listener in list(self.on_step_end):
+                listener(record)
+            return record
+        finally:
+            self.closing = False
 
     def evaluation_windows(self) -> list[tuple[float, float]]:
         """Every evaluation window so far (of the steps still kept), in clock time."""
@@ -418,7 +425,14 @@ class StepTracker:
         """(Re)compute the record's timings; evaluation booked so far for it is replaced."""
         if state.called_in_backward:
             _mark_run_again_in_backward(state, self.submodule_ids)
-        spans, forwards = self._eval_spans(state, final)
+        training = []
+        for forward in state.forwards:  # a loop, not calls: this runs at every step close
+            if forward.got_grad:
+                training.append(forward)
+        if len(training) < len(state.forwards):  # a forward without gradient: evaluation?
+            spans, forwards = self._eval_spans(state, final)
+        else:
+            spans, forwards = [], []
         eval_seconds = sum(b - a for a, b in spans) if spans else 0.0
         if forwards:
             judged = {id(f) for f in record.eval_forwards}
@@ -437,7 +451,6 @@ class StepTracker:
             record.phases = dict(phases)
         else:  # the usual step: one pass (this runs at every step close)
             record.phases, record.spans = _phases_and_spans(state.intervals, self.origin)
-        training = [f for f in state.forwards if f.got_grad]
         record.wall = sum(record.phases.values())
         groups = per_update(state.backward_ends, state.update_ends)
         record.batch_size = batch_size(training, groups)

@@ -107,17 +107,6 @@ class LineSampler(Probe):
         self._kind: dict = {}  # code object -> _USER, _LIBRARY or _MACHINERY
         self._lines: dict = {}  # (code, offset) -> line
         self._main = threading.get_ident()
-        self._bookkeeping = False  # the training thread is closing a step: our time, not theirs
-        end_step = self.tracker.end_step
-
-        def end_step_marked():
-            self._bookkeeping = True
-            try:
-                return end_step()
-            finally:
-                self._bookkeeping = False
-
-        self.tracker.end_step = end_step_marked  # type: ignore[method-assign]
         # user lines that call into training compute (the loop, a train_step() call), seen at
         # phase transitions: they hold the model's work, they are not hot spots themselves
         self.training_callers: set[tuple[str, int]] = set()
@@ -167,7 +156,6 @@ class LineSampler(Probe):
         self._stop_listening()
         self._stop.set()
         sys.setswitchinterval(self._switch_interval)
-        self.tracker.__dict__.pop("end_step", None)
         self._thread.join(timeout=1.0)
 
     def _run(self) -> None:
@@ -185,7 +173,8 @@ class LineSampler(Probe):
             if frame is None:
                 continue
             stack = tracker.stack
-            phase = OURS if self._bookkeeping else stack[-1] if stack else "other"
+            # tracker.closing: the training thread is closing a step: our time, not theirs
+            phase = OURS if tracker.closing else stack[-1] if stack else "other"
             if len(samples) >= MAX_SAMPLES:
                 self.dropped += 1
                 continue

@@ -138,8 +138,10 @@ class MemoryTimelineProbe(Probe):
         return self.session.first_measured + steps - 1 if steps else None
 
     def _check_due(self, index: int) -> bool:
-        since = index - self.session.first_measured + 1
-        return index == self._last_measured() or (since >= 4 and since & (since - 1) == 0)
+        first, steps = self.session.first_measured, self.session.config.steps
+        since = index - first + 1
+        # the last measured step (_last_measured(), spelled out: this runs at every step end)
+        return (since >= 4 and since & (since - 1) == 0) or (bool(steps) and since == steps)
 
     def _stop_counting(self) -> None:
         if self.counter.active:

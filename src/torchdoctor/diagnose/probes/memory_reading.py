@@ -5,6 +5,7 @@ small read)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import torch
 
@@ -52,9 +53,10 @@ class MemoryReader:
         self.source = "cuda_allocator" if self.cuda else "process_rss"
         self.peak_seen = 0  # CUDA: the largest peak read before a reset (the run's true peak)
         self.resident = ResidentMemory()
-
-    def allocated(self) -> int | None:
-        return torch.cuda.memory_allocated() if self.cuda else self.resident.read()
+        # bytes in use now; bound once (read at every step end)
+        self.allocated: Callable[[], int | None] = (
+            torch.cuda.memory_allocated if self.cuda else self.resident.read
+        )
 
     def close(self) -> None:
         self.resident.close()
