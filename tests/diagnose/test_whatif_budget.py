@@ -66,9 +66,10 @@ def test_rounds_agree_when_every_alternatives_ratio_to_the_work_as_run_is_steady
 
 
 def test_rounds_agree_when_a_large_gain_is_steady_though_its_ratio_is_not():
-    # a fused step at 0.25x-0.32x: ratios 28% apart, gains 68%-75% (a stated saving would not move)
-    assert settled({"as run": [4.0, 4.0, 4.0], "fused": [1.0, 1.28, 1.1]})
-    # the same spread of ratios near 1 is a gain of 2%-25%: more rounds are worth their time
+    # a fused step at 0.25x-0.45x: ratios 80% apart, gains 55%-75%, within the 1.5x a stated
+    # saving is held to
+    assert settled({"as run": [4.0, 4.0, 4.0], "fused": [1.0, 1.8, 1.4]})
+    # ratios near 1 are a gain of 2%-25%: more rounds are worth their time
     assert not settled({"as run": [4.0, 4.0, 4.0], "fix": [3.0, 3.9, 3.5]})
     # a fix slower in one round has no steady gain
     assert not settled({"as run": [4.0, 4.0, 4.0], "fix": [1.0, 4.4, 1.1]})
