@@ -83,6 +83,9 @@ class LoaderObservation:
     collate_s: float | None = None  # mean seconds in collate per batch (main process only)
     # mean bytes of the tensors a collate returned (main process only; None: not timed)
     collate_bytes: int | None = None
+    # mean samples per batch fetched in this process (main process only; None: not timed): the
+    # batch size of a loader built with a batch_sampler (its batch_size is None)
+    samples_per_batch: float | None = None
     cpu_count: int | None = None
     # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes
     # rewrite this call, so that they keep the user's own shuffle, sampler, collate_fn, ...

@@ -273,6 +273,7 @@ class LoaderProbe(Probe):
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
             if stats.fetches:
                 observation.collate_s = stats.collate_s / stats.fetches
+                observation.samples_per_batch = stats.items / stats.fetches
             if stats.collates:
                 observation.collate_bytes = stats.collate_bytes // stats.collates
             if stats.train_votes or stats.eval_votes:
