@@ -3,7 +3,8 @@
 Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user would) on each script
 of tests/diagnose/rules/scripts/styles/ (`--set styles`, the default), styles2/ (`--set
 styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set), styles4/
-(`--set styles4`, round 6's fourth set) or styles5/ (`--set styles5`, round 7's fifth set) and on its control (`--fixed`), in subprocesses, and
+(`--set styles4`, round 6's fourth set), styles5/ (`--set styles5`, round 7's fifth set) or
+styles6/ (`--set styles6`, round 8's sixth set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
@@ -21,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules"))
-from styles import PLANTED, PLANTED2, PLANTED3, PLANTED4, PLANTED5  # noqa: E402
+from styles import PLANTED, PLANTED2, PLANTED3, PLANTED4, PLANTED5, PLANTED6  # noqa: E402
 
 SETS = {
     "styles": PLANTED,
@@ -29,7 +30,8 @@ SETS = {
     "styles3": PLANTED3,
     "styles4": PLANTED4,
     "styles5": PLANTED5,
-    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5,
+    "styles6": PLANTED6,
+    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5 + PLANTED6,
 }
 
 

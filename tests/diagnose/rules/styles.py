@@ -1,4 +1,4 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles5/), with
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles6/), with
 what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
@@ -21,6 +21,7 @@ STYLES2 = Path(__file__).parent / "scripts" / "styles2"
 STYLES3 = Path(__file__).parent / "scripts" / "styles3"
 STYLES4 = Path(__file__).parent / "scripts" / "styles4"
 STYLES5 = Path(__file__).parent / "scripts" / "styles5"
+STYLES6 = Path(__file__).parent / "scripts" / "styles6"
 
 
 class Planted(NamedTuple):
@@ -274,5 +275,60 @@ PLANTED5 = [
         ("y07_clean_collate_vectorized_negatives", "D111", "clean", "whole-batch collate"),
         ("y08_clean_moe_dispatch_by_expert", "D203", "clean", "dispatch by expert"),
         ("y09_clean_iterable_npy_shards_workers", "D101", "clean", "shards, 2 workers"),
+    ]
+]
+
+# round 8: a sixth set (a research train.py with argparse and a utils block, Keras-like
+# compile/fit wrappers, torch.func functional training, notebook cells with globals, a
+# detection-reference-style engine, hooks registered by decorators, Trainer subclasses
+# overriding steps, loops only under `if __name__ == "__main__":`, multi-stage pipelines,
+# no_sync-like accumulation contexts, home-made logger/profiler libraries, state machines over
+# epochs; time-series windows, point clouds, two-tower and FM recommenders, speech CTC, bucketed
+# text, VAE annealing, SimSiam/SimCLR/siamese pairs, diffusion, GCN link prediction, multi-label
+# tagging, CRNN OCR, a NumPy replay buffer); a32 plants two problems (the error is scored)
+PLANTED6 = [
+    Planted(*row, folder=STYLES6)
+    for row in [
+        ("a01_research_argparse_forecast_print_predictions", "D702", "speed", "print(tensor)"),
+        ("a02_keras_fit_wrapper_bucketed_text_zero_grad_fill", "D220", "speed", "fill zeros"),
+        ("a03_functional_torch_func_pointnet_float64", "D201", "speed", "torch.func, float64"),
+        ("a04_notebook_globals_vae_annealing_checkpointed", "D213", "speed", "checkpoint()"),
+        ("a05_engine_crnn_ocr_evaluate_with_grad", "D301", "speed", "no_grad commented out"),
+        ("a06_decorator_hooks_two_tower_clear_before_step", "D222", "error", "hook clears"),
+        ("a07_trainer_subclass_ctc_validation_dropout_on", "D302", "error", "override, no eval"),
+        ("a08_main_guard_gnn_link_prediction_python_negatives", "D801", "speed", "negatives"),
+        ("a09_pretrain_finetune_pairs_tiny_worker_batches", "D112", "info", "stage 2 batch 4"),
+        ("a10_no_sync_accumulation_diffusion_two_backwards", "D214", "speed", "two backwards"),
+        ("a11_own_logger_library_multilabel_keeps_losses", "D503", "speed", "run.log(loss)"),
+        ("a12_epoch_state_machine_replay_eval_every_step", "D304", "speed", "EVAL per update"),
+        ("a13_research_argparse_bucketed_text_collate_padding_loop", "D111", "speed", "padding"),
+        ("a14_keras_fit_tabular_tensordataset_worker", "D109", "speed", "TensorDataset, 2 wk"),
+        ("a15_closures_vae_grads_never_cleared", "D221", "error", "zero_grad at build time"),
+        ("a16_notebook_diffusion_samples_history_cat", "D504", "speed", "torch.cat history"),
+        ("a17_engine_pointcloud_getitem_farthest_point_sampling", "D105", "speed", "FPS loop"),
+        ("a18_decorator_hooks_multilabel_checkpoint_every_step", "D701", "speed", "save hook"),
+        ("a19_trainer_subclass_siamese_pairs_left_in_eval", "D305", "error", "hook leaves eval"),
+        ("a20_main_guard_crnn_batch_of_two", "D202", "speed", "BATCH = 2"),
+        ("a21_pipeline_mlm_pretrain_layerwise_groups_foreach_false", "D210", "speed", "per tensor"),
+        ("a22_accumulation_ctx_recsys_zero_grad_condition_never_true", "D221", "error", "% =="),
+        ("a23_own_metrics_lib_profiler_by_default", "D212", "speed", "profile=True default"),
+        ("a24_phase_state_machine_gan_debug_anomaly_never_off", "D211", "speed", "debug phase"),
+        ("a25_research_utils_ctc_sample_batch_next_iter", "D107", "speed", "sample_batch()"),
+        ("a26_keras_fit_validation_freq_in_batches", "D304", "speed", "validation_freq=1"),
+        ("a27_trainer_subclass_mean_teacher_deepcopy_every_step", "D215", "speed", "deepcopy"),
+        ("a28_notebook_numpy_float64_model_double", "D201", "speed", "model.double()"),
+        ("a29_functional_closures_multilabel_row_dataset", "D108", "speed", "rows, batch 256"),
+        ("a30_engine_diffusion_ema_deepcopy", "D215", "speed", "EMA rebuilt by deepcopy"),
+        ("a31_pipeline_stages_ocr_loader_rebuilt_each_epoch", "D103", "speed", "loader/epoch"),
+        ("a32_main_guard_simclr_eval_mode_and_item", "D305", "error", "eval() + .item()"),
+        ("b01_clean_research_argparse_forecaster", "D301", "clean", "val per epoch"),
+        ("b02_clean_keras_fit_text_bucketing", "D220", "clean", "zero_grad(), SGD"),
+        ("b03_clean_functional_call_grad_regression", "D201", "clean", "torch.func, float32"),
+        ("b04_clean_notebook_vae_annealing", "D213", "clean", "no checkpointing"),
+        ("b05_clean_engine_crnn_ocr", "D301", "clean", "inference_mode per epoch"),
+        ("b06_clean_decorator_hooks_checkpoint_per_epoch", "D701", "clean", "save per epoch"),
+        ("b07_clean_trainer_subclass_siamese", "D302", "clean", "eval() and back"),
+        ("b08_clean_no_sync_accumulation_denoiser", "D214", "clean", "one backward"),
+        ("b09_clean_state_machine_replay_agent", "D304", "clean", "eval per 1000"),
     ]
 ]

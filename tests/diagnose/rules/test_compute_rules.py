@@ -181,6 +181,17 @@ def test_d203_fires_on_far_more_ops_than_the_model_explains():
     assert d202.check(run) == []  # the loop, not the batch, explains this overhead
 
 
+def test_d202_counts_a_recurrent_modules_time_step_ops_as_the_models():
+    # a CRNN at batch 2: 4660 ops per step from the GRU's time steps in C++, 369 Python calls;
+    # not a Python loop (D203 stays silent), so the batch is judged
+    run = overhead_run(ops=1100, tensors=2)  # expected 280 ops
+    run.compute.python_calls_per_step = 150.0
+    assert d203.check(run) == []
+    assert only(d202.check(run), "D202").severity == "info"
+    run.compute.python_calls_per_step = 900.0  # the calls of a Python loop: D203's, as before
+    assert d202.check(run) == [] and d203.check(run) != []
+
+
 def test_d203_saving_is_capped_by_the_models_part_of_the_step():
     # ops below the dispatch floor (a floor measured high, or a busy machine): the extra ops'
     # fixed cost exceeds the step; the saving stays under the model's share, never "100%"

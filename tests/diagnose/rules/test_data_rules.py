@@ -483,6 +483,27 @@ def test_d111_names_a_slow_collate_fn_instead_of_d108():
     assert d108.check(run) == []  # the batched sampler would drop the padding collate
 
 
+def test_d111_reads_the_batch_of_a_loader_built_with_a_batch_sampler():
+    # DataLoader(docs, batch_sampler=BucketBatchSampler(...), collate_fn=PadCollate()): no
+    # batch_size; the samples its fetches were handed (64 a batch) stand for it
+    run = slow_collate_run(0.005)
+    run.compute.dispatch_overhead_s = 1e-6
+    run.loaders[0].batch_size = None
+    assert d111.check(run) == []  # nothing says how many samples a collate assembled
+    run.loaders[0].samples_per_batch = 64.0
+    finding = only(d111.check(run), "D111")
+    assert "Collating a batch of 64 took" in evidence_text(finding)
+    assert d108.check(run) == []
+
+
+def test_d111_flags_a_collate_from_15_percent_of_the_step():
+    run = slow_collate_run(0.0012)  # 19 µs a sample, 1.2 of a 6.8 ms step: 18%
+    run.compute.dispatch_overhead_s = 1e-7
+    assert only(d111.check(run), "D111").details["collate_share"] == pytest.approx(0.0012 / 0.0068)
+    run.loaders[0].collate_s = 0.0009  # 13%
+    assert d111.check(run) == []
+
+
 def test_d111_silent_for_the_default_collate_or_a_small_share():
     run = slow_collate_run(0.0003)  # 4.7 µs per sample: default-collate territory
     run.compute.dispatch_overhead_s = 1e-6

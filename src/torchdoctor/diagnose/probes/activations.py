@@ -5,6 +5,13 @@ backward and global module hooks keep the stack of running modules, so each save
 booked (once, by storage) to the innermost module and its ancestors. Parameters are left out:
 they are parameter memory, not activations. Gradient accumulation runs several forward/backward
 pairs in one step; their saved tensors do not live together, so the largest pair is kept.
+
+Code that cannot run under saved-tensor hooks says so with
+`torch.autograd.graph.disable_saved_tensors_hooks`, which raises when any hook is installed:
+torch.func's grad/vjp/jacrev do, so a functional training step would crash under the counter.
+While the counter runs, that context manager first takes the counter's hooks off (they are on
+top of the stack: nothing of the program's can sit above them and still be disabled), and puts
+them back after: the transform's saved tensors go uncounted, the program runs as without us.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ class ActivationCounter:
         self.compiled = False  # a torch.compile'd model was called: counting stopped
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
         self._handles: list = []
+        self._disable_hooks = torch.autograd.graph.disable_saved_tensors_hooks
+        self._aside = 0  # depth of disable_saved_tensors_hooks blocks that took our hooks off
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -55,13 +64,16 @@ class ActivationCounter:
             module_hooks.register_module_forward_hook(self._leave, always_call=True),
         ]
         self._hooks.__enter__()
+        torch.autograd.graph.disable_saved_tensors_hooks = self._step_aside  # type: ignore[assignment]
         self.active = True
 
     def stop(self) -> None:
         if not self.active:
             return
         self.active = False
-        self._hooks.__exit__(None, None, None)
+        torch.autograd.graph.disable_saved_tensors_hooks = self._disable_hooks
+        if not self._aside:  # else our hooks are off the stack already
+            self._hooks.__exit__(None, None, None)
         for handle in self._handles:
             handle.remove()
         self._handles = []
@@ -73,6 +85,23 @@ class ActivationCounter:
         if total > self.best_total:
             self.best, self.best_total = self.saved, total
         self.saved = {}
+
+    @contextlib.contextmanager
+    def _step_aside(self, error_message: str):
+        """disable_saved_tensors_hooks with our hooks taken off for its duration."""
+        top = torch._C._autograd._top_saved_tensors_default_hooks(True)
+        ours = self.active and top is not None and top[0] == self._pack
+        if ours:
+            torch._C._autograd._pop_saved_tensors_default_hooks()
+            self._aside += 1
+        try:
+            with self._disable_hooks(error_message):
+                yield
+        finally:
+            if ours:
+                self._aside -= 1
+                if self.active:
+                    torch._C._autograd._push_saved_tensors_default_hooks(self._pack, _unpack)
 
     # -- hooks --------------------------------------------------------------------------------
     def _enter(self, module, args) -> None:
@@ -101,7 +130,10 @@ class ActivationCounter:
             has_children = next(module.children(), None) is not None
             self.names.setdefault(id(module), (name, type(module).__name__, depth, has_children))
         for tensor in (*root.parameters(), *root.buffers()):
-            self.parameter_storages.add(_storage_key(tensor))
+            try:
+                self.parameter_storages.add(_storage_key(tensor))
+            except (RuntimeError, NotImplementedError):  # torch.func's wrappers have no storage
+                continue
 
     def _pack(self, tensor):
         if getattr(_OURS, "depth", 0):

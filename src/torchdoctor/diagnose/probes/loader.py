@@ -349,6 +349,7 @@ class LoaderProbe(Probe):
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
             if stats.fetches:
                 observation.collate_s = stats.collate_s / stats.fetches
+                observation.samples_per_batch = stats.items / stats.fetches
             if stats.collates_weighed:
                 observation.collate_bytes = stats.collate_bytes // stats.collates_weighed
             if stats.worker_cpu_batches:

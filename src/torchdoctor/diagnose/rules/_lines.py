@@ -40,6 +40,8 @@ MODEL_CALLEES = (
     # math, like a loss; an RL rollout needs it at every environment step
     "torch.distributions.",
 )
+# kinds named only within the training step: in evaluation such work is D304's (its time)
+IN_STEP_ONLY = ("python", "from_python")
 MIN_SAMPLES = 3  # fewer samples are too few to name a line
 # fewer samples in all (a few short steps) make every share noise: no line is named then
 MIN_RUN_SAMPLES = 20
@@ -136,6 +138,15 @@ KINDS = {
         "sum the losses and call backward() once",
         False,
     ),
+    # torch.tensor on Python data built in the step (a list of pairs, of ints): every element
+    # is read by the interpreter (D106 has lists of NumPy arrays, from its probe)
+    "from_python": LineKind(
+        "from_python",
+        "builds a tensor from Python data (torch.tensor on a list: element by element)",
+        "build the tensor with torch ops on tensors (torch.randint, torch.stack, indexing) "
+        "instead of Python lists",
+        False,
+    ),
     "python": LineKind(
         "python",
         "runs the program's own code outside the model's forward and backward",
@@ -149,6 +160,7 @@ _IO = re.compile(r"\bopen\(|\.write\(|\bjson\.|\bpickle\.|\bnp\.save|\bcsv\.|\.t
 _FORMAT = re.compile(r"\bprint\(|\blog(ger|ging)?\.(info|debug|warning)\(|\brepr\(|\bstr\(")
 _PARAMS = re.compile(r"\.(named_)?(parameters|buffers|modules)\(\)|state_dict\(\)\.(items|values)")
 _SAMPLES = re.compile(r"\brange\(\s*(len\(|[\w.]+\.(size\(|shape\[))")
+_FROM_PYTHON = re.compile(r"\btorch\.(tensor|as_tensor|(Long|Float|Int|Bool)?Tensor)\(")
 _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
@@ -193,6 +205,8 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["host"]
     if line.loop and _SAMPLES.search(line.loop):
         return KINDS["sample_loop"]
+    if _FROM_PYTHON.search(code):
+        return KINDS["from_python"]
     return KINDS["python"]
 
 
@@ -230,13 +244,18 @@ def sampled_severity(saving: float, samples: int) -> Severity:
 
 
 def _loop_hot_spots(lines: list[LineStat], min_share: float) -> list[HotLine]:
-    """Loops within the step whose body lines add up to `min_share`: one hot spot each, named
-    by its hottest line (a loop's time is spread over its lines, none of which may be hot)."""
+    """Loops within the step whose lines add up to `min_share`: one hot spot each, named by its
+    hottest line (a loop's time is spread over its lines, none of which may be hot). The loop's
+    header counts with its body: `while len(pairs) < n:` runs once an iteration too."""
     groups: dict[tuple, list[LineStat]] = {}
     for line in lines:
         if line.loop and line.self_samples and not is_model_compute(line):
             key = (line.phase, line.location.rsplit(":", 1)[0], line.function, line.loop)
             groups.setdefault(key, []).append(line)
+    for line in lines:
+        header = (line.phase, line.location.rsplit(":", 1)[0], line.function, line.code)
+        if header in groups and line.self_samples and not is_model_compute(line):
+            groups[header].append(line)
     found = []
     for body in groups.values():
         if len(body) < 2:
@@ -307,7 +326,7 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
                 # time is the glue around training (indexing, the loss), not a hot spot
                 if kind.name != "python" or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
-        found += [h for h in spots if phase != "evaluation" or h.kind.name != "python"]
+        found += [h for h in spots if phase != "evaluation" or h.kind.name not in IN_STEP_ONLY]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
         found = [_as_acting(h) for h in found]
     return sorted(found, key=lambda h: -h.share)

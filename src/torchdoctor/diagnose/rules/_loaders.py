@@ -63,9 +63,10 @@ def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
     """The collate_fn does work of its own: per sample, far above the dispatch floor in CPU time
     (wall time x cpu_share, so a busy machine does not inflate it) and above the item cost."""
     floor = run.compute.dispatch_overhead_s
-    if loader.collate_s is None or not floor or not loader.batch_size:
+    batch = collated_batch(loader)
+    if loader.collate_s is None or not floor or not batch:
         return False
-    per_sample_s = loader.collate_s / loader.batch_size
+    per_sample_s = loader.collate_s / batch
     if loader.item_s is not None and per_sample_s <= HEAVY_COLLATE_TO_ITEM * loader.item_s:
         return False
     per_sample_cpu_s = per_sample_s * cpu_share(run)
@@ -75,8 +76,14 @@ def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
     return (
         copied is not None
         and per_sample_cpu_s > PYTHON_COLLATE_RATIO * floor
-        and copied < PYTHON_COLLATE_BYTES_PER_S * per_sample_cpu_s * loader.batch_size
+        and copied < PYTHON_COLLATE_BYTES_PER_S * per_sample_cpu_s * batch
     )
+
+
+def collated_batch(loader: LoaderObservation) -> float | None:
+    """Samples per collated batch: the loader's batch_size, or, for a loader built with a
+    batch_sampler (batch_size None), the mean count its fetches were handed."""
+    return loader.batch_size or loader.samples_per_batch
 
 
 def wait_share(run: RunObservation, loader: LoaderObservation) -> float:

@@ -98,3 +98,14 @@ def op_overhead(run: RunObservation, compute_s: float) -> OpOverhead | None:
     return OpOverhead(
         ops_per_step=ops, mean_op_s=compute_s * cpu_share(run) / ops, dispatch_s=dispatch_s
     )
+
+
+def ops_from_inside_calls(run: RunObservation, expected: float) -> bool:
+    """The program made fewer torch calls from Python per step than the model's size explains:
+    its extra ops come from inside a few calls (an nn.GRU/LSTM/RNN on CPU runs every time step
+    as several ATen ops in C++), not from a Python loop D203 could vectorise."""
+    calls = run.compute.python_calls_per_step
+    if calls is None:
+        return False
+    calls -= run.compute.evaluation_python_calls_per_step or 0.0  # not the step's calls
+    return calls < expected

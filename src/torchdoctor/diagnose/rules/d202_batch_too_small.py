@@ -4,7 +4,8 @@
 Flags runs whose ops are trivially small: the mean op (the step's time outside data loading
 divided by the ops dispatched there) takes at most 10 times what dispatching one trivial op costs
 on the same machine (measured), while the op count is normal for the model (a loop of tiny ops is
-D203) and, when known, FLOP utilisation is under 10% of the device's peak. Runs that load data in
+D203; ops from inside a few calls, a recurrent module's time steps, count as the model's) and,
+when known, FLOP utilisation is under 10% of the device's peak. Runs that load data in
 the training process are judged only when the probes count the data-loading ops apart. A run
 whose ops take up to 25 times the trivial-op cost at a measured FLOP utilisation under 10% (a
 small batch through wide layers, where the 10x line is crossed with the machine's load) is
@@ -79,7 +80,12 @@ from torchdoctor.diagnose.rules._common import (
     typical_step_s,
 )
 from torchdoctor.diagnose.rules._measured import how, timings
-from torchdoctor.diagnose.rules._overhead import OpOverhead, cpu_share, op_overhead
+from torchdoctor.diagnose.rules._overhead import (
+    OpOverhead,
+    cpu_share,
+    op_overhead,
+    ops_from_inside_calls,
+)
 
 CODE = "D202"
 TITLE = "Overhead-bound steps: the batch is too small for the device"
@@ -193,8 +199,13 @@ def batch_candidate(run: RunObservation) -> OverheadBound | None:
     # CPU seconds of the step: comparable with the per-op floor on a busy machine too
     step_s = typical_step_s(run) * cpu_share(run)
     overhead = op_overhead(run, model_time_s(run))
-    if overhead is None or overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected_ops(run):
+    if overhead is None:
         return None
+    expected = expected_ops(run)
+    if overhead.ops_per_step > MAX_OPS_TO_EXPECTED * expected and not ops_from_inside_calls(
+        run, expected
+    ):
+        return None  # a Python loop of tiny ops: D203's
     utilization = run.compute.utilization
     if utilization is not None and utilization > 1.0:
         utilization = None  # above the peak: the peak was measured too low, so it says nothing

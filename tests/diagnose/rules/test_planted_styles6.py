@@ -1,0 +1,112 @@
+"""The sixth set of planted scripts (styles.py PLANTED6) where the decision rests on counts and
+structure, not timings: a torch.func training step diagnosed at all (the activation counter's
+saved-tensor hooks used to crash it), the batch of a loader built with a batch_sampler, the
+time-step ops of a recurrent module counted as the model's, correctness errors in hooks,
+closures and accumulation contexts; and, on observations, a Python loop's header counted with
+its body. Short runs (6 measured steps, no what-if timing); the full default-mode table, ranks
+included, is `bench/planted_styles.py --set styles6`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from planted import (
+    assert_top_error_and_quiet_control,
+    diagnose_planted,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
+from rule_builders import evidence_text, good_cpu_run, only
+from styles import PLANTED6
+
+from torchdoctor.diagnose.observations import LineStat
+from torchdoctor.diagnose.rules import d801_hot_user_line as d801
+from torchdoctor.diagnose.rules._common import expected_ops
+from torchdoctor.diagnose.rules._overhead import ops_from_inside_calls
+
+
+def diagnose(script: str, *args: str):
+    return diagnose_planted(PLANTED6, script, *args)
+
+
+def test_a_torch_func_training_step_is_diagnosed():
+    # torch.func.grad refuses to run under any saved-tensor hook: the activation counter steps
+    # aside for it instead of crashing the program; functional_call's wrapped parameters have no
+    # storage to book
+    report = diagnose("a03_functional_torch_func_pointnet_float64")
+    assert len(report.run.steps) >= 6
+    assert report.run.precision.float64_ops > 0  # what D201 reads (bench: its rank)
+
+
+def test_a_batch_sampler_loaders_batch_is_the_samples_its_fetches_got():
+    report = diagnose("a13_research_argparse_bucketed_text_collate_padding_loop")
+    (loader,) = report.run.loaders
+    assert loader.batch_size is None  # DataLoader(docs, batch_sampler=BucketBatchSampler(...))
+    assert loader.samples_per_batch == pytest.approx(32, abs=1)  # the last batch may be short
+
+
+def test_a_recurrent_modules_ops_come_from_inside_its_calls():
+    # a CRNN at batch 2: thousands of ops per step from the GRU's time steps, few Python calls
+    run = diagnose("a20_main_guard_crnn_batch_of_two").run
+    expected = expected_ops(run)
+    assert run.compute.ops_per_step > 3 * expected
+    assert ops_from_inside_calls(run, expected)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "a06_decorator_hooks_two_tower_clear_before_step",
+        "a15_closures_vae_grads_never_cleared",
+        "a22_accumulation_ctx_recsys_zero_grad_condition_never_true",
+    ],
+)
+def test_correctness_problems_in_hooks_closures_and_contexts_are_errors(script):
+    assert_top_error_and_quiet_control(PLANTED6, script)
+
+
+def python_loop_run(header_samples: int):
+    """A run whose line profile has a `while` loop drawing pairs in Python: its one body line at
+    10% of the step, its header at `header_samples` of 400 samples."""
+    run = good_cpu_run()
+    run.steps = [
+        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": 0.006}})
+        for step in run.steps
+    ]
+    for step in run.steps:
+        step.wall_s = sum(step.phases.values())
+    run.lines.samples = 400
+    run.lines.seconds_per_sample = 0.003
+    share = 40 / 400
+    run.lines.lines = [
+        LineStat(
+            "train.py:44", "other", samples=40, self_samples=40, share=share, self_share=share,
+            function="<module>", code="a, b = random.randrange(n), random.randrange(n)",
+            loop="while len(pairs) < batch:", callees=["random.Random.randrange"],
+        ),
+        LineStat(
+            "train.py:43", "other", samples=header_samples, self_samples=header_samples,
+            share=header_samples / 400, self_share=header_samples / 400, function="<module>",
+            code="while len(pairs) < batch:",
+        ),
+    ]  # fmt: skip
+    return run
+
+
+def test_a_python_loops_header_counts_with_its_body():
+    # the body line alone (10%) is under the 15% an unrecognised loop needs; its header is
+    # evaluated once an iteration too (another 7%): the loop is one hot spot, named by the body
+    finding = only(d801.check(python_loop_run(28)), "D801")
+    assert finding.details["location"] == "train.py:44"
+    assert "train.py:43" in finding.details["locations"]
+    assert finding.details["share"] == pytest.approx(68 / 400)
+    assert d801.check(python_loop_run(0)) == []
+
+
+def test_a_tensor_built_from_a_python_list_in_the_step_is_named():
+    run = python_loop_run(0)
+    run.lines.lines[1].code = "neg = torch.tensor(pairs).T"
+    run.lines.lines[1].self_samples = run.lines.lines[1].samples = 32  # 8%: a recognised kind
+    run.lines.lines[1].share = run.lines.lines[1].self_share = 32 / 400
+    finding = only(d801.check(run), "D801")
+    assert finding.details["kind"] == "from_python"
+    assert "torch.tensor on a list" in evidence_text(finding)
