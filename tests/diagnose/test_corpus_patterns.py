@@ -731,3 +731,58 @@ def test_target_networks_forwards_before_each_update_are_the_steps_work(diagnose
     assert report.run.status == "stopped", report.run.error
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert "D303" not in [f.id for f in report.findings]
+
+
+_HOLDS_ITS_GRAPH = """
+class Net(nn.Module):  # holds its graph: called with no arguments (PyG's Graph U-Net)
+    def __init__(self):
+        super().__init__()
+        self.x = torch.randn(2000, 64)
+        self.net = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 7))
+
+    def forward(self):
+        return self.net(self.x)
+
+model = Net()
+params = model.parameters()
+predict = lambda: model()
+"""
+
+_LAYERS_ON_ONE_GRAPH = """
+lin1, lin2 = nn.Linear(64, 256), nn.Linear(256, 7)  # root layers: PyG's link_pred encode()
+model = nn.ModuleList([lin1, lin2])
+x = torch.randn(2000, 64)
+params = model.parameters()
+predict = lambda: lin2(lin1(x).relu())
+"""
+
+
+@pytest.mark.parametrize(
+    "net", [_HOLDS_ITS_GRAPH, _LAYERS_ON_ONE_GRAPH], ids=["holds_its_graph", "layers_on_one_graph"]
+)
+def test_validating_every_step_of_full_batch_training_is_once_per_epoch(diagnose_here, net):
+    """PyG's graph_unet.py (`model()`: the model holds its graph) and link_pred.py (its encoder's
+    layers called one by one on the graph's features) validate after every full-batch step: once
+    per epoch. D304 warned "evaluation ran in 20 of 20 steps": its full-batch test needed every
+    evaluation forward on the training forward's input. The first training forward of every step
+    running on the same tensor (or none) is full-batch training."""
+    report = diagnose_here(
+        net
+        + """
+        opt = torch.optim.Adam(params, lr=1e-2)
+        y, train_mask = torch.randint(0, 7, (2000,)), torch.rand(2000) < 0.1
+        for epoch in range(60):
+            model.train()
+            opt.zero_grad()
+            nn.functional.cross_entropy(predict()[train_mask], y[train_mask]).backward()
+            opt.step()
+            model.eval()
+            with torch.no_grad():
+                accuracies = [(predict().argmax(1) == y).float().mean() for _ in range(3)]
+        """.replace("\n        ", "\n"),
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.habits.training_input_repeated == 1.0
+    assert "D304" not in [f.id for f in report.findings], report.findings

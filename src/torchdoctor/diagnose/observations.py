@@ -510,6 +510,10 @@ class HabitsObservation:
     # were called (rule D305)
     eval_mode_training_forwards: int = 0
     eval_mode_training_locations: list[str] = field(default_factory=list)
+    # share of consecutive measured steps whose first training forward ran on the very tensor
+    # the step before's did, or both on none (the model holds its data): full-batch training,
+    # each step an epoch (a GNN on its one graph); None: fewer than 3 pairs of steps
+    training_input_repeated: float | None = None
 
 
 # the name of a reference timing: the replayed model's forward and backward as run, no fix

@@ -1,4 +1,5 @@
-"""Generated stand-ins for MNIST, FashionMNIST, CIFAR10 and FakeData (PIL images, int labels)."""
+"""Generated stand-ins for MNIST, FashionMNIST, CIFAR10, FakeData and CelebA (PIL images, int
+labels; CelebA: 40 binary attributes)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,21 @@ class FakeData(_Generated):
         self.mode = "RGB" if image_size[0] == 3 else "L"
         self.classes = [str(i) for i in range(num_classes)]
         super().__init__(transform=transform, target_transform=target_transform, length=size)
+
+
+class CelebA(_Generated):
+    """64x64 RGB faces' stand-in (the real images are 178x218; programs resize and crop them) with
+    40 binary attributes as the target."""
+
+    size = (64, 64, 3)
+    mode = "RGB"
+
+    def __init__(self, root=None, split="train", target_type="attr", transform=None,
+                 target_transform=None, download=False):  # fmt: skip
+        super().__init__(root, split != "test", download, transform, target_transform, 2000)
+        attributes = np.random.default_rng(2).integers(0, 2, (len(self.targets), 40))
+        self.attr = torch.as_tensor(attributes)
+
+    def __getitem__(self, index):
+        image, _ = super().__getitem__(index)
+        return image, self.attr[index]

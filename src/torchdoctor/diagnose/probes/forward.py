@@ -282,6 +282,7 @@ class ForwardProbe(Probe):
         eval_mode = _eval_mode_training(measured)
         run.habits.eval_mode_training_forwards = len(eval_mode)
         run.habits.eval_mode_training_locations = sorted({f.location for f in eval_mode})[:10]
+        run.habits.training_input_repeated = _input_repeated(measured)
         self._contribute_evaluation(run)
 
     def _contribute_evaluation(self, run) -> None:
@@ -352,6 +353,27 @@ def _called_by(frame, code) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+MIN_PAIRS = 3  # of consecutive measured steps, for habits.training_input_repeated
+
+
+def _same_input(a: ForwardRecord, b: ForwardRecord) -> bool:
+    if a.input_ref is None or b.input_ref is None:  # no tensor input: the model holds its data
+        return a.input_ref is None and b.input_ref is None
+    tensor = a.input_ref()
+    return tensor is not None and tensor is b.input_ref()
+
+
+def _input_repeated(measured) -> float | None:
+    """The share of consecutive measured steps whose first training forward ran on the very
+    tensor the step before's did (or both on none): full-batch training, where each step is an
+    epoch. A mini-batch's tensor is freed or replaced by the next step (weak references)."""
+    firsts = [record.training_forwards[0] for record in measured if record.training_forwards]
+    pairs = list(zip(firsts, firsts[1:]))
+    if len(pairs) < MIN_PAIRS:
+        return None
+    return sum(1 for a, b in pairs if _same_input(a, b)) / len(pairs)
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:

@@ -82,16 +82,23 @@ def training_steps_per_epoch(run: RunObservation) -> float | None:
     return length // batch if drop_last else math.ceil(length / batch)
 
 
+FULL_BATCH_REPEATS = 0.9  # share of training forwards on their previous step's very input
+
+
 def full_batch(run: RunObservation) -> bool:
     """Full-batch training (a GNN on its one graph: pygcn, pyGAT, PyG's Planetoid examples): no
     training loader, and every evaluation forward ran on the inputs the training forward had just
-    seen (the whole data set, masked differently for the loss and for validation)."""
+    seen (the whole data set, masked differently for the loss and for validation), or the training
+    forwards ran on the same input tensor step after step, or on none (PyG's Graph U-Net holds
+    its graph: `model()`; its link-prediction example validates on other edges of that graph)."""
     evaluation = run.evaluation
+    if training_loaders(run):
+        return False
+    repeated = run.habits.training_input_repeated
     return (
-        not training_loaders(run)
-        and bool(evaluation.on_training_batches)
+        bool(evaluation.on_training_batches)
         and evaluation.on_training_batches == evaluation.forwards
-    )
+    ) or (repeated is not None and repeated >= FULL_BATCH_REPEATS)
 
 
 def _share(evaluation_s: float, steps: list) -> float:
