@@ -210,7 +210,8 @@ class ForwardProbe(Probe):
         if THREAD_FAULTS and not (record.grad_enabled and record.train_mode):
             # may be evaluation; read inline (a C call): the Python calls per step are budgeted
             record.page_faults = -getrusage(RUSAGE_THREAD).ru_minflt
-        x = first_tensor(args) if args else first_tensor(kwargs)
+        # a tensor as the first argument (the usual call) is found without a call
+        x = args[0] if args and isinstance(args[0], torch.Tensor) else first_tensor(args or kwargs)
         if x is not None:
             self._note_training_batch(record, x)
             record.shape = tuple(x.shape)
@@ -250,12 +251,16 @@ class ForwardProbe(Probe):
         record.t1 = time.perf_counter()
         if record.page_faults is not None:
             record.page_faults += getrusage(RUSAGE_THREAD).ru_minflt
-        tensor = first_tensor(output)
+        single = isinstance(output, torch.Tensor)  # the usual output: no walk, no call
+        tensor = output if single else first_tensor(output)
         if tensor is not None:
             record.output_ref = weakref.ref(tensor)
         if not record.grad_enabled:
             return
-        nodes = grad_fns(output)
+        if single:
+            nodes = [] if output.grad_fn is None else [output.grad_fn]
+        else:
+            nodes = grad_fns(output)
         if nodes:
             mark = partial(_mark_training, record)
             for node in nodes:

@@ -123,7 +123,9 @@ class OptimizerProbe(Probe):
             if transforming():
                 return original(optimizer, *args, **kwargs)
             set_to_none = kwargs.get("set_to_none", args[0] if args else default)
-            probe._observe(optimizer).set_to_none = bool(set_to_none)
+            entry = probe.optimizers.get(key)  # seen before (every step after the first)
+            observation = entry[1] if entry is not None else probe._observe(optimizer)
+            observation.set_to_none = bool(set_to_none)
             probe.tracker.push("optimizer")
             started = time.perf_counter()
             try:
@@ -239,7 +241,8 @@ class OptimizerProbe(Probe):
         if self.session.patcher.lifted:
             self.session.patcher.put_on()
         self.tracker.pop()
-        observation = self._observe(optimizer)
+        entry = self.optimizers.get(id(optimizer))  # seen before (every step after the first)
+        observation = entry[1] if entry is not None else self._observe(optimizer)
         observation.steps += 1
         if observation.steps == 1:
             observation.state_bytes = _state_bytes(optimizer)
