@@ -4,24 +4,26 @@ For each planted script (tests/diagnose/rules/scripts/), runs `torchdoctor diagn
 default, what-if probes on), then `--try` with every run-time fix that answers one of its findings
 (trials.fixes FINDING_CODES), each fix alone against the baseline, repeats interleaved round by
 round, each run timing whole cycles of the script's loop (trials.cycle) for at least
-MIN_WINDOW_S, and further rounds (up to twice `--repeats`) for a fix whose rounds disagree, as
-`torchdoctor diagnose --try` does; so stated and tried savings are both shares of the run's time.
-Prints, per finding with a fix: the stated saving (measured or estimated) next to the saving
---try measured (1 - 1/speedup: the median over paired rounds, with the middle range over rounds,
-`Spread.middle`; in the training process's CPU time for fixes of its own work, steadier on a
+MIN_WINDOW_S, and further rounds for a fix whose rounds disagree, as `torchdoctor diagnose --try`
+does, or (up to `--max-rounds`) whose range cannot yet decide a stated saving it answers; so
+stated and tried savings are both shares of the run's time. Prints, per finding with a fix: the
+stated saving (measured or estimated) next to the saving --try measured (1 - 1/speedup: the median
+over paired rounds, with where that median lies, `trials.stats.median_range`, which narrows as
+rounds are added; in the training process's CPU time for fixes of its own work, steadier on a
 shared machine, in wall time for loader fixes), and per script whether the top speed finding is
 the fix with the largest measured gain. A stated saving is within 1.5x when it is so of the
 whole range, off when it is outside 1.5x of the whole range, and undecided otherwise: a 1.5x
 verdict on a gain measured anywhere from 10% to 30% would be a coin toss.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/calibration.py [--repeats 3] [--steps 10]
-        [--scripts d301,epoch_eval]
+        [--max-rounds 12] [--scripts d301,epoch_eval]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -31,6 +33,8 @@ from torchdoctor.trials.api import NothingToTry, run_trials
 from torchdoctor.trials.cycle import MIN_WINDOW_S
 from torchdoctor.trials.fixes import all_fixes
 from torchdoctor.trials.plausibility import needs_cpu_agreement
+from torchdoctor.trials.report import Spread
+from torchdoctor.trials.stats import median_range
 
 # planted scripts whose findings have a run-time fix (d202: its top fix, the batch size, is a
 # suggestion --try never applies: listed to show it, not counted in the targets)
@@ -115,13 +119,13 @@ def tried_gains(trials) -> dict[str, Tried]:
             continue
         cpu = needs_cpu_agreement([name], trials.device_type) if name != "all" else False
         s = variant.cpu_speedup if cpu else variant.speedup
-        middle = s.middle() if s is not None else None
-        if s is None or not s.median or variant.speedup is None or middle is None:
+        if s is None or not s.median or not s.values or variant.speedup is None:
             continue
+        low, high = median_range(s.values)
         gains[name] = Tried(
             share(s.median),
-            share(middle[0]),
-            share(middle[1]),
+            share(low),
+            share(high),
             "cpu" if cpu else "wall",
             share(variant.speedup.median),
             variant.verdict,
@@ -131,7 +135,23 @@ def tried_gains(trials) -> dict[str, Tried]:
     return gains
 
 
-def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str, str]:
+def undecided_for(stated: dict[str, list[float]]) -> Callable[[str, Spread], bool]:
+    """`run_trials`' `wants_more`: more rounds of a fix while its gain's range (median_range of
+    its paired speedups) leaves a stated saving it answers undecided (`within`)."""
+
+    def wants_more(name: str, speedups: Spread) -> bool:
+        if not speedups.values:
+            return False
+        low, high = median_range(speedups.values)
+        gains = share(low), share(high)
+        return any(within(saving, *gains) == "undecided" for saving in stated.get(name, []))
+
+    return wants_more
+
+
+def calibrate(
+    name: str, steps: int, repeats: int, max_rounds: int
+) -> tuple[list[Row], dict, str, str]:
     """(rows, the baseline's noise per clock, the trials' window, what the what-ifs did)."""
     script = str(SCRIPTS / f"{name}.py")
     # in a fresh process, as the CLI and the trials run: a copy's calls pay what the program's
@@ -144,6 +164,11 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
     table = fixes_by_code()
     findings = [f for f in report.findings if f.saving > 0 or f.id in table]
     fixes = sorted({fix for f in findings for fix in table.get(f.id, [])})
+    stated: dict[str, list[float]] = {}
+    for finding in findings:
+        for fix in table.get(finding.id, []):
+            if finding.saving > 0:
+                stated.setdefault(fix, []).append(finding.saving)
     gains: dict[str, Tried] = {}
     noise: dict[str, float] = {}
     window, failure = "", ""
@@ -158,7 +183,8 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
                 repeats=repeats,
                 diagnosis=report,
                 min_window_s=MIN_WINDOW_S,
-                max_repeats=2 * repeats,
+                max_repeats=max_rounds,
+                wants_more=undecided_for(stated),
             )
             gains, noise, window = tried_gains(trials), baseline_noise(trials), trials.window
             no_effect = {v.config.name for v in trials.variants if v.config.status == "no effect"}
@@ -182,19 +208,30 @@ def calibrate(name: str, steps: int, repeats: int) -> tuple[list[Row], dict, str
     return rows, noise, window, probes
 
 
+def within(stated: float, low: float | None, high: float | None) -> str:
+    """Is `stated` within RATIO_TARGET of a gain measured between `low` and `high`? "yes" where
+    it is so of the whole range, "no" where it is outside RATIO_TARGET of all of it, "undecided"
+    where the range straddles a bound."""
+    if low is None or high is None:
+        return "undecided"
+    if low > 0 and high / RATIO_TARGET <= stated <= low * RATIO_TARGET:
+        return "yes"
+    if stated > high * RATIO_TARGET or stated * RATIO_TARGET < low:
+        return "no"
+    return "undecided"
+
+
 def agreement(row: Row) -> str:
-    """Is the stated saving within RATIO_TARGET of the tried one? "yes" where it is so of the
-    whole middle range of the tried gain, "no" where it is outside RATIO_TARGET of all of it,
-    "undecided" where the range straddles a bound (the ratio shown is to the median)."""
+    """`within` for a row, the tried range being where the median gain lies (median_range of the
+    paired rounds: it narrows as rounds are added); the ratio shown is to the median."""
     if row.tried is None or row.stated <= 0:
         return "-"
     stated, t = row.stated, row.tried
     said = f"{stated / t.gain:.2f}x" if t.gain > 0 else f"tried {percent(t.gain)}"
-    if t.low > 0 and t.high / RATIO_TARGET <= stated <= t.low * RATIO_TARGET:
-        return f"yes ({said})"
-    if stated > t.high * RATIO_TARGET or stated * RATIO_TARGET < t.low:
-        return f"no ({said})"
-    return f"undecided ({said}, tried {percent(t.low)}..{percent(t.high)})"
+    verdict = within(stated, t.low, t.high)
+    if verdict == "undecided":
+        return f"undecided ({said}, tried {percent(t.low)}..{percent(t.high)})"
+    return f"{verdict} ({said})"
 
 
 def top_is_best(rows: list[Row]) -> tuple[str, str]:
@@ -253,7 +290,14 @@ def main() -> None:
     parser.add_argument("--scripts", default="", help="comma list: scripts whose name holds one")
     parser.add_argument("--steps", type=int, default=10, help="at least; whole cycles rule")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=0,
+        help="rounds at most while a row is undecided (default: 4 x --repeats)",
+    )
     options = parser.parse_args()
+    max_rounds = options.max_rounds or 4 * options.repeats
     torch.set_num_threads(1)
     started = time.perf_counter()
     print(
@@ -264,7 +308,7 @@ def main() -> None:
     verdicts = []
     agreements: dict[str, list[str]] = {"measured": [], "estimated": []}
     for name in selected(options):
-        rows, noise, window, probes = calibrate(name, options.steps, options.repeats)
+        rows, noise, window, probes = calibrate(name, options.steps, options.repeats, max_rounds)
         for row in rows:
             print_row(row)
             if row.tried is not None and row.stated > 0:

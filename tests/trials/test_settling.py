@@ -124,3 +124,34 @@ def test_the_table_title_says_when_further_rounds_ran():
     assert _rounds(report(3, 3)) == "3 repeats"
     assert _rounds(report(3, 5)) == "3 repeats (up to 5 where a fix's rounds disagreed)"
     assert _rounds(report(1, 2)) == "1 repeats"  # one repeat: the baseline's second run
+
+
+def test_a_caller_holding_the_gain_to_a_claim_gets_rounds_while_the_claim_is_undecided():
+    configs = {"baseline": [], "autocast": ["autocast"]}
+    base = [outcome(0.2, 0.1)] * 3
+    # CPU-time speedups 1.08, 1.12, 1.15: settled within SETTLED_SPREAD, a gain of 7%-13%
+    fix = [outcome(0.2, 0.1 / r) for r in (1.08, 1.12, 1.15)]
+    outcomes = {"baseline": base, "autocast": fix}
+    asked = []
+
+    def wants_more(name, speedups):
+        asked.append((name, speedups.count))
+        return speedups.low < 1.1 < speedups.high  # a claim of 1.1x: the rounds straddle it
+
+    assert unsettled(configs, outcomes, 1, "cpu") == []
+    assert unsettled(configs, outcomes, 1, "cpu", wants_more) == ["autocast"]
+    assert asked == [("autocast", 3)]
+    outcomes["autocast"] = [outcome(0.2, 0.1 / r) for r in (1.12, 1.13, 1.15)]
+    assert unsettled(configs, outcomes, 1, "cpu", wants_more) == []
+
+
+def test_where_the_median_lies_narrows_as_rounds_are_added():
+    from torchdoctor.trials.stats import median_range
+
+    assert median_range([3.0, 1.0, 2.0]) == (1.0, 3.0)  # 3 rounds: their whole range
+    six = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert median_range(six) == (2.0, 5.0)  # the extremes out
+    twelve = [float(v) for v in range(1, 13)]
+    assert median_range(twelve) == (4.0, 9.0)  # three out at each end
+    # a sign test: the median lies between the 4th smallest and largest of 12 with 85% chance
+    assert median_range(twelve, coverage=0.9) == (3.0, 10.0)

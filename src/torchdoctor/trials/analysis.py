@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchdoctor.trials import plausibility, semantics, stats
 from torchdoctor.trials.fixes import get_fix
-from torchdoctor.trials.report import ConfigResult, VariantResult
+from torchdoctor.trials.report import ConfigResult, Spread, VariantResult
 from torchdoctor.trials.runner import RunOutcome
 
 # A speedup counts as real when the median clears this (and the baseline's own run-to-run
@@ -81,11 +82,18 @@ def per_sample(fixes: list[str]) -> bool:
 
 
 def unsettled(
-    configs: dict[str, list[str]], outcomes: dict[str, list[RunOutcome]], warmup: int, device: str
+    configs: dict[str, list[str]],
+    outcomes: dict[str, list[RunOutcome]],
+    warmup: int,
+    device: str,
+    wants_more: Callable[[str, Spread], bool] | None = None,
 ) -> list[str]:
     """The configurations whose paired rounds disagree by more than SETTLED_SPREAD on their clock
-    (`clock_for`), or have fewer than MIN_ROUNDS; a configuration that crashed, could not apply
-    its fixes or measured nothing is settled: more rounds would not change that."""
+    (`clock_for`), or have fewer than MIN_ROUNDS, or for which `wants_more(name, speedups)` (the
+    paired speedups on that clock) asks for more: a caller that holds the gain to a claim (the
+    calibration bench: a stated saving within 1.5x) asks while the rounds cannot decide it. A
+    configuration that crashed, could not apply its fixes or measured nothing is settled: more
+    rounds would not change that."""
     base = [o.result for o in outcomes["baseline"] if o.result is not None]
     found = []
     for name, fixes in configs.items():
@@ -99,6 +107,8 @@ def unsettled(
         if low is None or high is None:
             continue
         if ratios.count < MIN_ROUNDS or high > low * (1.0 + SETTLED_SPREAD):
+            found.append(name)
+        elif wants_more is not None and wants_more(name, ratios):
             found.append(name)
     return found
 

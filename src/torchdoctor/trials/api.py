@@ -29,7 +29,7 @@ from torchdoctor.trials.fixes import (
     parse_fix_names,
 )
 from torchdoctor.trials.permanent import permanent_change
-from torchdoctor.trials.report import Suggestion, TrialReport
+from torchdoctor.trials.report import Spread, Suggestion, TrialReport
 from torchdoctor.trials.runner import TrialPlan, run_plan
 
 
@@ -87,6 +87,7 @@ def run_trials(
     progress: Callable[[str, int, int], None] | None = None,
     min_window_s: float = 0.0,
     max_repeats: int | None = None,
+    wants_more: Callable[[str, Spread], bool] | None = None,
 ) -> TrialReport:
     """Run baseline and variants (each fix alone, then all together) `repeats` times each.
     `target`: a Program, or a script path (a module name with `module=True`) and its `args`.
@@ -94,7 +95,8 @@ def run_trials(
     so that evaluation and epoch boundaries count as in the diagnosis's savings, and stretched to
     last at least `min_window_s` per run. `max_repeats`: where the rounds of a configuration
     disagree (analysis.unsettled), further rounds up to this many (from `repeats` >= 3 only:
-    fewer rounds give no verdict to settle)."""
+    fewer rounds give no verdict to settle); `wants_more(config, paired speedups)`: further rounds
+    of a configuration whose rounds agree but cannot yet decide what the caller asks of them."""
     if steps < 1 or repeats < 1 or warmup < 0:
         raise UsageError("--steps and --repeats must be at least 1")
     program = as_program(target, args, module)
@@ -135,7 +137,7 @@ def run_trials(
         )
 
         def unsettled(runs) -> list[str]:
-            return analysis.unsettled(configs, runs.outcomes, warmup, device_type)
+            return analysis.unsettled(configs, runs.outcomes, warmup, device_type, wants_more)
 
         runs = run_plan(plan, progress, unsettled) if runnable else None
     return _build_report(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from torchdoctor.trials.report import Spread
@@ -12,6 +13,32 @@ def spread(values: list[float]) -> Spread:
     if not values:
         return Spread(None, None, None)
     return Spread(statistics.median(values), min(values), max(values), len(values), values)
+
+
+# the least chance that the median of the paired rounds' distribution lies inside median_range
+MEDIAN_COVERAGE = 0.75
+
+
+def median_range(values: list[float], coverage: float = MEDIAN_COVERAGE) -> tuple[float, float]:
+    """Where the median of what the rounds measure lies, from the rounds alone: the narrowest
+    pair of order statistics (k-th smallest, k-th largest) that holds it with at least
+    `coverage` chance (a sign test: each round falls on either side of the median with even
+    odds). It narrows as rounds are added: 3-4 rounds give their whole range, 6 drop one at
+    each end, 12 three; a range of all the rounds (or all but the extremes) never narrows."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no values")
+    k = 1
+    while k < (n + 1) // 2 and _inside_chance(n, k + 1) >= coverage:
+        k += 1
+    return ordered[k - 1], ordered[n - k]
+
+
+def _inside_chance(n: int, k: int) -> float:
+    """Chance that the median lies between the k-th smallest and the k-th largest of n values."""
+    below = sum(math.comb(n, i) for i in range(k)) / 2**n
+    return 1.0 - 2.0 * below
 
 
 def measured_steps(run: dict, warmup: int) -> list[dict]:
