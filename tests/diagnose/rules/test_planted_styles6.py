@@ -62,6 +62,14 @@ def test_a_pipelines_next_stage_is_not_taken_for_the_next_epoch():
     assert "another training stage" in note and "--warmup 42" in note, note
 
 
+def test_anomaly_detection_turned_off_after_a_debug_phase_was_not_left_on():
+    # a GAN state machine: DEBUG (anomaly mode on) for 3 iterations, then TRAIN turns it off
+    # (--fixed) or forgets to; the first measured steps of both ran in the debug phase
+    script = "a24_phase_state_machine_gan_debug_anomaly_never_off"
+    assert diagnose(script).run.environment.anomaly_detection is True
+    assert diagnose(script, "--fixed").run.environment.anomaly_detection is False
+
+
 @pytest.mark.parametrize(
     "script",
     [
