@@ -15,7 +15,7 @@ from planted import (
     diagnose_planted,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
 )
-from rule_builders import evidence_text, good_cpu_run, only
+from rule_builders import evidence_text, line_profiled_run, only
 from styles import PLANTED6
 
 from torchdoctor.diagnose.api import diagnose_script
@@ -85,15 +85,7 @@ def test_correctness_problems_in_hooks_closures_and_contexts_are_errors(script):
 def python_loop_run(header_samples: int):
     """A run whose line profile has a `while` loop drawing pairs in Python: its one body line at
     10% of the step, its header at `header_samples` of 400 samples."""
-    run = good_cpu_run()
-    run.steps = [
-        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": 0.006}})
-        for step in run.steps
-    ]
-    for step in run.steps:
-        step.wall_s = sum(step.phases.values())
-    run.lines.samples = 400
-    run.lines.seconds_per_sample = 0.003
+    run = line_profiled_run()
     share = 40 / 400
     run.lines.lines = [
         LineStat(
