@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from torch.utils.data import Subset
 
 from torchdoctor.diagnose.insist import StopInsister
 from torchdoctor.diagnose.optimizer_cycle import OptimizerCycle
@@ -83,6 +84,9 @@ class Session:
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
         self.installed = False
         self.epoch_starts: list[int] = []  # step index at each training loader's iter()
+        # the dataset (id) each of epoch_starts iterates: a loader rebuilt every epoch over one
+        # dataset is the same loop; a dataset not iterated before is another stage's
+        self.epoch_datasets: list[int] = []
         self.epoch_length: int | None = None  # len() of the training loader, when it has one
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.deferred_stop = ""  # a whole-cycle stop found while a step's forwards were unjudged
@@ -173,6 +177,10 @@ class Session:
         if not self.training_context():
             return
         self.epoch_starts.append(self.tracker.index)
+        dataset = getattr(loader, "dataset", loader)
+        while isinstance(dataset, Subset):  # a curriculum's new pool of one dataset: same loop
+            dataset = dataset.dataset
+        self.epoch_datasets.append(id(dataset))
         try:
             self.epoch_length = len(loader)
         except TypeError:  # an IterableDataset without a length
@@ -256,6 +264,15 @@ class Session:
             return ""
         index = self.tracker.index  # the step about to start; index - 1 just closed
         boundaries = [i for i in self.epoch_starts if i > self.first_measured]
+        stage = bool(boundaries) and self._new_stage(boundaries[0])
+        if stage and index - 1 > boundaries[0]:
+            return (
+                f"the measured loop ended: at step {boundaries[0]} a DataLoader over a "
+                "dataset not iterated before began to feed the steps (another training "
+                f"stage, not measured: rerun with --warmup {boundaries[0] + 2} to measure it)"
+            )
+        if stage:
+            return ""  # a step it feeds tells (an evaluation loop's loader feeds none)
         if boundaries and index - 1 > boundaries[0]:
             return (
                 f"a whole cycle was measured: a new training epoch began at step "
@@ -274,6 +291,15 @@ class Session:
                 f"{self.config.budget_s:g} s: measured {count} steps"
             )
         return ""
+
+    def _new_stage(self, boundary: int) -> bool:
+        """The epoch starting at `boundary` is the first over its dataset: the measured steps
+        before it were fed otherwise, by a pipeline's earlier stage (pretrain, then fine-tune),
+        and this is not the measured loop's next epoch."""
+        # the last loader started at that step is the one feeding it (a validation loader
+        # iterated in train mode with autograd on may have started just before)
+        at = len(self.epoch_starts) - 1 - self.epoch_starts[::-1].index(boundary)
+        return self.epoch_datasets[at] not in self.epoch_datasets[:at]
 
     def _cycle_without_epochs_done(self, count: int, elapsed: float) -> str:
         """No DataLoader epoch to wait for: an evaluation (the usual end of an epoch) ends the

@@ -151,3 +151,18 @@ def only(findings: list[Finding], code: str) -> Finding:
 
 def evidence_text(finding: Finding) -> str:
     return " ".join(finding.evidence)
+
+
+def line_profiled_run(other_s: float = 0.006) -> RunObservation:
+    """good_cpu_run with `other_s` of every step outside the model (the program's own code) and a
+    line profile of 400 samples of 3 ms each; the test puts its LineStats in `run.lines.lines`."""
+    run = good_cpu_run()
+    run.steps = [
+        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": other_s}})
+        for step in run.steps
+    ]
+    for step in run.steps:
+        step.wall_s = sum(step.phases.values())
+    run.lines.samples = 400
+    run.lines.seconds_per_sample = 0.003
+    return run

@@ -15,9 +15,10 @@ from planted import (
     diagnose_planted,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
 )
-from rule_builders import evidence_text, good_cpu_run, only
+from rule_builders import evidence_text, line_profiled_run, only
 from styles import PLANTED6
 
+from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.observations import LineStat
 from torchdoctor.diagnose.rules import d801_hot_user_line as d801
 from torchdoctor.diagnose.rules._common import expected_ops
@@ -52,6 +53,23 @@ def test_a_recurrent_modules_ops_come_from_inside_its_calls():
     assert ops_from_inside_calls(run, expected)
 
 
+def test_a_pipelines_next_stage_is_not_taken_for_the_next_epoch():
+    # pretrain (no DataLoader), then fine-tune through one: whole-cycle mode stops where the
+    # second stage begins and says how to measure it instead of calling it a whole cycle
+    path = str(next(p.path for p in PLANTED6 if p.script.startswith("a09_")))
+    report = diagnose_script(path, (), steps=None, warmup=3, whatif=False)
+    note = next(n for n in report.run.notes if "whole-cycle mode stopped" in n)
+    assert "another training stage" in note and "--warmup 42" in note, note
+
+
+def test_anomaly_detection_turned_off_after_a_debug_phase_was_not_left_on():
+    # a GAN state machine: DEBUG (anomaly mode on) for 3 iterations, then TRAIN turns it off
+    # (--fixed) or forgets to; the first measured steps of both ran in the debug phase
+    script = "a24_phase_state_machine_gan_debug_anomaly_never_off"
+    assert diagnose(script).run.environment.anomaly_detection is True
+    assert diagnose(script, "--fixed").run.environment.anomaly_detection is False
+
+
 @pytest.mark.parametrize(
     "script",
     [
@@ -67,15 +85,7 @@ def test_correctness_problems_in_hooks_closures_and_contexts_are_errors(script):
 def python_loop_run(header_samples: int):
     """A run whose line profile has a `while` loop drawing pairs in Python: its one body line at
     10% of the step, its header at `header_samples` of 400 samples."""
-    run = good_cpu_run()
-    run.steps = [
-        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": 0.006}})
-        for step in run.steps
-    ]
-    for step in run.steps:
-        step.wall_s = sum(step.phases.values())
-    run.lines.samples = 400
-    run.lines.seconds_per_sample = 0.003
+    run = line_profiled_run()
     share = 40 / 400
     run.lines.lines = [
         LineStat(
@@ -102,11 +112,21 @@ def test_a_python_loops_header_counts_with_its_body():
     assert d801.check(python_loop_run(0)) == []
 
 
-def test_a_tensor_built_from_a_python_list_in_the_step_is_named():
+@pytest.mark.parametrize(
+    "code, kind, what",
+    [
+        ("neg = torch.tensor(pairs).T", "from_python", "torch.tensor on a list"),
+        ("seen = torch.cat([seen, xt.detach()])", "growing_cat", "everything kept so far"),
+        ("self.buf = torch.cat((self.buf, x), 0)", "growing_cat", "everything kept so far"),
+    ],
+)
+def test_recognised_tensor_building_lines_in_the_step_are_named(code, kind, what):
     run = python_loop_run(0)
-    run.lines.lines[1].code = "neg = torch.tensor(pairs).T"
-    run.lines.lines[1].self_samples = run.lines.lines[1].samples = 32  # 8%: a recognised kind
-    run.lines.lines[1].share = run.lines.lines[1].self_share = 32 / 400
+    line = run.lines.lines[1]
+    line.code, line.samples, line.self_samples = code, 32, 32  # 8%: enough for a named kind
+    line.share = line.self_share = 32 / 400
     finding = only(d801.check(run), "D801")
-    assert finding.details["kind"] == "from_python"
-    assert "torch.tensor on a list" in evidence_text(finding)
+    assert finding.details["kind"] == kind and finding.details["location"] == "train.py:43"
+    assert what in evidence_text(finding)
+    line.code = "y = torch.cat([a, b])"  # not its own result: unrecognised, under 15%
+    assert d801.check(run) == []

@@ -4,7 +4,7 @@ only must not make a finding, and a real growth or a real evaluation share still
 
 from __future__ import annotations
 
-from rule_builders import evidence_text, good_cpu_run, only
+from rule_builders import evidence_text, good_cpu_run, line_profiled_run, only
 
 from torchdoctor.diagnose.observations import (
     EvaluationObservation,
@@ -185,15 +185,7 @@ def test_typical_per_step_keeps_the_count_and_drops_one_stall():
 def hot_json_line(samples: int, share: float):
     """A run whose line profile puts `share` of the step, `samples` samples, on a json.dump line
     outside the model (recognised work: file I/O)."""
-    run = good_cpu_run()
-    run.steps = [
-        type(step)(**{**step.__dict__, "phases": {**step.phases, "other": 0.006}})
-        for step in run.steps
-    ]
-    for step in run.steps:
-        step.wall_s = sum(step.phases.values())
-    run.lines.samples = 400
-    run.lines.seconds_per_sample = 0.003
+    run = line_profiled_run()
     run.lines.lines = [
         LineStat(
             "train.py:70", "other", samples=samples, self_samples=samples, share=share,

@@ -21,7 +21,9 @@ def _run_device(run) -> str:
 
 class EnvironmentProbe(Probe):
     def install(self, patcher) -> None:
-        # anomaly mode seen at a step end: in any step / in a measured one (None: no such step)
+        # anomaly mode seen at a step end: in any step / at the last measured one (None: no such
+        # step). The last, not any: a program that debugs its first steps and turns the mode off
+        # (a "debug phase") has not left it on, though the first measured steps may have had it
         self.anomaly_any: bool | None = None
         self.anomaly_measured: bool | None = None
         self.default_dtype = None  # at the last step end (the run may reset it afterwards)
@@ -31,7 +33,7 @@ class EnvironmentProbe(Probe):
         on = torch.is_anomaly_enabled()
         self.anomaly_any = bool(self.anomaly_any) or on
         if self.session.measuring:
-            self.anomaly_measured = bool(self.anomaly_measured) or on
+            self.anomaly_measured = on
 
     def contribute(self, run, measured) -> None:
         env = run.environment

@@ -138,6 +138,15 @@ KINDS = {
         "sum the losses and call backward() once",
         False,
     ),
+    # `seen = torch.cat([seen, x])`: every step copies all that came before (D504's growth, named
+    # by its line)
+    "growing_cat": LineKind(
+        "growing_cat",
+        "concatenates onto its own result, so every step copies everything kept so far",
+        "chunks.append(x.detach())  # O(1) per step\n"
+        "seen = torch.cat(chunks)  # once, when the whole history is needed",
+        False,
+    ),
     # torch.tensor on Python data built in the step (a list of pairs, of ints): every element
     # is read by the interpreter (D106 has lists of NumPy arrays, from its probe)
     "from_python": LineKind(
@@ -160,6 +169,9 @@ _IO = re.compile(r"\bopen\(|\.write\(|\bjson\.|\bpickle\.|\bnp\.save|\bcsv\.|\.t
 _FORMAT = re.compile(r"\bprint\(|\blog(ger|ging)?\.(info|debug|warning)\(|\brepr\(|\bstr\(")
 _PARAMS = re.compile(r"\.(named_)?(parameters|buffers|modules)\(\)|state_dict\(\)\.(items|values)")
 _SAMPLES = re.compile(r"\brange\(\s*(len\(|[\w.]+\.(size\(|shape\[))")
+_GROWING_CAT = re.compile(
+    r"([\w.]+)\s*=\s*torch\.(cat|concat|concatenate|stack|vstack|hstack)\(\s*[\[(]\s*\1\b"
+)
 _FROM_PYTHON = re.compile(r"\btorch\.(tensor|as_tensor|(Long|Float|Int|Bool)?Tensor)\(")
 _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
@@ -205,6 +217,8 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["host"]
     if line.loop and _SAMPLES.search(line.loop):
         return KINDS["sample_loop"]
+    if _GROWING_CAT.search(code):
+        return KINDS["growing_cat"]
     if _FROM_PYTHON.search(code):
         return KINDS["from_python"]
     return KINDS["python"]
