@@ -91,6 +91,9 @@ def _calling_package(frame) -> str | None:
     return None
 
 
+_profiler_enabled = torch._C._autograd._profiler_enabled  # a C function
+
+
 class HabitsProbe(Probe):
     def install(self, patcher) -> None:
         self.baseline_s = benchmark()
@@ -179,7 +182,7 @@ class HabitsProbe(Probe):
 
     def _program_profiler_on(self) -> bool:
         ours = self.ours is not None and self.ours.profiler is not None
-        return bool(torch._C._autograd._profiler_enabled()) and not ours
+        return bool(_profiler_enabled()) and not ours
 
     def on_step_end(self, record) -> None:
         session = self.session
@@ -196,7 +199,8 @@ class HabitsProbe(Probe):
             not session.config.steps or record.index < last
         ):
             self.steps_seen += 1
-            self.profiler_steps += self._program_profiler_on()
+            # the C flag first: with no profiler on (the usual step) no Python call
+            self.profiler_steps += bool(_profiler_enabled()) and self._program_profiler_on()
 
     def contribute(self, run, measured) -> None:
         habits = run.habits

@@ -111,7 +111,8 @@ class MemoryTimelineProbe(Probe):
         self.phase = phase
 
     def on_step_end(self, record) -> None:
-        if not self.reader.cuda and cuda_in_use():
+        # is_initialized() alone first: a CPU run (CUDA never initialised) makes one call
+        if not self.reader.cuda and torch.cuda.is_initialized() and cuda_in_use():
             self.reader.close()
             self.reader = MemoryReader()  # the program moved to CUDA after we started
         now = self.reader.allocated()
