@@ -3,7 +3,8 @@
 Patches `DataLoader.__init__` (where the `loader_kwargs` hook points may rewrite its arguments), `DataLoader.__iter__`
 (an epoch starts; worker processes start here) and `_BaseDataLoaderIter.__next__` (the main
 process blocks until a batch is ready: the "data" phase). With num_workers=0 the dataset and
-collate run in our process, so the iterator's fetcher is wrapped to time `__getitem__` and collate.
+collate run in our process, so the iterator's fetcher is wrapped to time `__getitem__` and collate;
+with workers, their processes' CPU time is read from /proc as batches arrive (the work per batch).
 """
 
 from __future__ import annotations

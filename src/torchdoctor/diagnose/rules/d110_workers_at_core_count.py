@@ -7,10 +7,10 @@ its batches still takes half or more of a typical step, and the workers' CPU tim
 (measured from the operating system's count, Linux) shows the work in the items is why: per
 worker on a spare core (one, when there is none), more than the CPU time of the rest of the
 step. Otherwise the workers would keep pace on cores of their own, and the wait is another
-process's load or the hand-over of batches, which cheaper items do not remove. A loader whose workers are started again
-every epoch is left to rule D103 (part of its wait is start-up), one whose iterator (and its
-workers) is started for every batch to rule D107, one with batches of 16 samples or fewer to rule
-D112 (the per-batch hand-over, not the items, is the cost).
+process's load or the hand-over of batches, which cheaper items do not remove. A loader whose
+workers are started again every epoch is left to rule D103 (part of its wait is start-up), one
+whose iterator (and its workers) is started for every batch to rule D107, one with batches of 16
+samples or fewer to rule D112 (the per-batch hand-over, not the items, is the cost).
 
 ## Why is this bad
 The workers build batches more slowly than the model consumes them, and this machine has no core
@@ -106,9 +106,17 @@ def keeps_pace(
     a batch is built while the step waits: it is then at most half the step."""
     if not loader.worker_cpu_s:
         return False
-    workers = min(loader.num_workers, suggested_workers(cpu_count(run, loader)))
-    compute_cpu_s = (step_s - data_s) * cpu_share(run)
-    return loader.worker_cpu_s / workers <= compute_cpu_s
+    per_core_s, compute_cpu_s = _cpu_per_batch(run, loader, data_s, step_s)
+    return per_core_s <= compute_cpu_s
+
+
+def _cpu_per_batch(
+    run: RunObservation, loader: LoaderObservation, data_s: float, step_s: float
+) -> tuple[float, float]:
+    """(the workers' CPU seconds per batch per spare core they share, the CPU seconds of the
+    rest of the step)."""
+    cores = min(loader.num_workers, suggested_workers(cpu_count(run, loader)))
+    return (loader.worker_cpu_s or 0.0) / cores, (step_s - data_s) * cpu_share(run)
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -136,12 +144,11 @@ def check(run: RunObservation) -> list[Finding]:
     )
     saving = clamp((data_s - left_s) / step_s)
     if loader.worker_cpu_s:
-        cores = min(loader.num_workers, suggested_workers(cpus))
+        per_core_s, compute_cpu_s = _cpu_per_batch(run, loader, data_s, step_s)
         built = (
             f"The workers ran {secs(loader.worker_cpu_s)} of CPU time per batch (measured): "
-            f"{secs(loader.worker_cpu_s / cores)} per spare core, more than the "
-            f"{secs((step_s - data_s) * cpu_share(run))} of CPU time of the rest of the step; "
-            "the per-sample work itself must get cheaper."
+            f"{secs(per_core_s)} per spare core, more than the {secs(compute_cpu_s)} of CPU "
+            "time of the rest of the step; the per-sample work itself must get cheaper."
         )
     else:
         built = (
