@@ -5,10 +5,13 @@ Flags a line of the training script (or of the user's own modules: not torch, in
 the standard library) on which the training thread spent a large share of the measured steps
 outside the model's forward and backward, the optimizer and data loading, as sampled by the line
 profile (a sampler thread reading the training thread's stack every 3 ms). When a call spreads
-its time over many lines of a user function, the call is the line named. The finding says what
+its time over many lines of a user function, the call is the line named; a loop within the step
+counts its lines together, its header (evaluated once an iteration) included. The finding says what
 the line does when that is recognisable from the library code it called, its text and the loop
 around it: a deep copy, file or JSON I/O, formatting tensors as text, a host copy feeding NumPy or
-Python work, a Python loop over the parameters or over the samples of a batch, a second model
+Python work, a Python loop over the parameters or over the samples of a batch, a tensor built
+by `torch.tensor` from a Python list, a tensor concatenated onto itself every step (a history
+copied whole each time), a second model
 call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
 calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
 not a hot line, and is never flagged.
