@@ -22,6 +22,7 @@ from torchdoctor.diagnose.rank_stop import RankStop, grouped
 from torchdoctor.diagnose.steps import StepRecord, StepTracker
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.intercept.patching import Patcher
+from torchdoctor.intercept.warning_source import WarningSource
 
 MIN_CYCLE_STEPS = 3  # whole-cycle mode measures at least this many steps, budget or not
 # Whole-cycle mode with no epoch of known length (batches sliced from tensors, a generator): an
@@ -69,6 +70,7 @@ class Session:
         self.hooks = hooks or Hooks()
         self.tracker = StepTracker(max_kept=self.config.max_kept_steps)
         self.patcher = Patcher()
+        self.warning_source = WarningSource()  # torch's warnings through our wrappers: theirs
         self.first_measured = max(self.config.warmup, 2)
         self.sampled_index = self.first_measured - 1
         self.profile_start = self._place_profile_window()
@@ -113,6 +115,7 @@ class Session:
     def install(self) -> None:
         for probe in self.probes:
             probe.install(self.patcher)
+        self.warning_source.install()
         self._step_listeners = [p for p in self.probes if p.reacts_to_steps()]
         self.installed = True
 
@@ -123,6 +126,7 @@ class Session:
             for probe in self.probes:
                 probe.stop()
             self.patcher.restore()
+            self.warning_source.restore()
             self.installed = False
 
     def program_crashed(self, exc: BaseException) -> None:

@@ -35,7 +35,7 @@ import re
 import sys
 import weakref
 from collections.abc import Callable, Iterator
-from types import TracebackType
+from types import CodeType, FrameType, TracebackType
 from typing import Any
 
 import torch
@@ -105,16 +105,25 @@ _CALL_OF_ORIGINAL = re.compile(r"\s*(return\s+)?(\w+\s*=\s*)?original\(")
 def raised_by_the_original(tb: TracebackType) -> bool:
     """The traceback entry `tb` (a wrapper's frame) stopped in its call of the wrapped callable:
     the exception came out of torch or the program, through us, not from our own code."""
-    code = tb.tb_frame.f_code
+    return _at_call_of_original(tb.tb_frame.f_code, tb.tb_lasti, tb.tb_lineno)
+
+
+def calling_the_original(frame: FrameType) -> bool:
+    """The frame (a wrapper's) is inside its call of the wrapped callable right now: a warning
+    raised there is the program's or torch's (intercept.warning_source)."""
+    return _at_call_of_original(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+
+def _at_call_of_original(code: CodeType, lasti: int, lineno: int) -> bool:
     positions = getattr(code, "co_positions", None)  # Python >= 3.11: the exact expression
     if positions is not None:
         for index, (line, end_line, column, end_column) in enumerate(positions()):
-            if index == tb.tb_lasti // 2:
+            if index == lasti // 2:
                 if line is None or column is None or line != end_line:
                     break
                 text = linecache.getline(code.co_filename, line)[column:end_column]
                 return text.startswith("original(")
-    return bool(_CALL_OF_ORIGINAL.match(linecache.getline(code.co_filename, tb.tb_lineno)))
+    return bool(_CALL_OF_ORIGINAL.match(linecache.getline(code.co_filename, lineno)))
 
 
 _LIVE: weakref.WeakSet[Patcher] = weakref.WeakSet()  # patchers with patches on
