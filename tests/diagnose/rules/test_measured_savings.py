@@ -91,8 +91,8 @@ def test_d210_uses_the_measured_fastest_implementation_or_stays_silent():
     assert finding.saving_basis == "measured" and "foreach=True" in finding.fix
     # 12 ms of the step is the optimizer's own step; the phase's other 2 ms were the probes'
     # (at most the copy's time over it): a share of the 18 ms step without them
-    # measured 17%: a warning as every rule's measured saving from 10% (an estimate needs 25%)
-    assert finding.saving == pytest.approx(0.012 / 0.018 * 0.25) and finding.severity == "warning"
+    # measured 17%: information below a quarter of the step (a batch-size finding keeps its place)
+    assert finding.saving == pytest.approx(0.012 / 0.018 * 0.25) and finding.severity == "info"
     timing.alternative_s = 0.013  # no faster on this program: no claim
     assert d210.check(run) == []
 
