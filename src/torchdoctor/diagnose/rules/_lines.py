@@ -310,6 +310,8 @@ def _call_sites(lines: list[LineStat], min_share: float) -> list[HotLine]:
         )
         if inner and is_model_compute(inner[0]):
             continue
+        if inner and all(yields(other) for other in inner):
+            continue  # `for x, y in batches():` running a generator that slices the batch
         kinds = [kind_of(other) for other in (line, *inner)]
         kind = next((k for k in kinds if k.name != "python"), kinds[0])
         found.append(HotLine(line, kind, line.share, True, tuple(inner[:3])))
