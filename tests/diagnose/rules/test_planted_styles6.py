@@ -112,6 +112,23 @@ def test_a_python_loops_header_counts_with_its_body():
     assert d801.check(python_loop_run(0)) == []
 
 
+def test_a_generator_yielding_the_batch_is_data_not_a_hot_loop():
+    # batches sliced from tensors by a generator (a29's control): the yield line and its loop's
+    # header are the program's data loading without a DataLoader
+    run = python_loop_run(28)
+    run.lines.lines[0].code = "yield x[idx], y[idx]"
+    run.lines.lines[0].loop = run.lines.lines[1].code = "for idx in perm.split(batch):"
+    assert d801.check(run) == []
+    # the training loop's `for xb, yb in batches():` line, whose time is the generator's
+    loop_line = LineStat(
+        "train.py:64", "other", samples=60, self_samples=2, share=60 / 400, self_share=2 / 400,
+        function="main", code="for xb, yb in batches():",
+    )  # fmt: skip
+    run.lines.lines[0].chain = ["train.py:64 in main"]
+    run.lines.lines.append(loop_line)
+    assert d801.check(run) == []
+
+
 @pytest.mark.parametrize(
     "code, kind, what",
     [

@@ -224,6 +224,12 @@ def kind_of(line: LineStat) -> LineKind:
     return KINDS["python"]
 
 
+def yields(line: LineStat) -> bool:
+    """A generator handing the loop its batch (`yield x[idx], y[idx]`) with no recognised work
+    on the line: the program's data loading without a DataLoader, not overhead around it."""
+    return line.code.startswith("yield") and kind_of(line).name == "python"
+
+
 def is_model_compute(line: LineStat) -> bool:
     """The line's time is the model's or the loss's compute, not a hot spot of its own."""
     if line.callees and line.callees[0].startswith(MODEL_CALLEES):
@@ -263,7 +269,7 @@ def _loop_hot_spots(lines: list[LineStat], min_share: float) -> list[HotLine]:
     header counts with its body: `while len(pairs) < n:` runs once an iteration too."""
     groups: dict[tuple, list[LineStat]] = {}
     for line in lines:
-        if line.loop and line.self_samples and not is_model_compute(line):
+        if line.loop and line.self_samples and not is_model_compute(line) and not yields(line):
             key = (line.phase, line.location.rsplit(":", 1)[0], line.function, line.loop)
             groups.setdefault(key, []).append(line)
     for line in lines:
@@ -307,6 +313,8 @@ def _call_sites(lines: list[LineStat], min_share: float) -> list[HotLine]:
         )
         if inner and is_model_compute(inner[0]):
             continue
+        if inner and all(yields(other) for other in inner):
+            continue  # `for x, y in batches():` running a generator that slices the batch
         kinds = [kind_of(other) for other in (line, *inner)]
         kind = next((k for k in kinds if k.name != "python"), kinds[0])
         found.append(HotLine(line, kind, line.share, True, tuple(inner[:3])))
@@ -332,7 +340,7 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
         spots += _loop_hot_spots(rest, min_share)
         taken |= {line.location for h in spots for line in (h.line, *h.inner)}
         for line in rest:
-            if line.location in taken or is_model_compute(line):
+            if line.location in taken or is_model_compute(line) or yields(line):
                 continue
             if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
                 kind = kind_of(line)
