@@ -19,6 +19,11 @@ Two parts, each in paired interleaved rounds in one process (bench/_paired.py):
    and the main thread, each 1 ms of Python per item, a queue between them), no torchdoctor:
    main-thread CPU time per item at each interval over Python's default, interleaved.
 
+4. split (`--parts split`, not run by default): where the sampler's cost is instead, on the
+   `--loops` rows: with/without-sampler CPU-time ratios with the sampler thread not started (its
+   phase listener and step-close mark only), with the thread waking at its rate but finding no
+   frame to walk (its wake-ups and GIL hand-overs), and whole.
+
 A negative interval in `--intervals` is the toggled variant: Python's default while the sampler
 sleeps, the interval only for the last LEAD_S before each sample (the sampler needs the GIL to
 set it, so it wakes, sets it and sleeps LEAD_S more).
@@ -130,6 +135,49 @@ def _mode(interval_ms: float) -> str:
 
 def _median_step(rounds: list[StepTimes]) -> float:
     return statistics.median(statistics.median(t[1] for t in steps) for steps in rounds)
+
+
+SPLIT_MODES = ("no thread", "thread, no walk", "whole")
+
+
+def _split_install(mode: str):
+    """LineSampler.install for one of SPLIT_MODES."""
+
+    def install(self, patcher) -> None:
+        run = lines.LineSampler._run
+        if mode == "no thread":
+            lines.LineSampler._run = lambda self: None  # type: ignore[method-assign]
+        try:
+            _install(self, patcher)
+        finally:
+            lines.LineSampler._run = run  # type: ignore[method-assign]
+        if mode == "thread, no walk":
+            self._main = -1  # no thread has this id: every wake-up finds no frame
+
+    return install
+
+
+def split(name: str, args) -> None:
+    run = LOOPS[name](argparse.Namespace(batch_size=128, width=512))
+    run(args.warmup)
+
+    def watched(mode: str) -> StepTimes:
+        lines.LineSampler.install = _split_install(mode)  # type: ignore[method-assign]
+        try:
+            watch = torchdoctor.watch(warmup=args.warmup)
+            watch.config.line_profile = mode != "no sampler"
+            with watch:
+                return run(args.warmup + args.steps)[args.warmup :]
+        finally:
+            lines.LineSampler.install = _install  # type: ignore[method-assign]
+
+    modes = {mode: lambda mode=mode: watched(mode) for mode in ("no sampler", *SPLIT_MODES)}
+    rounds = interleaved(modes, args.rounds)
+    print(f"split, {name}: {args.rounds} rounds x {args.steps} steps, main-thread CPU time")
+    for mode in SPLIT_MODES:
+        print(
+            f"  {mode:16s} / no sampler {paired_ratio(rounds['no sampler'], rounds[mode], 1).describe()}"
+        )
 
 
 def spin(iterations: int) -> int:
@@ -274,6 +322,9 @@ def main() -> None:
         accuracy(args)
     if "threads" in parts:
         threads(args)
+    if "split" in parts:
+        for name in args.loops.split(","):
+            split(name, args)
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(f"load after: {load}")
 
