@@ -107,7 +107,8 @@ def _link_inside_one_graph(state: _StepState) -> None:
             pending.append(forward)
 
 
-def _only_itself(module_id: int | None) -> set[int]:
+def only_itself(module_id: int | None) -> set[int]:
+    """A module's ids when its submodules are not known: only its own."""
     return {module_id} if module_id is not None else set()
 
 
@@ -240,7 +241,7 @@ class StepTracker:
         self.called_in_backward: set[int] = set()
         # ids of a root module and its submodules, by the root's id (the forward probe knows the
         # modules; by default a module is only itself)
-        self.submodule_ids: Callable[[int | None], set[int]] = _only_itself
+        self.submodule_ids: Callable[[int | None], set[int]] = only_itself
         self._state = _StepState(self.origin)
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
@@ -440,17 +441,7 @@ class StepTracker:
             self.eval_forwards.extend(new)
             record.eval_forwards.extend(new)
         self.eval_seconds += eval_seconds - record.eval_seconds
-        if spans:
-            phases: dict[str, float] = defaultdict(float)
-            for phase, t0, t1 in state.intervals:
-                kept = t1 - t0
-                kept -= sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in spans)
-                if kept > 0:
-                    phases[phase] += kept
-            record.spans = _phase_spans(state.intervals, spans, self.origin)
-            record.phases = dict(phases)
-        else:  # the usual step: one pass (this runs at every step close)
-            record.phases, record.spans = _phases_and_spans(state.intervals, self.origin)
+        record.phases, record.spans = _phase_spans(state.intervals, spans, self.origin)
         record.wall = sum(record.phases.values())
         groups = per_update(state.backward_ends, state.update_ends)
         record.batch_size = batch_size(training, groups)
@@ -469,11 +460,12 @@ class StepTracker:
 MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its first ones
 
 
-def _phase_spans(intervals, cut, origin: float) -> list[tuple[str, float, float]]:
-    """The step's intervals minus the evaluation spans `cut`, relative to `origin`, merged."""
+def _phase_spans(intervals, cut, origin: float) -> tuple[dict[str, float], list]:
+    """Seconds per phase and spans (`_phases_and_spans`) of the step's intervals minus the
+    evaluation spans `cut`: the phases are the pieces the spans are made of, in one pass."""
     if cut:  # evaluation inside the step (rare): split the intervals around it first
         intervals = [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
-    return _phases_and_spans(intervals, origin)[1]
+    return _phases_and_spans(intervals, origin)
 
 
 def _phases_and_spans(intervals, origin: float) -> tuple[dict[str, float], list]:

@@ -34,7 +34,7 @@ from torchdoctor.diagnose.probes.base import (
     grad_fns,
 )
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
-from torchdoctor.diagnose.steps import ForwardRecord
+from torchdoctor.diagnose.steps import ForwardRecord, only_itself
 from torchdoctor.intercept.patching import transforming
 
 
@@ -173,7 +173,7 @@ class ForwardProbe(Probe):
         backward ran part of it again)."""
         entry = self.models.get(module_id) if module_id is not None else None
         if entry is None:
-            return {module_id} if module_id is not None else set()
+            return only_itself(module_id)
         return {id(submodule) for submodule in entry[0].modules()}
 
     def _model_entry(self, module) -> tuple:
