@@ -11,17 +11,21 @@ via sys.exit (the code is kept)."""
 
 from __future__ import annotations
 
+import io
 import os
 import runpy
 import signal
 import sys
 import threading
 import traceback
+import types
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.session import Session, StopDiagnosis
+from torchdoctor.diagnose.thread_stop import ThreadStop
 from torchdoctor.intercept.patching import Patcher, raised_by_the_original
 from torchdoctor.program import Program
 
@@ -73,14 +77,20 @@ def _raised_by_a_probe(exc: BaseException) -> str | None:
     return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
 
 
+def _print_traceback(exc: BaseException) -> None:
+    """The program's traceback, after what it printed, as Python prints it at the program's end."""
+    _flush(sys.stdout)
+    print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+
+
 def _report_crash(exc: BaseException) -> ProgramEnd:
     """The program's own crash: its traceback with its frames only. A probe's bug: the whole
     traceback, and the report says it was torchdoctor's."""
-    sys.stdout.flush()
     ours = _raised_by_a_probe(exc)
     if ours is None:
-        print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+        _print_traceback(exc)
         return ProgramEnd("crashed", 1, _error_line(exc))
+    sys.stdout.flush()
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     print(
         f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
@@ -141,6 +151,27 @@ def _flush(stream) -> None:
         stream.flush()
     except (OSError, ValueError, AttributeError):  # closed or odd stream: it was the program's
         pass
+
+
+def _run_path(path: str) -> None:
+    """`python path` as __main__: __file__ (and the code's file name) absolute, as Python 3.9+
+    sets them, so a program that changes directory still finds its own files through
+    os.path.dirname(__file__); sys.argv[0] stays as typed (runpy.run_path would set both to
+    the same name). A directory, a zip or compiled code: runpy, which knows those."""
+    if os.path.isdir(path) or zipfile.is_zipfile(path) or path.endswith((".pyc", ".pyo")):
+        runpy.run_path(path, run_name="__main__")
+        return
+    with io.open_code(path) as source:
+        code = compile(source.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __spec__=None)
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
 
 
 def _return_to(directory: str) -> None:
@@ -218,17 +249,19 @@ def run_program(
     session.install()
     if on_hard_exit is not None:
         _hard_exit_patch(process_patches, hard_exit, cleanup)
+    thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
     try:
         if program.module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)
         else:
-            runpy.run_path(program.target, run_name="__main__")
+            _run_path(os.path.abspath(program.path))
         end = ProgramEnd("completed", 0)
     except StopDiagnosis:
         end = ProgramEnd("stopped", 0)
     except SystemExit as exc:
         end = ProgramEnd("completed", _exit_code(exc.code))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or the program's own raise: Python shows where
+        _print_traceback(exc)
         end = ProgramEnd("interrupted", 130, "KeyboardInterrupt")
     except _Terminated:
         end = ProgramEnd("interrupted", 128 + signal.SIGTERM, "SIGTERM")
@@ -236,6 +269,7 @@ def run_program(
         session.program_crashed(exc)  # while its frames (and their tensors) are still alive
         end = _report_crash(exc)
     finally:
+        thread_stop.finished()
         cleanup()
     if session.stopped and end.status != "crashed":
         end = ProgramEnd("stopped", 0)

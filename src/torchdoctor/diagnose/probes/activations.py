@@ -56,6 +56,10 @@ class ActivationCounter:
         self._handles: list = []
         self._disable_hooks = torch.autograd.graph.disable_saved_tensors_hooks
         self._aside = 0  # depth of disable_saved_tensors_hooks blocks that took our hooks off
+        # Saved-tensor hooks live on one thread's stack: the thread that pushed ours (None once
+        # popped). A program that trains in a thread of its own ends the counted step there, and
+        # only this thread can take them off again (the session's stop, on the thread it began).
+        self._pushed_on: threading.Thread | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -64,20 +68,24 @@ class ActivationCounter:
             module_hooks.register_module_forward_hook(self._leave, always_call=True),
         ]
         self._hooks.__enter__()
+        self._pushed_on = threading.current_thread()
         torch.autograd.graph.disable_saved_tensors_hooks = self._step_aside  # type: ignore[assignment]
         self.active = True
 
     def stop(self) -> None:
-        if not self.active:
-            return
-        self.active = False
-        torch.autograd.graph.disable_saved_tensors_hooks = self._disable_hooks
-        if not self._aside:  # else our hooks are off the stack already
-            self._hooks.__exit__(None, None, None)
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-        self.graph_released()
+        """Counting ends now; our saved-tensor hooks come off when this runs on the thread that
+        pushed them (from another thread they stay, not counting, until the session's stop)."""
+        if self.active:
+            self.active = False
+            for handle in self._handles:
+                handle.remove()
+            self._handles = []
+            self.graph_released()
+        if self._pushed_on is threading.current_thread():
+            self._pushed_on = None
+            torch.autograd.graph.disable_saved_tensors_hooks = self._disable_hooks
+            if not self._aside:  # else our hooks are off the stack already
+                self._hooks.__exit__(None, None, None)
 
     def graph_released(self) -> None:
         """A backward finished: its saved tensors are freed; keep the largest set seen."""
@@ -90,7 +98,7 @@ class ActivationCounter:
     def _step_aside(self, error_message: str):
         """disable_saved_tensors_hooks with our hooks taken off for its duration."""
         top = torch._C._autograd._top_saved_tensors_default_hooks(True)
-        ours = self.active and top is not None and top[0] == self._pack
+        ours = top is not None and top[0] == self._pack  # this thread's stack: ours on top
         if ours:
             torch._C._autograd._pop_saved_tensors_default_hooks()
             self._aside += 1
@@ -100,7 +108,7 @@ class ActivationCounter:
         finally:
             if ours:
                 self._aside -= 1
-                if self.active:
+                if self._pushed_on is threading.current_thread():  # not stopped meanwhile
                     torch._C._autograd._push_saved_tensors_default_hooks(self._pack, _unpack)
 
     # -- hooks --------------------------------------------------------------------------------
@@ -136,7 +144,7 @@ class ActivationCounter:
                 continue
 
     def _pack(self, tensor):
-        if getattr(_OURS, "depth", 0):
+        if not self.active or getattr(_OURS, "depth", 0):  # stopped from another thread
             return tensor
         try:
             key = _storage_key(tensor)

@@ -106,7 +106,9 @@ class LineSampler(Probe):
         self.dropped = 0
         self._kind: dict = {}  # code object -> _USER, _LIBRARY or _MACHINERY
         self._lines: dict = {}  # (code, offset) -> line
-        self._main = threading.get_ident()
+        # the thread whose lines are sampled: the one that enters the training phases (a
+        # program may train in a thread of its own while its main thread waits in join())
+        self._training_thread = threading.get_ident()
         # user lines that call into training compute (the loop, a train_step() call), seen at
         # phase transitions: they hold the model's work, they are not hot spots themselves
         self.training_callers: set[tuple[str, int]] = set()
@@ -133,6 +135,7 @@ class LineSampler(Probe):
         if phase not in TRAINING_PHASES:
             return
         self._transitions_left -= 1
+        self._training_thread = threading.get_ident()
         frame = sys._getframe(1)
         # The same call path again (the loop's lines, every step) adds nothing: it is known by
         # its (code, instruction) pairs, which is what a walk reads.
@@ -163,13 +166,12 @@ class LineSampler(Probe):
         clock = time.perf_counter
         tracker = self.tracker
         session = self.session
-        main = self._main
         samples = self.samples
         interval = INTERVAL_S
         while not self._stop.wait(interval):
             if not session.measuring:
                 continue
-            frame = current_frames().get(main)
+            frame = current_frames().get(self._training_thread)
             if frame is None:
                 continue
             stack = tracker.stack

@@ -145,8 +145,7 @@ class MemoryTimelineProbe(Probe):
         return (since >= 4 and since & (since - 1) == 0) or (bool(steps) and since == steps)
 
     def _stop_counting(self) -> None:
-        if self.counter.active:
-            self.counter.stop()
+        self.counter.stop()  # also takes its hooks off, once on the thread that put them on
         self.counter_skipped = self.counter_skipped or self.counter.compiled
         if self._counting_listener in self.tracker.phase_listeners:
             self.tracker.phase_listeners.remove(self._counting_listener)

@@ -1,0 +1,90 @@
+"""Programs that do unusual things (issue 11, round 9): diagnose runs them as `python script.py`
+would, gives their own exit code and output, shows their errors as theirs, and steps aside where
+one of its probes cannot run beside what the program does. Each test is a bug found by running
+such a program under diagnose."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from textwrap import dedent
+
+from diagnose_prelude import PRELUDE
+
+THREAD_TRAINING = """
+import threading
+
+def train():
+    model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(200):
+        loss = model(torch.randn(64, 256)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("thread finished its training")
+
+worker = threading.Thread(target=train)
+worker.start(); worker.join()  # the main thread waits here
+print("main thread after join")
+"""
+
+
+def test_training_in_a_thread_of_its_own_is_measured_and_stopped_quietly(diagnose):
+    # The activation counter's saved-tensor hooks were pushed on the main thread and popped on
+    # the training thread (an INTERNAL ASSERT in torch killed the thread); our stop printed
+    # "Exception in thread" with our frames and the main thread ran on; the line sampler read
+    # the main thread, blaming `worker.join()` for the training's time.
+    d = diagnose(THREAD_TRAINING, "--steps", "20", "--warmup", "1")
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "Exception in thread" not in d.stderr and "Traceback" not in d.stderr, d.stderr
+    assert d.report["status"] == "stopped", d.run.get("error")
+    assert d.report["steps"] == 20
+    assert "thread finished its training" not in d.stdout  # stopped after the measured steps
+    assert "main thread after join" not in d.stdout  # the whole program stops, as without threads
+    sampled = [line for lines in d.report["lines"]["phases"].values() for line in lines]
+    assert sampled, json.dumps(d.report["lines"])
+    assert all("join" not in line["code"] for line in sampled), sampled
+    assert any("model(" in line["code"] or "backward" in line["code"] for line in sampled)
+
+
+def test_thread_training_to_its_end_keeps_the_program_output(diagnose):
+    d = diagnose(THREAD_TRAINING.replace("range(200)", "range(12)"), "--steps", "0")
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "Traceback" not in d.stderr, d.stderr
+    assert d.stdout.startswith("thread finished its training\nmain thread after join\n")
+    assert d.report["status"] == "completed"
+
+
+def test_file_is_absolute_argv0_as_typed_and_a_raised_keyboard_interrupt_shows_where(tmp_path):
+    # runpy.run_path("train.py") left __file__ relative (Python gives an absolute one): a script
+    # that changed directory lost its own files
+    (tmp_path / "settings.txt").write_text("lr=0.1\n")
+    (tmp_path / "elsewhere").mkdir()
+    script = PRELUDE + dedent(
+        """
+        import os
+        print("argv0", sys.argv[0], "absolute file", os.path.isabs(__file__))
+        here = os.path.dirname(__file__)
+        os.chdir("elsewhere")  # then reads its own files through __file__, as many scripts do
+        print(open(os.path.join(here, "settings.txt")).read().strip())
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(40):
+            opt.zero_grad()
+            model(torch.randn(8, 4)).pow(2).mean().backward()
+            opt.step()
+            if step == 20:
+                raise KeyboardInterrupt  # the program's own way out: Python prints where
+        """
+    )
+    (tmp_path / "train.py").write_text(script)
+    command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "0", "train.py"]
+    d = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert d.returncode == 130, d.stderr[-3000:]
+    assert "argv0 train.py absolute file True" in d.stdout
+    assert "lr=0.1" in d.stdout
+    assert "interrupted" in d.stdout
+    assert "Traceback (most recent call last)" in d.stderr, d.stderr
+    assert "raise KeyboardInterrupt" in d.stderr and "torchdoctor" not in d.stderr, d.stderr
