@@ -59,18 +59,33 @@ class Program:
         return ["-m", self.target, *self.argv] if self.module else [self.target, *self.argv]
 
     def _check_module(self) -> None:
+        try:
+            spec = self._find_spec(self.target)
+        except (ImportError, ValueError) as exc:
+            raise UsageError(f"cannot find module {self.target!r}: {exc}") from None
+        if spec is None:
+            raise UsageError(f"no module named {self.target!r}")
+        if spec.submodule_search_locations is not None and not self._has_main():
+            raise UsageError(  # python -m says so too, after importing the package
+                f"{self.target!r} is a package without __main__.py: `-m` runs a module "
+                f"(`-m {self.target}.train`) or a package's __main__"
+            )
+
+    def _has_main(self) -> bool:
+        try:
+            return self._find_spec(f"{self.target}.__main__") is not None
+        except (ImportError, ValueError):
+            return False
+
+    def _find_spec(self, name: str):
         # Look where `python -m` looks: the program's directory first (our console script's own
         # sys.path[0] is its bin/ folder). The runners set the same path for the run itself.
         saved_path = sys.path[:]
         sys.path.insert(0, self.cwd)
         try:
-            spec = importlib.util.find_spec(self.target)
-        except (ImportError, ValueError) as exc:
-            raise UsageError(f"cannot find module {self.target!r}: {exc}") from None
+            return importlib.util.find_spec(name)
         finally:
             sys.path[:] = saved_path
-        if spec is None:
-            raise UsageError(f"no module named {self.target!r}")
 
     def _check_script(self) -> None:
         if not os.path.exists(self.path):

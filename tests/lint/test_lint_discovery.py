@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,15 @@ def test_explicit_file_is_linted_even_if_gitignored(tmp_path):
 def test_missing_path_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="no such file"):
         discover([str(tmp_path / "nope.py")])
+
+
+def test_a_named_pipe_given_by_name_is_refused_not_read(tmp_path, monkeypatch):
+    # reading a FIFO named like a source file waited forever for a writer
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "loop").mkdir()
+    (tmp_path / "loop" / "self").symlink_to(tmp_path / "loop")  # a symlink loop is not followed
+    (tmp_path / "loop" / "ok.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="pipe.py: not a regular file"):
+        discover(["pipe.py"])
+    assert discover(["loop"]) == [Path("loop/ok.py")]

@@ -86,6 +86,8 @@ def discover(paths: list[str], exclude: IgnoreRules | None = None) -> list[Path]
             found: list[Path] = []
             _walk(absolute, stack, exclude, found)
             files.extend(path / f.relative_to(absolute) for f in found)
+        elif not path.is_file():  # a named pipe or a device: reading it could wait forever
+            raise UsageError(f"{raw}: not a regular file")
         elif not (exclude and exclude.match(path.resolve(), False)):
             files.append(path)
     seen, unique = set(), []

@@ -76,6 +76,9 @@ def run_one(plan: TrialPlan, name: str, workdir: str) -> RunOutcome:
         completed = subprocess.run(
             worker_command(plan, plan.configs[name], out),
             stdout=subprocess.DEVNULL,  # the script's own prints
+            # never the terminal: a program that reads stdin (input(), sys.stdin) would wait,
+            # unseen, for an answer in every trial until its timeout; it reads end-of-file
+            stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
