@@ -88,3 +88,73 @@ def test_file_is_absolute_argv0_as_typed_and_a_raised_keyboard_interrupt_shows_w
     assert "interrupted" in d.stdout
     assert "Traceback (most recent call last)" in d.stderr, d.stderr
     assert "raise KeyboardInterrupt" in d.stderr and "torchdoctor" not in d.stderr, d.stderr
+
+
+TRAIN = """
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def train(steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        model(torch.randn(8, 4)).pow(2).mean().backward()
+        opt.step()
+"""
+
+
+def test_a_forked_child_writes_no_report_and_the_programs_excepthook_shows_its_crash(diagnose):
+    # the child of os.fork() ran on through our end of the run and printed (and wrote) a second
+    # report; a crash was printed as our traceback though the program had set sys.excepthook
+    d = diagnose(
+        TRAIN
+        + """
+import os
+def hook(kind, error, tb):
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    print("program's hook:", kind.__name__, error, "frames", len(frames), file=sys.stderr)
+sys.excepthook = hook
+child = os.fork()
+train(25)
+if child == 0:
+    print("child trained")
+    sys.exit(0)
+os.waitpid(child, 0)
+raise RuntimeError("parent failed")
+""",
+        "--steps", "0",
+    )  # fmt: skip
+    assert d.returncode == 1, d.stderr[-3000:]
+    assert d.stdout.count("torchdoctor diagnose ") == 1, d.stdout
+    assert "child trained" in d.stdout
+    assert d.report["status"] == "crashed" and d.report["exit_code"] == 1
+    # the program's hook got the traceback of its own frame only (ours and runpy's taken out)
+    assert "program's hook: RuntimeError parent failed frames 1" in d.stderr, d.stderr
+    assert "Traceback" not in d.stderr, d.stderr
+
+
+def test_os_exit_from_a_watchdog_thread_still_writes_the_report(diagnose):
+    # the report's cleanup put back our SIGTERM handler, which only the main thread may do:
+    # "no report at os._exit"
+    d = diagnose(
+        TRAIN
+        + """
+import os, threading
+def watchdog():
+    done.wait()
+    os._exit(4)
+done = threading.Event()
+threading.Thread(target=watchdog, daemon=True).start()
+train(30)
+done.set()
+while True:
+    train(1)
+""",
+        "--steps", "0",
+    )  # fmt: skip
+    assert d.returncode == 4, d.stderr[-3000:]
+    assert "no report" not in d.stderr, d.stderr
+    assert d.report["exit_code"] == 4
+    assert d.report["steps"] > 10

@@ -11,6 +11,7 @@ via sys.exit (the code is kept)."""
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import runpy
@@ -22,6 +23,7 @@ import types
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.session import Session, StopDiagnosis
@@ -78,9 +80,31 @@ def _raised_by_a_probe(exc: BaseException) -> str | None:
 
 
 def _print_traceback(exc: BaseException) -> None:
-    """The program's traceback, after what it printed, as Python prints it at the program's end."""
+    """The program's traceback, after what it printed, as Python prints it at the program's end:
+    through the program's own sys.excepthook when it set one (rich.traceback.install(), a
+    logger's hook), with our frames and runpy's taken out of the traceback it gets."""
     _flush(sys.stdout)
+    hook = sys.excepthook
+    if hook is not sys.__excepthook__:
+        try:
+            hook(type(exc), exc, _program_frames(exc.__traceback__))
+            return
+        except Exception:  # a hook that fails: Python prints both; the traceback is what counts
+            pass
     print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+
+
+def _program_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback without torchdoctor's and runpy's frames (the program's and its libraries')."""
+    kept = []
+    while tb is not None:
+        if not is_library_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt
 
 
 def _report_crash(exc: BaseException) -> ProgramEnd:
@@ -210,6 +234,18 @@ def _hard_exit_patch(
     patcher.replace(os, "_exit", make_exit)
 
 
+def _end_forked_child(exit_code: int) -> NoReturn:
+    """A child the program forked (os.fork) ran to the program's end: it exits as it would
+    without us (its atexit handlers run, its output is flushed) and writes no report: the
+    parent writes the one report, and the child's would overwrite its files."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        _flush(sys.stdout)
+        _flush(sys.stderr)
+        os._exit(exit_code)
+
+
 def run_program(
     session: Session,
     program: Program,
@@ -218,6 +254,7 @@ def run_program(
     """Run the program with the session's probes installed; never raises for the program's sake.
     `on_hard_exit`: called (everything put back) when the program calls os._exit, before exiting."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    owner = os.getpid()  # a child the program forks with os.fork runs on to here too
     saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
     sys.argv = [program.target, *program.argv]  # for -m, runpy puts the module's file first
     if sys.path:
@@ -231,7 +268,8 @@ def run_program(
 
     def cleanup() -> None:
         process_patches.restore()
-        if previous_sigterm is not None:
+        # (from another thread, os._exit's cleanup cannot touch signals: the process ends anyway)
+        if previous_sigterm is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous_sigterm)
         session.uninstall()
         restore_torch_modes()
@@ -271,6 +309,8 @@ def run_program(
     finally:
         thread_stop.finished()
         cleanup()
+    if os.getpid() != owner:
+        _end_forked_child(end.exit_code)
     if session.stopped and end.status != "crashed":
         end = ProgramEnd("stopped", 0)
     return end
