@@ -786,3 +786,49 @@ def test_validating_every_step_of_full_batch_training_is_once_per_epoch(diagnose
     assert report.run.status == "stopped", report.run.error
     assert report.run.habits.training_input_repeated == 1.0
     assert "D304" not in [f.id for f in report.findings], report.findings
+
+
+_GAN_SAMPLING = """
+G = nn.Sequential(nn.Linear(8, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 2))
+D = nn.Sequential(nn.Linear(2, 64), nn.LeakyReLU(0.2), nn.Dropout(0.3), nn.Linear(64, 1))
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+bce = nn.BCEWithLogitsLoss()
+fixed_noise, real_data = torch.randn(64, 8), torch.randn(2048, 2)
+ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
+for it in range(60):
+    real = real_data[torch.randint(0, 2048, (64,))]
+    fake = G(torch.randn(64, 8))
+    opt_d.zero_grad()
+    (bce(D(real), ones) + bce(D(fake.detach()), zeros)).backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    bce(D(fake), ones).backward()
+    opt_g.step()
+    if it % 3 == 0:
+        with torch.no_grad():  # still in train mode, as DCGAN samples
+            SAMPLE
+"""
+
+
+@pytest.mark.parametrize(
+    ("sample", "is_evaluation"),
+    [
+        ("samples.append(G(fixed_noise).cpu())", False),
+        ("realism = torch.sigmoid(D(G(fixed_noise))).mean()", True),
+    ],
+    ids=["samples_kept", "samples_scored_by_a_model"],
+)
+def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sample, is_evaluation):
+    """Fabric's and pytorch/examples' DCGAN sample the generator on a fixed noise in train mode
+    and save the images: D302 [error] "evaluated in train mode". The generator learns through
+    the discriminator (its training outputs are another model's input), and its samples feed no
+    model: they are kept, not judged. Scored by a model in train mode, they are an evaluation."""
+    report = diagnose_here(
+        "samples = []\n" + _GAN_SAMPLING.replace("SAMPLE", sample), steps=8, warmup=3
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0
+    assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
+    assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings

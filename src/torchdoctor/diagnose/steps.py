@@ -64,6 +64,9 @@ class ForwardRecord:
     # recomputed for averaged weights), not an evaluation left in train mode (rule D302)
     refreshes_batchnorm: bool = False
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
+    # its output was the first input of another model's forward (a GAN's generator feeding its
+    # discriminator, a backbone feeding a head called on its own): rule D302 asks
+    feeds_model: bool = False
     # minor page faults of the thread during the forward, read where it may be evaluation (eval
     # mode or autograd off; None: not read): the evaluation what-if starts its copy's forwards
     # from the allocator state these show

@@ -80,10 +80,13 @@ def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> 
     for earlier in recent:
         if earlier.module_id == record.module_id and earlier.train_mode != record.train_mode:
             continue
-        refs = (earlier.input_ref, earlier.output_ref)
-        if any(ref is not None and _same_data(x, ref()) for ref in refs):
+        output = earlier.output_ref
+        from_output = output is not None and _same_data(x, output())
+        if from_output or (earlier.input_ref is not None and _same_data(x, earlier.input_ref())):
             earlier.linked.append(record)
             record.linked.append(earlier)
+            if from_output and earlier.module_id != record.module_id:
+                earlier.feeds_model = True
 
 
 class ForwardProbe(Probe):
@@ -299,8 +302,12 @@ class ForwardProbe(Probe):
         evaluation.under_no_grad = sum(
             1 for f in forwards if not f.grad_enabled and not f.inference_mode
         )
+        samples = _generator_samples(forwards, self.tracker.steps)
+        evaluation.generator_samples = len(samples)
         evaluation.in_train_mode = sum(
-            1 for f in forwards if f.train_mode and not f.refreshes_batchnorm
+            1
+            for f in forwards
+            if f.train_mode and not f.refreshes_batchnorm and id(f) not in samples
         )
         evaluation.train_mode_sensitive = any(
             m.dropout_layers or m.batchnorm_layers for m in run.models
@@ -318,6 +325,19 @@ class ForwardProbe(Probe):
         evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
         # over every step kept, warm-up too: `forwards` counts those
         evaluation.beside_training = _beside_training(self.tracker.steps, self.tracker.origin)
+
+
+def _generator_samples(forwards, steps) -> set[int]:
+    """Evaluation forwards in train mode of a model whose training outputs are another model's
+    input (a GAN's generator, trained through its discriminator), when their own output goes to
+    no model: samples kept or saved (DCGAN's images of `fixed_noise`), judged by no metric of
+    that model, so its train mode is no evaluation error (rule D302)."""
+    feeders = {f.module_id for record in steps for f in record.training_forwards if f.feeds_model}
+    if not feeders:
+        return set()
+    return {
+        id(f) for f in forwards if f.train_mode and f.module_id in feeders and not f.feeds_model
+    }
 
 
 def _beside_training(steps, origin: float) -> int:
