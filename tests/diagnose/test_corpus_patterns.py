@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.rules._lines import acts_in_the_loop, kind_of
+from torchdoctor.diagnose.rules._lines import acts_in_the_loop, hot_lines, kind_of
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
 
@@ -832,3 +832,118 @@ def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sam
     assert evaluation.forwards > 0
     assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
     assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
+
+
+@pytest.mark.timing
+def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
+    diagnose_here, tmp_path, monkeypatch
+):
+    """PyG's GAE `model.recon_loss(z, edges)` samples negative edges on the host inside
+    torch_geometric: D801 [warning] said the program's line "copies tensors to the host ... for
+    Python or NumPy work" and told it to compute its metric with torch ops. The time is the
+    installed package's code, which the program only called."""
+    package = tmp_path / "site-packages" / "graphpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            import torch
+
+            def recon_loss(z, edges):
+                rng = np.random.default_rng(0)
+                negative = [rng.integers(0, len(z), 2) for _ in range(3000)]  # on the host
+                negative = torch.as_tensor(np.stack(negative)).t()
+                pos = (z[edges[0]] * z[edges[1]]).sum(1).sigmoid()
+                neg = (z[negative[0]] * z[negative[1]]).sum(1).sigmoid()
+                return -(pos + 1e-9).log().mean() - (1 - neg + 1e-9).log().mean()
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import graphpkg
+
+        encoder = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
+        opt = torch.optim.Adam(encoder.parameters(), lr=0.01)
+        x, edges = torch.randn(500, 16), torch.randint(0, 500, (2, 2000))
+        for epoch in range(60):
+            z = encoder(x)
+            loss = graphpkg.recon_loss(z, edges)  # the package's loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=12,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line = _line_of(tmp_path / "train.py", "the package's loss")
+    calling = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
+    assert calling and max(s.share for s in calling) > 0.05, report.run.lines.lines[:5]
+    assert {kind_of(s).name for s in calling} == {"package"}, [s.callees for s in calling]
+
+
+_REPLAY_BUFFER_DQN = """
+import numpy as np
+
+class ReplayBuffer:  # the program's own NumPy buffer, as cleanrl's copy of SB3's
+    def __init__(self, size, dim):
+        self.obs = np.zeros((size, dim), dtype=np.float32)
+        self.next_obs = np.zeros((size, dim), dtype=np.float32)
+        self.rewards = np.zeros(size, dtype=np.float32)
+        self.size, self.pos = size, 0
+
+    def add(self, obs, next_obs, reward):
+        self.obs[self.pos], self.next_obs[self.pos], self.rewards[self.pos] = obs, next_obs, reward
+        self.pos = (self.pos + 1) % self.size
+
+    def sample(self, n):
+        idx = np.random.randint(0, self.size, size=n)
+        obs, next_obs = np.take(self.obs, idx, axis=0), np.take(self.next_obs, idx, axis=0)
+        return torch.from_numpy(obs), torch.from_numpy(next_obs), torch.from_numpy(self.rewards[idx])
+
+q_net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+target = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+opt = torch.optim.Adam(q_net.parameters(), lr=1e-3)
+rb = ReplayBuffer(200_000, 64)
+obs = np.random.rand(64).astype(np.float32)
+for step in range(80):
+    with torch.no_grad():
+        action = q_net(torch.from_numpy(obs)).argmax().item()  # acting
+    next_obs = np.random.rand(64).astype(np.float32)
+    rb.add(obs, next_obs, float(action))
+    obs = next_obs
+    batch_obs, batch_next, rewards = rb.sample(20_000)  # replay
+    with torch.no_grad():
+        td_target = rewards + 0.99 * target(batch_next).max(1).values
+    loss = nn.functional.mse_loss(q_net(batch_obs).max(1).values, td_target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.timing
+def test_sampling_a_numpy_replay_buffer_is_not_acting(diagnose_here, tmp_path):
+    """cleanrl's TD3 samples its own NumPy ReplayBuffer between acting and training: D801 said
+    those lines "turn the policy's output into an action for the environment". The buffer's
+    NumPy indexing is replay work on the host, not a read of the policy's output."""
+    report = diagnose_here(_REPLAY_BUFFER_DQN, steps=12, warmup=3)
+    assert report.run.status == "stopped", report.run.error
+    assert acts_in_the_loop(report.run)
+    script = tmp_path / "train.py"
+    first, last = _line_of(script, "def sample"), _line_of(script, "q_net = nn")
+    replay = {_line_of(script, "# replay"), *range(first, last)}
+    spots = []
+    for hot in hot_lines(report.run, 0.01):
+        file, _, number = hot.line.location.rpartition(":")
+        if file.endswith("train.py") and int(number) in replay:
+            spots.append(hot)
+    assert spots, [(h.line.location, h.kind.name) for h in hot_lines(report.run, 0.01)]
+    assert {h.kind.name for h in spots} <= {"numpy", "python"}, [
+        (h.line.location, h.line.code, h.kind.name) for h in spots
+    ]

@@ -12,7 +12,10 @@ around it: a deep copy, file or JSON I/O, formatting tensors as text, a host cop
 Python work, a Python loop over the parameters or over the samples of a batch, a tensor built
 by `torch.tensor` from a Python list, a tensor concatenated onto itself every step (a history
 copied whole each time), a second model
-call in every step whose output gets no gradient (outside validation: a metric's forward). A line that only
+call in every step whose output gets no gradient (outside validation: a metric's forward), NumPy
+work seen only in what the line called (a NumPy replay buffer's sampling: no tensor read to the
+host), a call into an installed package whose time is the package's (PyG's `recon_loss` sampling
+negative edges on the host). A line that only
 calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
 not a hot line, and is never flagged.
 
