@@ -947,3 +947,34 @@ def test_sampling_a_numpy_replay_buffer_is_not_acting(diagnose_here, tmp_path):
     assert {h.kind.name for h in spots} <= {"numpy", "python"}, [
         (h.line.location, h.line.code, h.kind.name) for h in spots
     ]
+
+
+def test_batches_copied_into_one_fixed_buffer_are_not_full_batch_training(diagnose_here):
+    """D304's full-batch test (each step's first training forward on the very tensor of the
+    step before) also took a program that copies each mini-batch into one preallocated input
+    buffer: its validation after every step would have been called once per epoch. The same
+    tensor with new data (its version counter moved) is a new batch."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        data, labels = torch.randn(4096, 64), torch.randint(0, 4, (4096,))
+        x_buffer, y_buffer = torch.empty(128, 64), torch.empty(128, dtype=torch.long)
+        val_x, val_y = torch.randn(2048, 64), torch.randint(0, 4, (2048,))
+        for step in range(40):
+            idx = torch.randint(0, 4096, (128,))
+            x_buffer.copy_(data[idx])  # the batch, into the one input buffer
+            y_buffer.copy_(labels[idx])
+            loss = nn.functional.cross_entropy(model(x_buffer), y_buffer)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # validation after every step
+                val_loss = sum(nn.functional.cross_entropy(model(val_x[i:i + 256]),
+                                                           val_y[i:i + 256]) for i in range(0, 2048, 256))
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.habits.training_input_repeated == 0.0

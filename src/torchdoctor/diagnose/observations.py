@@ -514,7 +514,8 @@ class HabitsObservation:
     eval_mode_training_forwards: int = 0
     eval_mode_training_locations: list[str] = field(default_factory=list)
     # share of consecutive measured steps whose first training forward ran on the very tensor
-    # the step before's did, or both on none (the model holds its data): full-batch training,
+    # the step before's did, its data unchanged (same version counter: not a batch copied into
+    # a fixed buffer), or both on none (the model holds its data): full-batch training,
     # each step an epoch (a GNN on its one graph); None: fewer than 3 pairs of steps
     training_input_repeated: float | None = None
 

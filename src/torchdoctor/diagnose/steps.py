@@ -75,6 +75,10 @@ class ForwardRecord:
     # the other's input): a teacher beside its student, a frozen backbone feeding a trained head
     linked: list = field(default_factory=list, repr=False, compare=False)
     input_ref: Any = field(default=None, repr=False, compare=False)  # weak references: links
+    # the first input's version counter when the forward started (None: not readable, an
+    # inference tensor): the very tensor with a new version holds new data (a batch copied
+    # into one fixed input buffer), not the same full batch again
+    input_version: int | None = None
     output_ref: Any = field(default=None, repr=False, compare=False)
 
     def feeds_training(self) -> bool:

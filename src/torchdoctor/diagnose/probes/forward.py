@@ -221,6 +221,10 @@ class ForwardProbe(Probe):
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
             record.input_ref = weakref.ref(x)  # a tensor: weak-referenceable
+            try:
+                record.input_version = x._version
+            except RuntimeError:  # an inference tensor has no version counter
+                pass
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         if not record.grad_enabled and record.train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
@@ -387,13 +391,15 @@ def _same_input(a: ForwardRecord, b: ForwardRecord) -> bool:
     if a.input_ref is None or b.input_ref is None:  # no tensor input: the model holds its data
         return a.input_ref is None and b.input_ref is None
     tensor = a.input_ref()
-    return tensor is not None and tensor is b.input_ref()
+    # the same tensor with the same data: a batch copied into a fixed buffer bumps its version
+    return tensor is not None and tensor is b.input_ref() and a.input_version == b.input_version
 
 
 def _input_repeated(measured) -> float | None:
     """The share of consecutive measured steps whose first training forward ran on the very
-    tensor the step before's did (or both on none): full-batch training, where each step is an
-    epoch. A mini-batch's tensor is freed or replaced by the next step (weak references)."""
+    tensor the step before's did, unchanged (or both on none): full-batch training, where each
+    step is an epoch. A mini-batch's tensor is freed or replaced by the next step (weak
+    references), or written into the same buffer (its version counter moves)."""
     firsts = [record.training_forwards[0] for record in measured if record.training_forwards]
     pairs = list(zip(firsts, firsts[1:]))
     if len(pairs) < MIN_PAIRS:
