@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.rules._lines import acts_in_the_loop, hot_lines, kind_of
+from torchdoctor.diagnose.rules._lines import (
+    acts_in_the_loop,
+    evaluation_is_validation,
+    hot_lines,
+    kind_of,
+)
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
 
@@ -832,6 +837,8 @@ def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sam
     assert evaluation.forwards > 0
     assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
     assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
+    # the samples are no validation either: D301 does not warn for their memory
+    assert not evaluation_is_validation(report.run)
 
 
 @pytest.mark.timing

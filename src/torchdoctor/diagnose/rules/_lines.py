@@ -404,7 +404,8 @@ def evaluation_is_validation(run: RunObservation) -> bool:
     """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
     loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
     evaluation = run.evaluation
-    eval_mode = evaluation.forwards - evaluation.in_train_mode
+    # a GAN generator's samples ran in train mode too (left out of in_train_mode for D302)
+    eval_mode = evaluation.forwards - evaluation.in_train_mode - evaluation.generator_samples
     return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
 
 
