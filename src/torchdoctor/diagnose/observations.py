@@ -35,6 +35,10 @@ class StepObservation:
     # many times per backward() on batches of rows (an RL rollout over vectorised environments, a
     # meta-learning inner loop) runs the model's own ops each time, unlike a loop over samples
     training_forward_rows: int | None = None
+    # elements of those forwards' first inputs, summed (None: no input seen): the step's work
+    # in data (a batch of longer sequences has more); a step slow in proportion to it is not an
+    # outlier (step_analysis)
+    training_input_elements: int | None = None
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
