@@ -857,12 +857,17 @@ def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
             import numpy as np
             import torch
 
+            class InnerProductDecoder(torch.nn.Module):  # no parameters, as PyG's
+                def forward(self, z, edges):
+                    return (z[edges[0]] * z[edges[1]]).sum(1).sigmoid()
+
+            decoder = InnerProductDecoder()
+
             def recon_loss(z, edges):
                 rng = np.random.default_rng(0)
                 negative = [rng.integers(0, len(z), 2) for _ in range(3000)]  # on the host
                 negative = torch.as_tensor(np.stack(negative)).t()
-                pos = (z[edges[0]] * z[edges[1]]).sum(1).sigmoid()
-                neg = (z[negative[0]] * z[negative[1]]).sum(1).sigmoid()
+                pos, neg = decoder(z, edges), decoder(z, negative)
                 return -(pos + 1e-9).log().mean() - (1 - neg + 1e-9).log().mean()
             """
         )
@@ -892,6 +897,9 @@ def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
     calling = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
     assert calling and max(s.share for s in calling) > 0.05, report.run.lines.lines[:5]
     assert {kind_of(s).name for s in calling} == {"package"}, [s.callees for s in calling]
+    named = [f.details["kind"] for f in report.findings if f.id == "D801"
+             and f.details["location"].endswith(f"train.py:{line}")]  # fmt: skip
+    assert set(named) <= {"package"}, named
 
 
 _REPLAY_BUFFER_DQN = """

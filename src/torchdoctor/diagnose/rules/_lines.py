@@ -41,6 +41,8 @@ MODEL_CALLEES = (
     # math, like a loss; an RL rollout needs it at every environment step
     "torch.distributions.",
 )
+# kinds whose own time on a line that also holds training compute is glue around it
+ENCLOSING_KINDS = ("python", "package")
 # kinds named only within the training step: in evaluation such work is D304's (its time)
 IN_STEP_ONLY = ("python", "from_python")
 MIN_SAMPLES = 3  # fewer samples are too few to name a line
@@ -211,8 +213,8 @@ def _calls(line: LineStat, prefixes: tuple[str, ...]) -> bool:
 
 def _in_a_package(line: LineStat) -> bool:
     """The line itself called a function of an installed package (neither torch, NumPy nor the
-    standard library), and holds no training compute (Lightning's `trainer.fit` does)."""
-    if not line.callees or line.encloses_training:
+    standard library)."""
+    if not line.callees:
         return False
     top = line.callees[0].split(".", 1)[0]
     return not (top.startswith("<") or top in _NOT_PACKAGES or top in sys.stdlib_module_names)
@@ -379,8 +381,10 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
             if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
                 kind = kind_of(line)
                 # a line that calls the model (loss = loss_fn(model(x[idx]), y)): its own
-                # time is the glue around training (indexing, the loss), not a hot spot
-                if kind.name != "python" or not line.encloses_training:
+                # time is the glue around training (indexing, the loss), not a hot spot; nor
+                # is a package's that runs training (Lightning's `trainer.fit`) or a loss
+                # beside a module's forward (PyG's `recon_loss`): the package's own loop
+                if kind.name not in ENCLOSING_KINDS or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
         found += [h for h in spots if phase != "evaluation" or h.kind.name not in IN_STEP_ONLY]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
