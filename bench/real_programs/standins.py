@@ -203,6 +203,18 @@ def movielens_ratings(
     target.write_text("userId,movieId,rating,timestamp\n" + "\n".join(rows) + "\n")
 
 
+def csv_split(workdir: Path, source: str, train: str, test: str, test_share: float = 0.2) -> None:
+    """Split the program's own sample CSV (header kept in both) into the train and test files
+    its script reads, shuffled (a repository that ships `dataset_sample.csv` and a split script
+    whose output is not committed)."""
+    rows = (workdir / source).read_text().splitlines()
+    header, body = rows[0], rows[1:]
+    random.Random(4).shuffle(body)
+    cut = int(len(body) * (1 - test_share))
+    for path, part in ((train, body[:cut]), (test, body[cut:])):
+        (workdir / path).write_text("\n".join([header, *part]) + "\n")
+
+
 def photos(
     workdir: Path, folder: str, count: int = 40, width: int = 481, height: int = 321
 ) -> None:
