@@ -24,6 +24,15 @@ def _line_of(path, marker: str) -> int:
     return next(i for i, line in enumerate(lines, 1) if marker in line)
 
 
+def _sampled_line(report, script, marker: str) -> tuple[int, list]:
+    """The marked line of the script and its line stats, which must hold over 5% of the step
+    (the line profile saw it)."""
+    line = _line_of(script, marker)
+    stats = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
+    assert stats and max(s.share for s in stats) > 0.05, report.run.lines.lines[:5]
+    return line, stats
+
+
 def test_a_read_inside_an_installed_package_is_blamed_on_the_programs_call(diagnose_here, tmp_path):
     """torchmetrics and Lightning read tensors (`.item()`) inside their own code: D401 named
     lines of site-packages/torchmetrics, which the user cannot change. The program's line that
@@ -299,9 +308,7 @@ def test_an_environment_step_is_the_programs_work_not_a_hot_line(
         warmup=3,
     )
     assert report.run.status == "stopped", report.run.error
-    line = _line_of(tmp_path / "train.py", "the environment's own step")
-    stepping = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
-    assert stepping and max(s.share for s in stepping) > 0.05, report.run.lines.lines[:5]
+    line, stepping = _sampled_line(report, tmp_path / "train.py", "the environment's own step")
     assert {kind_of(s).name for s in stepping} == {"environment"}
     flagged = [f.details["locations"] for f in report.findings if f.id == "D801"]
     assert not [loc for locs in flagged for loc in locs if loc.endswith(f":{line}")], flagged
@@ -893,9 +900,7 @@ def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
         warmup=3,
     )
     assert report.run.status == "stopped", report.run.error
-    line = _line_of(tmp_path / "train.py", "the package's loss")
-    calling = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
-    assert calling and max(s.share for s in calling) > 0.05, report.run.lines.lines[:5]
+    line, calling = _sampled_line(report, tmp_path / "train.py", "the package's loss")
     assert {kind_of(s).name for s in calling} == {"package"}, [s.callees for s in calling]
     named = [f.details["kind"] for f in report.findings if f.id == "D801"
              and f.details["location"].endswith(f"train.py:{line}")]  # fmt: skip
