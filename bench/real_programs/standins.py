@@ -180,6 +180,41 @@ def sine_waves(
     torch.save(data, workdir / path)
 
 
+def movielens_ratings(
+    workdir: Path, path: str, users: int = 300, items: int = 2000, ratings: int = 20000
+) -> None:
+    """A MovieLens `ratings.csv` (userId,movieId,rating,timestamp; ids from 1): each user rates
+    a random set of movies, popular movies more often."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    popularity = 1.0 / np.arange(1, items + 1)
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < ratings:
+        user = int(rng.integers(1, users + 1))
+        item = int(rng.choice(items, p=popularity / popularity.sum())) + 1
+        pairs.add((user, item))
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    rows = [
+        f"{u},{i},{rng.integers(1, 11) / 2},{964982703 + n}"
+        for n, (u, i) in enumerate(sorted(pairs))
+    ]
+    target.write_text("userId,movieId,rating,timestamp\n" + "\n".join(rows) + "\n")
+
+
+def csv_split(workdir: Path, source: str, train: str, test: str, test_share: float = 0.2) -> None:
+    """Split the program's own sample CSV (header kept in both) into the train and test files
+    its script reads, shuffled (a repository that ships `dataset_sample.csv` and a split script
+    whose output is not committed)."""
+    rows = (workdir / source).read_text().splitlines()
+    header, body = rows[0], rows[1:]
+    random.Random(4).shuffle(body)
+    cut = int(len(body) * (1 - test_share))
+    for path, part in ((train, body[:cut]), (test, body[cut:])):
+        (workdir / path).write_text("\n".join([header, *part]) + "\n")
+
+
 def photos(
     workdir: Path, folder: str, count: int = 40, width: int = 481, height: int = 321
 ) -> None:

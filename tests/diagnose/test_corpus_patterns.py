@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.rules._lines import acts_in_the_loop, kind_of
+from torchdoctor.diagnose.rules._lines import (
+    acts_in_the_loop,
+    evaluation_is_validation,
+    hot_lines,
+    kind_of,
+)
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
 
@@ -17,6 +22,15 @@ from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
 def _line_of(path, marker: str) -> int:
     lines = path.read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if marker in line)
+
+
+def _sampled_line(report, script, marker: str) -> tuple[int, list]:
+    """The marked line of the script and its line stats, which must hold over 5% of the step
+    (the line profile saw it)."""
+    line = _line_of(script, marker)
+    stats = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
+    assert stats and max(s.share for s in stats) > 0.05, report.run.lines.lines[:5]
+    return line, stats
 
 
 def test_a_read_inside_an_installed_package_is_blamed_on_the_programs_call(diagnose_here, tmp_path):
@@ -294,9 +308,7 @@ def test_an_environment_step_is_the_programs_work_not_a_hot_line(
         warmup=3,
     )
     assert report.run.status == "stopped", report.run.error
-    line = _line_of(tmp_path / "train.py", "the environment's own step")
-    stepping = [s for s in report.run.lines.lines if s.location.endswith(f"train.py:{line}")]
-    assert stepping and max(s.share for s in stepping) > 0.05, report.run.lines.lines[:5]
+    line, stepping = _sampled_line(report, tmp_path / "train.py", "the environment's own step")
     assert {kind_of(s).name for s in stepping} == {"environment"}
     flagged = [f.details["locations"] for f in report.findings if f.id == "D801"]
     assert not [loc for locs in flagged for loc in locs if loc.endswith(f":{line}")], flagged
@@ -786,3 +798,236 @@ def test_validating_every_step_of_full_batch_training_is_once_per_epoch(diagnose
     assert report.run.status == "stopped", report.run.error
     assert report.run.habits.training_input_repeated == 1.0
     assert "D304" not in [f.id for f in report.findings], report.findings
+
+
+_GAN_SAMPLING = """
+G = nn.Sequential(nn.Linear(8, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 2))
+D = nn.Sequential(nn.Linear(2, 64), nn.LeakyReLU(0.2), nn.Dropout(0.3), nn.Linear(64, 1))
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+bce = nn.BCEWithLogitsLoss()
+fixed_noise, real_data = torch.randn(64, 8), torch.randn(2048, 2)
+ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
+for it in range(60):
+    real = real_data[torch.randint(0, 2048, (64,))]
+    fake = G(torch.randn(64, 8))
+    opt_d.zero_grad()
+    (bce(D(real), ones) + bce(D(fake.detach()), zeros)).backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    bce(D(fake), ones).backward()
+    opt_g.step()
+    if it % 3 == 0:
+        with torch.no_grad():  # still in train mode, as DCGAN samples
+            SAMPLE
+"""
+
+
+@pytest.mark.parametrize(
+    ("sample", "is_evaluation"),
+    [
+        ("samples.append(G(fixed_noise).cpu())", False),
+        ("realism = torch.sigmoid(D(G(fixed_noise))).mean()", True),
+    ],
+    ids=["samples_kept", "samples_scored_by_a_model"],
+)
+def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sample, is_evaluation):
+    """Fabric's and pytorch/examples' DCGAN sample the generator on a fixed noise in train mode
+    and save the images: D302 [error] "evaluated in train mode". The generator learns through
+    the discriminator (its training outputs are another model's input), and its samples feed no
+    model: they are kept, not judged. Scored by a model in train mode, they are an evaluation."""
+    report = diagnose_here(
+        "samples = []\n" + _GAN_SAMPLING.replace("SAMPLE", sample), steps=8, warmup=3
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0
+    assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
+    assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
+    # the samples are no validation either: D301 does not warn for their memory
+    assert not evaluation_is_validation(report.run)
+
+
+@pytest.mark.timing
+def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
+    diagnose_here, tmp_path, monkeypatch
+):
+    """PyG's GAE `model.recon_loss(z, edges)` samples negative edges on the host inside
+    torch_geometric: D801 [warning] said the program's line "copies tensors to the host ... for
+    Python or NumPy work" and told it to compute its metric with torch ops. The time is the
+    installed package's code, which the program only called."""
+    package = tmp_path / "site-packages" / "graphpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            import torch
+
+            class InnerProductDecoder(torch.nn.Module):  # no parameters, as PyG's
+                def forward(self, z, edges):
+                    return (z[edges[0]] * z[edges[1]]).sum(1).sigmoid()
+
+            decoder = InnerProductDecoder()
+
+            def recon_loss(z, edges):
+                rng = np.random.default_rng(0)
+                negative = [rng.integers(0, len(z), 2) for _ in range(3000)]  # on the host
+                negative = torch.as_tensor(np.stack(negative)).t()
+                pos, neg = decoder(z, edges), decoder(z, negative)
+                return -(pos + 1e-9).log().mean() - (1 - neg + 1e-9).log().mean()
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        import graphpkg
+
+        encoder = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
+        opt = torch.optim.Adam(encoder.parameters(), lr=0.01)
+        x, edges = torch.randn(500, 16), torch.randint(0, 500, (2, 2000))
+        for epoch in range(60):
+            z = encoder(x)
+            loss = graphpkg.recon_loss(z, edges)  # the package's loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=12,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line, calling = _sampled_line(report, tmp_path / "train.py", "the package's loss")
+    assert {kind_of(s).name for s in calling} == {"package"}, [s.callees for s in calling]
+    named = [f.details["kind"] for f in report.findings if f.id == "D801"
+             and f.details["location"].endswith(f"train.py:{line}")]  # fmt: skip
+    assert set(named) <= {"package"}, named
+
+
+_REPLAY_BUFFER_DQN = """
+import numpy as np
+
+class ReplayBuffer:  # the program's own NumPy buffer, as cleanrl's copy of SB3's
+    def __init__(self, size, dim):
+        self.obs = np.zeros((size, dim), dtype=np.float32)
+        self.next_obs = np.zeros((size, dim), dtype=np.float32)
+        self.rewards = np.zeros(size, dtype=np.float32)
+        self.size, self.pos = size, 0
+
+    def add(self, obs, next_obs, reward):
+        self.obs[self.pos], self.next_obs[self.pos], self.rewards[self.pos] = obs, next_obs, reward
+        self.pos = (self.pos + 1) % self.size
+
+    def sample(self, n):
+        idx = np.random.randint(0, self.size, size=n)
+        obs, next_obs = np.take(self.obs, idx, axis=0), np.take(self.next_obs, idx, axis=0)
+        return torch.from_numpy(obs), torch.from_numpy(next_obs), torch.from_numpy(self.rewards[idx])
+
+q_net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+target = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 4))
+opt = torch.optim.Adam(q_net.parameters(), lr=1e-3)
+rb = ReplayBuffer(200_000, 64)
+obs = np.random.rand(64).astype(np.float32)
+for step in range(80):
+    with torch.no_grad():
+        action = q_net(torch.from_numpy(obs)).argmax().item()  # acting
+    next_obs = np.random.rand(64).astype(np.float32)
+    rb.add(obs, next_obs, float(action))
+    obs = next_obs
+    batch_obs, batch_next, rewards = rb.sample(20_000)  # replay
+    with torch.no_grad():
+        td_target = rewards + 0.99 * target(batch_next).max(1).values
+    loss = nn.functional.mse_loss(q_net(batch_obs).max(1).values, td_target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.timing
+def test_sampling_a_numpy_replay_buffer_is_not_acting(diagnose_here, tmp_path):
+    """cleanrl's TD3 samples its own NumPy ReplayBuffer between acting and training: D801 said
+    those lines "turn the policy's output into an action for the environment". The buffer's
+    NumPy indexing is replay work on the host, not a read of the policy's output."""
+    report = diagnose_here(_REPLAY_BUFFER_DQN, steps=12, warmup=3)
+    assert report.run.status == "stopped", report.run.error
+    assert acts_in_the_loop(report.run)
+    script = tmp_path / "train.py"
+    first, last = _line_of(script, "def sample"), _line_of(script, "q_net = nn")
+    replay = {_line_of(script, "# replay"), *range(first, last)}
+    spots = []
+    for hot in hot_lines(report.run, 0.01):
+        file, _, number = hot.line.location.rpartition(":")
+        if file.endswith("train.py") and int(number) in replay:
+            spots.append(hot)
+    assert spots, [(h.line.location, h.kind.name) for h in hot_lines(report.run, 0.01)]
+    assert {h.kind.name for h in spots} <= {"numpy", "python"}, [
+        (h.line.location, h.line.code, h.kind.name) for h in spots
+    ]
+
+
+def test_batches_copied_into_one_fixed_buffer_are_not_full_batch_training(diagnose_here):
+    """D304's full-batch test (each step's first training forward on the very tensor of the
+    step before) also took a program that copies each mini-batch into one preallocated input
+    buffer: its validation after every step would have been called once per epoch. The same
+    tensor with new data (its version counter moved) is a new batch."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        data, labels = torch.randn(4096, 64), torch.randint(0, 4, (4096,))
+        x_buffer, y_buffer = torch.empty(128, 64), torch.empty(128, dtype=torch.long)
+        val_x, val_y = torch.randn(2048, 64), torch.randint(0, 4, (2048,))
+        for step in range(40):
+            idx = torch.randint(0, 4096, (128,))
+            x_buffer.copy_(data[idx])  # the batch, into the one input buffer
+            y_buffer.copy_(labels[idx])
+            loss = nn.functional.cross_entropy(model(x_buffer), y_buffer)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # validation after every step
+                val_loss = sum(nn.functional.cross_entropy(model(val_x[i:i + 256]),
+                                                           val_y[i:i + 256]) for i in range(0, 2048, 256))
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.habits.training_input_repeated == 0.0
+
+
+@pytest.mark.parametrize("as_keyword", [False, True], ids=["positional", "keyword"])
+def test_a_closures_own_code_is_the_steps_other_work_not_the_optimizers(diagnose_here, as_keyword):
+    """Lightning hands its whole training step to `optimizer.step(closure=...)`: the closure's
+    own code between the forward and the backward (hooks, logging) was booked as the optimizer
+    phase: "optimizer 45%" on Lightning's autoencoder example, whose Adam step was 2 ms of 13.
+    The closure's own code is the step's other work, and its time is not the optimizer step's."""
+    call = "opt.step(closure=closure)" if as_keyword else "opt.step(closure)"
+    report = diagnose_here(
+        f"""
+        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(30):
+            x, y = torch.randn(32, 16), torch.randn(32, 1)
+
+            def closure():
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                time.sleep(0.02)  # the framework's hooks and logging between them
+                loss.backward()
+                return loss
+
+            {call}
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    for step in report.run.steps:  # the 20 ms pause is other work, in every step
+        assert step.phases["other"] >= 0.02 > step.phases["optimizer"], step.phases
+    (optimizer,) = report.run.optimizers
+    assert optimizer.step_s is not None and optimizer.step_s < 0.02, optimizer

@@ -7,6 +7,7 @@ import statistics
 import pytest
 
 from torchdoctor.diagnose.observations import PHASES
+from torchdoctor.diagnose.step_analysis import OUTLIER_FACTOR, analyze
 
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
 pytestmark = pytest.mark.timing
@@ -82,3 +83,38 @@ def test_heavy_model_is_compute_bound(diagnose_here):
     assert _median_share(report, COMPUTE) > 0.8, [s.phases for s in run.steps]
     assert _median_share(report, ("data",)) < 0.1
     assert report.dominant_phase in COMPUTE
+
+
+def test_long_batches_of_bucketed_text_are_the_programs_work_not_outliers(diagnose_here):
+    """Bucketed text: most batches are short, every fifth is 16x longer and takes several times
+    the median step. Those steps were left out of the breakdown as preemptions ("over 3x the
+    median step"); they are the program's own work, told by their input's size, and count. A
+    step slowed by a pause on a median-sized input is still an outlier."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Embedding(100, 64), nn.Linear(64, 256), nn.ReLU(),
+                              nn.Linear(256, 100))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(40):
+            length = 1024 if step % 5 == 4 else 64  # a bucket of long sequences
+            tokens = torch.randint(0, 100, (16, length))
+            loss = nn.functional.cross_entropy(model(tokens).flatten(0, 1), tokens.flatten())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step == 12:
+                time.sleep(0.5)  # a pause on a short batch: an outlier as before
+        """,
+        steps=15,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    analysis = analyze(report.run)
+    elements = sorted({s.training_input_elements for s in analysis.measured})
+    assert elements == [16 * 64, 16 * 1024], elements
+    long_steps = [s for s in analysis.measured if s.training_input_elements == 16 * 1024]
+    # the premise: by time alone, the long batches are over 3x the median step
+    assert any(s.wall_s > OUTLIER_FACTOR * analysis.median_step_s for s in long_steps)
+    assert all(s in analysis.typical for s in long_steps), report.step_notes
+    paused = [s for s in analysis.measured if s.wall_s >= 0.5]
+    assert paused and not any(s in analysis.typical for s in paused), report.step_notes

@@ -35,6 +35,10 @@ class StepObservation:
     # many times per backward() on batches of rows (an RL rollout over vectorised environments, a
     # meta-learning inner loop) runs the model's own ops each time, unlike a loop over samples
     training_forward_rows: int | None = None
+    # elements of those forwards' first inputs, summed (None: no input seen): the step's work
+    # in data (a batch of longer sequences has more); a step slow in proportion to it is not an
+    # outlier (step_analysis)
+    training_input_elements: int | None = None
     syncs: int = 0  # host-device synchronizations during the step
     ops: int | None = None  # aten ops dispatched during the step, when counted
     loss: float | None = None  # the loss, read without forcing an extra sync when possible
@@ -185,6 +189,9 @@ class EvaluationObservation:
     under_no_grad: int = 0
     under_inference_mode: int = 0
     in_train_mode: int = 0  # ... of which ran while the model was in train() mode
+    # evaluation forwards in train mode left out of `in_train_mode`: samples of a model trained
+    # through another model's forward (a GAN's generator), whose outputs feed no model
+    generator_samples: int = 0
     train_mode_sensitive: bool = False  # model has Dropout/BatchNorm, so train mode changes outputs
     seconds: float = 0.0
     locations: list[str] = field(default_factory=list)
@@ -511,7 +518,8 @@ class HabitsObservation:
     eval_mode_training_forwards: int = 0
     eval_mode_training_locations: list[str] = field(default_factory=list)
     # share of consecutive measured steps whose first training forward ran on the very tensor
-    # the step before's did, or both on none (the model holds its data): full-batch training,
+    # the step before's did, its data unchanged (same version counter: not a batch copied into
+    # a fixed buffer), or both on none (the model holds its data): full-batch training,
     # each step an epoch (a GNN on its one graph); None: fewer than 3 pairs of steps
     training_input_repeated: float | None = None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.session import Session
 from torchdoctor.diagnose.steps import StepRecord
@@ -27,6 +29,12 @@ def _median_rows(record: StepRecord) -> int | None:
     return rows[len(rows) // 2] if rows else None
 
 
+def _input_elements(record: StepRecord) -> int | None:
+    """Elements of the step's training forwards' first inputs, summed (from their shapes)."""
+    shapes = [f.shape for f in record.training_forwards if f.shape is not None]
+    return sum(math.prod(shape) for shape in shapes) if shapes else None
+
+
 def _step(record: StepRecord) -> StepObservation:
     phases = {phase: record.phases.get(phase, 0.0) for phase in PHASES}
     return StepObservation(
@@ -37,6 +45,7 @@ def _step(record: StepRecord) -> StepObservation:
         micro_batches=record.micro_batches,
         training_forwards=len(record.training_forwards),
         training_forward_rows=_median_rows(record),
+        training_input_elements=_input_elements(record),
         syncs=int(record.counters.get("syncs", 0)),
         loss=_loss_value(record.loss),
         start_s=record.start,

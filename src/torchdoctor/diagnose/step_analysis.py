@@ -19,6 +19,10 @@ from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObserv
 # measure them on their own.
 OUTLIER_FACTOR = 3.0
 RARE_SHARE = 0.25
+# A slow step that did more work than the median step (more input elements: bucketed text's long
+# batches; or more ops dispatched) is how the program runs, not a preemption: its bound grows
+# with its work, squared (attention's time grows with the square of the sequence length).
+WORK_POWER = 2.0
 COMPUTE_PHASES = ("forward", "backward", "optimizer")
 
 
@@ -106,10 +110,37 @@ class StepAnalysis:
         return {p: sum(s.phases.get(p, 0.0) for s in self.typical) / total for p in PHASES}
 
 
+def _work_ratio(step: StepObservation, median_elements: float, median_ops: float) -> float:
+    """How many times the median step's work the step did (at least 1): by its training input's
+    elements, or by the ops it dispatched, whichever is larger; 1 when neither was seen."""
+    ratio = 1.0
+    if step.training_input_elements and median_elements > 0:
+        ratio = max(ratio, step.training_input_elements / median_elements)
+    if step.ops and median_ops > 0:
+        ratio = max(ratio, step.ops / median_ops)
+    return ratio
+
+
+def _outliers(steps: list[StepObservation], median_s: float) -> list[StepObservation]:
+    """Steps over OUTLIER_FACTOR x the median step, beyond what their own work explains."""
+    slow = [s for s in steps if s.wall_s > OUTLIER_FACTOR * median_s]
+    if not slow:
+        return slow
+    median_elements = median([float(s.training_input_elements or 0) for s in steps])
+    median_ops = median([float(s.ops or 0) for s in steps])
+    return [
+        s
+        for s in slow
+        if s.wall_s
+        > OUTLIER_FACTOR * median_s * _work_ratio(s, median_elements, median_ops) ** WORK_POWER
+    ]
+
+
 def _spread(steps: list[StepObservation], median_s: float) -> tuple[list, StepSpread | None]:
-    outliers = [s for s in steps if s.wall_s > OUTLIER_FACTOR * median_s]
+    outliers = _outliers(steps, median_s)
     if not outliers or median_s <= 0:
         return steps, None
+    left_out = {id(s) for s in outliers}
     rare = len(outliers) <= RARE_SHARE * len(steps)
     spread = StepSpread(
         outliers=len(outliers),
@@ -119,7 +150,7 @@ def _spread(steps: list[StepObservation], median_s: float) -> tuple[list, StepSp
         compiled_steps=tuple(s.index for s in outliers if s.compiles),
         left_out=rare,
     )
-    typical = [s for s in steps if s.wall_s <= OUTLIER_FACTOR * median_s] if rare else steps
+    typical = [s for s in steps if id(s) not in left_out] if rare else steps
     return typical, spread
 
 

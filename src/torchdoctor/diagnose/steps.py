@@ -64,6 +64,9 @@ class ForwardRecord:
     # recomputed for averaged weights), not an evaluation left in train mode (rule D302)
     refreshes_batchnorm: bool = False
     awaits_grad: bool = False  # its output has a grad_fn: a gradient may still reach it later
+    # its output was the first input of another model's forward (a GAN's generator feeding its
+    # discriminator, a backbone feeding a head called on its own): rule D302 asks
+    feeds_model: bool = False
     # minor page faults of the thread during the forward, read where it may be evaluation (eval
     # mode or autograd off; None: not read): the evaluation what-if starts its copy's forwards
     # from the allocator state these show
@@ -72,6 +75,10 @@ class ForwardRecord:
     # the other's input): a teacher beside its student, a frozen backbone feeding a trained head
     linked: list = field(default_factory=list, repr=False, compare=False)
     input_ref: Any = field(default=None, repr=False, compare=False)  # weak references: links
+    # the first input's version counter when the forward started (None: not readable, an
+    # inference tensor): the very tensor with a new version holds new data (a batch copied
+    # into one fixed input buffer), not the same full batch again
+    input_version: int | None = None
     output_ref: Any = field(default=None, repr=False, compare=False)
 
     def feeds_training(self) -> bool:

@@ -80,10 +80,13 @@ def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> 
     for earlier in recent:
         if earlier.module_id == record.module_id and earlier.train_mode != record.train_mode:
             continue
-        refs = (earlier.input_ref, earlier.output_ref)
-        if any(ref is not None and _same_data(x, ref()) for ref in refs):
+        output = earlier.output_ref
+        from_output = output is not None and _same_data(x, output())
+        if from_output or (earlier.input_ref is not None and _same_data(x, earlier.input_ref())):
             earlier.linked.append(record)
             record.linked.append(earlier)
+            if from_output and earlier.module_id != record.module_id:
+                earlier.feeds_model = True
 
 
 class ForwardProbe(Probe):
@@ -218,6 +221,10 @@ class ForwardProbe(Probe):
             record.batch_size = int(x.shape[0]) if x.dim() else None
             record.device_type = x.device.type
             record.input_ref = weakref.ref(x)  # a tensor: weak-referenceable
+            try:
+                record.input_version = x._version
+            except RuntimeError:  # an inference tensor has no version counter
+                pass
             _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
         if not record.grad_enabled and record.train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
@@ -299,8 +306,12 @@ class ForwardProbe(Probe):
         evaluation.under_no_grad = sum(
             1 for f in forwards if not f.grad_enabled and not f.inference_mode
         )
+        samples = _generator_samples(forwards, self.tracker.steps)
+        evaluation.generator_samples = len(samples)
         evaluation.in_train_mode = sum(
-            1 for f in forwards if f.train_mode and not f.refreshes_batchnorm
+            1
+            for f in forwards
+            if f.train_mode and not f.refreshes_batchnorm and id(f) not in samples
         )
         evaluation.train_mode_sensitive = any(
             m.dropout_layers or m.batchnorm_layers for m in run.models
@@ -318,6 +329,19 @@ class ForwardProbe(Probe):
         evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
         # over every step kept, warm-up too: `forwards` counts those
         evaluation.beside_training = _beside_training(self.tracker.steps, self.tracker.origin)
+
+
+def _generator_samples(forwards, steps) -> set[int]:
+    """Evaluation forwards in train mode of a model whose training outputs are another model's
+    input (a GAN's generator, trained through its discriminator), when their own output goes to
+    no model: samples kept or saved (DCGAN's images of `fixed_noise`), judged by no metric of
+    that model, so its train mode is no evaluation error (rule D302)."""
+    feeders = {f.module_id for record in steps for f in record.training_forwards if f.feeds_model}
+    if not feeders:
+        return set()
+    return {
+        id(f) for f in forwards if f.train_mode and f.module_id in feeders and not f.feeds_model
+    }
 
 
 def _beside_training(steps, origin: float) -> int:
@@ -367,13 +391,15 @@ def _same_input(a: ForwardRecord, b: ForwardRecord) -> bool:
     if a.input_ref is None or b.input_ref is None:  # no tensor input: the model holds its data
         return a.input_ref is None and b.input_ref is None
     tensor = a.input_ref()
-    return tensor is not None and tensor is b.input_ref()
+    # the same tensor with the same data: a batch copied into a fixed buffer bumps its version
+    return tensor is not None and tensor is b.input_ref() and a.input_version == b.input_version
 
 
 def _input_repeated(measured) -> float | None:
     """The share of consecutive measured steps whose first training forward ran on the very
-    tensor the step before's did (or both on none): full-batch training, where each step is an
-    epoch. A mini-batch's tensor is freed or replaced by the next step (weak references)."""
+    tensor the step before's did, unchanged (or both on none): full-batch training, where each
+    step is an epoch. A mini-batch's tensor is freed or replaced by the next step (weak
+    references), or written into the same buffer (its version counter moves)."""
     firsts = [record.training_forwards[0] for record in measured if record.training_forwards]
     pairs = list(zip(firsts, firsts[1:]))
     if len(pairs) < MIN_PAIRS:

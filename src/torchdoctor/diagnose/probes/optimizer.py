@@ -31,6 +31,7 @@ from torchdoctor.diagnose.probes.base import (
     per_step,
 )
 from torchdoctor.diagnose.probes.transfers import accelerator_available
+from torchdoctor.diagnose.steps import OTHER
 from torchdoctor.intercept.patching import transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
@@ -65,9 +66,11 @@ class OptimizerProbe(Probe):
         # id(optimizer) -> torch's own optimizer that reads per-parameter CPU step counts with
         # `.item()` in its step (decided after its first step, from its state)
         self.reads_own_steps: dict[int, bool] = {}
-        # (optimizer, torch's hook-wrapper frame, start time, page faults so far) of each step()
-        # call in progress, outermost first: a step called inside another is one program step
-        self.active_steps: list[tuple[object, object, float, int | None]] = []
+        # (optimizer, torch's hook-wrapper frame, start time, page faults so far, closure
+        # seconds so far) of each step() call in progress, outermost first: a step called inside
+        # another is one program step
+        self.active_steps: list[tuple[object, object, float, int | None, float]] = []
+        self.closure_s = 0.0  # seconds inside step() closures (LBFGS's, Lightning's), in all
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -198,7 +201,7 @@ class OptimizerProbe(Probe):
                 self.module_owners[id(module)] = owner
         return owner
 
-    def _pre_step(self, optimizer, args, kwargs) -> None:
+    def _pre_step(self, optimizer, args, kwargs) -> tuple[tuple, dict] | None:
         patcher = self.session.patcher
         if patcher.lifted:  # an earlier step raised before its post hook
             patcher.put_on()
@@ -223,18 +226,46 @@ class OptimizerProbe(Probe):
         # (a subclass's super().step(), a Lookahead's inner optimizer) finds it on its stack.
         # Faults are read inline (a C call): the probes' Python calls per step are budgeted
         faults = getrusage(RUSAGE_THREAD).ru_minflt if THREAD_FAULTS else None
-        self.active_steps.append((optimizer, sys._getframe(1), time.perf_counter(), faults))
+        frame = sys._getframe(1)
+        self.active_steps.append((optimizer, frame, time.perf_counter(), faults, self.closure_s))
+        # torch's args start with the optimizer itself: step(closure) has it second
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
+        return self._closure_outside_the_step(closure, args, kwargs) if callable(closure) else None
+
+    def _closure_outside_the_step(self, closure, args, kwargs) -> tuple[tuple, dict]:
+        """step(closure) runs the closure's forward and backward inside the step (LBFGS; Lightning
+        hands its whole training step in as the closure): the closure's own code between them
+        is the step's other work, not the optimizer's, and its time is not the optimizer step's
+        (D210 times that). Torch passes on the args and kwargs a pre hook returns."""
+        probe, tracker = self, self.tracker
+
+        def closure_outside_the_step(*closure_args, **closure_kwargs):
+            tracker.push(OTHER)
+            started = time.perf_counter()
+            try:
+                return closure(*closure_args, **closure_kwargs)
+            finally:
+                probe.closure_s += time.perf_counter() - started
+                tracker.pop()
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": closure_outside_the_step}
+        return (args[0], closure_outside_the_step, *args[2:]), kwargs
 
     def _post_step(self, optimizer, args, kwargs) -> None:
         now = time.perf_counter()
         # no entry: its pre hook ran before diagnosis began
-        _, _, started, faults = self.active_steps.pop() if self.active_steps else (0, 0, now, None)
+        _, _, started, faults, closure_s = (
+            self.active_steps.pop() if self.active_steps else (0, 0, now, None, self.closure_s)
+        )
         if self.active_steps and _stepping_already(self.active_steps, optimizer):
             # a subclass's step calling super().step(): one step of this optimizer, counted once
             # by the outermost call (round 7 counted each as two steps: per-step figures halved)
             self.tracker.pop()
             return
-        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += now - started
+        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
+            now - started - (self.closure_s - closure_s)
+        )
         if faults is not None:
             faults = getrusage(RUSAGE_THREAD).ru_minflt - faults
             self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults

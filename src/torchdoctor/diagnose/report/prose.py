@@ -135,7 +135,7 @@ def spread_note(spread: StepSpread) -> str:
     median_ms, slowest_ms = 1000 * spread.median_s, 1000 * spread.slowest_s
     text = (
         f"{spread.outliers} of {spread.steps} steps took over {OUTLIER_FACTOR:.0f}x the median "
-        f"step (slowest {slowest_ms:.1f} ms, {spread.slowest_s / spread.median_s:.0f}x the "
+        f"step, more than their input explains (slowest {slowest_ms:.1f} ms, {spread.slowest_s / spread.median_s:.0f}x the "
         f"median {median_ms:.1f} ms)"
     )
     if spread.compiled_steps:  # a known cause: say it instead of guessing

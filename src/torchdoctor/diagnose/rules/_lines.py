@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass, replace
 
 from torchdoctor.diagnose.findings import Severity
@@ -40,6 +41,8 @@ MODEL_CALLEES = (
     # math, like a loss; an RL rollout needs it at every environment step
     "torch.distributions.",
 )
+# kinds whose own time on a line that also holds training compute is glue around it
+ENCLOSING_KINDS = ("python", "package")
 # kinds named only within the training step: in evaluation such work is D304's (its time)
 IN_STEP_ONLY = ("python", "from_python")
 MIN_SAMPLES = 3  # fewer samples are too few to name a line
@@ -112,6 +115,25 @@ KINDS = {
         "when one environment step is expensive",
         False,
     ),
+    # NumPy work seen only in what the line called (no host read in its text): a replay
+    # buffer's sampling from NumPy arrays, not a tensor copied out of the model
+    "numpy": LineKind(
+        "numpy",
+        "works on NumPy arrays on the host (indexing, random numbers, conversions)",
+        "keep the data as torch tensors (on the training device) and index or sample them with "
+        "torch ops (torch.randint, tensor[idx]) instead of NumPy",
+        False,
+    ),
+    # the line's time is inside an installed package's function it called (PyG's recon_loss
+    # sampling negative edges on the host): the package's work, which the program chose
+    "package": LineKind(
+        "package",
+        "runs an installed package's code outside the model's forward and backward (what it "
+        "called is listed below)",
+        "see whether the package has a faster path for this call (a vectorised or on-device "
+        "option), or call it less often where its result can wait",
+        False,
+    ),
     "parameter_loop": LineKind(
         "parameter_loop",
         "runs a Python loop over the parameters (one small op per tensor)",
@@ -178,6 +200,7 @@ _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
 _CHECKPOINT_CALLEES = ("torch.serialization.save",)
 _ENVIRONMENT_CALLEES = ("gymnasium.", "gym.", "pettingzoo.", "envpool.", "dm_control.")
+_NOT_PACKAGES = ("torch", "numpy", "torchdoctor", "builtins")
 _MODEL_COPY_CALLEES = (
     "torch.nn.modules.module.Module.state_dict",
     "torch.nn.modules.module.Module.load_state_dict",
@@ -186,6 +209,15 @@ _MODEL_COPY_CALLEES = (
 
 def _calls(line: LineStat, prefixes: tuple[str, ...]) -> bool:
     return any(callee.startswith(prefixes) for callee in line.callees)
+
+
+def _in_a_package(line: LineStat) -> bool:
+    """The line itself called a function of an installed package (neither torch, NumPy nor the
+    standard library)."""
+    if not line.callees:
+        return False
+    top = line.callees[0].split(".", 1)[0]
+    return not (top.startswith("<") or top in _NOT_PACKAGES or top in sys.stdlib_module_names)
 
 
 def kind_of(line: LineStat) -> LineKind:
@@ -213,8 +245,12 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["io"]
     if _PARAMS.search(line.loop) or (" for " in f" {code}" and _PARAMS.search(code)):
         return KINDS["parameter_loop"]
-    if _HOST.search(code) or _calls(line, ("numpy.",)):
+    if _HOST.search(code):
         return KINDS["host"]
+    if _in_a_package(line):
+        return KINDS["package"]
+    if _calls(line, ("numpy.",)):
+        return KINDS["numpy"]
     if line.loop and _SAMPLES.search(line.loop):
         return KINDS["sample_loop"]
     if _GROWING_CAT.search(code):
@@ -345,8 +381,10 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
             if line.self_share >= min_share and line.self_samples >= MIN_SAMPLES:
                 kind = kind_of(line)
                 # a line that calls the model (loss = loss_fn(model(x[idx]), y)): its own
-                # time is the glue around training (indexing, the loss), not a hot spot
-                if kind.name != "python" or not line.encloses_training:
+                # time is the glue around training (indexing, the loss), not a hot spot; nor
+                # is a package's that runs training (Lightning's `trainer.fit`) or a loss
+                # beside a module's forward (PyG's `recon_loss`): the package's own loop
+                if kind.name not in ENCLOSING_KINDS or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
         found += [h for h in spots if phase != "evaluation" or h.kind.name not in IN_STEP_ONLY]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
@@ -370,7 +408,8 @@ def evaluation_is_validation(run: RunObservation) -> bool:
     """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
     loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
     evaluation = run.evaluation
-    eval_mode = evaluation.forwards - evaluation.in_train_mode
+    # a GAN generator's samples ran in train mode too (left out of in_train_mode for D302)
+    eval_mode = evaluation.forwards - evaluation.in_train_mode - evaluation.generator_samples
     return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
 
 

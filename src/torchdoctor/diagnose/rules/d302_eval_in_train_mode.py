@@ -4,7 +4,10 @@
 Flags evaluation forwards (forwards of the trained model not followed by `backward()`) that ran
 while the model was in `train()` mode, when the model has Dropout or BatchNorm layers, whose
 behaviour depends on the mode. The forwards `torch.optim.swa_utils.update_bn` runs (train mode on
-purpose: BatchNorm statistics recomputed for averaged weights) are not counted.
+purpose: BatchNorm statistics recomputed for averaged weights) are not counted, nor the samples
+of a GAN's generator: the forwards in train mode of a model whose training outputs are another
+model's input (it learns through the discriminator) when their own output goes to no model (images
+of a fixed noise kept or saved, which no metric of that model judges).
 
 ## Why is this bad
 In train mode Dropout still drops activations and BatchNorm normalises with the batch's own

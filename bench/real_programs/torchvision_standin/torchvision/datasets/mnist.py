@@ -1,0 +1,5 @@
+"""`torchvision.datasets.mnist`, the module some scripts import MNIST from."""
+
+from torchvision.datasets import MNIST
+
+__all__ = ["MNIST"]
