@@ -2,7 +2,7 @@
 (`nn.EmbeddingBag` over hashed feature ids + an MLP) trained on synthetic impressions.
 
 Planted: the default batch size is 2 ("-b" was meant to be given on the command line), so every
-step runs the model on two impressions. --fixed: the default batch is 256.
+step runs the model on two impressions. --fixed: the default batch is 64.
 """
 
 import getopt
@@ -30,10 +30,10 @@ def main(argv):
     args = {"-b": "2", "-e": "1"}
     args.update(opts)
     if ("--fixed", "") in opts:
-        args["-b"] = "256"
+        args["-b"] = "64"
     batch, epochs = int(args["-b"]), int(args["-e"])
     g = torch.Generator().manual_seed(0)
-    ids = torch.randint(0, HASH, (6000, FIELDS), generator=g)
+    ids = torch.randint(0, HASH, (2400, FIELDS), generator=g)
     clicked = ((ids[:, 0] % 11) < 3).float()
     model = CTR()
     opt = torch.optim.Adagrad(model.parameters(), lr=0.05)

@@ -7,7 +7,7 @@ position, greedy decoding only in the per-epoch evaluation under no_grad. Nothin
 import torch
 from torch import nn
 
-VOCAB, LEN, HID, BOS = 12, 32, 128, 11
+VOCAB, LEN, HID, BOS = 12, 24, 64, 11
 
 
 class Seq2Seq(nn.Module):
@@ -41,7 +41,7 @@ if __name__ == "__main__":
     model = Seq2Seq()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     for epoch in range(3):
-        for _ in range(120):
+        for _ in range(60):
             src = torch.randint(0, 10, (64, LEN), generator=g)
             tgt = src.flip(1)
             loss = nn.functional.cross_entropy(model(src, tgt).reshape(-1, VOCAB), tgt.reshape(-1))

@@ -1,0 +1,49 @@
+"""The seventh set of planted scripts (styles.py PLANTED7) and round 6's RL miss, where the
+decision rests on counts and structure, not timings: an RL loop's greedy evaluation episodes (in
+train mode, without a loader, like its acting) told from its acting by the functions the program
+runs them in. The full default-mode table, ranks included, is `bench/planted_styles.py --set
+styles7`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rule_builders import line_profiled_run, only
+
+from torchdoctor.diagnose.observations import LineStat
+from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
+
+
+def rl_run(caller: str):
+    """An RL loop whose every step is followed by 12 ms of no-grad train-mode forwards (a policy
+    without Dropout or BatchNorm) on what an environment returned, no loader, sampled on a line of
+    `rollout()` that `caller` called."""
+    run = line_profiled_run()
+    run.loaders = []
+    for step in run.steps:
+        step.evaluation_s = 0.012
+    evaluation = run.evaluation
+    evaluation.forwards = evaluation.under_no_grad = evaluation.in_train_mode = 400
+    evaluation.under_inference_mode = 0
+    evaluation.on_training_batches = 0
+    evaluation.seconds = 0.012 * len(run.steps)
+    run.lines.lines = [
+        LineStat(
+            "agent.py:40", "evaluation", samples=120, self_samples=120, share=0.3,
+            self_share=0.3, function="rollout", code="logits = policy(torch.from_numpy(obs))",
+            chain=[f"agent.py:71 in {caller}", "agent.py:90 in main"],
+        ),
+    ]  # fmt: skip
+    return run
+
+
+@pytest.mark.parametrize("caller", ["evaluate_policy", "run_validation", "evalGreedy", "test"])
+def test_rl_greedy_evaluation_after_every_update_is_d304(caller):
+    finding = only(d304.check(rl_run(caller)), "D304")
+    assert finding.details["frequency"] == 1.0 and finding.saving_basis == "measured"
+
+
+@pytest.mark.parametrize("caller", ["collect_rollouts", "select_action", "interval", "main"])
+def test_rl_acting_in_train_mode_is_not_validation(caller):
+    # acting forwards, or a name that only contains the letters ("interval", "retest" would too)
+    assert d304.check(rl_run(caller)) == []
