@@ -1,14 +1,21 @@
-"""The seventh set of planted scripts (styles.py PLANTED7) and round 6's RL miss, where the
+"""The seventh set of planted scripts (styles.py PLANTED7) and round 8's RL miss, where the
 decision rests on counts and structure, not timings: an RL loop's greedy evaluation episodes (in
 train mode, without a loader, like its acting) told from its acting by the functions the program
-runs them in. The full default-mode table, ranks included, is `bench/planted_styles.py --set
-styles7`.
+runs them in; a running total kept in a metrics dict, whose graph spans the steps. Short runs (6
+measured steps, no what-if timing); the full default-mode table, ranks included, is
+`bench/planted_styles.py --set styles7`.
 """
 
 from __future__ import annotations
 
 import pytest
+from planted import (
+    diagnose_planted,
+    line_of,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
 from rule_builders import line_profiled_run, only
+from styles import PLANTED7
 
 from torchdoctor.diagnose.observations import LineStat
 from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
@@ -47,3 +54,17 @@ def test_rl_greedy_evaluation_after_every_update_is_d304(caller):
 def test_rl_acting_in_train_mode_is_not_validation(caller):
     # acting forwards, or a name that only contains the letters ("interval", "retest" would too)
     assert d304.check(rl_run(caller)) == []
+
+
+def test_a_running_total_in_a_metrics_dict_keeps_the_steps_graphs():
+    # `metrics["loss"] += loss` in a hand-written progress-bar loop: the dict's entry is the
+    # loop's variable whose graph grows by one step's loss each step
+    script = "c07_own_progress_bar_metrics_dict_keeps_graph"
+    report = diagnose_planted(PLANTED7, script)
+    (graph,) = [r for r in report.run.memory.retained if r.kind == "graph"]
+    assert 'metrics["loss"]' in graph.holder and graph.steps_alive >= 3
+    line = line_of(f"styles7/{script}", 'metrics["loss"] += loss.detach() if FIXED')
+    assert graph.location.endswith(f"{script}.py:{line}")
+    assert "D503" in [f.id for f in report.findings]
+    control = diagnose_planted(PLANTED7, script, "--fixed")
+    assert not [r for r in control.run.memory.retained if r.kind == "graph"]
