@@ -382,12 +382,18 @@ def _input_repeated(measured) -> float | None:
 
 
 def _eval_mode_training(measured) -> list[ForwardRecord]:
-    """Rule D305: training forwards of Dropout/BatchNorm models in steps where every such forward
-    ran in eval mode. A step that also trains in train mode (adversarial training crafts its
-    attack on the model in eval mode, then trains it in train mode) is not one."""
+    """Rule D305: training forwards of a Dropout/BatchNorm model in steps where every such forward
+    of that model ran in eval mode. A model that also trains in train mode in the step
+    (adversarial training crafts its attack on the model in eval mode, then trains it in train
+    mode) is not one; a GAN's generator left in eval mode beside its discriminator training in
+    train mode is."""
     found: list[ForwardRecord] = []
     for record in measured:
-        sensitive = [f for f in record.training_forwards if f.mode_sensitive]
-        if sensitive and not any(f.train_mode for f in sensitive):
-            found.extend(sensitive)
+        by_model: dict[int, list[ForwardRecord]] = {}
+        for f in record.training_forwards:
+            if f.mode_sensitive:
+                by_model.setdefault(f.module_id, []).append(f)
+        for sensitive in by_model.values():
+            if not any(f.train_mode for f in sensitive):
+                found.extend(sensitive)
     return found

@@ -1,6 +1,6 @@
 """An `IterableDataset` whose `__iter__` is a generator over shards of an in-memory NumPy table
 (each worker takes its own shards via `get_worker_info()`), feeding a tabular MLP through a
-DataLoader with two worker processes.
+DataLoader with two persistent worker processes.
 
 Planted: the loader's batch size is 4 (kept from a debugging session), so each batch of four rows
 crosses the worker hand-over on its own and the hand-over costs more than the batch's work.
@@ -37,7 +37,8 @@ if __name__ == "__main__":
     for _ in range(8):
         x = rng.normal(size=(1000, 20)).astype(np.float32)
         shards.append((x, (x[:, 0] * x[:, 1] > 0).astype(np.int64)))
-    loader = DataLoader(ShardedTable(shards), batch_size=BATCH, num_workers=2)
+    loader = DataLoader(ShardedTable(shards), batch_size=BATCH, num_workers=2,
+                        persistent_workers=True)
     model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for epoch in range(2):
