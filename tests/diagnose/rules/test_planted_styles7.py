@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from planted import (
     assert_top_error_and_quiet_control,
+    diagnose,
     diagnose_planted,
     line_of,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
@@ -82,3 +83,11 @@ def test_a_running_total_in_a_metrics_dict_keeps_the_steps_graphs():
 )
 def test_correctness_problems_in_unseen_styles_are_errors(script):
     assert_top_error_and_quiet_control(PLANTED7, script)
+
+
+def test_a_frozen_network_in_eval_mode_that_a_loss_runs_through_is_not_trained_in_eval_mode():
+    # a perceptual loss: the gradient reaches the frozen network's output on its way to the
+    # generator, but its weights never train (judged model by model, it must not be D305's)
+    report = diagnose("clean_perceptual_loss_frozen_net", 6)
+    assert report.run.habits.eval_mode_training_forwards == 0
+    assert "D305" not in [f.id for f in report.findings]

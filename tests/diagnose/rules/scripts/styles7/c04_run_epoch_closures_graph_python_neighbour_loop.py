@@ -4,7 +4,7 @@ random graph, trained on mini-batches of target nodes.
 
 Planted: the closure gathers each target node's neighbour mean in a Python loop over the nodes of
 the batch (`for v in nodes: ...adj_list[v]...`). --fixed: one sparse matrix product with the
-row-normalised adjacency.
+row-normalised adjacency, made once (the input features do not train), indexed per batch.
 """
 
 import sys
@@ -38,9 +38,11 @@ class SAGE(nn.Module):
 
 
 def make_train_fn(model, opt, x, y, adj_list, norm):
+    neigh_all = torch.sparse.mm(norm, x) if FIXED else None  # the features do not train
+
     def train_fn(nodes):
         if FIXED:
-            neigh = torch.sparse.mm(norm, x)[nodes]
+            neigh = neigh_all[nodes]
         else:
             rows = []
             for v in nodes.tolist():
