@@ -4,7 +4,8 @@ Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user woul
 of tests/diagnose/rules/scripts/styles/ (`--set styles`, the default), styles2/ (`--set
 styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set), styles4/
 (`--set styles4`, round 6's fourth set), styles5/ (`--set styles5`, round 7's fifth set) or
-styles6/ (`--set styles6`, round 8's sixth set) and on its control (`--fixed`), in subprocesses, and
+styles6/ (`--set styles6`, round 8's sixth set) or styles7/ (`--set styles7`, round 9's seventh
+set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
@@ -22,7 +23,15 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "diagnose" / "rules"))
-from styles import PLANTED, PLANTED2, PLANTED3, PLANTED4, PLANTED5, PLANTED6  # noqa: E402
+from styles import (  # noqa: E402
+    PLANTED,
+    PLANTED2,
+    PLANTED3,
+    PLANTED4,
+    PLANTED5,
+    PLANTED6,
+    PLANTED7,
+)
 
 SETS = {
     "styles": PLANTED,
@@ -31,7 +40,8 @@ SETS = {
     "styles4": PLANTED4,
     "styles5": PLANTED5,
     "styles6": PLANTED6,
-    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5 + PLANTED6,
+    "styles7": PLANTED7,
+    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5 + PLANTED6 + PLANTED7,
 }
 
 

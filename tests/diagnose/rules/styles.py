@@ -1,4 +1,4 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles6/), with
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles7/), with
 what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
@@ -22,6 +22,7 @@ STYLES3 = Path(__file__).parent / "scripts" / "styles3"
 STYLES4 = Path(__file__).parent / "scripts" / "styles4"
 STYLES5 = Path(__file__).parent / "scripts" / "styles5"
 STYLES6 = Path(__file__).parent / "scripts" / "styles6"
+STYLES7 = Path(__file__).parent / "scripts" / "styles7"
 
 
 class Planted(NamedTuple):
@@ -330,5 +331,58 @@ PLANTED6 = [
         ("b07_clean_trainer_subclass_siamese", "D302", "clean", "eval() and back"),
         ("b08_clean_no_sync_accumulation_denoiser", "D214", "clean", "one backward"),
         ("b09_clean_state_machine_replay_agent", "D304", "clean", "eval per 1000"),
+    ]
+]
+
+# round 9: a seventh set (generator pipelines, an Experiment class with dataclass configs and
+# callbacks, model.training_step(), closures given to run_epoch(), while loops over next() with
+# StopIteration, one function for every phase with a `mode` argument, own progress bars,
+# curriculum, multi-task, WGAN n_critic, seq2seq teacher forcing, distillation, two-stage
+# pipelines, early stopping, LR finders, k-fold CV, sys.argv mains; tabular, graph, audio-like,
+# attention, RNN and recommender models)
+PLANTED7 = [
+    Planted(*row, folder=STYLES7)
+    for row in [
+        ("c01_generator_pipeline_tabular_tensor_from_arrays", "D106", "speed", "tensor(rows)"),
+        ("c02_experiment_dataclass_callbacks_print_every_batch", "D702", "speed", "every=1"),
+        ("c03_model_training_step_attention_step_before_backward", "D222", "error", "step 1st"),
+        ("c04_run_epoch_closures_graph_python_neighbour_loop", "D801", "speed", "per node"),
+        ("c05_while_global_step_next_iter_rebuilt_rnn", "D107", "speed", "iter() in while"),
+        ("c06_mode_argument_phase_validation_keeps_grad", "D301", "speed", "mode != test"),
+        ("c07_own_progress_bar_metrics_dict_keeps_graph", "D503", "speed", "+= loss"),
+        ("c08_curriculum_subsets_per_epoch_sample_fetch", "D108", "speed", "Subset, 512"),
+        ("c09_multitask_heads_checkpointed_trunk", "D213", "speed", "checkpoint(block)"),
+        ("c10_wgan_n_critic_critic_grads_never_cleared", "D221", "error", "opt_g.zero_grad"),
+        ("c11_seq2seq_teacher_forcing_cell_loop", "D203", "speed", "GRUCell per position"),
+        ("c12_distillation_teacher_in_double", "D201", "speed", "teacher.double()"),
+        ("c13_autoencoder_then_classifier_stage_two_never_cleared", "D221", "error", "stage 2"),
+        ("c14_early_stopping_patience_validation_every_batch", "D304", "speed", "interval 1"),
+        ("c15_lr_finder_then_train_predictions_concatenated", "D504", "speed", "torch.cat"),
+        ("c16_kfold_cv_workers_respawned_each_epoch", "D103", "speed", "not persistent"),
+        ("c17_sys_argv_main_audio_getitem_frames_loop", "D105", "speed", "framing loop"),
+        ("c18_generator_dataset_tiny_batches_through_workers", "D112", "info", "batch 4, 2 wk"),
+        ("c19_experiment_callbacks_profiler_callback_on", "D212", "speed", "profile=True"),
+        ("c20_while_stopiteration_recsys_tensordataset_workers", "D109", "speed", "4 workers"),
+        ("c21_closures_run_epoch_char_rnn_optimizer_per_tensor", "D210", "speed", "foreach=False"),
+        ("c22_mode_argument_train_flag_validation_in_train_mode", "D302", "error", "dropout on"),
+        ("c23_own_progress_bar_postfix_item_every_step", "D401", "info", "postfix .item()"),
+        ("c24_curriculum_lengths_collate_pads_per_token", "D111", "speed", "per-token pad"),
+        ("c25_multitask_config_debug_anomaly_left_on", "D211", "speed", "debug=True"),
+        ("c26_reinforce_policy_evaluated_after_every_update", "D304", "speed", "EVAL_EVERY=1"),
+        ("c27_gan_samples_grid_generator_left_in_eval", "D305", "error", "eval() not undone"),
+        ("c28_distillation_student_ema_deepcopy_every_step", "D215", "speed", "deepcopy EMA"),
+        ("c29_kfold_best_fold_checkpoint_every_batch", "D701", "speed", "save per batch"),
+        ("c30_lr_finder_then_train_zero_grad_keeps_tensors", "D220", "speed", "set_to_none=False"),
+        ("c31_gcn_two_tasks_retain_graph_two_backwards", "D214", "speed", "retain_graph"),
+        ("c32_sys_argv_main_embedding_bag_batch_of_two", "D202", "speed", "-b default 2"),
+        ("d01_clean_generator_pipeline_tabular", "D106", "clean", "from_numpy"),
+        ("d02_clean_experiment_callbacks_checkpoint_per_epoch", "D701", "clean", "per epoch"),
+        ("d03_clean_model_training_step_attention", "D222", "clean", "backward, step"),
+        ("d04_clean_while_global_step_stopiteration_gru", "D107", "clean", "iter once"),
+        ("d05_clean_mode_argument_train_val_test", "D301", "clean", "mode == train"),
+        ("d06_clean_wgan_n_critic", "D221", "clean", "own zero_grad"),
+        ("d07_clean_seq2seq_teacher_forcing_full_sequence", "D203", "clean", "nn.GRU"),
+        ("d08_clean_kfold_cv_persistent_workers", "D701", "clean", "save per epoch"),
+        ("d09_clean_lr_finder_early_stopping", "D304", "clean", "val per epoch"),
     ]
 ]

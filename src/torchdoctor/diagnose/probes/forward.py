@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import time
 import weakref
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -291,11 +292,17 @@ class ForwardProbe(Probe):
         precision.autocast_dtype = sorted(dtypes)[0] if dtypes else None
         shapes = {f.shape for f in training if f.shape is not None}
         run.environment.input_shapes_fixed = len(shapes) == 1 if shapes else None
-        eval_mode = _eval_mode_training(measured)
+        eval_mode = _eval_mode_training(measured, self._trains)
         run.habits.eval_mode_training_forwards = len(eval_mode)
         run.habits.eval_mode_training_locations = sorted({f.location for f in eval_mode})[:10]
         run.habits.training_input_repeated = _input_repeated(measured)
         self._contribute_evaluation(run)
+
+    def _trains(self, module_id: int | None) -> bool:
+        """The model has parameters that take gradients (not a frozen network a loss runs the
+        trained model's output through: a perceptual loss's VGG)."""
+        entry = self.models.get(module_id) if module_id is not None else None
+        return entry is not None and any(p.requires_grad for p in entry[0].parameters())
 
     def _contribute_evaluation(self, run) -> None:
         evaluation = run.evaluation
@@ -407,13 +414,19 @@ def _input_repeated(measured) -> float | None:
     return sum(1 for a, b in pairs if _same_input(a, b)) / len(pairs)
 
 
-def _eval_mode_training(measured) -> list[ForwardRecord]:
-    """Rule D305: training forwards of Dropout/BatchNorm models in steps where every such forward
-    ran in eval mode. A step that also trains in train mode (adversarial training crafts its
-    attack on the model in eval mode, then trains it in train mode) is not one."""
+def _eval_mode_training(measured, trains: Callable[[int | None], bool]) -> list[ForwardRecord]:
+    """Rule D305: training forwards of a Dropout/BatchNorm model that `trains` in steps where
+    every such forward of that model ran in eval mode. A model that also trains in train mode in
+    the step (adversarial training crafts its attack on the model in eval mode, then trains it in
+    train mode) is not one; a GAN's generator left in eval mode beside its discriminator training
+    in train mode is; a frozen network in eval mode that a loss runs the output through is not."""
     found: list[ForwardRecord] = []
     for record in measured:
-        sensitive = [f for f in record.training_forwards if f.mode_sensitive]
-        if sensitive and not any(f.train_mode for f in sensitive):
-            found.extend(sensitive)
+        by_model: dict[int | None, list[ForwardRecord]] = {}
+        for f in record.training_forwards:
+            if f.mode_sensitive and trains(f.module_id):
+                by_model.setdefault(f.module_id, []).append(f)
+        for sensitive in by_model.values():
+            if not any(f.train_mode for f in sensitive):
+                found.extend(sensitive)
     return found

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import inspect
 import itertools
+import linecache
 import re
 import sys
 import weakref
@@ -162,25 +163,41 @@ class RetentionWatch:
         return list(self.found.values())
 
 
+MAX_DICT_ENTRIES = 32  # a metrics dict, not a data set held in a dict
+
+
 def _loop_variables(frame: FrameType) -> list[tuple[str, object]]:
     """The frame's variables and, in a method, its object's attributes (`self.running_loss +=
-    loss` in a Trainer class keeps the graphs as a local total would)."""
+    loss` in a Trainer class keeps the graphs as a local total would), and the string-keyed
+    entries of the small dicts among them (`metrics["loss"] += loss`)."""
     variables = list(frame.f_locals.items())
     owner = frame.f_locals.get("self")
     attributes = getattr(owner, "__dict__", None)
     if isinstance(attributes, dict):
         variables += [(f"self.{name}", value) for name, value in list(attributes.items())]
-    return variables
+    entries = [
+        (f'{name}["{key}"]', value)
+        for name, held in variables
+        if type(held) is dict and len(held) <= MAX_DICT_ENTRIES
+        for key, value in list(held.items())
+        if isinstance(key, str)
+    ]
+    return variables + entries
 
 
 def _accumulating_line(frame: FrameType, name: str) -> int | None:
     """The line of the frame's function that adds to `name` (`name += ...` or `name = name +
     ...`), where the fix goes; None when the source has none (then the loop's current line)."""
-    try:
-        lines, first = inspect.getsourcelines(frame.f_code)
-    except (OSError, TypeError):  # no source file (exec'd code, a notebook cell gone)
-        return None
-    pattern = re.compile(rf"^\s*{re.escape(name)}\s*(\+=|=\s*{re.escape(name)}\s*\+)")
+    code = frame.f_code
+    if code.co_name == "<module>":  # inspect gives a module's first block only: the whole file
+        lines, first = linecache.getlines(code.co_filename), 1
+    else:
+        try:
+            lines, first = inspect.getsourcelines(code)
+        except (OSError, TypeError):  # no source file (exec'd code, a notebook cell gone)
+            return None
+    spelled = re.escape(name).replace('"', "[\"']")  # metrics["loss"] or metrics['loss']
+    pattern = re.compile(rf"^\s*{spelled}\s*(\+=|=\s*{spelled}\s*\+)")
     for offset, text in enumerate(lines):
         if pattern.match(text):
             return max(first, 1) + offset  # a module's code starts at 0

@@ -413,6 +413,38 @@ def evaluation_is_validation(run: RunObservation) -> bool:
     return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
 
 
+# words of a function's name that say it validates (evaluate_policy, validation_step, run_test,
+# evalModel): the vocabulary of validation in every framework (Keras evaluate, Lightning
+# validation_step, SB3 evaluate_policy); acting is collect/rollout/act/select_action
+_VALIDATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "val", "valid", "validate",
+                               "validation", "test"})  # fmt: skip
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _names_validation(function: str) -> bool:
+    return any(word.lower() in _VALIDATION_WORDS for word in _NAME_WORD.findall(function))
+
+
+def evaluation_called_as_validation(run: RunObservation) -> bool:
+    """Most of the evaluation time the line sampler saw was inside a function the program names
+    as validation (its own line's or a caller's on the chain): an RL loop's greedy evaluation
+    episodes run in train mode and without a loader, like its acting, and only the program's own
+    words tell them apart."""
+    lines = lines_in_phase(run, "evaluation")
+    total = sum(line.self_samples for line in lines)
+    if total < MIN_SAMPLES or run.lines.samples < MIN_RUN_SAMPLES:
+        return False
+    named = sum(
+        line.self_samples
+        for line in lines
+        if any(
+            _names_validation(function)
+            for function in [line.function, *(c.rpartition(" in ")[2] for c in line.chain)]
+        )
+    )
+    return named * 2 > total
+
+
 def acts_in_the_loop(run: RunObservation) -> bool:
     """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
     a batch a training forward had seen (the policy acts on what the environment returned)."""

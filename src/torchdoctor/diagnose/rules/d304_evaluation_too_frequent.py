@@ -8,7 +8,9 @@ interrupted on a busy machine does not make validation look long), unless it
 ran about once per training epoch or less (a small data set whose epochs are a few steps, or
 full-batch training, where each step is an epoch: a GNN validated on its one graph). It counts
 only validation: evaluation forwards run with the model in eval mode, or fed by a loader used for
-evaluation (acting forwards of a reinforcement-learning loop run in train mode and are left out).
+evaluation, or (a reinforcement-learning loop's greedy evaluation episodes, in train mode like
+its acting) sampled mostly inside a function the program names as validation (`evaluate_policy`,
+`validate`, `run_test`); acting forwards (`collect`, `select_action`) are left out.
 A frozen teacher's eval-mode forward in every step of a distillation loop is not validation: when
 most evaluation forwards are of a model that never trained, run without autograd before their
 step's backward at the training batch's size (the loss uses their outputs), it stays silent.
@@ -56,7 +58,11 @@ from torchdoctor.diagnose.rules._common import (
     severity_for,
     training_loaders,
 )
-from torchdoctor.diagnose.rules._lines import evaluation_is_validation, lines_in_phase
+from torchdoctor.diagnose.rules._lines import (
+    evaluation_called_as_validation,
+    evaluation_is_validation,
+    lines_in_phase,
+)
 
 CODE = "D304"
 TITLE = "Evaluation runs so often that it takes a large share of the run"
@@ -119,7 +125,9 @@ def _typical_share(evaluated: list, steps: list) -> float:
 
 def check(run: RunObservation) -> list[Finding]:
     steps = measured_steps(run)
-    if not steps or not run.evaluation.forwards or not evaluation_is_validation(run):
+    if not steps or not run.evaluation.forwards:
+        return []
+    if not evaluation_is_validation(run) and not evaluation_called_as_validation(run):
         return []
     if run.evaluation.beside_training * 2 > run.evaluation.forwards:
         return []  # mostly a frozen teacher's (or a target network's) forwards the loss uses
