@@ -71,7 +71,7 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
-from torchdoctor.diagnose.rules._loaders import in_memory, wait_share
+from torchdoctor.diagnose.rules._loaders import collated_batch, in_memory, wait_share
 from torchdoctor.diagnose.rules._measured import how, not_measured, timings
 
 CODE = "D101"
@@ -130,7 +130,7 @@ def _startup_per_step(timing: WhatIfTiming, loader: LoaderObservation) -> float:
     spread over one epoch's batches: at least one epoch runs, so this is the most it can cost per
     step; a long run pays less."""
     overhead_s = max(0.0, (timing.startup_s or 0.0) - timing.alternative_s)
-    batches = (loader.dataset_len or 0) / (loader.batch_size or 1)
+    batches = (loader.dataset_len or 0) / (collated_batch(loader) or 1)
     return overhead_s / max(batches, 1.0)
 
 
