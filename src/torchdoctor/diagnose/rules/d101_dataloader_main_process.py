@@ -84,8 +84,8 @@ MIN_DATA_SHARE = 0.10
 MAX_WORKERS = 8  # as suggested_workers and `--try workers` start at most
 # What the training process still pays for each batch a worker hands over (the queue, the
 # unpickling, mapping the batch's shared memory): its CPU time per batch with one worker and no
-# compute, measured on the 2-core VM (round 9, tensors of 4 kB to 12.6 MB a batch): 0.37 ms at
-# 4 kB, 0.64 ms at 0.79 MB, 1.0 ms at 3.1 MB, 1.8 ms at 12.6 MB. Without it the estimate took
+# compute (bench/worker_handover.py on the 2-core VM, round 9, batches of 4 kB to 12.6 MB: fits
+# of 0.36 ms + 0.08 ms/MB and 0.35 ms + 0.115 ms/MB at load 9-14). Without it the estimate took
 # the hand-over as free and stated 36-41% on d101 where `--try workers` gained 3-13%.
 HANDOVER_BATCH_S = 0.35e-3
 HANDOVER_BYTE_S = 0.115e-3 / 1e6
