@@ -77,6 +77,20 @@ def test_d101_fires_on_main_process_loading_with_saving_from_overlap():
     assert "num_workers=7" in finding.fix
 
 
+def test_d101_hand_over_is_weighed_on_the_steps_clock_and_by_the_batchs_bytes():
+    """The hand-over constants are CPU time: on a busy machine (the training thread had a CPU
+    half the time) the observed phases are twice as long in wall time, and so is receiving a
+    batch; a weighed 10 MB batch costs 1.15 ms more to receive."""
+    run = data_bound_run(item_s=0.0004)
+    for step in run.steps:
+        step.cpu_share = 0.5
+    saved = only(d101.check(run), "D101").saving
+    assert saved == pytest.approx((30 - 2 * HANDOVER_MS) / 40)
+    run.loaders[0].collate_bytes = 10_000_000
+    heavier = (30 - 2 * (HANDOVER_MS + 1.15)) / 40
+    assert only(d101.check(run), "D101").saving == pytest.approx(heavier)
+
+
 def test_d101_estimates_nothing_without_a_spare_core():
     # one core (a container's limit, a CPU pinned beside other work): "1 worker on 1 core would
     # leave 0 ms of wait" assumed a core the machine does not have

@@ -20,7 +20,8 @@ a GPU, one core), so a step cannot take less than `(t_data + T * t_compute) / C`
 is at least that less `t_compute`: with every core busy (`T >= C`) the workers hide at most
 `1 - 1/C` of the data time, not all of it. The training process still receives every batch a
 worker hands over (the queue, unpickling, mapping its shared memory): 0.35 ms a batch and
-0.115 ms per MB, its CPU time measured on a 2-core VM, counted in `t_compute` and taken off the
+0.115 ms per MB, its CPU time measured on a 2-core VM (on the steps' wall clock: divided by
+the share of the time the training thread had a CPU), counted in `t_compute` and taken off the
 saving (taken as free, the estimate stated 36-41% on a loop where `--try workers` gained
 3-13%). The saving is the measured data time minus that remainder and the hand-over; an
 estimate that leaves no gain is no finding. It assumes no other load on the machine (the load average after the run is named
@@ -77,6 +78,7 @@ from torchdoctor.diagnose.rules._common import (
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import collated_batch, in_memory, wait_share
 from torchdoctor.diagnose.rules._measured import how, not_measured, timings
+from torchdoctor.diagnose.rules._overhead import cpu_share
 
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"
@@ -99,10 +101,12 @@ def _cores_busy(run: RunObservation) -> int:
     return max(1, run.environment.intra_op_threads or 1)
 
 
-def _handover_s(loader: LoaderObservation) -> float:
+def _handover_s(run: RunObservation, loader: LoaderObservation) -> float:
     """The training process's own time per batch a worker hands over (HANDOVER_*; the batch's
-    bytes where the collate was weighed)."""
-    return HANDOVER_BATCH_S + HANDOVER_BYTE_S * (loader.collate_bytes or 0)
+    bytes where the collate was weighed), on the steps' wall clock: CPU time is 1/cpu_share
+    longer in wall time on a busy machine, as the observed phases it is weighed against."""
+    cpu_s = HANDOVER_BATCH_S + HANDOVER_BYTE_S * (loader.collate_bytes or 0)
+    return cpu_s / cpu_share(run)
 
 
 def _wait_with_workers(data_s: float, rest_s: float, workers: int, cpus: int, busy: int) -> float:
@@ -181,7 +185,7 @@ def check(run: RunObservation) -> list[Finding]:
     cpus = cpu_count(run, loader)
     busy = _cores_busy(run)
     # with workers the training process receives each batch: its own work grows by the hand-over
-    handover_s = _handover_s(loader)
+    handover_s = _handover_s(run, loader)
     workers, left_s = _estimated_workers(data_s, rest_s + handover_s, cpus, busy)
     saving = clamp((data_s - left_s - handover_s) / profile.step_s)
     basis: SavingBasis = "estimated"
