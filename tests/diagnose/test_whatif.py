@@ -54,6 +54,9 @@ def _losses(script: str, whatif: bool):
         # a batch of 2 through 512-wide layers with Dropout, shuffled by the loader: the batch
         # what-if (planned on the measured FLOP utilisation, whatever the load)
         ("whatif_batch_keeps_program_state", {"batch.x2", "batch.x4"}),
+        # a loader built with its own batch_sampler (uneven batches from its own generator): the
+        # workers what-if fetches a copy's batches (it skipped such loaders before round 9)
+        ("whatif_batch_sampler_keeps_program_state", {"data.workers"}),
     ],
 )  # fmt: skip
 def test_program_losses_are_bit_identical_with_and_without_the_probes(script, probes):

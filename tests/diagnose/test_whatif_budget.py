@@ -123,3 +123,23 @@ def test_a_warm_up_that_cannot_fit_after_the_first_one_is_not_begun():
     with budget.active(), pytest.raises(OverBudget, match="warm-up"):
         interleaved_medians({"as run": slow, "fix": slow}, "cpu", allowance_s=1.0)
     assert len(calls) == 1
+
+
+def test_a_short_runs_budget_is_raised_to_the_workers_probes_floor_and_no_further():
+    """d101 ran 1.5 s: 0.15 s of what-if budget, the workers probe (floor ~0.2 s) never fitted and
+    D101 stated an estimate ten times the gain `--try workers` found. The budget is raised to
+    what is spent plus that probe's floor, at most to the cap given, and only where it is planned."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import RAISED_FOR, _raised
+
+    spent = iter([0.0, 0.05, 0.05, 0.05, 0.05, 0.05])  # the budget starts, then 50 ms are spent
+    budget = Budget(0.15, clock=lambda: next(spent))
+    plan = SimpleNamespace(floors={RAISED_FOR: 0.2}, items=[(0.3, RAISED_FOR, None)])
+    assert _raised(plan, budget, most_s=0.4) == pytest.approx(0.25)  # spent + the floor
+    assert _raised(plan, budget, most_s=0.2) == pytest.approx(0.2)  # the cap holds
+    plan.floors[RAISED_FOR] = 0.05  # the floor fits in the budget: not raised
+    assert _raised(plan, budget, most_s=0.4) == pytest.approx(0.15)
+    plan.items = []  # not planned (no data wait, or an unsupported loader): not raised
+    plan.floors[RAISED_FOR] = 0.2
+    assert _raised(plan, budget, most_s=0.4) == pytest.approx(0.15)

@@ -10,14 +10,16 @@ untimed: the steady state is what the fix changes for every batch of the run."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import time
 from typing import Any
 
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import affordable_rounds, require, synchronize
+from torchdoctor.diagnose.whatif.guard import OverBudget, affordable_rounds, require, synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
 from torchdoctor.intercept.hooks import usable_cores
 
@@ -27,7 +29,15 @@ MIN_BATCHES, MAX_BATCHES = 4, 40
 # one worker's head start (prefetch_factor 2) plus the first batch: a dataset needs this many
 # batches more than MIN_BATCHES; worker counts whose head start does not fit are not timed
 MIN_EXTRA_BATCHES = 3
+# the side runs the probe cannot do without: the as-run side and one worker count
+FEWEST_RUNS = 2
+# a worker set's start before its first batch is known (fork, the worker's imports): predicted at
+# this much until one was timed (fork start-ups here took 0.03-0.2 s, load 0-10)
+WORKER_START_S = 0.1
 SIZING_MARGIN = 2  # the side runs are sized for this fraction (1 / it) of the probe's allowance
+# the most batches a side run fetches (its first, the largest head start, MAX_BATCHES timed): a
+# loader built with its own batch_sampler has that many of the sampler's batches listed
+SIDE_BATCHES = 1 + MAX_WORKERS * 2 + MAX_BATCHES
 
 
 def worker_counts(cpus: int) -> list[int]:
@@ -67,13 +77,38 @@ def _private_copy(dataset: Any) -> Any:
     return private
 
 
+def _own_batches(loader: DataLoader) -> list[list[int]]:
+    """The first SIDE_BATCHES batches of a copy of the loader's own batch_sampler: the batches
+    the program fetched (their sizes, a bucketing sampler's grouping), while the program's
+    sampler and any generator it owns are left alone (its draws from the global generators are
+    put back by whatif.guard.program_state_kept)."""
+    copied = copy.deepcopy(loader.batch_sampler)
+    return [list(batch) for batch in itertools.islice(iter(copied), SIDE_BATCHES)]  # type: ignore[arg-type]
+
+
+def _side_batches(loader: DataLoader, dataset: Any) -> Any:
+    """What a side loader fetches: the program's own batch_sampler's batches (a copy's) where it
+    was given one, else batches of its batch size in dataset order."""
+    if loader.batch_size is None:
+        return _own_batches(loader)
+    return BatchSampler(SequentialSampler(dataset), loader.batch_size, drop_last=False)
+
+
+def batch_count(loader: DataLoader) -> int:
+    """Full batches a side loader can fetch (at most SIDE_BATCHES where the program gave its own
+    batch_sampler)."""
+    if loader.batch_size is None:
+        return len(_own_batches(loader))
+    return len(loader.dataset) // loader.batch_size  # type: ignore[arg-type]
+
+
 def side_loader(loader: DataLoader, workers: int, **settings: Any) -> DataLoader:
-    """Same dataset, batch size, collate and worker set-up; batches in dataset order (the
-    program's sampler, and any generator it owns, are left alone). `settings` override."""
+    """Same dataset, batches, collate and worker set-up; batches in dataset order, or the first
+    ones of a copy of the program's own batch_sampler (the program's sampler, and any generator
+    it owns, are left alone). `settings` override."""
     dataset: Any = _private_copy(loader.dataset)  # sized: unsupported() said so
-    sampler = BatchSampler(SequentialSampler(dataset), loader.batch_size or 1, drop_last=False)
     arguments: dict[str, Any] = dict(
-        batch_sampler=sampler,
+        batch_sampler=_side_batches(loader, dataset),
         collate_fn=loader.collate_fn,
         num_workers=workers,
         pin_memory=loader.pin_memory,
@@ -144,33 +179,36 @@ def _fetch_while_computing(
         del iterator  # shuts the workers down
 
 
-def side_run_unsupported(loader: DataLoader, min_batches: int) -> str:
+def side_run_unsupported(loader: DataLoader, min_batches: int, own_batches: bool = False) -> str:
     """Why a side loader cannot re-create the program's batches ("" when it can): what every
-    data what-if needs (a sized map-style dataset of `min_batches`, batches from batch_size)."""
+    data what-if needs (a sized map-style dataset of `min_batches`, batches from batch_size, or,
+    for a probe that takes them (`own_batches`), from a copy of the loader's own batch_sampler)."""
     if isinstance(loader.dataset, IterableDataset):
         return "an IterableDataset (its sharding across workers is the program's)"
-    if loader.batch_size is None:
-        return "a loader built with its own batch_sampler"
     try:
-        length = len(loader.dataset)  # type: ignore[arg-type]
+        len(loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         return "a dataset without a length"
-    if length < min_batches * loader.batch_size:
-        return f"a dataset of fewer than {min_batches} batches"
-    return ""
+    if loader.batch_size is None and not own_batches:
+        return "a loader built with its own batch_sampler"
+    try:
+        enough = batch_count(loader) >= min_batches
+    except Exception as exc:  # noqa: BLE001 - a sampler that cannot be copied or listed
+        return f"a batch_sampler that cannot be copied ({type(exc).__name__})"
+    return "" if enough else f"a dataset of fewer than {min_batches} batches"
 
 
 def unsupported(loader: DataLoader) -> str:
     """Why the loader's worker what-if cannot run ("" when it can)."""
     if loader.num_workers:
         return "a loader that already has workers"
-    return side_run_unsupported(loader, MIN_BATCHES + MIN_EXTRA_BATCHES)
+    return side_run_unsupported(loader, MIN_BATCHES + MIN_EXTRA_BATCHES, own_batches=True)
 
 
 def _counts(loader: DataLoader) -> list[int]:
     """The worker counts timed: as `--try workers` counts them, those whose head start leaves
     MIN_BATCHES of the dataset's batches."""
-    total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
+    total = batch_count(loader)
     return [
         n
         for n in worker_counts(usable_cores())
@@ -179,20 +217,20 @@ def _counts(loader: DataLoader) -> list[int]:
 
 
 def fewest_runs_s(loader: DataLoader, step_s: float) -> float:
-    """The least this probe takes: MIN_BATCHES at the program's step time in every side run it
-    cannot do without (the as-run side once, each worker count once); the workers' start-ups
-    come on top."""
-    return MIN_BATCHES * step_s * (len(_counts(loader)) + 1)
+    """The least this probe takes: MIN_BATCHES and a first batch at the program's step time in
+    the side runs it cannot do without (the as-run side once, one worker count), the compute's
+    warm-up step, and a worker set's start."""
+    return ((MIN_BATCHES + 1) * FEWEST_RUNS + 1) * step_s + WORKER_START_S
 
 
 def measure(
     loader: DataLoader, replay: Replay, step_s: float, rest_s: float, allowance_s: float
 ) -> list[WhatIfTiming]:
-    """One timing per worker count; `step_s` (the measured step) sizes the number of batches,
-    `rest_s` (the step without its data wait) the compute run after each batch. The as-run side
-    (num_workers=0) is timed before and, where the budget leaves room, after the variants (drift
-    averaged)."""
-    total = len(loader.dataset) // loader.batch_size  # type: ignore[arg-type, operator]
+    """One timing per worker count that fits (at least the first); `step_s` (the measured step)
+    sizes the number of batches, `rest_s` (the step without its data wait) the compute run after
+    each batch. The as-run side (num_workers=0) is timed before and, where the budget leaves
+    room, after the variants (drift averaged)."""
+    total = batch_count(loader)
     counts = _counts(loader)
     available = total - 1 - _prefetched(loader, max(counts))  # the first batch, the head start
     runs = len(counts) + 2
@@ -201,30 +239,42 @@ def measure(
     # of a 1.1 s share and the runs after it no longer fitted
     share_s = allowance_s / SIZING_MARGIN / runs
     batches = int(min(MAX_BATCHES, available, max(MIN_BATCHES, share_s / step_s)))
-    # the program's own steps (num_workers=0) took step_s a batch: the fewest batches of every
-    # run must fit before the first starts (a slow dataset's runs would take the budget and more)
-    batches = min(batches, affordable_rounds(max(step_s, 1e-6) * runs, fewest=MIN_BATCHES))
+    # the program's own steps (num_workers=0) took step_s a batch: the fewest batches of the
+    # runs the probe needs must fit before the first starts (a slow dataset's runs would take
+    # the budget and more); every run's where the budget holds them
+    per_batch_s = max(step_s, 1e-6)
+    affordable_rounds(per_batch_s * FEWEST_RUNS, fewest=MIN_BATCHES)
+    batches = min(batches, max(MIN_BATCHES, affordable_rounds(per_batch_s * runs, fewest=0)))
     compute = StepCompute(replay, rest_s)
-    results, longest = [], 0.0
-    # the as-run side before the worker counts, and after them where the budget leaves room
-    # (drift averaged): under load the first side run took 0.28 s of a 0.52 s allowance, and
-    # the three after it did not fit where the two worker counts alone would have
-    for index, workers in enumerate([0, *counts, 0]):
-        closing = index == len(counts) + 1
-        # the runs left must fit in what is left of the budget, the longest run so far being
-        # what one costs here (a worker count adds its start-up), or the next does not start
-        if longest and closing and affordable_rounds(longest, fewest=0) < 1:
+    started = time.perf_counter()
+    as_run_runs = [_fetch_while_computing(loader, 0, batches, compute)]
+    longest = time.perf_counter() - started
+    measured: list[tuple[int, float, float]] = []
+    for workers in counts:
+        # a worker count costs the longest run so far and a worker set's start (the first
+        # one's is not known yet: WORKER_START_S; a start under load took 1.04 s of a 0.86 s
+        # budget when nothing was added). The first count must fit (OverBudget says why not);
+        # a later one is left out where it does not: on a short run, one count measured is a
+        # measurement where none was
+        predicted = longest + (0.0 if measured else WORKER_START_S)
+        if measured and affordable_rounds(predicted, fewest=0) < 1:
             break
-        if longest and not closing:
-            affordable_rounds(longest, fewest=len(counts) + 1 - index)
+        affordable_rounds(predicted, fewest=1)
         started = time.perf_counter()
-        results.append(_fetch_while_computing(loader, workers, batches, compute))
+        try:
+            measured.append((workers, *_fetch_while_computing(loader, workers, batches, compute)))
+        except OverBudget:
+            if not measured:
+                raise
+            break  # a later count ran past the budget: the ones timed stand
         longest = max(longest, time.perf_counter() - started)
-    as_run_runs = [results[0], *results[len(counts) + 1 :]]
+    # the closing as-run run, where the budget leaves room: under load the first side run took
+    # 0.28 s of a 0.52 s allowance, and the runs after it did not fit where the worker counts
+    # alone would have
+    if affordable_rounds(longest, fewest=0) >= 1:
+        with contextlib.suppress(OverBudget):  # the opening as-run run stands alone then
+            as_run_runs.append(_fetch_while_computing(loader, 0, batches, compute))
     as_run = sum(per_batch for _, per_batch in as_run_runs) / len(as_run_runs)
-    measured = [
-        (n, *result) for n, result in zip(counts, results[1 : len(counts) + 1], strict=True)
-    ]
     return [
         WhatIfTiming(
             name="data.workers",
