@@ -56,19 +56,14 @@ class CallCount:
             code = frame.f_code
             if code.co_filename.startswith(_OURS):
                 self.ours += 1
-            self.functions[f"{os.path.basename(code.co_filename)}:{code.co_name}"] += 1
+            self.functions[_named(code)] += 1
         elif event == "c_call":
             self.c += 1
-            caller = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}"
-            self.functions[f"C {getattr(arg, '__qualname__', arg)} in {caller}"] += 1
+            self.functions[f"C {getattr(arg, '__qualname__', arg)} in {_named(frame.f_code)}"] += 1
 
     def run(self, steps) -> CallCount:
         before = [stats["collections"] for stats in gc.get_stats()]
-        sys.setprofile(self._profile)
-        try:
-            steps()
-        finally:
-            sys.setprofile(None)
+        _under(sys.setprofile, self._profile, steps)
         after = [stats["collections"] for stats in gc.get_stats()]
         self.collections = [b - a for a, b in zip(before, after, strict=True)]
         return self
@@ -86,22 +81,30 @@ class OpcodeCount:
     def _trace(self, frame, event, arg):
         if event == "opcode":
             self.total += 1
-            code = frame.f_code
-            if code.co_filename.startswith(_OURS):
+            if frame.f_code.co_filename.startswith(_OURS):
                 self.ours += 1
-                self.functions[f"{os.path.basename(code.co_filename)}:{code.co_name}"] += 1
+                self.functions[_named(frame.f_code)] += 1
         elif event == "call":
             frame.f_trace_opcodes = True
             frame.f_trace_lines = False
         return self._trace
 
     def run(self, steps) -> OpcodeCount:
-        sys.settrace(self._trace)
-        try:
-            steps()
-        finally:
-            sys.settrace(None)
+        _under(sys.settrace, self._trace, steps)
         return self
+
+
+def _named(code) -> str:
+    return f"{os.path.basename(code.co_filename)}:{code.co_name}"
+
+
+def _under(install, hook, steps) -> None:
+    """Run `steps` with `hook` installed by `install` (sys.setprofile or sys.settrace)."""
+    install(hook)
+    try:
+        steps()
+    finally:
+        install(None)
 
 
 def count(run, steps: int, without: tuple[str, ...] | None = None, counter=CallCount):
