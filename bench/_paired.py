@@ -6,7 +6,8 @@ that rotates and reverses from round to round (drifts hit every mode alike). A m
 the median over rounds of its per-round ratio to the base mode (each round summarised by its
 median step), printed with the spread of those ratios (their middle half) so a reader can tell
 a difference from the noise. Two clocks: wall time and the main thread's CPU time; with one
-torch thread the CPU-time ratio is the one that stays meaningful on an overloaded machine.
+torch thread the CPU-time ratio is the one that stays meaningful on an overloaded machine. A
+bench may add a third, the whole process's CPU time ("proc": other threads' work too).
 
 Used by bench/diagnose_overhead.py, bench/memory_probe_overhead.py and bench/trial_overhead.py.
 """
@@ -18,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-StepTimes = list[tuple]  # (wall, main-thread CPU seconds, ...) of each step; more fields ignored
-CLOCKS = (("wall", 0), ("cpu", 1))
+# (wall, main-thread CPU seconds, ...) of each step; a bench may add the process's CPU seconds
+# (every thread: the line sampler's too) as the fourth field
+StepTimes = list[tuple]
+CLOCKS = (("wall", 0), ("cpu", 1), ("proc", 3))
 T = TypeVar("T")
 
 
@@ -70,8 +73,11 @@ def paired_ratio(base: list[StepTimes], mode: list[StepTimes], clock: int) -> Pa
 
 
 def print_ratios(base_name: str, mode_name: str, base, mode, indent: str = "  ") -> None:
-    """One line per clock: both modes' median step and the paired ratio with its spread."""
+    """One line per clock the step times hold: both modes' median step and the paired ratio
+    with its spread."""
     for clock, index in CLOCKS:
+        if len(base[0][0]) <= index:
+            continue
         r = paired_ratio(base, mode, index)
         print(
             f"{indent}{clock:4s}: {base_name} {1000 * r.base_s:.3f} ms, {mode_name} "

@@ -11,7 +11,15 @@ each probe left out in turn (`DiagnoseConfig.without_probes`) and prints what ea
 collector's runs per step (gen0/gen1/gen2, plain and watched): objects the probes allocate and
 keep make collections more frequent, a cost `sys.setprofile` does not see.
 
+`--opcodes` counts the bytecode instructions the interpreter runs per step instead (`sys.settrace`
+with opcode events, the main thread): the probes' cost is interpreter time (round 9: `perf` put
++426 of the +566 us a diagnosed MLP step costs in libpython, none in torch's kernels, libc or the
+kernel), and a call is not a unit of it (a call of ours runs 10 to 500 instructions), so this is
+the load-independent count that follows the time. `--top N` then names the functions of ours that
+run the most.
+
     .venv/bin/python bench/diagnose_calls.py [--steps 32] [--loops mlp,...] [--per-probe] [--top 15]
+        [--opcodes]
 """
 
 from __future__ import annotations
@@ -48,35 +56,81 @@ class CallCount:
             code = frame.f_code
             if code.co_filename.startswith(_OURS):
                 self.ours += 1
-            self.functions[f"{os.path.basename(code.co_filename)}:{code.co_name}"] += 1
+            self.functions[_named(code)] += 1
         elif event == "c_call":
             self.c += 1
-            caller = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}"
-            self.functions[f"C {getattr(arg, '__qualname__', arg)} in {caller}"] += 1
+            self.functions[f"C {getattr(arg, '__qualname__', arg)} in {_named(frame.f_code)}"] += 1
 
     def run(self, steps) -> CallCount:
         before = [stats["collections"] for stats in gc.get_stats()]
-        sys.setprofile(self._profile)
-        try:
-            steps()
-        finally:
-            sys.setprofile(None)
+        _under(sys.setprofile, self._profile, steps)
         after = [stats["collections"] for stats in gc.get_stats()]
         self.collections = [b - a for a, b in zip(before, after, strict=True)]
         return self
 
 
-def count(run, steps: int, without: tuple[str, ...] | None = None) -> CallCount:
-    """Calls over `steps` steady steps; `without` None: plain, else watched without those."""
+class OpcodeCount:
+    """`sys.settrace` counts of one stretch of steps: bytecode instructions run, all and ours
+    (torchdoctor's code), and ours per function."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.ours = 0
+        self.functions: collections.Counter = collections.Counter()
+
+    def _trace(self, frame, event, arg):
+        if event == "opcode":
+            self.total += 1
+            if frame.f_code.co_filename.startswith(_OURS):
+                self.ours += 1
+                self.functions[_named(frame.f_code)] += 1
+        elif event == "call":
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+        return self._trace
+
+    def run(self, steps) -> OpcodeCount:
+        _under(sys.settrace, self._trace, steps)
+        return self
+
+
+def _named(code) -> str:
+    return f"{os.path.basename(code.co_filename)}:{code.co_name}"
+
+
+def _under(install, hook, steps) -> None:
+    """Run `steps` with `hook` installed by `install` (sys.setprofile or sys.settrace)."""
+    install(hook)
+    try:
+        steps()
+    finally:
+        install(None)
+
+
+def count(run, steps: int, without: tuple[str, ...] | None = None, counter=CallCount):
+    """Calls (or opcodes: `counter`) over `steps` steady steps; `without` None: plain, else
+    watched without those probes."""
     if without is None:
         run(WARM_STEPS)
-        return CallCount().run(lambda: run(steps))
+        return counter().run(lambda: run(steps))
     w = torchdoctor.watch(warmup=3, whatif=False)
     w.config.without_probes = without
     with w:
         run(WARM_STEPS)
-        counted = CallCount().run(lambda: run(steps))
+        counted = counter().run(lambda: run(steps))
     return counted
+
+
+def report_opcodes(name: str, run, args) -> None:
+    plain = count(run, args.steps, counter=OpcodeCount)
+    watched = count(run, args.steps, (), counter=OpcodeCount)
+    print(
+        f"{name}: bytecode instructions per step: plain {plain.total / args.steps:.0f}, "
+        f"diagnose {watched.total / args.steps:.0f} (+{(watched.total - plain.total) / args.steps:.0f}"
+        f", {watched.ours / args.steps:.0f} in torchdoctor's code); {args.steps} steady steps"
+    )
+    for function, opcodes in watched.functions.most_common(args.top):
+        print(f"    {opcodes / args.steps:7.1f}  {function}")
 
 
 def per_step(watched: CallCount, plain: CallCount, steps: int) -> str:
@@ -99,12 +153,18 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="name the N functions added most")
     parser.add_argument("--batch-size", type=int, default=128, help="mlp row")
     parser.add_argument("--width", type=int, default=512, help="mlp row")
+    parser.add_argument(
+        "--opcodes", action="store_true", help="bytecode instructions per step, not calls"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     for name in args.loops.split(","):
         if name not in LOOPS:
             parser.error(f"unknown loop {name!r}; choose from {', '.join(LOOPS)}")
         run = LOOPS[name](args)
+        if args.opcodes:
+            report_opcodes(name, run, args)
+            continue
         plain = count(run, args.steps)
         watched = count(run, args.steps, ())
         description = DESCRIPTIONS[name].format(width=args.width, batch_size=args.batch_size)

@@ -41,6 +41,12 @@ _location: dict[tuple, str] = {}
 # frames only to find that line; the fast paths that dismiss torch's own reads do not.
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 _installed_code: dict = {}  # code object -> is it an installed package's code (not torchdoctor)?
+# (code object, instruction offset) -> "file:line" of a frame asked about that was the program's
+# own line itself: the usual call (a forward or a backward() called from the training loop) costs
+# one look-up instead of the walk's (round 9: the probes' per-step work is counted in bytecode
+# instructions, bench/diagnose_calls.py --opcodes). Only such frames: where the walk went past a
+# frame, the answer depends on the frames above it.
+_own_line: dict[tuple, str] = {}
 
 
 def _is_library(filename: str) -> bool:
@@ -87,6 +93,11 @@ def user_location(depth: int = 2) -> str:
         frame = sys._getframe(depth)
     except ValueError:
         return "<unknown>"
+    first_key = (frame.f_code, frame.f_lasti)
+    location = _own_line.get(first_key)
+    if location is not None:
+        return location
+    first_frame = frame
     library, installed = _library_code, _installed_code
     first_installed = None  # the package's frame nearest the call, if no program line is found
     while frame is not None:
@@ -104,9 +115,14 @@ def user_location(depth: int = 2) -> str:
                 first_installed = frame
         frame = frame.f_back
     if frame is None:
-        if first_installed is None:
-            return "<unknown>"
-        frame = first_installed
+        return "<unknown>" if first_installed is None else _line_of(first_installed)
+    location = _line_of(frame)
+    if frame is first_frame:
+        _own_line[first_key] = location
+    return location
+
+
+def _line_of(frame) -> str:
     key = (frame.f_code, frame.f_lasti)
     location = _location.get(key)
     if location is None:

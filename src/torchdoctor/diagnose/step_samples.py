@@ -11,6 +11,8 @@ from __future__ import annotations
 def per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
     """The step's backward() end times, grouped by the optimizer update they fed: one group per
     update (k backwards: gradient accumulation; a GAN's D and G updates: one each)."""
+    if len(backward_ends) == 1 and len(update_ends) == 1 and backward_ends[0] <= update_ends[0]:
+        return [[backward_ends[0]]]  # the usual step (this runs at every step close)
     groups: list[list[float]] = []
     updates = iter(sorted(update_ends))
     update_end = next(updates, float("inf"))

@@ -200,8 +200,11 @@ class StepRecord:
     # counter books the ops dispatched there to evaluation (RL acting forwards of one observation)
     eval_spans: list[tuple[float, float]] = field(default_factory=list)
     # (phase, start, end) since the origin, evaluation cut out, same-phase neighbours merged:
-    # where each phase really ran (the --trace places them there); at most MAX_SPANS
+    # where each phase really ran (the --trace places them there); at most MAX_SPANS. Made after
+    # the run (StepTracker.close()) from `pieces`: nothing reads them while it runs
     spans: list[tuple[str, float, float]] = field(default_factory=list)
+    # (phase, t0, t1) in clock time, evaluation cut out: what `phases` sums, until close()
+    pieces: list[tuple[str, float, float]] | None = None
 
 
 @dataclass
@@ -319,7 +322,11 @@ class StepTracker:
             cpu_next = time.thread_time() if reads_next else None
             now = self.clock()
             cpu_now = None if self._state.cpu_start is None else time.thread_time()
-            self._close(now)
+            if now > self._t_last:  # _close(now), spelled out: this runs at every step
+                self._state.intervals.append(
+                    (self.stack[-1] if self.stack else OTHER, self._t_last, now)
+                )
+            self._t_last = now
             if self._unsettled is not None:
                 self._settle()
             state = self._state
@@ -363,10 +370,14 @@ class StepTracker:
         return self._unsettled[0] if self._unsettled else None
 
     def close(self) -> None:
-        """The run is over: forwards that got no gradient were evaluation."""
+        """The run is over: forwards that got no gradient were evaluation; the kept steps get
+        their spans."""
         now = self.clock()
         self._close(now)
         self._settle()
+        for step in self.steps:
+            if step.pieces is not None:
+                step.spans, step.pieces = _spans(step.pieces, self.origin), None
         spans, forwards = self._eval_spans(self._state, final=True)
         self.eval_forwards.extend(forwards)
         for span_start, span_end in spans:
@@ -448,7 +459,9 @@ class StepTracker:
             self.eval_forwards.extend(new)
             record.eval_forwards.extend(new)
         self.eval_seconds += eval_seconds - record.eval_seconds
-        record.phases, record.spans = _phase_spans(state.intervals, spans, self.origin)
+        # the spans are made of the pieces after the run (close()): one pass here, not two
+        record.pieces = _cut_out(state.intervals, spans) if spans else state.intervals
+        record.phases = _phase_seconds(record.pieces)
         record.wall = sum(record.phases.values())
         groups = per_update(state.backward_ends, state.update_ends)
         record.batch_size = batch_size(training, groups)
@@ -468,33 +481,40 @@ MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its fi
 
 
 def _phase_spans(intervals, cut, origin: float) -> tuple[dict[str, float], list]:
-    """Seconds per phase and spans (`_phases_and_spans`) of the step's intervals minus the
-    evaluation spans `cut`: the phases are the pieces the spans are made of, in one pass."""
-    if cut:  # evaluation inside the step (rare): split the intervals around it first
-        intervals = [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
-    return _phases_and_spans(intervals, origin)
+    """Seconds per phase and spans (`_spans`) of the step's intervals minus the evaluation spans
+    `cut`."""
+    pieces = _cut_out(intervals, cut) if cut else intervals
+    return _phase_seconds(pieces), _spans(pieces, origin)
 
 
-def _phases_and_spans(intervals, origin: float) -> tuple[dict[str, float], list]:
-    """Seconds per phase of intervals longer than zero (the tracker appends only those), and the
-    intervals relative to `origin`, same-phase neighbours merged, at most MAX_SPANS. One pass: a
-    step without evaluation gets both from it at its close."""
+def _cut_out(intervals, cut) -> list:
+    """The intervals with the evaluation spans `cut` taken out (split around them)."""
+    return [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]
+
+
+def _phase_seconds(intervals) -> dict[str, float]:
+    """Seconds per phase of intervals longer than zero (the tracker appends only those): the one
+    pass over a step's intervals at its close."""
     phases: dict[str, float] = {}
+    seconds = phases.get  # bound once
+    for phase, t0, t1 in intervals:
+        phases[phase] = seconds(phase, 0.0) + (t1 - t0)
+    return phases
+
+
+def _spans(intervals, origin: float) -> list[tuple[str, float, float]]:
+    """The intervals relative to `origin`, same-phase neighbours merged, the first MAX_SPANS."""
     out: list[tuple[str, float, float]] = []
     last_phase, last_end = None, None
-    full = False
     for phase, t0, t1 in intervals:
-        phases[phase] = phases.get(phase, 0.0) + (t1 - t0)
-        if full:
-            continue
         if phase == last_phase and t0 == last_end:  # contiguous with the previous: one span
             out[-1] = (phase, out[-1][1], t1 - origin)
         elif len(out) < MAX_SPANS:
             out.append((phase, t0 - origin, t1 - origin))
         else:
-            full = True
+            break
         last_phase, last_end = phase, t1
-    return phases, out
+    return out
 
 
 def _outside(t0: float, t1: float, cut) -> list[tuple[float, float]]:

@@ -174,10 +174,12 @@ class DistributedProbe(Probe):
 
     # -- steps --------------------------------------------------------------------------------
     def on_step_end(self, record) -> None:
+        if not self.timed:  # no DDP model, or only untimed (C++) hooks: nothing to book
+            if self.pending or self.syncing_backwards:  # else nothing new to make (every step)
+                self.pending, self.syncing_backwards = [], set()
+            return
         pending, self.pending = self.pending, []
         syncing, self.syncing_backwards = len(self.syncing_backwards), set()
-        if not self.timed:  # no DDP model, or only untimed (C++) hooks
-            return
         record.counters["allreduces"] = len(pending)
         # every syncing backward but the last of the step could have skipped its all-reduce
         record.counters["syncing_micro_steps"] = max(0, min(syncing, record.micro_batches) - 1)

@@ -194,7 +194,8 @@ class ForwardProbe(Probe):
         return entry
 
     def _root_enter(self, module, args, kwargs) -> ForwardRecord | None:
-        facts = self._model_entry(module)[1]
+        entry = self.models.get(id(module))  # seen before: every forward after the first
+        facts = (entry if entry is not None else self._model_entry(module))[1]
         if facts is None:
             return None
         session = self.session
@@ -204,7 +205,9 @@ class ForwardProbe(Probe):
             grad_enabled=torch.is_grad_enabled(),
             inference_mode=torch.is_inference_mode_enabled(),
             train_mode=module.training,
-            location=user_location(),
+            # 3: the caller of the `__call__` wrapper (its frame and this one are ours, which
+            # the walk skips), the program's own line in the usual call: one look-up
+            location=user_location(3),
             module_id=id(module),
         )
         if record.grad_enabled:

@@ -6,8 +6,9 @@ Costs, and where they are paid:
   (activations.py); an out-of-memory crash in that step is explained with them;
 - the sampled step (warm-up too): memory is read at each phase transition, through the step
   tracker's phase listeners (CUDA: allocated, reserved and the peak inside each phase);
-- every step: one memory read at the step's end and a weak reference to its loss (and to its
-  terms: every step of the first TERMS_EVERY_STEP, then one in TERMS_EVERY);
+- every step: one memory read at the step's end; weak references to its loss, its loss's terms
+  and its output on the looked-at steps (every step of the first LOOKED_AT_STEPS, then one in
+  LOOK_EVERY);
 - a handful of checks (the 4th, 8th, 16th... step and the last measured one) of which earlier
   losses and outputs are still alive (retention.py).
 """
@@ -27,12 +28,14 @@ from torchdoctor.diagnose.probes.retention import RetentionWatch
 
 COUNTED_STEP = 0  # activations by module are counted in the first step
 POINTS = ("before_forward", "after_forward", "after_backward", "after_optimizer")
-# The loss's terms (a scan of the calling function's variables, the costliest per-step look of
-# this probe) are looked for at every step of a short run, then at one step in TERMS_EVERY: a
-# check compares the share of the looked-at steps whose terms are still alive, which a regular
-# subset keeps (steps 0-15 and every 4th after: checks at 4, 8, 16... measured steps)
-TERMS_EVERY_STEP = 16
-TERMS_EVERY = 4
+# The loss, its terms (a scan of the calling function's variables, the costliest per-step look
+# of this probe) and the output are looked at on every step of a short run, then on one step in
+# LOOK_EVERY: a check compares the share of the looked-at steps whose tensors are still alive,
+# which a regular subset keeps (steps 0-15 and every 16th after: checks at 4, 8, 16... measured
+# steps). Round 9: looking at every step's loss and output and every 4th step's terms was 400 of
+# the 4300 bytecode instructions the probes add to a steady MLP step (bench/diagnose_calls.py)
+LOOKED_AT_STEPS = 16
+LOOK_EVERY = 16
 AFTER = {"forward": "after_forward", "backward": "after_backward", "optimizer": "after_optimizer"}
 
 
@@ -61,11 +64,13 @@ class MemoryTimelineProbe(Probe):
     def _backward_starting(self, args: tuple, kwargs: dict) -> None:
         tensor = args[0]
         if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
-            location = user_location()
+            retention = self.retention
+            retention.loss_passed(tensor)  # every backward: check_graphs compares the latest
             index = self.tracker.index
-            self.retention.remember("loss", index, tensor, location)
-            if index < TERMS_EVERY_STEP or index % TERMS_EVERY == 0:
-                self.retention.remember_terms(index, tensor, location)
+            if index < LOOKED_AT_STEPS or index % LOOK_EVERY == 0:
+                location = user_location()
+                retention.remember("loss", index, tensor, location)
+                retention.remember_terms(index, tensor, location)
 
     def _wrap_compile(self, original):
         """A compiled model is not counted (hooks would change what dynamo runs), so counting
@@ -118,11 +123,12 @@ class MemoryTimelineProbe(Probe):
         now = self.reader.allocated()
         if now is not None:
             self.step_memory[record.index] = now
-        for forward in record.training_forwards[:1]:
+        index = record.index
+        if (index < LOOKED_AT_STEPS or index % LOOK_EVERY == 0) and record.training_forwards:
+            forward = record.training_forwards[0]
             output = forward.output_ref() if forward.output_ref is not None else None
             if output is not None:
-                self.retention.remember("output", record.index, output, forward.location)
-        index = record.index
+                self.retention.remember("output", index, output, forward.location)
         if index == COUNTED_STEP:
             self._stop_counting()
         if index == self.session.sampled_index - 1:

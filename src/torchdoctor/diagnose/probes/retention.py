@@ -58,12 +58,14 @@ class RetentionWatch:
         # (SAC: critic, actor and temperature losses)
         self.recent_losses: deque[weakref.ref] = deque(maxlen=RECENT_LOSSES)
 
+    def loss_passed(self, loss) -> None:
+        """A loss on its way into backward() (every one: `remember` is told of a subset)."""
+        try:
+            self.recent_losses.append(weakref.ref(loss))
+        except TypeError:
+            pass
+
     def remember(self, kind: str, step: int, tensor, location: str) -> None:
-        if kind == "loss":
-            try:
-                self.recent_losses.append(weakref.ref(tensor))
-            except TypeError:
-                pass
         refs = self.refs[kind]
         if refs and refs[-1].step == step:
             return  # one per step is enough
