@@ -97,6 +97,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "float32",
         "float32 compute instead of float64",
         diagnose=("D201",),
+        lint=("TD128",),
         fixes=("float32",),
         page="mixed-precision.md",
     ),
@@ -316,6 +317,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "anomaly_detection_off",
         "Autograd anomaly detection off outside debugging",
         diagnose=("D211",),
+        lint=("TD127",),
         fixes=("anomaly_off",),
     ),
     Technique(

@@ -63,7 +63,7 @@ class FileContext:
         if key not in self._qualified:
             scope = self._scopes.get(node)
             self._qualified[key] = (
-                scope.get_qualified_names_for(node) if scope is not None else set()
+                set(scope.get_qualified_names_for(node)) if scope is not None else set()
             )
         return self._qualified[key]
 

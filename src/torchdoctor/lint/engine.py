@@ -32,10 +32,15 @@ class FileResult:
         return self.fixed_source is not None and self.fixed_source != self.source
 
 
-def _syntax_error(path: str, source: str, exc: Exception) -> Violation:
+def _syntax_error(
+    path: str, source: str, exc: Exception, where: tuple[int, int, str] | None = None
+) -> Violation:
+    """`where`: (line, 0-based column, message) when `exc` does not carry libcst's fields."""
     line = getattr(exc, "raw_line", None) or getattr(exc, "lineno", None) or 1
     column = (getattr(exc, "raw_column", None) or 0) + 1
     message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+    if where is not None:
+        line, column, message = where[0], where[1] + 1, where[2]
     lines = source.splitlines()
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return Violation(
@@ -65,9 +70,8 @@ def _compile_check(source: str, path: str) -> list[Violation]:
     try:
         compile(source, path, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as exc:
-        exc.raw_line, exc.raw_column = exc.lineno or 1, max((exc.offset or 1) - 1, 0)
-        exc.message = exc.msg
-        return [_syntax_error(path, source, exc)]
+        where = (exc.lineno or 1, max((exc.offset or 1) - 1, 0), exc.msg)
+        return [_syntax_error(path, source, exc, where)]
     except ValueError as exc:  # null bytes
         return [_syntax_error(path, source, exc)]
     return []

@@ -38,26 +38,25 @@ class NodeIndex(cst.CSTVisitor):
             self.children[id(parent)].append(node)
         self.children[id(node)] = []
         self._stack.append(node)
-        kind = type(node)
-        if kind is cst.Call:
+        if isinstance(node, cst.Call):
             self.calls.append(node)
-        elif kind is cst.BinaryOperation:
+        elif isinstance(node, cst.BinaryOperation):
             self.binary_ops.append(node)
-        elif kind is cst.Assign:
+        elif isinstance(node, cst.Assign):
             self._record_assign(node)
-        elif kind is cst.AnnAssign and node.value is not None:
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
             self._record_target(node.target, node.value)
-        elif kind is cst.AugAssign:
+        elif isinstance(node, cst.AugAssign):
             self.aug_assigns.append(node)
-        elif kind is cst.For or kind is cst.While:
+        elif isinstance(node, (cst.For, cst.While)):
             self.loops.append(node)
-        elif kind is cst.FunctionDef:
+        elif isinstance(node, cst.FunctionDef):
             self.functions.append(node)
-        elif kind is cst.ClassDef:
+        elif isinstance(node, cst.ClassDef):
             self.classes.append(node)
-        elif kind is cst.With:
+        elif isinstance(node, cst.With):
             self.withs.append(node)
-        elif kind is cst.Import:
+        elif isinstance(node, cst.Import):
             self._record_import(node)
         elif isinstance(node, cst.ImportFrom):
             self.import_froms.append(node)
@@ -80,7 +79,7 @@ class NodeIndex(cst.CSTVisitor):
     def _record_import(self, node: cst.Import) -> None:
         for alias in node.names:
             if alias.asname is None:
-                root = alias.name
+                root: cst.BaseExpression = alias.name
                 while isinstance(root, cst.Attribute):  # `import torch.nn` binds `torch`
                     root = root.value
                 if isinstance(root, cst.Name) and root.value == "torch":

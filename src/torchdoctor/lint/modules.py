@@ -116,6 +116,8 @@ class LayerFinder:
                     if found is not None:
                         return found
             return self._calls_below(definition.body, depth, skip_functions=False)
+        if not isinstance(definition, cst.FunctionDef):
+            return None
         for node in walk(self.ctx, definition.body):
             if isinstance(node, cst.Return) and node.value is not None:
                 found = self._expression(node.value, depth + 1)

@@ -84,7 +84,9 @@ def string_value(expr: cst.BaseExpression | None) -> str | None:
 
 def value_method(ctx, node: cst.CSTNode, *names: str) -> bool:
     """`value.<name>(...)` on a value, not a module function such as `torch.log(...)`."""
-    return method_call(node, *names) and not ctx.is_imported(node.func)
+    return (
+        isinstance(node, cst.Call) and method_call(node, *names) and not ctx.is_imported(node.func)
+    )
 
 
 def method_call(node: cst.CSTNode, *names: str) -> bool:
@@ -94,6 +96,12 @@ def method_call(node: cst.CSTNode, *names: str) -> bool:
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value in names
     )
+
+
+def receiver(call: cst.CSTNode) -> cst.BaseExpression:
+    """`x` of `x.method(...)`: the caller has checked `method_call`."""
+    assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+    return call.func.value
 
 
 def terminal_name(expr: cst.BaseExpression) -> str | None:
@@ -153,8 +161,8 @@ def is_cuda_device(ctx: FileContext, expr: cst.BaseExpression | None, depth: int
     if isinstance(expr, cst.Call) and ctx.call_name(expr) == "torch.device":
         return is_cuda_device(ctx, argument(expr, "type", 0), depth + 1)
     if isinstance(expr, cst.Name):
-        values = ctx.assigned_values(expr)
-        return bool(values) and any(is_cuda_device(ctx, v, depth + 1) for v in values)
+        values = ctx.assigned_values(expr) or []
+        return any(is_cuda_device(ctx, v, depth + 1) for v in values)
     return False
 
 
@@ -188,11 +196,11 @@ def unwrap_iterable(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpre
 
 def loader_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
     """The `DataLoader(...)` call that `expr` (a loop's iterable) comes from, if visible."""
-    expr = unwrap_iterable(ctx, expr)
-    if isinstance(expr, cst.Name):
-        expr = ctx.single_value(expr)
-    if isinstance(expr, cst.Call) and ctx.call_name(expr) == DATALOADER:
-        return expr
+    source: cst.BaseExpression | None = unwrap_iterable(ctx, expr)
+    if isinstance(source, cst.Name):
+        source = ctx.single_value(source)
+    if isinstance(source, cst.Call) and ctx.call_name(source) == DATALOADER:
+        return source
     return None
 
 
@@ -323,7 +331,7 @@ def function_or_method(
         return None
     if ctx.call_name(node) == function and node.args and not node.args[0].keyword:
         return node.args[0].value
-    if value_method(ctx, node, method):
+    if value_method(ctx, node, method) and isinstance(node.func, cst.Attribute):
         return node.func.value
     return None
 

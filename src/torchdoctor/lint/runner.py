@@ -43,12 +43,12 @@ class RunResult:
         return [f for f in self.files if f.changed]
 
     def diff_text(self) -> str:
-        chunks = []
+        chunks: list[str] = []
         for f in self.changed_files:
             chunks.extend(
                 difflib.unified_diff(
                     f.source.splitlines(keepends=True),
-                    f.fixed_source.splitlines(keepends=True),
+                    (f.fixed_source or f.source).splitlines(keepends=True),
                     fromfile=f"a/{f.path}",
                     tofile=f"b/{f.path}",
                 )
@@ -87,7 +87,7 @@ def _lint_file(args) -> FileResult:
         return FileResult(
             path,
             "",
-            [Violation(SYNTAX_ERROR_CODE, "syntax-error", problem, 1, 1, 1, 1, None, path)],
+            [Violation(SYNTAX_ERROR_CODE, "syntax-error", problem or "", 1, 1, 1, 1, None, path)],
         )
     return lint_source(text, path, rules, fix=fix, unsafe=unsafe)
 
@@ -122,7 +122,7 @@ def run_lint(paths: list[str], options: LintOptions, config: LintConfig | None =
         results = [_lint_file(job) for job in jobs]
     if options.fix and not options.diff:
         for result in results:
-            if result.changed:
+            if result.changed and result.fixed_source is not None:
                 path = Path(result.path)  # written back in the encoding it was read with
                 path.write_text(
                     result.fixed_source, encoding=source_encoding(path.read_bytes()), newline=""

@@ -16,8 +16,9 @@ def _literal_shape(node: cst.BaseExpression) -> tuple[int, ...] | None:
         return _literal_shape(node.expression)
     if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
         inner = {_literal_shape(e.value) for e in node.elements}
-        if len(inner) == 1 and None not in inner:
-            return (len(node.elements), *inner.pop())
+        shape = inner.pop() if len(inner) == 1 else None
+        if shape is not None:
+            return (len(node.elements), *shape)
     return None
 
 
@@ -30,7 +31,8 @@ def _size_arguments(call: cst.Call) -> tuple[int, ...] | None:
         values = [int_value(e.value) for e in args[0].value.elements]
     else:
         values = [int_value(a.value) for a in args]
-    return tuple(values) if values and None not in values else None
+    sizes = [v for v in values if v is not None]
+    return tuple(sizes) if sizes and len(sizes) == len(values) else None
 
 
 def known_shape(ctx, expr: cst.BaseExpression | None, depth: int = 0) -> tuple[int, ...] | None:

@@ -10,6 +10,7 @@ tensor (`(out.argmax(1) == y).float().mean()`), `param.grad`, and names that the
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
@@ -55,7 +56,7 @@ def _is_tensor_function(name: str) -> bool:
 
 
 def is_tensor(
-    ctx, expr: cst.BaseExpression | None, known: set[str] = frozenset(), depth: int = 0
+    ctx, expr: cst.BaseExpression | None, known: AbstractSet[str] = frozenset(), depth: int = 0
 ) -> bool:
     """`expr` evaluates to a tensor; `known`: names already known to hold tensors (losses)."""
     if expr is None or depth > _MAX_DEPTH:
@@ -108,7 +109,7 @@ def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
     """For `_, predicted = torch.max(out, 1)`: the values `name` is unpacked from (a tuple of
     tensors when the value is a tensor-returning call)."""
     scope = ctx.scope(name)
-    values = []
+    values: list[cst.BaseExpression] = []
     for assignment in scope[name.value] if scope is not None else ():
         node = getattr(assignment, "node", None)
         element = ctx.parent(node) if node is not None else None

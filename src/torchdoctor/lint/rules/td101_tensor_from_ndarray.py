@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import rename_attribute
-from torchdoctor.lint.patterns import argument, keyword, method_call
+from torchdoctor.lint.patterns import argument, keyword, method_call, receiver
 from torchdoctor.lint.rule import Rule
 
 _ARRAY_FUNCS = {
@@ -38,7 +38,7 @@ def is_ndarray(ctx, expr, depth: int = 0) -> bool:
         if method_call(expr, "numpy"):
             return True
         if method_call(expr, "astype", "reshape", "copy", "transpose"):
-            return is_ndarray(ctx, expr.func.value, depth + 1)
+            return is_ndarray(ctx, receiver(expr), depth + 1)
         return False
     if isinstance(expr, cst.Name):
         values = ctx.assigned_values(expr)

@@ -107,6 +107,8 @@ class BlockingHostToDevice(Rule):
             return False
         if any(a.star for a in call.args):
             return False
+        if not isinstance(call.func, cst.Attribute):
+            return False
         max_positional = 1 if call.func.attr.value == "cuda" else 2
         if len(positional(call)) > max_positional:
             return False

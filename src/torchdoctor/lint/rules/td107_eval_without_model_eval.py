@@ -30,7 +30,8 @@ def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
         if isinstance(child, cst.Call) and "eval" in (terminal_name(child.func) or "").lower():
             return True
         if (
-            method_call(child, "train")
+            isinstance(child, cst.Call)
+            and method_call(child, "train")
             and child.args
             and terminal_name(child.args[0].value) == "False"
         ):

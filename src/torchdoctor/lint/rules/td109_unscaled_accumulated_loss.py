@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import int_value, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import int_value, method_call, receiver, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 
 _OPTIMIZER_RE = re.compile(r"opt|scaler", re.IGNORECASE)
@@ -29,7 +29,7 @@ def _modulo_divisor(ctx, test: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def _steps_optimizer(ctx, body: cst.CSTNode) -> bool:
     return any(
-        method_call(n, "step") and _OPTIMIZER_RE.search(terminal_name(n.func.value) or "")
+        method_call(n, "step") and _OPTIMIZER_RE.search(terminal_name(receiver(n)) or "")
         for n in walk(ctx, body)
     )
 

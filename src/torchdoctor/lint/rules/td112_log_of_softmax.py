@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import rename_attribute
-from torchdoctor.lint.patterns import value_method
+from torchdoctor.lint.patterns import receiver, value_method
 from torchdoctor.lint.rule import Rule
 
 SOFTMAX_FUNCTIONS = {"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"}
@@ -65,7 +65,7 @@ class LogOfSoftmax(Rule):
                 return None
             operand = call.args[0].value
         elif value_method(ctx, call, "log") and not call.args:
-            operand = call.func.value
+            operand = receiver(call)
         else:
             return None
         if isinstance(operand, cst.Call) and (

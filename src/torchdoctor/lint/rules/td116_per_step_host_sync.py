@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import method_call, terminal_name, value_method, walk
+from torchdoctor.lint.patterns import method_call, receiver, terminal_name, value_method, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.tensors import is_tensor
 
@@ -14,18 +14,18 @@ SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 _OPTIMIZER_RE = re.compile(r"opt|scaler", re.IGNORECASE)
 
 
-def is_training_loop(ctx, loop: cst.CSTNode) -> bool:
+def is_training_loop(ctx, loop: cst.For | cst.While) -> bool:
     for node in walk(ctx, loop.body, skip_loops=True):
         if method_call(node, "backward"):
             return True
-        if method_call(node, "step") and _OPTIMIZER_RE.search(terminal_name(node.func.value) or ""):
+        if method_call(node, "step") and _OPTIMIZER_RE.search(terminal_name(receiver(node)) or ""):
             return True
     return False
 
 
 def _unscaled(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`loss` for `scaler.scale(loss)` (the AMP spelling of `loss.backward()`)."""
-    if method_call(expr, "scale") and expr.args:
+    if isinstance(expr, cst.Call) and method_call(expr, "scale") and expr.args:
         return expr.args[0].value
     return expr
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import value_method
+from torchdoctor.lint.patterns import receiver, value_method
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import broadcast_expands, known_shape
 
@@ -82,5 +82,5 @@ class ReductionOverBroadcast(Rule):
         if name.startswith("torch.") and name[6:] in REDUCTIONS:
             return call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
         if value_method(ctx, call, *REDUCTIONS) and not call.args:
-            return call.func.value
+            return receiver(call)
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import int_value, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import int_value, method_call, receiver, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import known_shape
 from torchdoctor.lint.tensors import is_tensor
@@ -26,14 +26,17 @@ def _row_count_of(ctx, expr) -> str | None:
                 and isinstance(base.value, cst.Name)
             ):
                 return base.value.value
-            if (
-                method_call(base, "size")
-                and not base.args
-                and isinstance(base.func.value, cst.Name)
-            ):
-                return base.func.value.value
-    if method_call(expr, "size") and len(expr.args) == 1 and int_value(expr.args[0].value) == 0:
-        return expr.func.value.value if isinstance(expr.func.value, cst.Name) else None
+            sized = receiver(base) if method_call(base, "size") else None
+            if isinstance(base, cst.Call) and not base.args and isinstance(sized, cst.Name):
+                return sized.value
+    if (
+        isinstance(expr, cst.Call)
+        and method_call(expr, "size")
+        and len(expr.args) == 1
+        and int_value(expr.args[0].value) == 0
+    ):
+        sized = receiver(expr)
+        return sized.value if isinstance(sized, cst.Name) else None
     return None
 
 
@@ -55,6 +58,8 @@ def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
 
 def _rows_indexed(ctx, loop: cst.For) -> dict[str, cst.Name]:
     """Names `x` indexed as `x[i]` by the loop's variable `i` in its body."""
+    if not isinstance(loop.target, cst.Name):
+        return {}
     index = loop.target.value
     rows = {}
     for node in walk(ctx, loop.body):
@@ -158,7 +163,8 @@ class RowByRowLoop(Rule):
     @staticmethod
     def _indexed_tensor(ctx, loop: cst.For, bound) -> str | None:
         statements = loop.body.body
-        if not statements or not all(isinstance(s, cst.SimpleStatementLine) for s in statements):
+        lines = [s for s in statements if isinstance(s, cst.SimpleStatementLine)]
+        if not statements or len(lines) != len(statements):
             return None
         counted = _row_count_of(ctx, bound)
         for name, node in _rows_indexed(ctx, loop).items():
@@ -166,7 +172,7 @@ class RowByRowLoop(Rule):
                 continue
             shape = known_shape(ctx, node)
             if counted == name or (shape and int_value(bound) == shape[0]):
-                if all(_accumulates(ctx, s) for s in statements):
+                if all(_accumulates(ctx, line) for line in lines):
                     return name
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.modules import LayerFinder
-from torchdoctor.lint.patterns import is_cuda_move, method_call, walk
+from torchdoctor.lint.patterns import is_cuda_move, method_call, receiver, walk
 from torchdoctor.lint.rule import Rule
 
 CONVOLUTIONS = tuple(f"torch.nn.Conv{n}d" for n in (1, 2, 3)) + tuple(
@@ -86,8 +86,9 @@ class CudnnBenchmarkUnset(Rule):
 def _holder(ctx, move: cst.Call) -> str | None:
     """The name the model moved by `move` is kept under: `model` for `model.cuda()` and for
     `model = Net().cuda()`, `self.net` for `self.net = Net().to("cuda")`."""
-    if isinstance(move.func.value, (cst.Name, cst.Attribute)):
-        return ctx.code(move.func.value)
+    moved = receiver(move)
+    if isinstance(moved, (cst.Name, cst.Attribute)):
+        return ctx.code(moved)
     parent = ctx.parent(move)
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         target = parent.targets[0].target
@@ -111,7 +112,7 @@ def _is_used(ctx, holder: str, move: cst.Call) -> bool:
         for arg in node.args:
             value = arg.value
             if callee.startswith("torch.optim.") and method_call(value, "parameters"):
-                value = value.func.value
+                value = receiver(value)
             elif not takes_model:
                 continue
             if isinstance(value, (cst.Name, cst.Attribute)) and ctx.code(value) == holder:

@@ -1,0 +1,162 @@
+"""Settings a program switches behaviour on: the defaults the file gives a named setting
+(`cfg.debug`, `args.dtype`, `CONFIG["debug"]`), and code guarded by an explicit opt-in switch.
+
+A rule that flags `set_detect_anomaly(cfg.debug)` only when `debug` defaults to on reads the
+defaults here; "don't know" (no default in the file) is answered with an empty list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from torchdoctor.lint.context import FileContext
+from torchdoctor.lint.patterns import argument, keyword, string_value
+
+
+def setting_name(expr: cst.BaseExpression) -> str | None:
+    """`debug` for `debug`, `cfg.debug`, `cfg["debug"]`, `cfg["train"]["debug"]`."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index):
+            return string_value(index.value)
+    return None
+
+
+def _nodes(ctx: FileContext) -> Iterator[cst.CSTNode]:
+    for children in ctx.index.children.values():
+        yield from children
+
+
+def _is_named(name: str, wanted: str) -> bool:
+    return name.lstrip("-").replace("-", "_") == wanted
+
+
+def defaults(ctx: FileContext, name: str, depth: int = 0) -> list[cst.BaseExpression]:
+    """The values the file binds to setting `name`: `name = v`, `name: T = v` (dataclass fields
+    too), `self.name = v`, `{"name": v}`, `f(name=v)`, `x.get("name", v)`,
+    `add_argument("--name", default=v)` (`action="store_true"`: False, `"store_false"`: True);
+    not those under an `if` the file's own defaults decide against."""
+    return [v for v in _bindings(ctx, name) if not guarded_off(ctx, v, depth + 1)]
+
+
+def _bindings(ctx: FileContext, name: str) -> list[cst.BaseExpression]:
+    found: list[cst.BaseExpression] = list(ctx.index.bindings.get(name, []))
+    found += [value for target, value in ctx.index.attribute_assigns if target.attr.value == name]
+    for node in _nodes(ctx):
+        if isinstance(node, cst.DictElement) and _is_named(string_value(node.key) or "", name):
+            found.append(node.value)
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Tuple):
+            for target in node.targets:  # `args.a, args.b = "32", 200`
+                if isinstance(target.target, cst.Tuple):
+                    pairs = zip(target.target.elements, node.value.elements)
+                    found += [v.value for t, v in pairs if setting_name(t.value) == name]
+    for call in ctx.index.calls:
+        arg = keyword(call, name)
+        if arg is not None:
+            found.append(arg.value)
+        if not isinstance(call.func, cst.Attribute):
+            continue
+        method = call.func.attr.value
+        first = argument(call, "", 0)
+        if method == "get" and _is_named(string_value(first) or "", name):
+            default = argument(call, "default", 1)
+            if default is not None:
+                found.append(default)
+        elif method == "add_argument" and any(
+            _is_named(string_value(a.value) or "", name) for a in call.args if a.keyword is None
+        ):
+            given = keyword(call, "default")
+            action = string_value(argument(call, "action", 99))
+            if given is not None:
+                found.append(given.value)
+            elif action in ("store_true", "store_false"):
+                found.append(cst.Name("True" if action == "store_false" else "False"))
+    return found
+
+
+_MAX_DEPTH = 4
+
+
+def truth(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool | None:
+    """What `expr` evaluates to when the program runs with the file's defaults: `True`/`False`,
+    a setting whose literal defaults agree, `setting == "literal"`, `not`, `and`, `or`; None
+    when the file does not say."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = truth(ctx, expr.expression, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = truth(ctx, expr.left, depth + 1), truth(ctx, expr.right, depth + 1)
+        if isinstance(expr.operator, cst.And):
+            return False if False in (left, right) else (None if None in (left, right) else True)
+        return True if True in (left, right) else (None if None in (left, right) else False)
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+        target = expr.comparisons[0]
+        wanted = string_value(target.comparator)
+        value = literal_default(ctx, expr.left, depth + 1)
+        if wanted is None or not isinstance(value, str):
+            return None
+        if isinstance(target.operator, cst.Equal):
+            return value == wanted
+        if isinstance(target.operator, cst.NotEqual):
+            return value != wanted
+        return None
+    value = literal_default(ctx, expr, depth + 1)
+    return value if isinstance(value, bool) else None
+
+
+def literal_default(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0):
+    """The one literal (bool or string) the file gives setting `expr` (None: several, or none)."""
+    name = setting_name(expr) if not isinstance(expr, cst.SimpleString) else None
+    if isinstance(expr, cst.SimpleString):
+        return string_value(expr)
+    if name is None or depth > _MAX_DEPTH:
+        return None
+    values: set[bool | str] = set()
+    for value in defaults(ctx, name, depth):
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            values.add(value.value == "True")
+        elif (text := string_value(value)) is not None:
+            values.add(text)
+    return values.pop() if len(values) == 1 else None
+
+
+def default_is_true(ctx: FileContext, name: str) -> bool:
+    return truth(ctx, cst.Name(name)) is True
+
+
+def guarded_off(ctx: FileContext, node: cst.CSTNode, depth: int = 0) -> bool:
+    """`node` sits in the body of an `if` whose condition is false with the file's defaults."""
+    return depth <= _MAX_DEPTH and any(t is False for t in _guards(ctx, node, depth))
+
+
+def guarded(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """`node` sits in the body of an `if` whose condition the file's defaults do not make
+    true: a switch (`if self.debug:` with no default in the file, or one that is off)."""
+    return any(t is not True for t in _guards(ctx, node, 0))
+
+
+def _guards(ctx: FileContext, node: cst.CSTNode, depth: int) -> Iterator[bool | None]:
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            yield truth(ctx, ancestor.test, depth + 1)
+        child = ancestor
+
+
+def under_named_switch(ctx: FileContext, node: cst.CSTNode, fragment: str) -> bool:
+    """`node` sits in the body of an `if` whose condition names `fragment` (an explicit opt-in
+    such as `if args.detect_anomaly:`)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and fragment in ctx.code(ancestor.test).lower():
+            return True
+    return False
