@@ -52,6 +52,12 @@ def test_rl_greedy_evaluation_after_every_update_is_d304(caller):
     assert finding.details["frequency"] == 1.0 and finding.saving_basis == "measured"
 
 
+def test_a_metric_forward_on_the_training_batch_is_not_validation_by_its_name():
+    run = rl_run("evaluate_batch")
+    run.evaluation.on_training_batches = run.evaluation.forwards  # a second forward, D801's
+    assert d304.check(run) == []
+
+
 @pytest.mark.parametrize("caller", ["collect_rollouts", "select_action", "interval", "main"])
 def test_rl_acting_in_train_mode_is_not_validation(caller):
     # acting forwards, or a name that only contains the letters ("interval", "retest" would too)

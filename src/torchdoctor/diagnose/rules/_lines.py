@@ -429,7 +429,10 @@ def evaluation_called_as_validation(run: RunObservation) -> bool:
     """Most of the evaluation time the line sampler saw was inside a function the program names
     as validation (its own line's or a caller's on the chain): an RL loop's greedy evaluation
     episodes run in train mode and without a loader, like its acting, and only the program's own
-    words tell them apart."""
+    words tell them apart. Not forwards on the batch a training forward just saw: a second
+    forward for a metric, whatever its function is called, is D801's."""
+    if (run.evaluation.on_training_batches or 0) * 2 >= run.evaluation.forwards:
+        return False
     lines = lines_in_phase(run, "evaluation")
     total = sum(line.self_samples for line in lines)
     if total < MIN_SAMPLES or run.lines.samples < MIN_RUN_SAMPLES:

@@ -4,7 +4,11 @@
 Flags training forwards (a gradient from `backward()` reached their output) of a model with
 Dropout or BatchNorm layers that ran while the model was in `eval()` mode: an evaluation helper
 called `model.eval()` and nothing called `model.train()` before the next training epoch, or a
-model (a GAN's generator) switched to eval mode to draw samples and then trained as it is.
+model (a GAN's generator) switched to eval mode to draw samples and then trained as it is, even
+while another model (its discriminator) trains in train mode in the same step. Models are judged
+one by one: a model that also trains in train mode in the same step (an adversarial attack
+crafted on it in eval mode) is not flagged, nor a frozen network (no parameter takes
+gradients) that a loss runs the trained model's output through (a perceptual loss).
 
 ## Why is this bad
 In eval mode Dropout is off (no regularisation) and BatchNorm normalises with its running

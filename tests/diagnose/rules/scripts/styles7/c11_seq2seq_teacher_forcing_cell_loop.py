@@ -24,8 +24,10 @@ class Seq2Seq(nn.Module):
         super().__init__()
         self.emb = nn.Embedding(VOCAB, HID)
         self.enc = nn.GRU(HID, HID, batch_first=True)
-        self.cell = nn.GRUCell(HID, HID)
-        self.dec = nn.GRU(HID, HID, batch_first=True)
+        if FIXED:
+            self.dec = nn.GRU(HID, HID, batch_first=True)
+        else:
+            self.cell = nn.GRUCell(HID, HID)
         self.out = nn.Linear(HID, VOCAB)
 
     def forward(self, src, tgt):
