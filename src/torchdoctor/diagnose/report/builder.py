@@ -21,7 +21,12 @@ from torchdoctor.diagnose.report.verdict import (
     Verdict,
 )
 from torchdoctor.diagnose.source_lines import lines_around
-from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES, analyze, training_share
+from torchdoctor.diagnose.step_analysis import (
+    COMPUTE_PHASES,
+    analyze,
+    evaluation_share,
+    training_share,
+)
 
 # Above this share of the measured time in evaluation spans (cut out of the steps), the verdict
 # says so first: acting forwards of an RL loop, inference inside the loop, heavy validation.
@@ -160,7 +165,7 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
         run=run,
         breakdown=breakdown,
         findings=list(findings),
-        reason=_verdict(run, bound, analysis.evaluation_share, findings, top_lines),
+        reason=_verdict(run, bound, evaluation_share(run, measured_only=True), findings, top_lines),
         step_time_s=step_time,
         samples_per_s=samples,
         dominant_phase=_bound(breakdown).dominant_phase,
