@@ -1000,6 +1000,8 @@ def test_batches_copied_into_one_fixed_buffer_are_not_full_batch_training(diagno
     assert report.run.habits.training_input_repeated == 0.0
 
 
+@pytest.mark.timing  # the pause must land in "other", not "optimizer": 0.1 s against a
+# tiny SGD step, which a preemption on a busy machine does not reach
 @pytest.mark.parametrize("as_keyword", [False, True], ids=["positional", "keyword"])
 def test_a_closures_own_code_is_the_steps_other_work_not_the_optimizers(diagnose_here, as_keyword):
     """Lightning hands its whole training step to `optimizer.step(closure=...)`: the closure's
@@ -1017,17 +1019,17 @@ def test_a_closures_own_code_is_the_steps_other_work_not_the_optimizers(diagnose
             def closure():
                 opt.zero_grad()
                 loss = nn.functional.mse_loss(model(x), y)
-                time.sleep(0.02)  # the framework's hooks and logging between them
+                time.sleep(0.1)  # the framework's hooks and logging between them
                 loss.backward()
                 return loss
 
             {call}
         """,
-        steps=6,
+        steps=4,
         warmup=2,
     )
     assert report.run.status == "stopped", report.run.error
-    for step in report.run.steps:  # the 20 ms pause is other work, in every step
-        assert step.phases["other"] >= 0.02 > step.phases["optimizer"], step.phases
+    for step in report.run.steps:  # the 0.1 s pause is other work, in every step
+        assert step.phases["other"] >= 0.1 > step.phases["optimizer"], step.phases
     (optimizer,) = report.run.optimizers
-    assert optimizer.step_s is not None and optimizer.step_s < 0.02, optimizer
+    assert optimizer.step_s is not None and optimizer.step_s < 0.1, optimizer

@@ -127,3 +127,30 @@ def test_loop_dominated_by_no_grad_acting_forwards_says_so_first(diagnose_here):
     assert report.run.evaluation.under_no_grad >= 15
     assert report.reason.evaluation_share > 0.5, report.verdict
     assert "evaluation-heavy" in report.verdict and "within the steps, " in report.verdict
+
+
+def test_an_evaluation_before_the_measured_steps_is_not_the_measured_times(diagnose_here):
+    """minGPT's adder evaluates the whole test set at iteration 0 (`iter_num % 500 == 0`), in
+    warm-up: the verdict read "evaluation-heavy: 95% of the measured time ran forwards whose
+    outputs never got a gradient" of 20 measured steps with no evaluation in them."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for it in range(40):
+            if it == 0:  # the whole test set, once
+                with torch.no_grad():
+                    for _ in range(300):
+                        model(torch.randn(512, 64)).argmax(1)
+            loss = model(torch.randn(16, 64)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+        warmup=2,
+    )
+    run = report.run
+    assert run.evaluation.seconds > sum(s.wall_s for s in run.steps), run.evaluation
+    assert sum(s.evaluation_s for s in run.steps) == 0
+    assert not report.verdict.startswith("evaluation-heavy"), report.verdict

@@ -154,17 +154,21 @@ def _spread(steps: list[StepObservation], median_s: float) -> tuple[list, StepSp
     return typical, spread
 
 
-def evaluation_share(run: RunObservation) -> float:
+def evaluation_share(run: RunObservation, measured_only: bool = False) -> float:
     """Evaluation time as a share of evaluation plus training time.
 
     Prefers the evaluation cut out of the measured steps (same window as the training time);
-    falls back to all evaluation seen in the run.
+    falls back to all evaluation seen in the run, unless `measured_only` (what the verdict says
+    of "the measured time": an evaluation once before the measured steps, minGPT's at iteration
+    0, is not the measured time's).
     """
     steps = measured_steps(run)
     if not steps:  # no measured training time to compare with
         return 0.0
     train_s = sum(s.wall_s for s in steps)
-    eval_s = sum(s.evaluation_s for s in steps) or run.evaluation.seconds
+    eval_s = sum(s.evaluation_s for s in steps)
+    if not measured_only:
+        eval_s = eval_s or run.evaluation.seconds
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
