@@ -6,8 +6,10 @@ such a program under diagnose."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from textwrap import dedent
 
 from diagnose_prelude import PRELUDE
@@ -36,11 +38,11 @@ def test_training_in_a_thread_of_its_own_is_measured_and_stopped_quietly(diagnos
     # the training thread (an INTERNAL ASSERT in torch killed the thread); our stop printed
     # "Exception in thread" with our frames and the main thread ran on; the line sampler read
     # the main thread, blaming `worker.join()` for the training's time.
-    d = diagnose(THREAD_TRAINING, "--steps", "20", "--warmup", "1")
+    d = diagnose(THREAD_TRAINING, "--steps", "40", "--warmup", "1")
     assert d.returncode == 0, d.stderr[-3000:]
     assert "Exception in thread" not in d.stderr and "Traceback" not in d.stderr, d.stderr
     assert d.report["status"] == "stopped", d.run.get("error")
-    assert d.report["steps"] == 20
+    assert d.report["steps"] == 40
     assert "thread finished its training" not in d.stdout  # stopped after the measured steps
     assert "main thread after join" not in d.stdout  # the whole program stops, as without threads
     sampled = [line for lines in d.report["lines"]["phases"].values() for line in lines]
@@ -158,3 +160,29 @@ while True:
     assert "no report" not in d.stderr, d.stderr
     assert d.report["exit_code"] == 4
     assert d.report["steps"] > 10
+
+
+def test_the_programs_watchdog_timer_and_handlers_end_with_it(diagnose_here):
+    # a watchdog re-armed every step, still armed when we stopped the program, fired into our
+    # report with the program's TimeoutError (a bare traceback from torchdoctor, exit 1)
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGALRM, signal.SIGUSR1)}
+    report = diagnose_here(
+        TRAIN
+        + """
+import signal
+def too_slow(signum, frame):
+    raise TimeoutError("a step took over a second")
+signal.signal(signal.SIGALRM, too_slow)
+signal.signal(signal.SIGUSR1, lambda signum, frame: print("checkpoint saved"))
+for _ in range(100):
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    train(1)
+""",
+        steps=5,
+        warmup=1,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    time.sleep(1.2)  # the watchdog's second, had it stayed armed
+    assert {n: signal.getsignal(n) for n in handlers} == handlers
