@@ -186,3 +186,28 @@ for _ in range(100):
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     time.sleep(1.2)  # the watchdog's second, had it stayed armed
     assert {n: signal.getsignal(n) for n in handlers} == handlers
+
+
+def test_registering_a_parametrization_is_not_an_evaluation(diagnose_here):
+    # register_parametrization calls the parametrization module once on the weight it takes
+    # over, with autograd on and no gradient: it was booked as an evaluation forward (D301)
+    report = diagnose_here(
+        """
+        from torch.nn.utils import parametrizations
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        parametrizations.weight_norm(model[0])
+        parametrizations.spectral_norm(model[2])
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(10):
+            loss = model(torch.randn(16, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D301" not in {finding.id for finding in report.findings}
