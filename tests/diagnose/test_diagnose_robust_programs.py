@@ -12,6 +12,7 @@ import sys
 import time
 from textwrap import dedent
 
+import pytest
 from diagnose_prelude import PRELUDE
 
 THREAD_TRAINING = """
@@ -33,6 +34,7 @@ print("main thread after join")
 """
 
 
+@pytest.mark.timing  # the line samples it reads come from a sampler thread's timing
 def test_training_in_a_thread_of_its_own_is_measured_and_stopped_quietly(diagnose):
     # The activation counter's saved-tensor hooks were pushed on the main thread and popped on
     # the training thread (an INTERNAL ASSERT in torch killed the thread); our stop printed
@@ -49,14 +51,6 @@ def test_training_in_a_thread_of_its_own_is_measured_and_stopped_quietly(diagnos
     assert sampled, json.dumps(d.report["lines"])
     assert all("join" not in line["code"] for line in sampled), sampled
     assert any("model(" in line["code"] or "backward" in line["code"] for line in sampled)
-
-
-def test_thread_training_to_its_end_keeps_the_program_output(diagnose):
-    d = diagnose(THREAD_TRAINING.replace("range(200)", "range(12)"), "--steps", "0")
-    assert d.returncode == 0, d.stderr[-3000:]
-    assert "Traceback" not in d.stderr, d.stderr
-    assert d.stdout.startswith("thread finished its training\nmain thread after join\n")
-    assert d.report["status"] == "completed"
 
 
 def test_file_is_absolute_argv0_as_typed_and_a_raised_keyboard_interrupt_shows_where(tmp_path):
