@@ -205,3 +205,21 @@ def test_registering_a_parametrization_is_not_an_evaluation(diagnose_here):
     assert report.run.status == "stopped", report.run.error
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert "D301" not in {finding.id for finding in report.findings}
+
+
+def test_a_program_that_replaces_itself_with_exec_says_why_no_report_follows(diagnose):
+    # os.execv replaced the process, torchdoctor with it: the program ran on, silently unwatched
+    d = diagnose(
+        """
+        import os
+        if os.environ.get("RELAUNCHED") != "1":
+            os.environ["RELAUNCHED"] = "1"  # e.g. to set a thread count before torch loads
+            os.execv(sys.executable, [sys.executable, *sys.argv])
+        print("relaunched", sys.argv[1:])
+        """,
+        "--steps", "0",
+        args=("--lr", "0.1"),
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "relaunched ['--lr', '0.1']" in d.stdout
+    assert "replaced itself with another (os.exec*): no report" in d.stderr, d.stderr

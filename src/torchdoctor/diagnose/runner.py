@@ -216,6 +216,29 @@ def _hard_exit_patch(
     patcher.replace(os, "_exit", make_exit)
 
 
+def _exec_note_patch(patcher: Patcher) -> None:
+    """os.execv / os.execve (os.execl*, os.execvp* go through them) replace this process with
+    another program, torchdoctor with it: no report can follow. A script that re-runs itself
+    that way (to set an environment variable first) says so instead of ending in silence."""
+    owner = os.getpid()
+
+    def make_exec(real_exec):
+        def exec_note(*args):
+            if os.getpid() == owner:
+                print(
+                    "torchdoctor: the program replaced itself with another (os.exec*): no report "
+                    "(diagnose the command it runs)",
+                    file=sys.stderr,
+                )
+                _flush(sys.stderr)
+            return real_exec(*args)
+
+        return exec_note
+
+    for name in ("execv", "execve"):
+        patcher.replace(os, name, make_exec)
+
+
 def _end_forked_child(exit_code: int) -> NoReturn:
     """A child the program forked (os.fork) ran to the program's end: it exits as it would
     without us (its atexit handlers run, its output is flushed) and writes no report: the
@@ -268,6 +291,7 @@ def run_program(
     if on_hard_exit is not None:
         _hard_exit_patch(process_patches, hard_exit, cleanup)
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
+    _exec_note_patch(process_patches)
     try:
         if program.module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)
