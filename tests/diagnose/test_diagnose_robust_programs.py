@@ -223,3 +223,11 @@ def test_a_program_that_replaces_itself_with_exec_says_why_no_report_follows(dia
     assert d.returncode == 0, d.stderr[-3000:]
     assert "relaunched ['--lr', '0.1']" in d.stdout
     assert "replaced itself with another (os.exec*): no report" in d.stderr, d.stderr
+
+
+def test_a_script_that_does_not_compile_is_the_programs_error(diagnose):
+    d = diagnose("import torch\ndef broken(:\n    pass\n", "--steps", "0", prelude=False)
+    assert d.returncode == 1, d.stderr[-3000:]
+    assert "internal error" not in d.stderr, d.stderr
+    assert d.stderr.rstrip().endswith("SyntaxError: invalid syntax"), d.stderr
+    assert "line 2" in d.stderr and "torchdoctor" not in d.stderr, d.stderr

@@ -76,6 +76,8 @@ def _raised_by_a_probe(exc: BaseException) -> str | None:
     filename = tb.tb_frame.f_code.co_filename
     if not filename.startswith(_DIAGNOSE_DIR) or raised_by_the_original(tb):
         return None
+    if tb.tb_frame.f_code is _run_path.__code__:  # compiling the program: its SyntaxError
+        return None
     return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
 
 
