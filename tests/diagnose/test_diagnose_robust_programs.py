@@ -6,10 +6,13 @@ such a program under diagnose."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from textwrap import dedent
 
+import pytest
 from diagnose_prelude import PRELUDE
 
 THREAD_TRAINING = """
@@ -31,30 +34,23 @@ print("main thread after join")
 """
 
 
+@pytest.mark.timing  # the line samples it reads come from a sampler thread's timing
 def test_training_in_a_thread_of_its_own_is_measured_and_stopped_quietly(diagnose):
     # The activation counter's saved-tensor hooks were pushed on the main thread and popped on
     # the training thread (an INTERNAL ASSERT in torch killed the thread); our stop printed
     # "Exception in thread" with our frames and the main thread ran on; the line sampler read
     # the main thread, blaming `worker.join()` for the training's time.
-    d = diagnose(THREAD_TRAINING, "--steps", "20", "--warmup", "1")
+    d = diagnose(THREAD_TRAINING, "--steps", "40", "--warmup", "1")
     assert d.returncode == 0, d.stderr[-3000:]
     assert "Exception in thread" not in d.stderr and "Traceback" not in d.stderr, d.stderr
     assert d.report["status"] == "stopped", d.run.get("error")
-    assert d.report["steps"] == 20
+    assert d.report["steps"] == 40
     assert "thread finished its training" not in d.stdout  # stopped after the measured steps
     assert "main thread after join" not in d.stdout  # the whole program stops, as without threads
     sampled = [line for lines in d.report["lines"]["phases"].values() for line in lines]
     assert sampled, json.dumps(d.report["lines"])
     assert all("join" not in line["code"] for line in sampled), sampled
     assert any("model(" in line["code"] or "backward" in line["code"] for line in sampled)
-
-
-def test_thread_training_to_its_end_keeps_the_program_output(diagnose):
-    d = diagnose(THREAD_TRAINING.replace("range(200)", "range(12)"), "--steps", "0")
-    assert d.returncode == 0, d.stderr[-3000:]
-    assert "Traceback" not in d.stderr, d.stderr
-    assert d.stdout.startswith("thread finished its training\nmain thread after join\n")
-    assert d.report["status"] == "completed"
 
 
 def test_file_is_absolute_argv0_as_typed_and_a_raised_keyboard_interrupt_shows_where(tmp_path):
@@ -158,3 +154,80 @@ while True:
     assert "no report" not in d.stderr, d.stderr
     assert d.report["exit_code"] == 4
     assert d.report["steps"] > 10
+
+
+def test_the_programs_watchdog_timer_and_handlers_end_with_it(diagnose_here):
+    # a watchdog re-armed every step, still armed when we stopped the program, fired into our
+    # report with the program's TimeoutError (a bare traceback from torchdoctor, exit 1)
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGALRM, signal.SIGUSR1)}
+    report = diagnose_here(
+        TRAIN
+        + """
+import signal
+def too_slow(signum, frame):
+    raise TimeoutError("a step took over a second")
+signal.signal(signal.SIGALRM, too_slow)
+signal.signal(signal.SIGUSR1, lambda signum, frame: print("checkpoint saved"))
+for _ in range(100):
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    train(1)
+""",
+        steps=5,
+        warmup=1,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    time.sleep(1.2)  # the watchdog's second, had it stayed armed
+    assert {n: signal.getsignal(n) for n in handlers} == handlers
+
+
+def test_registering_a_parametrization_is_not_an_evaluation(diagnose_here):
+    # register_parametrization calls the parametrization module once on the weight it takes
+    # over, with autograd on and no gradient: it was booked as an evaluation forward (D301)
+    report = diagnose_here(
+        """
+        from torch.nn.utils import parametrizations
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        parametrizations.weight_norm(model[0])
+        parametrizations.spectral_norm(model[2])
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(10):
+            loss = model(torch.randn(16, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D301" not in {finding.id for finding in report.findings}
+
+
+def test_a_program_that_replaces_itself_with_exec_says_why_no_report_follows(diagnose):
+    # os.execv replaced the process, torchdoctor with it: the program ran on, silently unwatched
+    d = diagnose(
+        """
+        import os
+        if os.environ.get("RELAUNCHED") != "1":
+            os.environ["RELAUNCHED"] = "1"  # e.g. to set a thread count before torch loads
+            os.execv(sys.executable, [sys.executable, *sys.argv])
+        print("relaunched", sys.argv[1:])
+        """,
+        "--steps", "0",
+        args=("--lr", "0.1"),
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "relaunched ['--lr', '0.1']" in d.stdout
+    assert "replaced itself with another (os.exec*): no report" in d.stderr, d.stderr
+
+
+def test_a_script_that_does_not_compile_is_the_programs_error(diagnose):
+    d = diagnose("import torch\ndef broken(:\n    pass\n", "--steps", "0", prelude=False)
+    assert d.returncode == 1, d.stderr[-3000:]
+    assert "internal error" not in d.stderr, d.stderr
+    assert d.stderr.rstrip().endswith("SyntaxError: invalid syntax"), d.stderr
+    assert "line 2" in d.stderr and "torchdoctor" not in d.stderr, d.stderr

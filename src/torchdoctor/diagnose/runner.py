@@ -17,7 +17,6 @@ import os
 import runpy
 import signal
 import sys
-import threading
 import traceback
 import types
 import zipfile
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from torchdoctor.diagnose.callsite import is_library_file
+from torchdoctor.diagnose.program_signals import ProgramSignals, Terminated
 from torchdoctor.diagnose.session import Session, StopDiagnosis
 from torchdoctor.diagnose.thread_stop import ThreadStop
 from torchdoctor.intercept.patching import Patcher, raised_by_the_original
@@ -75,6 +75,8 @@ def _raised_by_a_probe(exc: BaseException) -> str | None:
         tb = tb.tb_next
     filename = tb.tb_frame.f_code.co_filename
     if not filename.startswith(_DIAGNOSE_DIR) or raised_by_the_original(tb):
+        return None
+    if tb.tb_frame.f_code is _run_path.__code__:  # compiling the program: its SyntaxError
         return None
     return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
 
@@ -128,24 +130,6 @@ def _report_crash(exc: BaseException) -> ProgramEnd:
 
 def _error_line(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
-
-
-class _Terminated(BaseException):
-    """SIGTERM (a scheduler's or `timeout`'s stop) arrived: unwind like Ctrl-C, keep the report."""
-
-
-def _raise_terminated(signum, frame):
-    raise _Terminated
-
-
-def _catch_sigterm():
-    """Our SIGTERM handler while the program runs; returns the one to put back (None: none set).
-    Only over the default handler, and only in the main thread (where signals are delivered)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return None
-    return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 def _torch_modes():
@@ -234,6 +218,29 @@ def _hard_exit_patch(
     patcher.replace(os, "_exit", make_exit)
 
 
+def _exec_note_patch(patcher: Patcher) -> None:
+    """os.execv / os.execve (os.execl*, os.execvp* go through them) replace this process with
+    another program, torchdoctor with it: no report can follow. A script that re-runs itself
+    that way (to set an environment variable first) says so instead of ending in silence."""
+    owner = os.getpid()
+
+    def make_exec(real_exec):
+        def exec_note(*args):
+            if os.getpid() == owner:
+                print(
+                    "torchdoctor: the program replaced itself with another (os.exec*): no report "
+                    "(diagnose the command it runs)",
+                    file=sys.stderr,
+                )
+                _flush(sys.stderr)
+            return real_exec(*args)
+
+        return exec_note
+
+    for name in ("execv", "execve"):
+        patcher.replace(os, name, make_exec)
+
+
 def _end_forked_child(exit_code: int) -> NoReturn:
     """A child the program forked (os.fork) ran to the program's end: it exits as it would
     without us (its atexit handlers run, its output is flushed) and writes no report: the
@@ -262,15 +269,13 @@ def run_program(
     else:
         sys.path.append(program.sys_path_entry)
     _return_to(program.cwd)  # where the program was named; the same directory unless told
-    previous_sigterm = _catch_sigterm()
+    program_signals = ProgramSignals()  # ours for SIGTERM; the program's put back at its end
     restore_torch_modes = _torch_modes()
     process_patches = Patcher()  # the process's own functions we replace while it runs
 
     def cleanup() -> None:
         process_patches.restore()
-        # (from another thread, os._exit's cleanup cannot touch signals: the process ends anyway)
-        if previous_sigterm is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, previous_sigterm)
+        program_signals.restore()
         session.uninstall()
         restore_torch_modes()
         _flush(sys.stdout)
@@ -288,6 +293,7 @@ def run_program(
     if on_hard_exit is not None:
         _hard_exit_patch(process_patches, hard_exit, cleanup)
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
+    _exec_note_patch(process_patches)
     try:
         if program.module:
             runpy.run_module(program.target, run_name="__main__", alter_sys=True)
@@ -301,7 +307,7 @@ def run_program(
     except KeyboardInterrupt as exc:  # Ctrl-C, or the program's own raise: Python shows where
         _print_traceback(exc)
         end = ProgramEnd("interrupted", 130, "KeyboardInterrupt")
-    except _Terminated:
+    except Terminated:
         end = ProgramEnd("interrupted", 128 + signal.SIGTERM, "SIGTERM")
     except BaseException as exc:  # the program's crash (or a probe's bug): say so, keep going
         session.program_crashed(exc)  # while its frames (and their tensors) are still alive

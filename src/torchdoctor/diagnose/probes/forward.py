@@ -18,7 +18,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable
-from functools import partial
+from functools import partial, wraps
 from typing import Any
 
 import torch
@@ -104,23 +104,27 @@ class ForwardProbe(Probe):
         self.tracker.submodule_ids = self._submodule_ids
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
+        # torch's own forwards, not the program's evaluation; inside them every module call
+        # passes through as a nested call: torch.jit.trace checks its trace by running the model
+        # again under no_grad (a script that traced its model once for export got D303), and
+        # register_parametrization (weight_norm, spectral_norm, orthogonal) calls the
+        # parametrization module once on the weight it takes over (D301 on a clean script)
         if hasattr(torch.jit._trace, "_check_trace"):
-            patcher.replace(torch.jit._trace, "_check_trace", self._wrap_trace_check)
+            patcher.replace(torch.jit._trace, "_check_trace", self._torch_own_forwards)
+        parametrize = torch.nn.utils.parametrize
+        patcher.replace(parametrize, "register_parametrization", self._torch_own_forwards)
 
-    def _wrap_trace_check(self, original):
-        """torch.jit.trace checks its trace by running the model again under no_grad: torch's
-        forwards, not the program's evaluation (a script that traces its model once for export
-        got D303). Inside the check every forward passes through as a nested call."""
+    def _torch_own_forwards(self, original):
         probe = self
 
-        def _check_trace(*args, **kwargs):
+        def torch_own_forwards(*args, **kwargs):
             was_in_root, probe.in_root = probe.in_root, True
             try:
                 return original(*args, **kwargs)
             finally:
                 probe.in_root = was_in_root
 
-        return _check_trace
+        return wraps(original)(torch_own_forwards)
 
     def _wrap_checkpoint(self, original):
         probe = self
