@@ -217,10 +217,13 @@ def _counts(loader: DataLoader) -> list[int]:
 
 
 def fewest_runs_s(loader: DataLoader, step_s: float) -> float:
-    """The least this probe takes: MIN_BATCHES and a first batch at the program's step time in
-    the side runs it cannot do without (the as-run side once, one worker count), the compute's
-    warm-up step, and a worker set's start."""
-    return ((MIN_BATCHES + 1) * FEWEST_RUNS + 1) * step_s + WORKER_START_S
+    """The least this probe takes, as its floor in the plan (and a short run's budget, raised to
+    it): MIN_BATCHES and a first batch at the program's step time in the side runs it cannot do
+    without (the as-run side, one worker count) and in the closing as-run run, the compute's
+    warm-up step, and a worker set's start. Without the closing run a load spike during the one
+    as-run run decides the ratio: at load 13 on d101, 4-batch runs measured 0.20x in one
+    diagnosis and no gain in the next."""
+    return ((MIN_BATCHES + 1) * (FEWEST_RUNS + 1) + 1) * step_s + WORKER_START_S
 
 
 def measure(
