@@ -204,40 +204,47 @@ class ForwardProbe(Probe):
             return None
         session = self.session
         session.last_model = module
+        grad_enabled, train_mode = torch.is_grad_enabled(), module.training
         record = ForwardRecord(
             t0=time.perf_counter(),
-            grad_enabled=torch.is_grad_enabled(),
+            grad_enabled=grad_enabled,
             inference_mode=torch.is_inference_mode_enabled(),
-            train_mode=module.training,
+            train_mode=train_mode,
             # 3: the caller of the `__call__` wrapper (its frame and this one are ours, which
             # the walk skips), the program's own line in the usual call: one look-up
             location=user_location(3),
             module_id=id(module),
         )
-        if record.grad_enabled:
-            if record.train_mode:
+        training = grad_enabled and train_mode
+        if grad_enabled:
+            if train_mode:
                 self.training_calls[id(module)] = (module, args, kwargs)
             record.mode_sensitive = bool(facts.dropout_layers or facts.batchnorm_layers)
-        if THREAD_FAULTS and not (record.grad_enabled and record.train_mode):
+        if THREAD_FAULTS and not training:
             # may be evaluation; read inline (a C call): the Python calls per step are budgeted
             record.page_faults = -getrusage(RUSAGE_THREAD).ru_minflt
         # a tensor as the first argument (the usual call) is found without a call
         x = args[0] if args and isinstance(args[0], torch.Tensor) else first_tensor(args or kwargs)
         if x is not None:
-            self._note_training_batch(record, x)
-            record.shape = tuple(x.shape)
-            record.batch_size = int(x.shape[0]) if x.dim() else None
-            record.device_type = x.device.type
             record.input_ref = weakref.ref(x)  # a tensor: weak-referenceable
             try:
                 record.input_version = x._version
             except RuntimeError:  # an inference tensor has no version counter
                 pass
-            _link_shared_data(record, x, self.tracker.recent_forwards(LINK_LOOKBACK))
-        if not record.grad_enabled and record.train_mode:
+            if training:  # the usual forward: its input is what later forwards are compared with
+                self.last_grad_input[id(module)] = record.input_ref
+            else:
+                self._note_training_batch(record, x)
+            record.shape = shape = tuple(x.shape)
+            record.batch_size = shape[0] if shape else None
+            record.device_type = x.device.type
+            recent = self.tracker.recent_forwards(LINK_LOOKBACK)
+            if recent:  # earlier forwards in the step (the first forward of a step has none)
+                _link_shared_data(record, x, recent)
+        if not grad_enabled and train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
         self.tracker.forward_started(record)
-        if not record.grad_enabled:
+        if not grad_enabled:
             session.evaluation_forward_starting()  # may stop the program: the budget ran out
         return record
 
@@ -245,12 +252,9 @@ class ForwardProbe(Probe):
         """A forward without autograd, or in eval mode, on the input of the same model's last
         grad forward in train mode (the batch it just trained on): a second forward for a metric,
         or full-batch validation (pyGAT validates in eval mode with autograd on); not acting or
-        a target net."""
-        if record.grad_enabled and record.train_mode:
-            self.last_grad_input[record.module_id] = weakref.ref(x)
-        else:
-            seen = self.last_grad_input.get(record.module_id)
-            record.on_training_batch = seen is not None and _same_data(x, seen())
+        a target net. (A training forward's input is remembered by _root_enter.)"""
+        seen = self.last_grad_input.get(record.module_id)
+        record.on_training_batch = seen is not None and _same_data(x, seen())
 
     def _call_through_hooks(self, original, module, record: ForwardRecord, args, kwargs):
         """The forward through the `around_forward` hook points (a --try fix's autocast or
