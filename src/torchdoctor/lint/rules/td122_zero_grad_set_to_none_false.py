@@ -7,12 +7,14 @@ import libcst as cst
 from torchdoctor.lint.edits import remove_argument
 from torchdoctor.lint.patterns import is_false, keyword, method_call
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.switches import truth
 
 
 class ZeroGradSetToNoneFalse(Rule):
     """
     ## What it does
-    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`),
+    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`,
+    or `set_to_none=KEEP` where the file's only value for that setting is `False`),
     unless the file updates gradients in place (`p.grad += g`, `p.grad /= n`,
     `p.grad.add_(...)`): that code needs the zeros, and `None` would crash it.
 
@@ -52,7 +54,7 @@ class ZeroGradSetToNoneFalse(Rule):
             if not method_call(call, "zero_grad"):
                 continue
             arg = keyword(call, "set_to_none")
-            if arg is not None and is_false(arg.value):
+            if arg is not None and (is_false(arg.value) or truth(ctx, arg.value) is False):
                 fix = ctx.make_fix(
                     self.fix_safety, "Drop `set_to_none=False`", {call: remove_argument(call, arg)}
                 )
