@@ -175,6 +175,10 @@ class _FoldFixed(ast.NodeTransformer):
             out.extend(visited if isinstance(visited, list) else [visited])
         return out or [ast.Pass()]
 
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.switch_value(node) if isinstance(node.ctx, ast.Load) else None
+        return ast.Constant(value) if value is not None else node
+
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         value = self.switch_value(node)
         return ast.Constant(value) if value is not None else self.generic_visit(node)

@@ -23,16 +23,30 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
         return set()
     opened = _opened_path(ctx, path)
     path = opened if opened is not None else path
-    keys = {ctx.code(path)}
+    keys = {"".join(ctx.code(path).split())}  # the same call wrapped over lines differently
     if isinstance(path, cst.Attribute) and isinstance(path.value, cst.Name):
         keys.add(path.attr.value)  # `self.snapshot_path` is the `snapshot_path` passed around
     value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
     nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
     for node in nodes:
-        text = string_value(node) if isinstance(node, cst.SimpleString) else None
-        if text and "." in text.strip("."):
-            keys.add(f"literal:{text}")
+        text = _literal_text(node)
+        name = text.rsplit("/", 1)[-1] if text else ""  # "./model.pt" is "model.pt"
+        if "." in name.strip("."):
+            keys.add(f"literal:{name}")
     return keys
+
+
+def _literal_text(node: cst.CSTNode) -> str | None:
+    """A string literal's text, also of an f-string without placeholders (`f"./model.pth"`)."""
+    if isinstance(node, cst.SimpleString):
+        return string_value(node)
+    if isinstance(node, cst.FormattedString):
+        parts = node.parts
+        if all(isinstance(part, cst.FormattedStringText) for part in parts):
+            return "".join(
+                part.value for part in parts if isinstance(part, cst.FormattedStringText)
+            )
+    return None
 
 
 def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:

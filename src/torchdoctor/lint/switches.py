@@ -140,16 +140,26 @@ def guarded_off(ctx: FileContext, node: cst.CSTNode, depth: int = 0) -> bool:
 
 
 def guarded(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """`node` sits in the body of an `if` whose condition the file's defaults do not make
-    true: a switch (`if self.debug:` with no default in the file, or one that is off)."""
-    return any(t is not True for t in _guards(ctx, node, 0))
+    """`node` sits in the body of an `if` on a switch (`if self.debug:`, `if not args.fast:`)
+    that the file's defaults do not make true (no default in the file, or one that is off).
+    Other conditions (`if __name__ == "__main__":`, `if step % 100 == 0:`) are not switches."""
+    return any(t is not True for t in _guards(ctx, node, 0, switches_only=True))
 
 
-def _guards(ctx: FileContext, node: cst.CSTNode, depth: int) -> Iterator[bool | None]:
+def _is_switch(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)) and bool(setting_name(test))
+
+
+def _guards(
+    ctx: FileContext, node: cst.CSTNode, depth: int, switches_only: bool = False
+) -> Iterator[bool | None]:
     child = node
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.If) and child is ancestor.body:
-            yield truth(ctx, ancestor.test, depth + 1)
+            if not switches_only or _is_switch(ancestor.test):
+                yield truth(ctx, ancestor.test, depth + 1)
         child = ancestor
 
 

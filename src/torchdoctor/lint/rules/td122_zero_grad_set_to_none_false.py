@@ -7,12 +7,16 @@ import libcst as cst
 from torchdoctor.lint.edits import remove_argument
 from torchdoctor.lint.patterns import is_false, keyword, method_call
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.switches import guarded_off, truth
 
 
 class ZeroGradSetToNoneFalse(Rule):
     """
     ## What it does
-    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`),
+    Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`,
+    or `set_to_none=KEEP` where the file's only value for that setting is `False`), unless it
+    sits under an `if` on a setting the file's defaults leave off (`if self.keep_buffers:` with
+    `keep_buffers=False` passed),
     unless the file updates gradients in place (`p.grad += g`, `p.grad /= n`,
     `p.grad.add_(...)`): that code needs the zeros, and `None` would crash it.
 
@@ -52,7 +56,9 @@ class ZeroGradSetToNoneFalse(Rule):
             if not method_call(call, "zero_grad"):
                 continue
             arg = keyword(call, "set_to_none")
-            if arg is not None and is_false(arg.value):
+            if arg is None or guarded_off(ctx, call):  # a branch the file's defaults skip
+                continue
+            if is_false(arg.value) or truth(ctx, arg.value) is False:
                 fix = ctx.make_fix(
                     self.fix_safety, "Drop `set_to_none=False`", {call: remove_argument(call, arg)}
                 )

@@ -19,12 +19,19 @@ _HOLDER_RE = re.compile(
     r"(module|agent|policy|actor|critic|teacher|student|generator|discriminator)$", re.I
 )
 _MAX_DEPTH = 4
+# libraries whose numerics usually need float64 (ODE/SDE solvers with tight tolerances,
+# Gaussian processes): a file that uses them chose float64 on purpose
+_FLOAT64_LIBRARIES = re.compile(
+    r"^\s*(?:from|import)\s+(torchdiffeq|torchsde|gpytorch|botorch|scipy\.integrate)\b", re.M
+)
 
 
 class Float64Model(Rule):
     """
     ## What it does
-    Flags, in a file that trains (it calls `backward()`), a model put in float64:
+    Flags, in a file that trains (it calls `backward()`) and does not use a library whose
+    numerics usually need float64 (`torchdiffeq`, `torchsde`, `gpytorch`, `botorch`,
+    `scipy.integrate`), a model put in float64:
     `torch.set_default_dtype(torch.float64)`, `torch.set_default_tensor_type(torch.DoubleTensor)`,
     `model.double()`, `model.to(torch.float64)` / `model.to(dtype=...)`. The dtype may come
     through a name, a conditional, a dict of dtypes or `getattr(torch, args.dtype)`: it counts
@@ -60,6 +67,8 @@ class Float64Model(Rule):
 
     def check(self, ctx):
         if not any(method_call(c, "backward") for c in ctx.index.calls):
+            return
+        if _FLOAT64_LIBRARIES.search(ctx.source):
             return
         for call in ctx.index.calls:
             if _puts_model_in_float64(ctx, call):
