@@ -144,3 +144,23 @@ def test_dead_dataloader_worker_is_one_clear_line():
 def test_worker_death_messages(message, expected):
     described = describe_worker_death(RuntimeError(message))
     assert (described is None) if expected is None else (expected in described)
+
+
+def test_worker_death_seen_by_the_loaders_timeout_check_names_the_signal():
+    # On a busy machine PyTorch's timeout check can find the dead worker before its SIGCHLD
+    # handler runs; its message then says only "exited unexpectedly", and the signal is in the
+    # exit code of the dead worker it holds (a local of the frame that raised).
+    class DeadWorker:
+        pid, exitcode = 4242, -signal.SIGKILL
+
+    def try_get_data():
+        failed_workers = [DeadWorker()]
+        pids = ", ".join(str(w.pid) for w in failed_workers)
+        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+
+    with pytest.raises(RuntimeError) as caught:
+        try_get_data()
+    assert describe_worker_death(caught.value) == (
+        "a DataLoader worker (pid 4242) was killed (signal 9, most often the out-of-memory "
+        "killer); lower --workers, --prefetch-factor or the batch size, or free host memory"
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import signal
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -175,7 +176,7 @@ def describe_worker_death(error: BaseException) -> str | None:
         return None
     match = next((m for m in matches if m.group(3)), matches[0])  # prefer the one naming a signal
     pids = match.group(1).strip().rstrip(",")
-    signal_name = match.group(3)
+    signal_name = match.group(3) or _signal_of_failed_workers(error)
     if signal_name and "kill" in signal_name.lower():
         cause = "was killed (signal 9, most often the out-of-memory killer)"
         advice = "lower --workers, --prefetch-factor or the batch size, or free host memory"
@@ -186,6 +187,27 @@ def describe_worker_death(error: BaseException) -> str | None:
         cause = "exited unexpectedly"
         advice = "run with --workers 0 to see the error in the main process"
     return f"a DataLoader worker (pid {pids}) {cause}; {advice}"
+
+
+def _signal_of_failed_workers(error: BaseException) -> str | None:
+    """The signal that ended a worker, read from the loader's own record of the dead workers.
+
+    PyTorch names the signal only when its SIGCHLD handler ran before the loader's timeout check
+    noticed the dead worker; on a busy machine the check can come first, and its message says only
+    "exited unexpectedly". That check keeps the dead `Process` objects in a local
+    (`failed_workers`), whose `exitcode` is minus the signal number.
+    """
+    traceback = error.__traceback__
+    while traceback is not None:
+        for worker in traceback.tb_frame.f_locals.get("failed_workers") or ():
+            code = getattr(worker, "exitcode", None)
+            if isinstance(code, int) and code < 0:
+                try:
+                    return "Killed" if -code == signal.SIGKILL else signal.Signals(-code).name
+                except ValueError:
+                    return f"signal {-code}"
+        traceback = traceback.tb_next
+    return None
 
 
 @contextlib.contextmanager
