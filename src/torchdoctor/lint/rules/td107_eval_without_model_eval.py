@@ -39,6 +39,19 @@ def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
     return False
 
 
+def _grad_off(ctx, item: cst.BaseExpression) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)`."""
+    name = ctx.qualified_name(item.func if isinstance(item, cst.Call) else item)
+    if name in ("torch.no_grad", "torch.inference_mode"):
+        return True
+    return (
+        name == "torch.set_grad_enabled"
+        and isinstance(item, cst.Call)
+        and bool(item.args)
+        and terminal_name(item.args[0].value) == "False"
+    )
+
+
 # layers that behave differently in training mode
 _MODE_DEPENDENT = tuple(
     [f"torch.nn.{kind}" for kind in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")]
@@ -74,7 +87,10 @@ class EvalWithoutModelEval(Rule):
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
     in the same file comes after an `.eval()` call. A helper that receives the model as a
     parameter and is not called in its own file is left to its callers. Methods are left alone (frameworks such as
-    Lightning switch modes around `validation_step`).
+    Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
+    `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
+    the model, in a file with dropout or BatchNorm layers that never calls `.eval()` or
+    `.train(...)`.
 
     ## Why is this bad
     In training mode dropout stays active and BatchNorm normalizes with batch statistics and
@@ -105,6 +121,7 @@ class EvalWithoutModelEval(Rule):
     level = "error"
 
     def check(self, ctx):
+        yield from self._inline_evaluations(ctx)
         mode_dependent = _has_mode_dependent_layers(ctx)
         for function in ctx.index.functions:
             name = function.name.value
@@ -129,6 +146,31 @@ class EvalWithoutModelEval(Rule):
                 f"`{name}()` runs the model without calling `model.eval()`; "
                 "dropout and BatchNorm stay in training mode",
             )
+
+    def _inline_evaluations(self, ctx):
+        """`with torch.no_grad():` (or `inference_mode()`) blocks inside a training loop that run
+        the model, in a file with dropout/BatchNorm layers that never switches any mode."""
+        if not _has_mode_dependent_layers(ctx) or any(
+            method_call(call, "eval", "train") or "eval_mode" in (terminal_name(call.func) or "")
+            for call in ctx.index.calls
+        ):
+            return
+        for block in ctx.index.withs:
+            if not any(_grad_off(ctx, item.item) for item in block.items):
+                continue
+            function = ctx.enclosing(block, cst.FunctionDef)
+            if function is not None and EVAL_FUNCTION_RE.match(function.name.value):
+                continue  # the function-level check reports it
+            loop = ctx.enclosing(block, (cst.For, cst.While))
+            if loop is None or not calls_backward(ctx, loop.body):
+                continue
+            if calls_model(ctx, block.body, direct=True):
+                yield ctx.violation(
+                    self,
+                    block,
+                    "evaluation inside the training loop runs the model without "
+                    "`model.eval()`; dropout and BatchNorm stay in training mode",
+                )
 
     @staticmethod
     def _called_after_eval(ctx, name: str) -> bool:

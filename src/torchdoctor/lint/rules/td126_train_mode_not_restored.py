@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchdoctor.lint.patterns import calls_backward, method_call, terminal_name, walk
@@ -12,7 +14,9 @@ class TrainModeNotRestored(Rule):
     Flags `model.eval()` (or `model.train(False)`) called inside a training loop (a loop that
     also calls `backward()`), directly or in a function that loop calls, in a file that never
     calls `.train()` (nor `.train(True)` / `.train(mode)`): after the first evaluation the
-    model stays in eval mode for every later training step.
+    model stays in eval mode for every later training step. An averaged copy (`ema.eval()`,
+    `self.ema.ema_model.eval()`, `swa_model.eval()`) is left alone: averaging, not
+    `backward()`, updates it.
 
     ## Why is this bad
     In eval mode Dropout is off and BatchNorm normalises with frozen running statistics: every
@@ -69,7 +73,7 @@ class TrainModeNotRestored(Rule):
             if isinstance(node, cst.Call)
         }
         for call in calls:
-            if not _sets_eval(call):
+            if not _sets_eval(call) or _AVERAGED_COPY_RE.search(ctx.code(call.func)):
                 continue
             function = ctx.enclosing(call, cst.FunctionDef)
             in_loop = any(ctx.is_inside(call, loop) for loop in training_loops)
@@ -81,6 +85,11 @@ class TrainModeNotRestored(Rule):
                     "the training loop and `.train()` nowhere in this file: every later "
                     "training step runs in eval mode",
                 )
+
+
+# an averaged copy of the model (EMA, SWA) is updated by averaging, never by backward(): eval
+# mode is right for it
+_AVERAGED_COPY_RE = re.compile(r"(^|[._])(ema|swa|averaged)([._]|$)", re.IGNORECASE)
 
 
 def _sets_eval(call: cst.Call) -> bool:
