@@ -2,9 +2,10 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/output_costs.py --repeats 15
 
-1. diagnose: the memory read at each step end (a pread of `/proc/self/statm` on CPU) and the phase spans
-   kept for --trace (`_phase_spans` over a step's intervals), as a share of a 1.4 ms step (the
-   shortest step in bench/diagnose_overhead.py).
+1. diagnose: the memory read at each step end (a pread of `/proc/self/statm` on CPU) and the
+   phase seconds and spans kept for --trace (`_phase_seconds` at each step close, `_spans` made of
+   the same intervals after the run), as a share of a 1.4 ms step (the shortest step in
+   bench/diagnose_overhead.py).
 2. Trainer: the NaN guard reading its flags every step (the old behaviour, CHECK_EVERY=0) vs 16
    steps at a time, on a small CPU training step: the ratio of whole-step times. On CPU the
    read is no device sync, so this bounds the host-side cost only; on a GPU each read waits for
@@ -22,7 +23,7 @@ import torch
 from torch import nn
 
 from torchdoctor.diagnose.probes.memory_reading import MemoryReader
-from torchdoctor.diagnose.steps import _phase_spans
+from torchdoctor.diagnose.steps import _phase_seconds, _spans
 from torchdoctor.trainer import faults
 
 STEP_S = 1.4e-3  # the shortest clean step of bench/diagnose_overhead.py
@@ -68,7 +69,7 @@ def main() -> None:
     memory, spans, ratios, old_s, new_s = [], [], [], [], []
     for _ in range(args.repeats):
         memory.append(per_call(reader.allocated, 2000))
-        spans.append(per_call(lambda: _phase_spans(intervals, [], 0.0), 2000))
+        spans.append(per_call(lambda: (_phase_seconds(intervals), _spans(intervals, 0.0)), 2000))
         old = guarded_steps(0, args.steps)
         new = guarded_steps(16, args.steps)
         old_s.append(old)
@@ -76,7 +77,9 @@ def main() -> None:
         ratios.append(old / new)
     mem, span = statistics.median(memory), statistics.median(spans)
     print(f"memory read per step end: {1e6 * mem:.1f} us ({100 * mem / STEP_S:.2f}% of 1.4 ms)")
-    print(f"phase spans per step (10 intervals): {1e6 * span:.1f} us ({100 * span / STEP_S:.2f}%)")
+    print(
+        f"phase seconds and spans per step (10 intervals): {1e6 * span:.1f} us ({100 * span / STEP_S:.2f}%)"
+    )
     print(
         f"Trainer step with NaN flags read every step {1e3 * statistics.median(old_s):.3f} ms, "
         f"every 16 steps {1e3 * statistics.median(new_s):.3f} ms: ratio {statistics.median(ratios):.3f}x "

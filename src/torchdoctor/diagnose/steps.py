@@ -480,13 +480,6 @@ class StepTracker:
 MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its first ones
 
 
-def _phase_spans(intervals, cut, origin: float) -> tuple[dict[str, float], list]:
-    """Seconds per phase and spans (`_spans`) of the step's intervals minus the evaluation spans
-    `cut`."""
-    pieces = _cut_out(intervals, cut) if cut else intervals
-    return _phase_seconds(pieces), _spans(pieces, origin)
-
-
 def _cut_out(intervals, cut) -> list:
     """The intervals with the evaluation spans `cut` taken out (split around them)."""
     return [(phase, x, y) for phase, t0, t1 in intervals for x, y in _outside(t0, t1, cut)]

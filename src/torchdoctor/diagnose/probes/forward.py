@@ -179,10 +179,15 @@ class ForwardProbe(Probe):
     def _submodule_ids(self, module_id: int | None) -> set[int]:
         """The ids of a root module seen and of its submodules (steps.py asks, rarely: whether a
         backward ran part of it again)."""
-        entry = self.models.get(module_id) if module_id is not None else None
-        if entry is None:
+        module = self._seen_module(module_id)
+        if module is None:
             return only_itself(module_id)
-        return {id(submodule) for submodule in entry[0].modules()}
+        return {id(submodule) for submodule in module.modules()}
+
+    def _seen_module(self, module_id: int | None) -> nn.Module | None:
+        """The root module of that id, when a forward of it was seen."""
+        entry = self.models.get(module_id) if module_id is not None else None
+        return entry[0] if entry is not None else None
 
     def _model_entry(self, module) -> tuple:
         entry = self.models.get(id(module))
@@ -312,8 +317,8 @@ class ForwardProbe(Probe):
     def _trains(self, module_id: int | None) -> bool:
         """The model has parameters that take gradients (not a frozen network a loss runs the
         trained model's output through: a perceptual loss's VGG)."""
-        entry = self.models.get(module_id) if module_id is not None else None
-        return entry is not None and any(p.requires_grad for p in entry[0].parameters())
+        module = self._seen_module(module_id)
+        return module is not None and any(p.requires_grad for p in module.parameters())
 
     def _contribute_evaluation(self, run) -> None:
         evaluation = run.evaluation
