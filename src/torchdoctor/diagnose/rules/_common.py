@@ -87,9 +87,12 @@ def cpu_count(run: RunObservation, loader: LoaderObservation | None = None) -> i
     return (loader.cpu_count if loader else None) or run.environment.cpu_count or 1
 
 
+MAX_WORKERS = 8  # DataLoader workers proposed at most (as `--try workers` starts): more rarely help
+
+
 def suggested_workers(cpus: int) -> int:
     """Workers to suggest: one core stays with the training process; more than 8 rarely helps."""
-    return max(1, min(8, cpus - 1))
+    return max(1, min(MAX_WORKERS, cpus - 1))
 
 
 def loader_wait_with_workers(batch_s: float, compute_s: float, workers: int) -> float:

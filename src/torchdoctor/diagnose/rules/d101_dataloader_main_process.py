@@ -64,6 +64,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation, WhatIfTiming
 from torchdoctor.diagnose.rules._common import (
+    MAX_WORKERS,
     clamp,
     cpu_count,
     loader_wait_with_workers,
@@ -83,7 +84,6 @@ from torchdoctor.diagnose.rules._overhead import cpu_share
 CODE = "D101"
 TITLE = "DataLoader builds batches in the training process (num_workers=0)"
 MIN_DATA_SHARE = 0.10
-MAX_WORKERS = 8  # as suggested_workers and `--try workers` start at most
 # What the training process still pays for each batch a worker hands over (the queue, the
 # unpickling, mapping the batch's shared memory): its CPU time per batch with one worker and no
 # compute (bench/worker_handover.py on the 2-core VM, round 9, batches of 4 kB to 12.6 MB: fits
