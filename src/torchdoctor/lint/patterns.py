@@ -244,11 +244,11 @@ def grad_disabled_around(ctx: FileContext, node: cst.CSTNode) -> bool:
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
-                if _grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
+                if grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
                     return True
         if isinstance(ancestor, cst.FunctionDef):
             for decorator in ancestor.decorators:
-                if _grad_context_name(ctx, decorator.decorator) in GRAD_OFF_CONTEXTS:
+                if grad_context_name(ctx, decorator.decorator) in GRAD_OFF_CONTEXTS:
                     return True
             if any(
                 isinstance(n, cst.Call) and ctx.call_name(n) == "torch.set_grad_enabled"
@@ -263,7 +263,7 @@ def disables_grad_inside(ctx: FileContext, body: cst.CSTNode) -> bool:
     for node in walk(ctx, body):
         if isinstance(node, cst.With):
             for item in node.items:
-                if _grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
+                if grad_context_name(ctx, item.item) in GRAD_OFF_CONTEXTS:
                     return True
     return False
 
@@ -274,7 +274,8 @@ def only_called_without_grad(ctx: FileContext, function: cst.FunctionDef) -> boo
     return bool(calls) and all(grad_disabled_around(ctx, c) for c in calls)
 
 
-def _grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+def grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+    """The qualified name of a context manager or decorator, called (`torch.no_grad()`) or not."""
     return ctx.qualified_name(expr.func if isinstance(expr, cst.Call) else expr)
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 from torchdoctor.lint.patterns import (
     calls_backward,
     calls_model,
+    grad_context_name,
     is_model_like,
     is_plain_function,
     method_call,
@@ -41,7 +42,7 @@ def _sets_eval_mode(ctx, node: cst.CSTNode) -> bool:
 
 def _grad_off(ctx, item: cst.BaseExpression) -> bool:
     """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)`."""
-    name = ctx.qualified_name(item.func if isinstance(item, cst.Call) else item)
+    name = grad_context_name(ctx, item)
     if name in ("torch.no_grad", "torch.inference_mode"):
         return True
     return (
