@@ -20,7 +20,7 @@ demo: $(VENV)/.installed
 # Timing-based diagnoses (marked `timing`, tests/conftest.py) run afterwards, one at a time.
 test: $(VENV)/.installed
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not timing"
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -m timing
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -rR -m timing
 
 lint-self: $(VENV)/.installed
 	$(BIN)/torchdoctor lint src bench tools
