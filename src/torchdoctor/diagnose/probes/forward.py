@@ -39,6 +39,19 @@ from torchdoctor.diagnose.steps import ForwardRecord, only_itself
 from torchdoctor.intercept.patching import transforming
 
 
+def _torch_call_code():
+    """The code of torch's nn.Module.__call__ when it is the one forward.py inlines in nested
+    calls (torch 2.x: `self._compiled_call_impl(...)` when the module was compiled in place by
+    `module.compile()`, else `self._call_impl(...)`); None for any other body."""
+    code = getattr(getattr(nn.Module, "_wrapped_call_impl", None), "__code__", None)
+    if code is None or code.co_names != ("_compiled_call_impl", "_call_impl"):
+        return None
+    return code
+
+
+_TORCH_CALL = _torch_call_code()
+
+
 def autocast_dtype(device_type: str) -> str | None:
     """The autocast dtype active for `device_type`, None when autocast is off."""
     try:
@@ -140,12 +153,17 @@ class ForwardProbe(Probe):
     def _wrap_call(self, original):
         probe = self
         tracker = self.tracker
+        # a nested call (most module calls: every submodule's) does what torch's own __call__
+        # would do in our frame, instead of calling it: one Python frame a call, as without us
+        inline = _TORCH_CALL is not None and getattr(original, "__code__", None) is _TORCH_CALL
 
         # the first parameter must be called `self`: torch.profiler(with_stack=True) reads the
         # module from the local `self` of whatever code is nn.Module.__call__ (else it crashes)
         def __call__(self, *args, **kwargs):
-            if probe.in_root:
-                return original(self, *args, **kwargs)  # nested: not a root
+            if probe.in_root:  # nested: not a root
+                if inline and self._compiled_call_impl is None:
+                    return self._call_impl(*args, **kwargs)
+                return original(self, *args, **kwargs)
             stack = tracker.stack
             if stack and stack[-1] == "backward":
                 # recomputed inside backward(): activation checkpointing, or an autograd.Function
