@@ -21,7 +21,9 @@ Our wrappers must stay invisible to the program's own code transformations:
   program imports it (an import hook that only waits for that one module).
 - A wrapper calls the wrapped callable through a name `original`: an exception raised by that
   call is the program's (a user's `.item()` on a 16-element tensor), not ours
-  (`raised_by_the_original` tells them apart for the crash report).
+  (`raised_by_the_original` tells them apart for the crash report). The forward probe's
+  `nn.Module.__call__` wrapper runs torch's `__call__` inline in nested module calls: its
+  `self._call_impl(...)` is that call too.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ def unpatched_tensor_method(name: str) -> Callable[..., Any]:
     return _UNPATCHED_TENSOR_METHODS[name]
 
 
-_CALL_OF_ORIGINAL = re.compile(r"\s*(return\s+)?(\w+\s*=\s*)?original\(")
+_CALLS_OF_ORIGINAL = ("original(", "self._call_impl(")
+_CALL_OF_ORIGINAL = re.compile(r"\s*(return\s+)?(\w+\s*=\s*)?(original|self\._call_impl)\(")
 
 
 def raised_by_the_original(tb: TracebackType) -> bool:
@@ -122,7 +125,7 @@ def _at_call_of_original(code: CodeType, lasti: int, lineno: int) -> bool:
                 if line is None or column is None or line != end_line:
                     break
                 text = linecache.getline(code.co_filename, line)[column:end_column]
-                return text.startswith("original(")
+                return text.startswith(_CALLS_OF_ORIGINAL)
     return bool(_CALL_OF_ORIGINAL.match(linecache.getline(code.co_filename, lineno)))
 
 

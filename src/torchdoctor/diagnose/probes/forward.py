@@ -39,6 +39,19 @@ from torchdoctor.diagnose.steps import ForwardRecord, only_itself
 from torchdoctor.intercept.patching import transforming
 
 
+def _torch_call_code():
+    """The code of torch's nn.Module.__call__ when it is the one forward.py inlines in nested
+    calls (torch 2.x: `self._compiled_call_impl(...)` when the module was compiled in place by
+    `module.compile()`, else `self._call_impl(...)`); None for any other body."""
+    code = getattr(getattr(nn.Module, "_wrapped_call_impl", None), "__code__", None)
+    if code is None or code.co_names != ("_compiled_call_impl", "_call_impl"):
+        return None
+    return code
+
+
+_TORCH_CALL = _torch_call_code()
+
+
 def autocast_dtype(device_type: str) -> str | None:
     """The autocast dtype active for `device_type`, None when autocast is off."""
     try:
@@ -139,42 +152,62 @@ class ForwardProbe(Probe):
 
     def _wrap_call(self, original):
         probe = self
-        tracker = self.tracker
+        root_call = self._root_call
 
         # the first parameter must be called `self`: torch.profiler(with_stack=True) reads the
-        # module from the local `self` of whatever code is nn.Module.__call__ (else it crashes)
-        def __call__(self, *args, **kwargs):
-            if probe.in_root:
-                return original(self, *args, **kwargs)  # nested: not a root
-            stack = tracker.stack
-            if stack and stack[-1] == "backward":
-                # recomputed inside backward(): activation checkpointing, or an autograd.Function
-                # whose backward runs the module again (torchdiffeq's adjoint): the module
-                # trains in this step, though its forwards' outputs got no gradient
-                tracker.called_in_backward.add(id(self))
-                return original(self, *args, **kwargs)
-            if transforming():
-                # traced by torch.jit.trace / dynamo (which must record the program, not us)
-                return original(self, *args, **kwargs)
-            probe.in_root = True
-            tracker.push("forward")
-            try:
-                record = probe._root_enter(self, args, kwargs)
-                if record is None:
-                    output = original(self, *args, **kwargs)
-                elif probe.session.hooks.around_forward:
-                    output = probe._call_through_hooks(original, self, record, args, kwargs)
-                else:
-                    record.autocast = autocast_dtype(record.device_type)
-                    output = original(self, *args, **kwargs)
-            finally:
-                tracker.pop()
-                probe.in_root = False
-            if record is not None:
-                probe._root_exit(record, output)
-            return output
+        # module from the local `self` of whatever code is nn.Module.__call__ (else it crashes).
+        # A nested call (most module calls: every submodule's) costs one flag test; the root
+        # call's work is in _root_call.
+        if _TORCH_CALL is not None and getattr(original, "__code__", None) is _TORCH_CALL:
+            # torch's own __call__: a nested call does what it does, in this frame instead of
+            # calling it (one Python frame a module call, as without us)
+            def __call__(self, *args, **kwargs):
+                if probe.in_root:  # nested: not a root
+                    if self._compiled_call_impl is None:
+                        return self._call_impl(*args, **kwargs)
+                    return original(self, *args, **kwargs)
+                return root_call(original, self, args, kwargs)
+
+        else:  # another wrapper (a --try hook's) or another torch: called as it is
+
+            def __call__(self, *args, **kwargs):
+                if probe.in_root:  # nested: not a root
+                    return original(self, *args, **kwargs)
+                return root_call(original, self, args, kwargs)
 
         return __call__
+
+    def _root_call(self, original, module, args, kwargs):
+        """A module call outside any root forward: a root forward, timed and recorded, unless it
+        runs inside backward() or under a tracer."""
+        tracker = self.tracker
+        stack = tracker.stack
+        if stack and stack[-1] == "backward":
+            # recomputed inside backward(): activation checkpointing, or an autograd.Function
+            # whose backward runs the module again (torchdiffeq's adjoint): the module trains
+            # in this step, though its forwards' outputs got no gradient
+            tracker.called_in_backward.add(id(module))
+            return original(module, *args, **kwargs)
+        if transforming():
+            # traced by torch.jit.trace / dynamo (which must record the program, not us)
+            return original(module, *args, **kwargs)
+        self.in_root = True
+        tracker.push("forward")
+        try:
+            record = self._root_enter(module, args, kwargs)
+            if record is None:
+                output = original(module, *args, **kwargs)
+            elif self.session.hooks.around_forward:
+                output = self._call_through_hooks(original, module, record, args, kwargs)
+            else:
+                record.autocast = autocast_dtype(record.device_type)
+                output = original(module, *args, **kwargs)
+        finally:
+            tracker.pop()
+            self.in_root = False
+        if record is not None:
+            self._root_exit(record, output)
+        return output
 
     def _submodule_ids(self, module_id: int | None) -> set[int]:
         """The ids of a root module seen and of its submodules (steps.py asks, rarely: whether a
@@ -215,9 +248,9 @@ class ForwardProbe(Probe):
             grad_enabled=grad_enabled,
             inference_mode=torch.is_inference_mode_enabled(),
             train_mode=train_mode,
-            # 3: the caller of the `__call__` wrapper (its frame and this one are ours, which
-            # the walk skips), the program's own line in the usual call: one look-up
-            location=user_location(3),
+            # 4: the caller of the `__call__` wrapper (its frame, _root_call's and this one are
+            # ours, which the walk skips), the program's own line in the usual call: one look-up
+            location=user_location(4),
             module_id=id(module),
         )
         training = grad_enabled and train_mode
@@ -247,7 +280,7 @@ class ForwardProbe(Probe):
             if recent:  # earlier forwards in the step (the first forward of a step has none)
                 _link_shared_data(record, x, recent)
         if not grad_enabled and train_mode:
-            record.refreshes_batchnorm = _called_by(sys._getframe(2), _UPDATE_BN)
+            record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN)
         self.tracker.forward_started(record)
         if not grad_enabled:
             session.evaluation_forward_starting()  # may stop the program: the budget ran out
