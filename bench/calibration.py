@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -70,6 +70,7 @@ class Tried:
     verdict: str
     noise: float  # the baseline's own run-to-run spread on `clock` (max/min - 1)
     rounds: int  # paired rounds measured (more than --repeats where the first ones disagreed)
+    values: list[float] = field(default_factory=list)  # each paired round's speedup on `clock`
 
 
 @dataclass
@@ -134,6 +135,7 @@ def tried_gains(trials) -> dict[str, Tried]:
             variant.verdict,
             noise["cpu" if cpu else "wall"],
             s.count,
+            list(s.values),
         )
     return gains
 
@@ -338,6 +340,9 @@ def main() -> None:
         rows, noise, window, probes = calibrate(name, options.steps, options.repeats, max_rounds)
         for row in rows:
             print_row(row)
+            if row.tried is not None:
+                rounds = " ".join(f"{v:.4f}" for v in row.tried.values)
+                print(f"<!-- {name} {row.code} {row.tried.clock} speedups: {rounds} -->")
             if row.tried is not None and row.stated > 0:
                 agreements.setdefault(row.basis, []).append(agreement(row).split()[0])
         if not rows:
