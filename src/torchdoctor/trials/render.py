@@ -156,8 +156,8 @@ def render_terminal(report: TrialReport, console) -> None:
             console.print(decided_line(variant), markup=False)
     if report.baseline_spread is not None:
         console.print(
-            f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
-            "(a speedup must clear it unless 5 paired rounds or more decide it)",
+            f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% in wall time "
+            "(a wall-time speedup must clear it unless 5 paired rounds or more decide it)",
             markup=False,
         )
     for name, reason in report.not_applicable.items():

@@ -53,7 +53,7 @@ def gain_interval(
     the Wilcoxon signed-rank interval (Hodges-Lehmann) on their logarithms. Like median_range it
     needs no normal law and one disturbed round moves it little, but it reads every round's
     size, not only its side of the median: on the same rounds it is narrower (d201's float32
-    rounds: 1.55-1.77x by median_range, 1.59-1.75x by this, 8 rounds). It assumes a round
+    rounds at load 4: 1.55-1.77x by median_range, 1.58-1.72x by this, 8 rounds). It assumes a round
     errs as often up as down (on the log scale), which ratios of paired runs of the same
     length do. None: too few rounds to reach `coverage` (3 rounds reach 75%, 5 reach 90%)."""
     logs = [math.log(v) for v in values if v and v > 0]
