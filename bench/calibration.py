@@ -8,8 +8,8 @@ MIN_WINDOW_S, and further rounds for a fix whose rounds disagree, as `torchdocto
 does, or (up to `--max-rounds`) whose range cannot yet decide a stated saving it answers; so
 stated and tried savings are both shares of the run's time. Prints, per finding with a fix: the
 stated saving (measured or estimated) next to the saving --try measured (1 - 1/speedup: the median
-over paired rounds, with where that median lies, `trials.stats.median_range`, which narrows as
-rounds are added; in the training process's CPU time for fixes of its own work, steadier on a
+over paired rounds, with where their centre lies, `trials.stats.gain_interval` (75%), which
+narrows as rounds are added; in the training process's CPU time for fixes of its own work, steadier on a
 shared machine, in wall time for loader fixes), and per script whether the top speed finding is
 the fix with the largest measured gain. A stated saving is within 1.5x when it is so of the
 whole range, off when it is outside 1.5x of the whole range, and undecided otherwise: a 1.5x
@@ -17,14 +17,20 @@ verdict on a gain measured anywhere from 10% to 30% would be a coin toss.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/calibration.py [--repeats 3] [--steps 10]
         [--max-rounds 12] [--scripts d301,epoch_eval]
+    .venv/bin/python bench/calibration.py --reread LOG   # a saved run's rows, read again
+
+`--reread` reads a saved output's rows and the rounds printed under each, and sets where the gain
+lies by the sign test (round 9) beside the signed-rank interval (round 10) on the same rounds:
+their widths, and each one's 1.5x answer.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -34,7 +40,7 @@ from torchdoctor.trials.cycle import MIN_WINDOW_S
 from torchdoctor.trials.fixes import all_fixes
 from torchdoctor.trials.plausibility import needs_cpu_agreement
 from torchdoctor.trials.report import Spread
-from torchdoctor.trials.stats import median_range
+from torchdoctor.trials.stats import gain_interval, median_range
 
 # planted scripts whose findings have a run-time fix (d202: its top fix, the batch size, is a
 # suggestion --try never applies: listed to show it, not counted in the targets)
@@ -63,13 +69,14 @@ RATIO_TARGET = 1.5
 @dataclass
 class Tried:
     gain: float  # 1 - 1/median speedup (share of the run's time), on `clock`
-    low: float  # the same for the ends of the paired rounds' middle range (Spread.middle)
+    low: float  # the same for the ends of where the gain lies (where_gain_lies)
     high: float
     clock: str  # "cpu" for fixes of the training process's own work, "wall" for loader fixes
     wall_gain: float | None
     verdict: str
     noise: float  # the baseline's own run-to-run spread on `clock` (max/min - 1)
     rounds: int  # paired rounds measured (more than --repeats where the first ones disagreed)
+    values: list[float] = field(default_factory=list)  # each paired round's speedup on `clock`
 
 
 @dataclass
@@ -124,7 +131,7 @@ def tried_gains(trials) -> dict[str, Tried]:
         s = variant.cpu_speedup if cpu else variant.speedup
         if s is None or not s.median or not s.values or variant.speedup is None:
             continue
-        low, high = median_range(s.values)
+        low, high = where_gain_lies(s.values)
         gains[name] = Tried(
             share(s.median),
             share(low),
@@ -134,18 +141,26 @@ def tried_gains(trials) -> dict[str, Tried]:
             variant.verdict,
             noise["cpu" if cpu else "wall"],
             s.count,
+            list(s.values),
         )
     return gains
 
 
+def where_gain_lies(speedups: list[float]) -> tuple[float, float]:
+    """The paired speedups' 75% interval (trials.stats.gain_interval: Wilcoxon signed-rank on
+    their logarithms; round 9 and before: the sign test's median_range, wider on the same
+    rounds), or their whole range where the rounds are too few for it."""
+    return gain_interval(speedups) or (min(speedups), max(speedups))
+
+
 def undecided_for(stated: dict[str, list[float]]) -> Callable[[str, Spread], bool]:
-    """`run_trials`' `wants_more`: more rounds of a fix while its gain's range (median_range of
-    its paired speedups) leaves a stated saving it answers undecided (`within`)."""
+    """`run_trials`' `wants_more`: more rounds of a fix while where its gain lies
+    (`where_gain_lies`) leaves a stated saving it answers undecided (`within`)."""
 
     def wants_more(name: str, speedups: Spread) -> bool:
         if not speedups.values:
             return False
-        low, high = median_range(speedups.values)
+        low, high = where_gain_lies(speedups.values)
         gains = share(low), share(high)
         return any(within(saving, *gains) == "undecided" for saving in stated.get(name, []))
 
@@ -236,8 +251,8 @@ def within(stated: float, low: float | None, high: float | None) -> str:
 
 
 def agreement(row: Row) -> str:
-    """`within` for a row, the tried range being where the median gain lies (median_range of the
-    paired rounds: it narrows as rounds are added); the ratio shown is to the median."""
+    """`within` for a row, the tried range being where the gain lies (`where_gain_lies`: it
+    narrows as rounds are added); the ratio shown is to the median."""
     if row.tried is None or row.stated <= 0:
         return "-"
     stated, t = row.stated, row.tried
@@ -288,6 +303,19 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
 
+def rounds_line(tried: Tried) -> str:
+    """Each paired round's speedup, and where the gain lies by the sign test (median_range,
+    round 9) and by the signed-rank interval (gain_interval, round 10) on the same rounds."""
+    values = tried.values
+    old = [share(v) for v in median_range(values)]
+    new = [share(v) for v in where_gain_lies(values)]
+    return (
+        f"{tried.clock} speedups {' '.join(f'{v:.4f}' for v in values)}; "
+        f"sign test {percent(old[0])}..{percent(old[1])}, "
+        f"signed rank {percent(new[0])}..{percent(new[1])}"
+    )
+
+
 def print_row(row: Row) -> None:
     t = row.tried
     tried, wall, verdict = row.why_untried, "-", "-"
@@ -300,6 +328,52 @@ def print_row(row: Row) -> None:
         f"| {row.script} | {row.rank} | {row.code} | {percent(row.stated)} ({row.basis}) "
         f"| {tried} | {wall} | {verdict} | {agreement(row)} |"
     )
+
+
+ROUNDS = re.compile(r"<!-- (\S+) (\S+) (cpu|wall) speedups:? ([0-9. ]+)")
+STATED = re.compile(r"\| (\d+)% \((measured|estimated)\) \|")
+
+
+def reread(path: str) -> None:
+    """The rows of a saved output with rounds under them: stated, the two intervals, 1.5x."""
+    print(
+        "| script | finding | stated (basis) | rounds | sign test | signed rank | 1.5x (sign test -> signed rank) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    counts: dict[str, list[str]] = {}
+    stated: tuple[float, str] | None = None
+    widths = []
+    for line in open(path, encoding="utf-8"):
+        found = STATED.search(line)
+        if line.startswith("| ") and found:
+            stated = int(found.group(1)) / 100, found.group(2)
+            continue
+        rounds = ROUNDS.search(line)
+        if rounds is None or stated is None:
+            continue
+        name, code, clock = rounds.group(1), rounds.group(2), rounds.group(3)
+        values = [float(v) for v in rounds.group(4).split()]
+        old = [share(v) for v in median_range(values)]
+        new = [share(v) for v in where_gain_lies(values)]
+        saving, basis = stated
+        before, after = within(saving, *old), within(saving, *new)
+        widths.append((old[1] - old[0], new[1] - new[0]))
+        counts.setdefault(basis, []).append(after)
+        print(
+            f"| {name} | {code} | {percent(saving)} ({basis}) | {len(values)} {clock} "
+            f"| {percent(old[0])}..{percent(old[1])} | {percent(new[0])}..{percent(new[1])} "
+            f"| {before} -> {after} |"
+        )
+        stated = None
+    if widths:
+        old_width = sum(w for w, _ in widths) / len(widths)
+        new_width = sum(w for _, w in widths) / len(widths)
+        print(
+            f"\nmean width: sign test {100 * old_width:.1f} points, signed rank {100 * new_width:.1f}"
+        )
+    for basis, said in counts.items():
+        tally = ", ".join(f"{said.count(word)} {word}" for word in ("yes", "no", "undecided"))
+        print(f"{basis} savings within {RATIO_TARGET}x (signed rank): {tally}")
 
 
 def selected(options) -> list[str]:
@@ -323,12 +397,16 @@ def main() -> None:
         default=0,
         help="rounds at most while a row is undecided (default: 4 x --repeats)",
     )
+    parser.add_argument("--reread", default="", help="a saved output: its rows read again")
     options = parser.parse_args()
+    if options.reread:
+        reread(options.reread)
+        return
     max_rounds = options.max_rounds or 4 * options.repeats
     torch.set_num_threads(1)
     started = time.perf_counter()
     print(
-        "| script | rank | finding | stated (basis) | --try gain (middle range, rounds) "
+        "| script | rank | finding | stated (basis) | --try gain (75% interval, rounds) "
         "| wall gain | trial verdict | within 1.5x |"
     )
     print("|---|---|---|---|---|---|---|---|")
@@ -338,6 +416,8 @@ def main() -> None:
         rows, noise, window, probes = calibrate(name, options.steps, options.repeats, max_rounds)
         for row in rows:
             print_row(row)
+            if row.tried is not None:
+                print(f"<!-- {name} {row.code} {rounds_line(row.tried)} -->")
             if row.tried is not None and row.stated > 0:
                 agreements.setdefault(row.basis, []).append(agreement(row).split()[0])
         if not rows:

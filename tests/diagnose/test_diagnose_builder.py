@@ -82,3 +82,20 @@ def test_plain_terminal_report_has_letter_bar_findings_and_verdict():
     assert "(saves ~50% of run time, 12.5 s per epoch, measured)" in out.getvalue()
     assert "waited 5 ms" in text and "num_workers=4" in text
     assert text.strip().endswith(f"verdict: {report.verdict}")
+
+
+def test_a_saving_that_rounds_to_zero_is_not_listed_as_a_saving():
+    # the demo's report listed D401 "saves ~0% of run time, 0.0 s per epoch, measured"
+    sync = Finding("D401", "Host syncs", "info", 0.003, ["2 syncs a step"], "drop .item()", "s")
+    sync.saving_basis, sync.seconds_per_epoch = "measured", 0.001
+    habit = Finding("D303", "no_grad eval", "info", 0.0, ["eval"], "inference_mode", "s")
+    small = Finding("D210", "Optimizer loop", "info", 0.012, ["loop"], "foreach", "s")
+    small.seconds_per_epoch = 0.01
+    report = build_report(_run({"data": 0.5, "forward": 0.5}), [sync, habit, small])
+    out = io.StringIO()
+    render_terminal(report, Console(file=out, force_terminal=False, no_color=True, width=120))
+    text = out.getvalue()
+    assert "Host syncs (no time saving measured on this run)" in text
+    assert "no_grad eval (no time saving claimed)" in text
+    assert "Optimizer loop (saves ~1% of run time, estimate)" in text  # no "0.0 s per epoch"
+    assert "~0%" not in text and "0.0 s per epoch" not in text

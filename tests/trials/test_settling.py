@@ -4,7 +4,10 @@ window of 20 ms steps spread 30-50% from run to run, and no stated saving could 
 Pure functions and the scheduler on recorded results; the real trial runs are in
 test_try_trials.py."""
 
+import math
 from pathlib import Path
+
+import pytest
 
 from torchdoctor.diagnose.observations import RunObservation, StepObservation
 from torchdoctor.program import Program
@@ -155,3 +158,35 @@ def test_where_the_median_lies_narrows_as_rounds_are_added():
     assert median_range(twelve) == (4.0, 9.0)  # three out at each end
     # a sign test: the median lies between the 4th smallest and largest of 12 with 85% chance
     assert median_range(twelve, coverage=0.9) == (3.0, 10.0)
+
+
+def test_the_signed_rank_interval_reads_every_round_and_is_narrower_than_the_sign_test():
+    from torchdoctor.trials.stats import DECIDE_COVERAGE, gain_interval, median_range
+
+    low, high = gain_interval([3.0, 1.0, 2.0])  # 3 rounds reach 75% only with their whole range
+    assert (round(low, 9), round(high, 9)) == (1.0, 3.0)
+    assert gain_interval([1.1, 1.2, 1.3, 1.4], DECIDE_COVERAGE) is None  # 4 rounds cannot: 87.5%
+    # d201's float32 rounds (CPU time, 8 rounds at load 4)
+    rounds = [1.638, 1.895, 1.757, 1.559, 1.772, 1.554, 1.417, 1.684]
+    sign_low, sign_high = median_range(rounds)
+    low, high = gain_interval(rounds)
+    assert sign_low < low < high < sign_high
+    assert math.log(high / low) < 0.7 * math.log(sign_high / sign_low)  # 8.5% wide, not 14%
+    # one disturbed round (4x) moves it some 1% at the low end and 6% at the top (the mean of
+    # the log ratios, a normal law's centre, moves 11%)
+    disturbed = gain_interval([*rounds[:-1], 4.0])
+    assert disturbed[0] == pytest.approx(low, rel=0.02) and disturbed[1] < 1.85
+
+
+def test_another_round_runs_while_a_gain_beyond_min_gain_is_neither_shown_nor_ruled_out():
+    configs = {"baseline": [], "autocast": ["autocast"]}
+    base = [outcome(0.2, 0.1)] * 6
+    # CPU-time rounds 0.97x-1.12x: within SETTLED_SPREAD, but 1.10x is not ruled out
+    wide = [outcome(0.2, 0.1 / r) for r in (0.97, 1.12, 1.0, 1.1, 1.03, 1.08)]
+    assert unsettled(configs, {"baseline": base, "autocast": wide}, 1, "cpu") == ["autocast"]
+    # rounds 1.03x-1.07x: the 90% interval is above 1x, decided
+    tight = [outcome(0.2, 0.1 / r) for r in (1.03, 1.05, 1.07, 1.04, 1.06, 1.05)]
+    assert unsettled(configs, {"baseline": base, "autocast": tight}, 1, "cpu") == []
+    # rounds 0.99x-1.02x: any gain is below MIN_GAIN; no clear gain, settled
+    none = [outcome(0.2, 0.1 / r) for r in (0.99, 1.02, 1.0, 1.01, 0.995, 1.005)]
+    assert unsettled(configs, {"baseline": base, "autocast": none}, 1, "cpu") == []

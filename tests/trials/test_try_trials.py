@@ -78,6 +78,10 @@ def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_se
     # one repeat: the baseline ran twice (spread measured), but a single paired run is no verdict
     assert trials["baseline"]["runs"] == 2 and trials["baseline_spread"] is not None
     assert workers["verdict"] == "no clear gain" and "1 repeat(s): too few runs" in result.stdout
+    # a loader fix is read on wall time; one round gives no paired interval, and the report says
+    # which clock decided
+    assert workers["decided_on"] == "wall" and workers["interval"] is None
+    assert "workers: no clear gain on wall time: median" in result.stdout
 
 
 def test_diagnose_try_with_an_unknown_fix_is_one_line_and_exit_2_before_running():

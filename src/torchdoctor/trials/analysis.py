@@ -88,12 +88,14 @@ def unsettled(
     device: str,
     wants_more: Callable[[str, Spread], bool] | None = None,
 ) -> list[str]:
-    """The configurations whose paired rounds disagree by more than SETTLED_SPREAD on their clock
-    (`clock_for`), or have fewer than MIN_ROUNDS, or for which `wants_more(name, speedups)` (the
-    paired speedups on that clock) asks for more: a caller that holds the gain to a claim (the
-    calibration bench: a stated saving within 1.5x) asks while the rounds cannot decide it. A
-    configuration that crashed, could not apply its fixes or measured nothing is settled: more
-    rounds would not change that."""
+    """The configurations that another round could still decide, on their clock (`clock_for`):
+    fewer than MIN_ROUNDS rounds; where the gain lies (stats.gain_interval) still wider than
+    SETTLED_SPREAD; a verdict's interval (DECIDE_COVERAGE) across 1x that reaches beyond
+    MIN_GAIN (a gain or loss that large is not yet ruled out, nor shown); or `wants_more(name,
+    speedups)` (the paired speedups on that clock) asks: a caller that holds the gain to a
+    claim (the calibration bench: a stated saving within 1.5x) asks while the rounds cannot
+    decide it. A configuration that crashed, could not apply its fixes or measured nothing is
+    settled: more rounds would not change that."""
     base = [o.result for o in outcomes["baseline"] if o.result is not None]
     found = []
     for name, fixes in configs.items():
@@ -103,14 +105,25 @@ def unsettled(
         ratios = stats.paired_speedups(
             base, runs, warmup, clock_for(fixes, device), per_sample(fixes)
         )
-        low, high = ratios.low, ratios.high
-        if low is None or high is None:
+        if ratios.low is None or ratios.high is None:
             continue
-        if ratios.count < MIN_ROUNDS or high > low * (1.0 + SETTLED_SPREAD):
+        if ratios.count < MIN_ROUNDS or _open(ratios):
             found.append(name)
         elif wants_more is not None and wants_more(name, ratios):
             found.append(name)
     return found
+
+
+def _open(ratios: Spread) -> bool:
+    """Can another paired round still change what these rounds say (see `unsettled`)?"""
+    low, high = stats.gain_interval(ratios.values) or (min(ratios.values), max(ratios.values))
+    if high > low * (1.0 + SETTLED_SPREAD):
+        return True
+    decided = stats.gain_interval(ratios.values, stats.DECIDE_COVERAGE)
+    if decided is None:
+        return False  # too few rounds for that interval, and the gain is already narrow
+    low, high = decided
+    return low <= 1.0 <= high and (high > MIN_GAIN or low < 1.0 / MIN_GAIN)
 
 
 def tolerance_for(fixes: list[str]) -> tuple[float, str]:
@@ -148,14 +161,17 @@ def compare(
         )
     cpu_speedup = stats.paired_speedups(base_runs, var_runs, warmup, "cpu_s", by_sample)
     noise = noise or Noise()
-    label = verdict(variant.status, speedup, judged.verdict, noise.wall)
-    if label in ("faster", "slower") and plausibility.needs_cpu_agreement(
-        variant.fixes, noise.device_type
-    ):
-        if verdict(variant.status, cpu_speedup, judged.verdict, noise.cpu) != label:
-            label = "no clear gain"  # wall time moved, the process's own work did not
+    clock = clock_for(variant.fixes, noise.device_type)
+    on_cpu = clock == "cpu_s"
+    decisive = cpu_speedup if on_cpu else speedup
+    label = verdict(variant.status, decisive, judged.verdict, noise.cpu if on_cpu else noise.wall)
+    if on_cpu and OPPOSITE.get(label) == verdict(variant.status, speedup, judged.verdict):
+        label = "no clear gain"  # the process worked less, yet the user waited clearly longer
+    interval = stats.gain_interval(decisive.values, stats.DECIDE_COVERAGE) if decisive else None
     bound = plausibility.amdahl_bound(variant.fixes, noise.breakdown)
-    if label == "faster" and bound and speedup.median > bound * (1.0 + (noise.wall or 0.0)):
+    spread = (noise.cpu if on_cpu else noise.wall) or 0.0
+    median = decisive.median or 0.0
+    if label == "faster" and bound and median > bound * (1.0 + spread):
         label = SUSPICIOUS
     return VariantResult(
         variant,
@@ -166,7 +182,12 @@ def compare(
         label,
         cpu_speedup,
         by_sample,
+        "cpu" if on_cpu else "wall",
+        list(interval) if interval else None,
     )
+
+
+OPPOSITE = {"faster": "slower", "slower": "faster"}
 
 
 @dataclass
@@ -183,8 +204,12 @@ class Noise:
 def verdict(
     status: str, speedup, semantics_verdict: str, baseline_spread: float | None = None
 ) -> str:
-    """ "faster" needs >= MIN_ROUNDS paired rounds, all above 1, and a median above both MIN_GAIN and
-    1 + the baseline's run-to-run spread ("slower" mirrors it); otherwise "no clear gain"."""
+    """ "faster": >= MIN_ROUNDS paired rounds, all above 1, and a median above both MIN_GAIN and
+    1 + the baseline's run-to-run spread; or, from 5 rounds on, where the centre of the paired
+    speedups lies with DECIDE_COVERAGE chance (stats.gain_interval) all above 1: paired
+    rounds cancel the load both runs of a round saw, which a spread between runs of different
+    rounds does not, so a 5% gain measured in rounds that agree is a gain even where the load
+    moves whole runs by 20%. "slower" mirrors it; otherwise "no clear gain"."""
     if semantics_verdict == "changed":
         return "changes results"
     if status == "no effect":
@@ -197,6 +222,11 @@ def verdict(
     if speedup.median >= needed and speedup.low > 1.0:
         return "faster"
     if speedup.median <= 1 / needed and speedup.high < 1.0:
+        return "slower"
+    interval = stats.gain_interval(speedup.values, stats.DECIDE_COVERAGE)
+    if interval is not None and interval[0] > 1.0:
+        return "faster"
+    if interval is not None and interval[1] < 1.0:
         return "slower"
     return "no clear gain"
 

@@ -151,10 +151,13 @@ def render_terminal(report: TrialReport, console) -> None:
             f"no fix is called faster or slower; use --repeats {MIN_ROUNDS}",
             markup=False,
         )
+    for variant in report.variants:
+        if variant.verdict in DECIDED and variant.speedup is not None:
+            console.print(decided_line(variant), markup=False)
     if report.baseline_spread is not None:
         console.print(
-            f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% "
-            "(a speedup must clear it)",
+            f"baseline run-to-run spread: {report.baseline_spread * 100:.0f}% in wall time "
+            "(a wall-time speedup must clear it unless 5 paired rounds or more decide it)",
             markup=False,
         )
     for name, reason in report.not_applicable.items():
@@ -167,6 +170,28 @@ def render_terminal(report: TrialReport, console) -> None:
     if report.permanent_change:
         console.print("To make the kept fixes permanent:", markup=False)
         console.print(report.permanent_change, markup=False, highlight=False)
+
+
+DECIDED = ("faster", "slower", "no clear gain")
+CLOCKS = {"cpu": "CPU time (the training process's own work)", "wall": "wall time"}
+
+
+def decided_line(variant: VariantResult) -> str:
+    """Which clock decided a verdict, and on what: the 90% paired interval where 5 rounds or
+    more give one, else the rounds' median and range."""
+    speedup = variant.cpu_speedup if variant.decided_on == "cpu" else variant.speedup
+    rounds = speedup.count if speedup is not None else 0
+    if variant.interval:
+        low, high = variant.interval
+        said = f"{low:.2f}-{high:.2f}x (90% paired interval, {rounds} rounds)"
+    elif speedup is not None and speedup.median is not None:
+        said = (
+            f"median {speedup.median:.2f}x, rounds {speedup.low:.2f}-{speedup.high:.2f}x "
+            f"({rounds} rounds)"
+        )
+    else:
+        said = "not measured"
+    return f"{variant.config.name}: {variant.verdict} on {CLOCKS[variant.decided_on]}: {said}"
 
 
 def render_json(report: TrialReport) -> str:

@@ -71,6 +71,12 @@ class VariantResult:
     cpu_speedup: Spread | None = None  # the same ratio in training-process CPU time per step
     # the ratios are per sample, not per step: the fix changes the batch (`--try batch_size`)
     per_sample: bool = False
+    # the clock the verdict was read on: "cpu" (the training process's CPU time: fixes of its own
+    # work on a CPU device, steady where other jobs share the machine) or "wall"
+    decided_on: str = "wall"
+    # where the centre of the paired speedups on that clock lies with 90% chance
+    # (trials.stats.gain_interval); None: fewer than 5 rounds
+    interval: list[float] | None = None
 
 
 @dataclass

@@ -10,7 +10,7 @@ from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation
 from torchdoctor.diagnose.report.lines import LineRow, finding_lines, verdict_lines
 from torchdoctor.diagnose.report.memory_view import build_memory_view
-from torchdoctor.diagnose.report.model import Report
+from torchdoctor.diagnose.report.model import LEAST_SAVING, Report
 from torchdoctor.diagnose.report.verdict import (
     Bound,
     NoSteps,
@@ -104,7 +104,7 @@ def _verdict(
 ) -> Verdict:
     if bound is None:
         return Verdict(no_steps=_no_steps(run))
-    top = findings[0] if findings and findings[0].saving > 0 else None
+    top = findings[0] if findings and findings[0].saving >= LEAST_SAVING else None
     unexplained = _unexplained(bound, findings, training_share(run))
     line = None
     # the top line, where no finding saves much or the findings leave most of the dominant part

@@ -107,9 +107,24 @@ def _finding_dict(finding: Finding) -> dict:
     return data
 
 
+# a saving below this rounds to 0%: no saving to list, nor a top fix to name
+LEAST_SAVING = 0.005
+
+
 def saving_words(finding: Finding) -> str:
-    """'saves ~12% of run time, measured' / '..., estimate': every renderer says which."""
+    """'saves ~12% of run time, measured' / '..., estimate': every renderer says which. A saving
+    that rounds to 0% is not listed as one: 'saves ~0% of run time' reads as a speed fix that
+    does nothing, where the finding is about something else (a sync that will cost on a GPU,
+    memory, a habit) or its gain here is below what one run measures."""
+    basis = "measured" if finding.saving_basis == "measured" else "estimate"
+    if finding.saving < LEAST_SAVING:
+        return (
+            "no time saving measured on this run"
+            if basis == "measured"
+            else "no time saving claimed"
+        )
     words = f"saves ~{100 * finding.saving:.0f}% of run time"
-    if finding.seconds_per_epoch is not None and finding.saving > 0:
-        words += f", {finding.seconds_per_epoch:.1f} s per epoch"
-    return words + (", measured" if finding.saving_basis == "measured" else ", estimate")
+    seconds = finding.seconds_per_epoch
+    if seconds is not None and seconds >= 0.05:
+        words += f", {seconds:.1f} s per epoch"
+    return f"{words}, {basis}"

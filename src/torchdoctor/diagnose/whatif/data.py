@@ -19,12 +19,12 @@ from typing import Any
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
 
 from torchdoctor.diagnose.observations import WhatIfTiming
+from torchdoctor.diagnose.rules._common import MAX_WORKERS
 from torchdoctor.diagnose.whatif.guard import OverBudget, affordable_rounds, require, synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
 from torchdoctor.intercept.hooks import usable_cores
 
 MAX_SETTINGS = 3
-MAX_WORKERS = 8  # as the `--try workers` fix and rule D101 propose at most
 MIN_BATCHES, MAX_BATCHES = 4, 40
 # one worker's head start (prefetch_factor 2) plus the first batch: a dataset needs this many
 # batches more than MIN_BATCHES; worker counts whose head start does not fit are not timed
@@ -41,7 +41,7 @@ SIDE_BATCHES = 1 + MAX_WORKERS * 2 + MAX_BATCHES
 
 
 def worker_counts(cpus: int) -> list[int]:
-    """1 .. cpus workers (as many as `--try workers` starts, at most 8), at most MAX_SETTINGS of
+    """1 .. cpus workers (as many as `--try workers` starts, at most MAX_WORKERS), at most MAX_SETTINGS of
     them spread over the range: when the step's compute is short, a worker per core is fastest,
     when it is long, one core is better left to the training process; the probe measures both."""
     top = max(1, min(MAX_WORKERS, cpus))

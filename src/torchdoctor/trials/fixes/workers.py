@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from torch.utils.data import IterableDataset
 
+from torchdoctor.diagnose.rules._common import MAX_WORKERS
 from torchdoctor.techniques import finding_codes_for_fix
 from torchdoctor.trials.fixes._common import draw_seed_on_reuse, loaders
 
@@ -30,13 +31,13 @@ SHORTENS = ("data",)
 # __getitem__/collate draws other numbers (trials.semantics: "random draws differ", not "changed").
 MOVES_DATA_RANDOMNESS = True
 PERMANENT = (
-    "DataLoader(dataset, ..., num_workers=min(8, os.cpu_count() or 1), "
+    f"DataLoader(dataset, ..., num_workers=min({MAX_WORKERS}, os.cpu_count() or 1), "
     "persistent_workers=True, prefetch_factor=2)"
 )
 
 
 def worker_count(cpu_count: int | None) -> int:
-    return max(1, min(8, cpu_count or 1))
+    return max(1, min(MAX_WORKERS, cpu_count or 1))
 
 
 def applies_to(run) -> bool:
