@@ -4,8 +4,8 @@ Runs `torchdoctor diagnose --json` (the default whole-cycle mode, as a user woul
 of tests/diagnose/rules/scripts/styles/ (`--set styles`, the default), styles2/ (`--set
 styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set), styles4/
 (`--set styles4`, round 6's fourth set), styles5/ (`--set styles5`, round 7's fifth set) or
-styles6/ (`--set styles6`, round 8's sixth set) or styles7/ (`--set styles7`, round 9's seventh
-set) and on its control (`--fixed`), in subprocesses, and
+styles6/ (`--set styles6`, round 8's sixth set), styles7/ (`--set styles7`, round 9's seventh
+set) or styles8/ (`--set styles8`, round 10's eighth set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms).
 
@@ -31,6 +31,7 @@ from styles import (  # noqa: E402
     PLANTED5,
     PLANTED6,
     PLANTED7,
+    PLANTED8,
 )
 
 SETS = {
@@ -41,7 +42,8 @@ SETS = {
     "styles5": PLANTED5,
     "styles6": PLANTED6,
     "styles7": PLANTED7,
-    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5 + PLANTED6 + PLANTED7,
+    "styles8": PLANTED8,
+    "all": PLANTED + PLANTED2 + PLANTED3 + PLANTED4 + PLANTED5 + PLANTED6 + PLANTED7 + PLANTED8,
 }
 
 

@@ -1,4 +1,4 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles7/), with
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles8/), with
 what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
@@ -23,6 +23,7 @@ STYLES4 = Path(__file__).parent / "scripts" / "styles4"
 STYLES5 = Path(__file__).parent / "scripts" / "styles5"
 STYLES6 = Path(__file__).parent / "scripts" / "styles6"
 STYLES7 = Path(__file__).parent / "scripts" / "styles7"
+STYLES8 = Path(__file__).parent / "scripts" / "styles8"
 
 
 class Planted(NamedTuple):
@@ -384,5 +385,54 @@ PLANTED7 = [
         ("d07_clean_seq2seq_teacher_forcing_full_sequence", "D203", "clean", "nn.GRU"),
         ("d08_clean_kfold_cv_persistent_workers", "D701", "clean", "save per epoch"),
         ("d09_clean_lr_finder_early_stopping", "D304", "clean", "val per epoch"),
+    ]
+]
+
+PLANTED8 = [
+    Planted(*row, folder=STYLES8)
+    for row in [
+        ("e01_keras_like_fit_zero_grad_fills_zeros", "D220", "speed", "set_to_none=False"),
+        ("e02_ignite_like_engine_logger_handler_every_iteration", "D702", "speed", "every=1"),
+        ("e03_no_sync_accumulation_zero_grad_before_step", "D222", "error", "zero_grad, step"),
+        ("e04_hydra_config_tensordataset_workers", "D109", "speed", "num_workers: 4"),
+        ("e05_two_files_sibling_utils_getitem_spectrogram", "D105", "speed", "sibling getitem"),
+        ("e06_random_split_subset_per_sample_fetch", "D108", "speed", "Subset, 1024"),
+        ("e07_weighted_sampler_augmenting_dataset_main_process", "D101", "speed", "workers 0"),
+        ("e08_packed_text_classifier_collate_tensor_from_arrays", "D106", "speed", "tensor(rows)"),
+        ("e09_char_rnn_hidden_carried_without_detach", "D504", "speed", "no detach"),
+        ("e10_vae_kl_annealing_checkpointed_encoder", "D213", "speed", "checkpoint(enc)"),
+        ("e11_contrastive_two_views_tiny_batches_workers", "D112", "info", "batch 8, 2 wk"),
+        ("e12_unet_denoiser_noise_schedule_per_sample_loop", "D801", "speed", "math.prod loop"),
+        ("e13_actor_critic_rollout_buffer_tensor_from_arrays", "D106", "speed", "tensor(obs)"),
+        ("e14_gan_gradient_penalty_generator_zero_grad_after_backward", "D222", "error", "G"),
+        ("e15_bf16_autocast_cpu_validation_keeps_graph", "D301", "speed", "no no_grad"),
+        ("e16_mixup_label_smoothing_partner_batch_new_iterator", "D107", "speed", "next(iter)"),
+        ("e17_swa_averaged_model_rebuilt_every_step", "D215", "speed", "AveragedModel/step"),
+        ("e18_mean_teacher_ema_model_zero_grad_keeps_buffers", "D220", "speed", "module zero"),
+        ("e19_onecycle_per_batch_val_every_rounds_to_one", "D304", "speed", "len // 100"),
+        ("e20_collate_random_crop_flip_per_sample_python", "D111", "speed", "pixel rows"),
+        ("e21_bytesio_npy_records_loaded_in_main_process", "D101", "speed", "np.load, 0 wk"),
+        ("e22_csv_metrics_row_flushed_every_step", "D702", "speed", "csv + fsync"),
+        ("e23_dqn_target_network_copied_every_step", "D215", "speed", "deepcopy target"),
+        ("e24_recsys_huge_item_table_adam_state", "D502", "info", "dense Adam"),
+        ("e25_tiny_gpt_checkpoint_every_block", "D213", "speed", "checkpoint(block)"),
+        ("e26_bilstm_crf_forward_algorithm_time_loop", "D203", "speed", "per tag"),
+        ("e27_tabular_fit_per_epoch_loader_rebuilt_workers", "D103", "speed", "per epoch"),
+        ("e28_forecasting_windows_tensordataset_persistent_workers", "D109", "speed", "3 wk"),
+        ("e29_siamese_pairs_batch_of_four_workers", "D112", "info", "batch 4, 2 wk"),
+        ("e30_point_cloud_debug_wrapper_detect_anomaly", "D211", "speed", "run_safely"),
+        ("e31_recsys_negative_sampling_seen_items_concatenated", "D504", "speed", "isin(seen)"),
+        ("e32_streaming_auc_over_all_scores_so_far", "D504", "speed", "AUC of all"),
+        ("e33_prototypical_episodes_optimizer_zero_grad_wrong_object", "D221", "error", "temp_opt"),
+        ("e34_timing_context_profiler_schedule_never_ends", "D212", "speed", "active=10000"),
+        ("f01_clean_keras_like_fit_callbacks", "D701", "clean", "save per epoch"),
+        ("f02_clean_ignite_like_engine_periodic_handlers", "D702", "clean", "every=100"),
+        ("f03_clean_no_sync_accumulation_step_then_zero", "D222", "clean", "step, zero"),
+        ("f04_clean_char_rnn_truncated_bptt_detached", "D504", "clean", "detach"),
+        ("f05_clean_mixup_cutmix_in_batch_partner", "D107", "clean", "randperm partner"),
+        ("f06_clean_ppo_rollout_buffer_minibatch_epochs", "D106", "clean", "np arrays"),
+        ("f07_clean_beta_vae_cyclical_annealing", "D213", "clean", "no checkpoint"),
+        ("f08_clean_csv_logger_buffered_rows", "D702", "clean", "every 200"),
+        ("f09_clean_ddpm_unet_cumprod_table", "D801", "clean", "table"),
     ]
 ]
