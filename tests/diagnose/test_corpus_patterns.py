@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.report.lines import finding_lines
 from torchdoctor.diagnose.rules._lines import (
     acts_in_the_loop,
     evaluation_is_validation,
@@ -17,6 +18,7 @@ from torchdoctor.diagnose.rules._lines import (
 )
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 
 def _line_of(path, marker: str) -> int:
@@ -211,6 +213,46 @@ def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
     assert "D203" not in codes, [(f.id, f.evidence) for f in report.findings]
     kinds = [(f.details["phase"], f.details["kind"]) for f in report.findings if f.id == "D801"]
     assert ("evaluation", "host") not in kinds, kinds
+    # acting is the RL loop's training, and is called so: in the verdict, the notes and the
+    # lines; and no inference_mode advice, since its outputs go into the rollout it trains on
+    assert evaluation_is_acting(report.run)
+    assert report.reason.evaluation_is_acting and "acting-heavy" in report.verdict
+    assert "evaluation-heavy" not in report.verdict
+    assert any(note.startswith("1472 acting forward(s)") or " acting forward(s)" in note
+               for note in report.run.notes), report.run.notes  # fmt: skip
+    shown = [row.phase for f in report.findings for row in finding_lines(report.run, f)]
+    assert "evaluation" not in shown, shown
+    assert "D303" not in codes
+
+
+def test_a_held_out_set_evaluated_in_train_mode_without_a_loader_stays_evaluation(diagnose_here):
+    """The acting label needs the forwards to run on fewer rows than the training ones (one
+    observation per environment): a held-out tensor scored in train mode without a loader is
+    an evaluation, and keeps its name and D303's advice."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x_test, y_test = torch.randn(256, 32), torch.randn(256, 1)
+        for step in range(40):
+            x, y = torch.randn(64, 32), torch.randn(64, 1)
+            loss = (model(x) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # scored every step, in train mode, on the whole held-out set
+                test_loss = (model(x_test) - y_test).pow(2).mean().item()
+        """,
+        steps=10,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards >= 10
+    assert acts_in_the_loop(report.run)  # in train mode, no loader, on new data: like acting
+    assert not evaluation_is_acting(report.run)
+    assert not report.reason.evaluation_is_acting
+    assert not any(" acting forward(s)" in note for note in report.run.notes), report.run.notes
+    assert "D303" in [f.id for f in report.findings], report.findings
 
 
 def test_whole_cycle_mode_stops_an_evaluation_that_outlasts_its_budget(diagnose_here):
@@ -846,6 +888,91 @@ def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sam
     assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
     # the samples are no validation either: D301 does not warn for their memory
     assert not evaluation_is_validation(report.run)
+
+
+_AAE_SAMPLING = """
+encoder = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
+decoder = nn.Sequential(nn.Linear(4, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 16))
+critic = nn.Sequential(nn.Linear(4, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1))
+opt_ae = torch.optim.Adam([*encoder.parameters(), *decoder.parameters()], lr=2e-4)
+opt_c = torch.optim.Adam(critic.parameters(), lr=2e-4)
+bce = nn.BCEWithLogitsLoss()
+data, ones, zeros = torch.randn(2048, 16), torch.ones(64, 1), torch.zeros(64, 1)
+for it in range(60):
+    x = data[torch.randint(0, 2048, (64,))]
+    z = encoder(x)
+    loss = 0.999 * (decoder(z) - x).pow(2).mean() + 0.001 * bce(critic(z), ones)
+    opt_ae.zero_grad()
+    loss.backward()
+    opt_ae.step()
+    opt_c.zero_grad()
+    (bce(critic(torch.randn(64, 4)), ones) + bce(critic(z.detach()), zeros)).backward()
+    opt_c.step()
+    if it % 3 == 0:
+        with torch.no_grad():  # still in train mode, as PyTorch-GAN's aae.py samples
+            SAMPLE
+"""
+
+
+@pytest.mark.parametrize(
+    ("sample", "is_evaluation"),
+    [
+        ("samples.append(decoder(torch.randn(100, 4)).cpu())", False),
+        ("error = (decoder(encoder(data[:256])) - data[:256]).pow(2).mean()", True),
+    ],
+    ids=["decoder_sampled_from_the_prior", "reconstruction_scored"],
+)
+def test_an_autoencoders_decoder_sampled_from_noise_is_no_evaluation_error(
+    diagnose_here, sample, is_evaluation
+):
+    """PyTorch-GAN's adversarial autoencoder saves `decoder(z)` for z from the prior, in train mode:
+    D302 [error] "evaluated in train mode". The decoder trains on the encoder's outputs, and a
+    forward of it fed no model's output samples it. Fed the encoder's output in train mode and
+    scored, it is an evaluation of the autoencoder, and D302 stands."""
+    report = diagnose_here(
+        "samples = []\n" + _AAE_SAMPLING.replace("SAMPLE", sample), steps=8, warmup=3
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0 and evaluation.train_mode_sensitive
+    assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
+    assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
+
+
+@pytest.mark.parametrize("refresh", [True, False], ids=["statistics_refreshed", "left_in_train"])
+def test_batchnorm_statistics_refreshed_by_hand_are_no_evaluation_error(diagnose_here, refresh):
+    """Programs that recompute BatchNorm statistics by hand (for averaged or pruned weights) set
+    a cumulative average (`momentum=None`, as torch's update_bn does), reset the statistics and
+    run the model in train mode under no_grad over the data: on purpose, not D302's evaluation
+    left in train mode. The same forwards without that setting still are."""
+    setup = "for m in bns: m.reset_running_stats(); m.momentum = None" if refresh else "pass"
+    report = diagnose_here(
+        f"""
+        model = nn.Sequential(nn.Linear(16, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 1))
+        bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm1d)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        data = torch.randn(2048, 16)
+        for it in range(60):
+            loss = model(data[torch.randint(0, 2048, (64,))]).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if it % 3 == 2:
+                {setup}
+                with torch.no_grad():  # train mode: the statistics are what is computed
+                    for chunk in data.split(256):
+                        model(chunk)
+                for m in bns:
+                    m.momentum = 0.1
+        """,
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0 and evaluation.train_mode_sensitive
+    assert (evaluation.in_train_mode == 0) == refresh, evaluation
+    assert ("D302" in {f.id for f in report.findings}) != refresh, report.findings
 
 
 @pytest.mark.timing

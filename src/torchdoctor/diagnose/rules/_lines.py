@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from torchdoctor.diagnose.findings import Severity
 from torchdoctor.diagnose.observations import LineStat, RunObservation
 from torchdoctor.diagnose.rules._common import severity_for
+from torchdoctor.diagnose.step_analysis import acts_in_the_loop as acts_in_the_loop
+from torchdoctor.diagnose.step_analysis import evaluation_is_validation as evaluation_is_validation
 
 # Phases whose time a user line can own. Forward/backward/optimizer are the model's compute; data
 # and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
@@ -404,15 +406,6 @@ def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
     return sorted(found, key=lambda line: -line.self_share)
 
 
-def evaluation_is_validation(run: RunObservation) -> bool:
-    """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
-    loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
-    evaluation = run.evaluation
-    # a GAN generator's samples ran in train mode too (left out of in_train_mode for D302)
-    eval_mode = evaluation.forwards - evaluation.in_train_mode - evaluation.generator_samples
-    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
-
-
 # words of a function's name that say it validates (evaluate_policy, validation_step, run_test,
 # evalModel): the vocabulary of validation in every framework (Keras evaluate, Lightning
 # validation_step, SB3 evaluate_policy); acting is collect/rollout/act/select_action
@@ -446,16 +439,6 @@ def evaluation_called_as_validation(run: RunObservation) -> bool:
         )
     )
     return named * 2 > total
-
-
-def acts_in_the_loop(run: RunObservation) -> bool:
-    """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
-    a batch a training forward had seen (the policy acts on what the environment returned)."""
-    return (
-        run.evaluation.forwards > 0
-        and run.evaluation.on_training_batches == 0
-        and not evaluation_is_validation(run)
-    )
 
 
 def repeated_model_calls(run: RunObservation, min_share: float, every: float) -> list[HotLine]:
