@@ -3,6 +3,7 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -1160,3 +1161,71 @@ def test_a_closures_own_code_is_the_steps_other_work_not_the_optimizers(diagnose
         assert step.phases["other"] >= 0.1 > step.phases["optimizer"], step.phases
     (optimizer,) = report.run.optimizers
     assert optimizer.step_s is not None and optimizer.step_s < 0.1, optimizer
+
+
+@pytest.mark.timing
+def test_a_progress_bar_redrawn_every_step_is_named_as_such(diagnose_here, tmp_path, monkeypatch):
+    """tiny-diffusion's `progress_bar.set_postfix(**logs)` took 10-20% of its small steps: D801
+    read a line like it (`set_postfix(loss=loss.item())`) as a host copy for Python or NumPy work
+    and told it to compute the metric with torch ops. The time is tqdm redrawing the bar, which
+    set_postfix does at every call by default; refresh=False leaves it to update()'s throttle."""
+    package = tmp_path / "site-packages" / "tqdm"  # the layout of the real package
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from .std import tqdm\n")
+    (package / "std.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            class tqdm:
+                def __init__(self, total=None):
+                    self.n, self.postfix = 0, ""
+
+                def update(self, n=1):
+                    self.n += n
+
+                def set_postfix(self, refresh=True, **values):
+                    self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+                    if refresh:
+                        self.refresh()
+
+                def refresh(self):
+                    self.display()
+
+                def display(self):
+                    bar = ""
+                    for i in range(600):  # the bar's meter, formatted in Python
+                        bar = f"{self.n:>6} {'#' * (i % 40):<40} [{self.postfix}]"
+                    sys.stderr.write("\\r" + bar[:20])
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))
+    for name in [m for m in sys.modules if m == "tqdm" or m.startswith("tqdm.")]:
+        monkeypatch.delitem(sys.modules, name)  # an installed tqdm, imported earlier
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        from tqdm import tqdm
+
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        bar = tqdm(total=400)
+        for step in range(400):
+            loss = model(torch.randn(16, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            bar.update(1)
+            bar.set_postfix(loss=loss.item())  # the bar redrawn
+        """,
+        steps=200,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line, stats = _sampled_line(report, tmp_path / "train.py", "the bar redrawn")
+    assert {kind_of(s).name for s in stats} == {"progress_bar"}
+    found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "progress_bar"]
+    assert found and "refresh=False" in found[0].fix, [(f.id, f.details) for f in report.findings]
+    assert found[0].details["locations"][0].endswith(f"train.py:{line}")

@@ -108,6 +108,17 @@ KINDS = {
         "action = Categorical(logits=policy(obs), validate_args=False).sample().tolist()",
         False,
     ),
+    # tqdm's set_postfix/set_description redraw the bar at every call (refresh=True by default),
+    # past the mininterval that throttles update(): the drawing is the line's time, whatever
+    # the values shown (a loss.item() in the call is read either way)
+    "progress_bar": LineKind(
+        "progress_bar",
+        "redraws the progress bar at every call (tqdm's set_postfix and set_description refresh "
+        "the display by default, past the mininterval that throttles update())",
+        "progress_bar.set_postfix(loss=loss_value, refresh=False)  # drawn by the next update()\n"
+        "# within tqdm's mininterval (0.1 s), not at every step",
+        True,
+    ),
     # a reinforcement-learning environment's own step (its simulation): the program's work, not
     # overhead around training; D801 does not flag it
     "environment": LineKind(
@@ -201,6 +212,12 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
 _CHECKPOINT_CALLEES = ("torch.serialization.save",)
+# progress-bar calls that redraw the bar by default (tqdm.auto's and tqdm.rich's classes inherit
+# them from tqdm.std): the line's own call, its first callee
+_PROGRESS_REDRAWS = tuple(
+    f"tqdm.std.tqdm.{name}"
+    for name in ("set_postfix", "set_postfix_str", "set_description", "set_description_str")
+)
 _ENVIRONMENT_CALLEES = ("gymnasium.", "gym.", "pettingzoo.", "envpool.", "dm_control.")
 _NOT_PACKAGES = ("torch", "numpy", "torchdoctor", "builtins")
 _MODEL_COPY_CALLEES = (
@@ -241,6 +258,8 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["deepcopy"]
     if _BACKWARD.search(code):
         return KINDS["backward"]
+    if line.callees and line.callees[0].startswith(_PROGRESS_REDRAWS):
+        return KINDS["progress_bar"]
     if _calls(line, _FORMAT_CALLEES) or _FORMAT.search(code):
         return KINDS["format"]
     if _calls(line, _IO_CALLEES) or _IO.search(code):

@@ -15,7 +15,9 @@ copied whole each time), a second model
 call in every step whose output gets no gradient (outside validation: a metric's forward), NumPy
 work seen only in what the line called (a NumPy replay buffer's sampling: no tensor read to the
 host), a call into an installed package whose time is the package's (PyG's `recon_loss` sampling
-negative edges on the host). A line that only
+negative edges on the host), a progress bar redrawn at every call (tqdm's `set_postfix` and
+`set_description` refresh the display by default: `refresh=False` leaves it to `update()`'s
+throttle). A line that only
 calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
 not a hot line, and is never flagged.
 
