@@ -1229,3 +1229,42 @@ def test_a_progress_bar_redrawn_every_step_is_named_as_such(diagnose_here, tmp_p
     found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "progress_bar"]
     assert found and "refresh=False" in found[0].fix, [(f.id, f.details) for f in report.findings]
     assert found[0].details["locations"][0].endswith(f"train.py:{line}")
+
+
+@pytest.mark.timing
+def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagnose_here, tmp_path):
+    """A program whose batches come from its own prefetch thread through a queue.Queue: D801
+    [warning] said `item = q.get()` "runs the program's own code" and told it to run it less
+    often or vectorise it. The step waits there for a producer slower than itself."""
+    report = diagnose_here(
+        """
+        import queue
+        import threading
+
+        def produce(q, n):
+            for _ in range(n):
+                x = torch.randn(64, 128)
+                for _ in range(20):  # the batch's preparation: slower than the step
+                    x = torch.tanh(x @ torch.eye(128))
+                q.put((x, torch.randint(0, 10, (64,))))
+            q.put(None)
+
+        model = nn.Sequential(nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        q = queue.Queue(maxsize=4)
+        threading.Thread(target=produce, args=(q, 200), daemon=True).start()
+        while (item := q.get()) is not None:  # the batch waited for
+            loss = nn.functional.cross_entropy(model(item[0]), item[1])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=60,
+        warmup=3,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    _, stats = _sampled_line(report, tmp_path / "train.py", "the batch waited for")
+    assert {kind_of(s).name for s in stats} == {"queue_wait"}
+    found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "queue_wait"]
+    assert found and "DataLoader" in found[0].fix, [(f.id, f.details) for f in report.findings]

@@ -108,6 +108,18 @@ KINDS = {
         "action = Categorical(logits=policy(obs), validate_args=False).sample().tolist()",
         False,
     ),
+    # a batch taken from a queue that a producer thread or process fills (a prefetch thread): the
+    # step waits for data the program prepares itself, outside any DataLoader
+    "queue_wait": LineKind(
+        "queue_wait",
+        "waits for the next item of a queue that another thread or process fills (the producer "
+        "is slower than the training step: the step waits for its data)",
+        "# prepare batches in more processes than one producer: a DataLoader does it\n"
+        "loader = DataLoader(dataset, batch_size=..., num_workers=4, persistent_workers=True)\n"
+        "# or start more producer threads/processes on the same queue (if its work releases the "
+        "GIL)",
+        False,
+    ),
     # tqdm's set_postfix/set_description redraw the bar at every call (refresh=True by default),
     # past the mininterval that throttles update(): the drawing is the line's time, whatever
     # the values shown (a loss.item() in the call is read either way)
@@ -212,6 +224,8 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
 _CHECKPOINT_CALLEES = ("torch.serialization.save",)
+# a blocking get from a queue another thread or process fills (the line's own call)
+_QUEUE_GETS = ("queue.Queue.get", "multiprocessing.queues.")
 # progress-bar calls that redraw the bar by default (tqdm.auto's and tqdm.rich's classes inherit
 # them from tqdm.std): the line's own call, its first callee
 _PROGRESS_REDRAWS = tuple(
@@ -258,6 +272,8 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["deepcopy"]
     if _BACKWARD.search(code):
         return KINDS["backward"]
+    if line.callees and line.callees[0].startswith(_QUEUE_GETS):
+        return KINDS["queue_wait"]
     if line.callees and line.callees[0].startswith(_PROGRESS_REDRAWS):
         return KINDS["progress_bar"]
     if _calls(line, _FORMAT_CALLEES) or _FORMAT.search(code):

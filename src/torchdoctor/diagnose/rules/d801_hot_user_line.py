@@ -17,7 +17,8 @@ work seen only in what the line called (a NumPy replay buffer's sampling: no ten
 host), a call into an installed package whose time is the package's (PyG's `recon_loss` sampling
 negative edges on the host), a progress bar redrawn at every call (tqdm's `set_postfix` and
 `set_description` refresh the display by default: `refresh=False` leaves it to `update()`'s
-throttle). A line that only
+throttle), a wait for the next batch from a queue that a producer thread or process fills (the
+step waits for data prepared outside any DataLoader). A line that only
 calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
 not a hot line, and is never flagged.
 
