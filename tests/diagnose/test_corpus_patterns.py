@@ -3,13 +3,17 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.program_signals import ProgramSignals, _raise_terminated
 from torchdoctor.diagnose.report.lines import finding_lines
 from torchdoctor.diagnose.rules._lines import (
     acts_in_the_loop,
@@ -1268,3 +1272,24 @@ def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagno
     assert {kind_of(s).name for s in stats} == {"queue_wait"}
     found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "queue_wait"]
     assert found and "DataLoader" in found[0].fix, [(f.id, f.details) for f in report.findings]
+
+
+def test_a_forked_worker_ended_by_sigterm_dies_of_it_not_through_our_handler():
+    """milesial/Pytorch-UNet scans its masks in a `with Pool() as p:` block: the pool's exit ends
+    its forked workers with SIGTERM, and under diagnose each worker had inherited our SIGTERM
+    handler and printed a `Terminated` traceback through program_signals.py. A forked child
+    dies of SIGTERM as it would without us."""
+    signals = ProgramSignals()
+    try:
+        assert signal.getsignal(signal.SIGTERM) is _raise_terminated  # ours in the program
+        pid = os.fork()
+        if pid == 0:  # the worker, ended by its parent
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            finally:
+                os._exit(3)  # reached only when the signal raised instead of killing
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+    finally:
+        signals.restore()
