@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.observations import LineStat, RunObservation
 from torchdoctor.diagnose.program_signals import ProgramSignals, _raise_terminated
 from torchdoctor.diagnose.report.lines import finding_lines
 from torchdoctor.diagnose.rules._lines import (
@@ -22,6 +23,7 @@ from torchdoctor.diagnose.rules._lines import (
     kind_of,
 )
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
+from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
 from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
@@ -597,6 +599,20 @@ def test_whole_cycle_mode_stops_when_every_step_leaves_a_forward_without_gradien
     assert len(report.run.steps) <= UNKNOWN_EPOCH_MAX_STEPS + 1, len(report.run.steps)
     # the unused outputs were part of building the loss: training, not evaluation with autograd
     assert report.run.evaluation.with_grad == 0, report.run.evaluation.with_grad_locations
+
+
+@pytest.mark.parametrize(
+    ("samples", "how_often"), [(90, "1 of the 3 measured steps"), (4, "every step")]
+)
+def test_a_line_sampled_often_in_one_of_few_slow_steps_runs_in_that_one(samples, how_often):
+    """milesial/Pytorch-UNet logs weight histograms every 5th step: at load its 3 measured steps
+    took 9 s each, and D801 said the loop "takes 10% of every step" for a line sampled 90 times
+    in one of the 3 (too few steps to spread a count). A line sampled that often would have been
+    seen in each step it ran in; 4 samples in one of 3 steps cannot tell."""
+    run = RunObservation(target="train.py")
+    run.lines.steps = 3
+    line = LineStat("train.py:140", "other", samples=samples, self_samples=samples, steps_seen=1)
+    assert _how_often(line, run) == how_often
 
 
 @pytest.mark.timing  # D801 fires on a sampled share (here ~10x its bar): with the timing tests
