@@ -166,6 +166,52 @@ def image_folder(
             Image.fromarray(pixels, mode="L").save(root / f"{n}.png")
 
 
+def segmentation_pairs(
+    workdir: Path, images: str, masks: str, count: int = 60, size: tuple[int, int] = (160, 128)
+) -> None:
+    """`images/<n>.jpg` RGB photos and `masks/<n>_mask.gif` two-value masks of the same size (the
+    Carvana layout: an object on a background, the mask marking it)."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(7)
+    width, height = size
+    (workdir / images).mkdir(parents=True, exist_ok=True)
+    (workdir / masks).mkdir(parents=True, exist_ok=True)
+    rows, cols = np.mgrid[0:height, 0:width]
+    for n in range(count):
+        cy, cx = (
+            rng.integers(height // 4, 3 * height // 4),
+            rng.integers(width // 4, 3 * width // 4),
+        )
+        inside = (rows - cy) ** 2 / (height / 5) ** 2 + (cols - cx) ** 2 / (width / 4) ** 2 < 1
+        pixels = rng.integers(0, 96, (height, width, 3), dtype=np.uint8)
+        pixels[inside] += np.array([120, 100, 60], dtype=np.uint8)
+        Image.fromarray(pixels, mode="RGB").save(workdir / images / f"{n:04d}.jpg")
+        Image.fromarray(inside.astype(np.uint8) * 255, mode="L").save(
+            workdir / masks / f"{n:04d}_mask.gif"
+        )
+
+
+def paired_images(
+    workdir: Path, folder: str, splits: tuple[str, ...] = ("train", "val", "test"), count: int = 24,
+    size: int = 256,
+) -> None:  # fmt: skip
+    """`folder/<split>/<n>.jpg` RGB images of two halves side by side, A | B (pix2pix's facades
+    layout: a photo and its label map), B a blocky function of A."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(9)
+    for split in splits:
+        root = workdir / folder / split
+        root.mkdir(parents=True, exist_ok=True)
+        for n in range(count):
+            a = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
+            b = (a // 64 * 64).astype(np.uint8)
+            Image.fromarray(np.concatenate([a, b], axis=1), mode="RGB").save(root / f"{n}.jpg")
+
+
 def sine_waves(
     workdir: Path, path: str, sequences: int = 100, length: int = 1000, period: int = 20
 ) -> None:

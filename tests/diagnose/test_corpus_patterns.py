@@ -3,12 +3,19 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.observations import LineStat, RunObservation
+from torchdoctor.diagnose.program_signals import ProgramSignals, _raise_terminated
+from torchdoctor.diagnose.report.lines import finding_lines
 from torchdoctor.diagnose.rules._lines import (
     acts_in_the_loop,
     evaluation_is_validation,
@@ -16,7 +23,9 @@ from torchdoctor.diagnose.rules._lines import (
     kind_of,
 )
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
+from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 
 def _line_of(path, marker: str) -> int:
@@ -211,6 +220,46 @@ def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
     assert "D203" not in codes, [(f.id, f.evidence) for f in report.findings]
     kinds = [(f.details["phase"], f.details["kind"]) for f in report.findings if f.id == "D801"]
     assert ("evaluation", "host") not in kinds, kinds
+    # acting is the RL loop's training, and is called so: in the verdict, the notes and the
+    # lines; and no inference_mode advice, since its outputs go into the rollout it trains on
+    assert evaluation_is_acting(report.run)
+    assert report.reason.evaluation_is_acting and "acting-heavy" in report.verdict
+    assert "evaluation-heavy" not in report.verdict
+    assert any(note.startswith("1472 acting forward(s)") or " acting forward(s)" in note
+               for note in report.run.notes), report.run.notes  # fmt: skip
+    shown = [row.phase for f in report.findings for row in finding_lines(report.run, f)]
+    assert "evaluation" not in shown, shown
+    assert "D303" not in codes
+
+
+def test_a_held_out_set_evaluated_in_train_mode_without_a_loader_stays_evaluation(diagnose_here):
+    """The acting label needs the forwards to run on fewer rows than the training ones (one
+    observation per environment): a held-out tensor scored in train mode without a loader is
+    an evaluation, and keeps its name and D303's advice."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x_test, y_test = torch.randn(256, 32), torch.randn(256, 1)
+        for step in range(40):
+            x, y = torch.randn(64, 32), torch.randn(64, 1)
+            loss = (model(x) - y).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # scored every step, in train mode, on the whole held-out set
+                test_loss = (model(x_test) - y_test).pow(2).mean().item()
+        """,
+        steps=10,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards >= 10
+    assert acts_in_the_loop(report.run)  # in train mode, no loader, on new data: like acting
+    assert not evaluation_is_acting(report.run)
+    assert not report.reason.evaluation_is_acting
+    assert not any(" acting forward(s)" in note for note in report.run.notes), report.run.notes
+    assert "D303" in [f.id for f in report.findings], report.findings
 
 
 def test_whole_cycle_mode_stops_an_evaluation_that_outlasts_its_budget(diagnose_here):
@@ -552,6 +601,20 @@ def test_whole_cycle_mode_stops_when_every_step_leaves_a_forward_without_gradien
     assert report.run.evaluation.with_grad == 0, report.run.evaluation.with_grad_locations
 
 
+@pytest.mark.parametrize(
+    ("samples", "how_often"), [(90, "1 of the 3 measured steps"), (4, "every step")]
+)
+def test_a_line_sampled_often_in_one_of_few_slow_steps_runs_in_that_one(samples, how_often):
+    """milesial/Pytorch-UNet logs weight histograms every 5th step: at load its 3 measured steps
+    took 9 s each, and D801 said the loop "takes 10% of every step" for a line sampled 90 times
+    in one of the 3 (too few steps to spread a count). A line sampled that often would have been
+    seen in each step it ran in; 4 samples in one of 3 steps cannot tell."""
+    run = RunObservation(target="train.py")
+    run.lines.steps = 3
+    line = LineStat("train.py:140", "other", samples=samples, self_samples=samples, steps_seen=1)
+    assert _how_often(line, run) == how_often
+
+
 @pytest.mark.timing  # D801 fires on a sampled share (here ~10x its bar): with the timing tests
 def test_a_line_that_runs_once_in_several_steps_is_not_said_to_take_every_step(diagnose_here):
     """accelerate's profiler example prints the profiler's key-averages table after each epoch:
@@ -848,6 +911,91 @@ def test_a_gans_samples_in_train_mode_are_no_evaluation_error(diagnose_here, sam
     assert not evaluation_is_validation(report.run)
 
 
+_AAE_SAMPLING = """
+encoder = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
+decoder = nn.Sequential(nn.Linear(4, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 16))
+critic = nn.Sequential(nn.Linear(4, 32), nn.LeakyReLU(0.2), nn.Linear(32, 1))
+opt_ae = torch.optim.Adam([*encoder.parameters(), *decoder.parameters()], lr=2e-4)
+opt_c = torch.optim.Adam(critic.parameters(), lr=2e-4)
+bce = nn.BCEWithLogitsLoss()
+data, ones, zeros = torch.randn(2048, 16), torch.ones(64, 1), torch.zeros(64, 1)
+for it in range(60):
+    x = data[torch.randint(0, 2048, (64,))]
+    z = encoder(x)
+    loss = 0.999 * (decoder(z) - x).pow(2).mean() + 0.001 * bce(critic(z), ones)
+    opt_ae.zero_grad()
+    loss.backward()
+    opt_ae.step()
+    opt_c.zero_grad()
+    (bce(critic(torch.randn(64, 4)), ones) + bce(critic(z.detach()), zeros)).backward()
+    opt_c.step()
+    if it % 3 == 0:
+        with torch.no_grad():  # still in train mode, as PyTorch-GAN's aae.py samples
+            SAMPLE
+"""
+
+
+@pytest.mark.parametrize(
+    ("sample", "is_evaluation"),
+    [
+        ("samples.append(decoder(torch.randn(100, 4)).cpu())", False),
+        ("error = (decoder(encoder(data[:256])) - data[:256]).pow(2).mean()", True),
+    ],
+    ids=["decoder_sampled_from_the_prior", "reconstruction_scored"],
+)
+def test_an_autoencoders_decoder_sampled_from_noise_is_no_evaluation_error(
+    diagnose_here, sample, is_evaluation
+):
+    """PyTorch-GAN's adversarial autoencoder saves `decoder(z)` for z from the prior, in train mode:
+    D302 [error] "evaluated in train mode". The decoder trains on the encoder's outputs, and a
+    forward of it fed no model's output samples it. Fed the encoder's output in train mode and
+    scored, it is an evaluation of the autoencoder, and D302 stands."""
+    report = diagnose_here(
+        "samples = []\n" + _AAE_SAMPLING.replace("SAMPLE", sample), steps=8, warmup=3
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0 and evaluation.train_mode_sensitive
+    assert (evaluation.generator_samples == 0) == is_evaluation, evaluation
+    assert ("D302" in {f.id for f in report.findings}) == is_evaluation, report.findings
+
+
+@pytest.mark.parametrize("refresh", [True, False], ids=["statistics_refreshed", "left_in_train"])
+def test_batchnorm_statistics_refreshed_by_hand_are_no_evaluation_error(diagnose_here, refresh):
+    """Programs that recompute BatchNorm statistics by hand (for averaged or pruned weights) set
+    a cumulative average (`momentum=None`, as torch's update_bn does), reset the statistics and
+    run the model in train mode under no_grad over the data: on purpose, not D302's evaluation
+    left in train mode. The same forwards without that setting still are."""
+    setup = "for m in bns: m.reset_running_stats(); m.momentum = None" if refresh else "pass"
+    report = diagnose_here(
+        f"""
+        model = nn.Sequential(nn.Linear(16, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 1))
+        bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm1d)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        data = torch.randn(2048, 16)
+        for it in range(60):
+            loss = model(data[torch.randint(0, 2048, (64,))]).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if it % 3 == 2:
+                {setup}
+                with torch.no_grad():  # train mode: the statistics are what is computed
+                    for chunk in data.split(256):
+                        model(chunk)
+                for m in bns:
+                    m.momentum = 0.1
+        """,
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards > 0 and evaluation.train_mode_sensitive
+    assert (evaluation.in_train_mode == 0) == refresh, evaluation
+    assert ("D302" in {f.id for f in report.findings}) != refresh, report.findings
+
+
 @pytest.mark.timing
 def test_a_packages_host_work_inside_a_loss_is_named_as_the_packages(
     diagnose_here, tmp_path, monkeypatch
@@ -1033,3 +1181,131 @@ def test_a_closures_own_code_is_the_steps_other_work_not_the_optimizers(diagnose
         assert step.phases["other"] >= 0.1 > step.phases["optimizer"], step.phases
     (optimizer,) = report.run.optimizers
     assert optimizer.step_s is not None and optimizer.step_s < 0.1, optimizer
+
+
+@pytest.mark.timing
+def test_a_progress_bar_redrawn_every_step_is_named_as_such(diagnose_here, tmp_path, monkeypatch):
+    """tiny-diffusion's `progress_bar.set_postfix(**logs)` took 10-20% of its small steps: D801
+    read a line like it (`set_postfix(loss=loss.item())`) as a host copy for Python or NumPy work
+    and told it to compute the metric with torch ops. The time is tqdm redrawing the bar, which
+    set_postfix does at every call by default; refresh=False leaves it to update()'s throttle."""
+    package = tmp_path / "site-packages" / "tqdm"  # the layout of the real package
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from .std import tqdm\n")
+    (package / "std.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            class tqdm:
+                def __init__(self, total=None):
+                    self.n, self.postfix = 0, ""
+
+                def update(self, n=1):
+                    self.n += n
+
+                def set_postfix(self, refresh=True, **values):
+                    self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
+                    if refresh:
+                        self.refresh()
+
+                def refresh(self):
+                    self.display()
+
+                def display(self):
+                    bar = ""
+                    for i in range(600):  # the bar's meter, formatted in Python
+                        bar = f"{self.n:>6} {'#' * (i % 40):<40} [{self.postfix}]"
+                    sys.stderr.write("\\r" + bar[:20])
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(package.parent))
+    for name in [m for m in sys.modules if m == "tqdm" or m.startswith("tqdm.")]:
+        monkeypatch.delitem(sys.modules, name)  # an installed tqdm, imported earlier
+    report = diagnose_here(
+        f"""
+        import sys
+        sys.path.insert(0, {str(package.parent)!r})
+        from tqdm import tqdm
+
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        bar = tqdm(total=400)
+        for step in range(400):
+            loss = model(torch.randn(16, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            bar.update(1)
+            bar.set_postfix(loss=loss.item())  # the bar redrawn
+        """,
+        steps=200,
+        warmup=3,
+    )
+    assert report.run.status == "stopped", report.run.error
+    line, stats = _sampled_line(report, tmp_path / "train.py", "the bar redrawn")
+    assert {kind_of(s).name for s in stats} == {"progress_bar"}
+    found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "progress_bar"]
+    assert found and "refresh=False" in found[0].fix, [(f.id, f.details) for f in report.findings]
+    assert found[0].details["locations"][0].endswith(f"train.py:{line}")
+
+
+@pytest.mark.timing
+def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagnose_here, tmp_path):
+    """A program whose batches come from its own prefetch thread through a queue.Queue: D801
+    [warning] said `item = q.get()` "runs the program's own code" and told it to run it less
+    often or vectorise it. The step waits there for a producer slower than itself."""
+    report = diagnose_here(
+        """
+        import queue
+        import threading
+
+        def produce(q, n):
+            for _ in range(n):
+                x = torch.randn(64, 128)
+                for _ in range(20):  # the batch's preparation: slower than the step
+                    x = torch.tanh(x @ torch.eye(128))
+                q.put((x, torch.randint(0, 10, (64,))))
+            q.put(None)
+
+        model = nn.Sequential(nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        q = queue.Queue(maxsize=4)
+        threading.Thread(target=produce, args=(q, 200), daemon=True).start()
+        while (item := q.get()) is not None:  # the batch waited for
+            loss = nn.functional.cross_entropy(model(item[0]), item[1])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=60,
+        warmup=3,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    _, stats = _sampled_line(report, tmp_path / "train.py", "the batch waited for")
+    assert {kind_of(s).name for s in stats} == {"queue_wait"}
+    found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "queue_wait"]
+    assert found and "DataLoader" in found[0].fix, [(f.id, f.details) for f in report.findings]
+
+
+def test_a_forked_worker_ended_by_sigterm_dies_of_it_not_through_our_handler():
+    """milesial/Pytorch-UNet scans its masks in a `with Pool() as p:` block: the pool's exit ends
+    its forked workers with SIGTERM, and under diagnose each worker had inherited our SIGTERM
+    handler and printed a `Terminated` traceback through program_signals.py. A forked child
+    dies of SIGTERM as it would without us."""
+    signals = ProgramSignals()
+    try:
+        assert signal.getsignal(signal.SIGTERM) is _raise_terminated  # ours in the program
+        pid = os.fork()
+        if pid == 0:  # the worker, ended by its parent
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            finally:
+                os._exit(3)  # reached only when the signal raised instead of killing
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+    finally:
+        signals.restore()

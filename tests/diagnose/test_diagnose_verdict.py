@@ -126,7 +126,9 @@ def test_loop_dominated_by_no_grad_acting_forwards_says_so_first(diagnose_here):
     )
     assert report.run.evaluation.under_no_grad >= 15
     assert report.reason.evaluation_share > 0.5, report.verdict
-    assert "evaluation-heavy" in report.verdict and "within the steps, " in report.verdict
+    # one observation per forward against a training batch of 32: the program acts (RL)
+    assert report.reason.evaluation_is_acting, report.verdict
+    assert "acting-heavy" in report.verdict and "within the update steps, " in report.verdict
 
 
 def test_an_evaluation_before_the_measured_steps_is_not_the_measured_times(diagnose_here):

@@ -190,7 +190,8 @@ class EvaluationObservation:
     under_inference_mode: int = 0
     in_train_mode: int = 0  # ... of which ran while the model was in train() mode
     # evaluation forwards in train mode left out of `in_train_mode`: samples of a model trained
-    # through another model's forward (a GAN's generator), whose outputs feed no model
+    # through another model's forward (a GAN's generator) or on its outputs (an autoencoder's
+    # decoder, here fed noise), whose outputs feed no model
     generator_samples: int = 0
     train_mode_sensitive: bool = False  # model has Dropout/BatchNorm, so train mode changes outputs
     seconds: float = 0.0

@@ -6,6 +6,7 @@ import math
 
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.session import Session
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 from torchdoctor.diagnose.steps import StepRecord
 
 
@@ -147,7 +148,14 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
         notes.append("no DataLoader seen: batches came from elsewhere, data wait is not separated")
     if not run.models and all_steps:
         notes.append("no nn.Module with parameters was called: model time is counted as other")
-    if run.evaluation.forwards:
+    if run.evaluation.forwards and evaluation_is_acting(run):
+        notes.append(
+            f"{run.evaluation.forwards} acting forward(s) (the policy picking actions in the "
+            f"environment loop, no gradient) and their time ({run.evaluation.seconds:.2f} s, from "
+            "the first to the last forward of each run of them: the environment's steps between "
+            "them too) were timed apart from the update steps"
+        )
+    elif run.evaluation.forwards:
         notes.append(
             f"{run.evaluation.forwards} evaluation forward(s) (outputs never got a gradient) and "
             f"their time ({run.evaluation.seconds:.2f} s, from the first to the last forward of "

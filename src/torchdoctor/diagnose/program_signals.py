@@ -11,6 +11,7 @@ handlers for SIGINT or SIGUSR1 (save a checkpoint, exit) would run for a Ctrl-C 
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 
@@ -27,6 +28,19 @@ class Terminated(BaseException):
 
 def _raise_terminated(signum, frame):
     raise Terminated
+
+
+def _default_in_forked_child() -> None:
+    """A process forked from the program (a multiprocessing.Pool worker, which `Pool.terminate()`
+    ends with SIGTERM) is not the program we report on: it dies of SIGTERM as it would have
+    without us, not with a Terminated traceback through our frame (milesial/Pytorch-UNet's
+    `with Pool() as p:` printed one per worker)."""
+    if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_default_in_forked_child)
 
 
 class ProgramSignals:

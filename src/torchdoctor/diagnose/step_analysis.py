@@ -172,6 +172,38 @@ def evaluation_share(run: RunObservation, measured_only: bool = False) -> float:
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
+def evaluation_is_validation(run: RunObservation) -> bool:
+    """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
+    loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
+    evaluation = run.evaluation
+    # a GAN generator's samples ran in train mode too (left out of in_train_mode for D302)
+    eval_mode = evaluation.forwards - evaluation.in_train_mode - evaluation.generator_samples
+    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
+
+
+def acts_in_the_loop(run: RunObservation) -> bool:
+    """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
+    a batch a training forward had seen (the policy acts on what the environment returned)."""
+    return (
+        run.evaluation.forwards > 0
+        and run.evaluation.on_training_batches == 0
+        and not evaluation_is_validation(run)
+    )
+
+
+def evaluation_is_acting(run: RunObservation) -> bool:
+    """What the report calls the evaluation forwards' time: an RL loop's acting, part of its
+    training, where the forwards act in the loop (above), are not mostly a GAN generator's samples,
+    and ran on fewer rows than the training forwards: one observation per environment, against
+    a batch drawn from the rollout or a replay buffer. A held-out set evaluated in train mode
+    without a loader runs at least a training batch at once, and stays "evaluation"."""
+    evaluation = run.evaluation
+    if not acts_in_the_loop(run) or evaluation.generator_samples * 2 >= evaluation.forwards:
+        return False
+    rows = [float(s.training_forward_rows) for s in measured_steps(run) if s.training_forward_rows]
+    return evaluation.batch_size is not None and bool(rows) and evaluation.batch_size < median(rows)
+
+
 def mean_step_s(run: RunObservation) -> float:
     """Mean wall seconds of all measured steps, outliers included: the scale of the probes'
     per-step means (seconds in torch.save, print, host reads per measured step), which count

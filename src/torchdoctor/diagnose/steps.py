@@ -66,13 +66,17 @@ class ForwardRecord:
     on_training_batch: bool = _later(False)  # its input was the input of a recent grad forward
     got_grad: bool = _later(False)  # a gradient flowed into its output: a training forward
     mode_sensitive: bool = _later(False)  # autograd on, and Dropout/BatchNorm (rule D305)
-    # called by torch.optim.swa_utils.update_bn: train mode on purpose (BatchNorm statistics
-    # recomputed for averaged weights), not an evaluation left in train mode (rule D302)
+    # called by torch.optim.swa_utils.update_bn, or run while a BatchNorm layer of the model keeps
+    # a cumulative average (momentum=None, as update_bn sets): train mode on purpose (BatchNorm
+    # statistics recomputed for averaged weights), not an evaluation left in train mode (D302)
     refreshes_batchnorm: bool = _later(False)
     awaits_grad: bool = _later(False)  # its output has a grad_fn: a gradient may come later
     # its output was the first input of another model's forward (a GAN's generator feeding its
     # discriminator, a backbone feeding a head called on its own): rule D302 asks
     feeds_model: bool = _later(False)
+    # its first input was another model's output (a decoder fed by an encoder): a decoder's
+    # forward fed by no model samples it from noise, which rule D302 does not judge
+    fed_by_model: bool = _later(False)
     # minor page faults of the thread during the forward, read where it may be evaluation (eval
     # mode or autograd off; None: not read): the evaluation what-if starts its copy's forwards
     # from the allocator state these show

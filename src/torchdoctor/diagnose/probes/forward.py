@@ -100,7 +100,7 @@ def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> 
             earlier.linked.append(record)
             record.linked.append(earlier)
             if from_output and earlier.module_id != record.module_id:
-                earlier.feeds_model = True
+                earlier.feeds_model = record.fed_by_model = True
 
 
 class ForwardProbe(Probe):
@@ -280,7 +280,9 @@ class ForwardProbe(Probe):
             if recent:  # earlier forwards in the step (the first forward of a step has none)
                 _link_shared_data(record, x, recent)
         if not grad_enabled and train_mode:
-            record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN)
+            record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN) or bool(
+                facts.batchnorm_layers and _averages_batchnorm(module)
+            )
         self.tracker.forward_started(record)
         if not grad_enabled:
             session.evaluation_forward_starting()  # may stop the program: the budget ran out
@@ -388,15 +390,23 @@ class ForwardProbe(Probe):
 
 
 def _generator_samples(forwards, steps) -> set[int]:
-    """Evaluation forwards in train mode of a model whose training outputs are another model's
-    input (a GAN's generator, trained through its discriminator), when their own output goes to
-    no model: samples kept or saved (DCGAN's images of `fixed_noise`), judged by no metric of
-    that model, so its train mode is no evaluation error (rule D302)."""
-    feeders = {f.module_id for record in steps for f in record.training_forwards if f.feeds_model}
-    if not feeders:
+    """Evaluation forwards in train mode, whose own output goes to no model, of a model that
+    generates through another in training: a GAN's generator (its training outputs are the
+    discriminator's input) or an autoencoder's decoder (its training inputs are the encoder's
+    outputs) called on no model's output, i.e. on noise from the prior. Samples kept or saved
+    (DCGAN's images of `fixed_noise`, an adversarial autoencoder's `decoder(z)`), judged by no
+    metric of that model, so its train mode is no evaluation error (rule D302)."""
+    training = [f for record in steps for f in record.training_forwards]
+    feeders = {f.module_id for f in training if f.feeds_model}
+    decoders = {f.module_id for f in training if f.fed_by_model}
+    if not feeders and not decoders:
         return set()
     return {
-        id(f) for f in forwards if f.train_mode and f.module_id in feeders and not f.feeds_model
+        id(f)
+        for f in forwards
+        if f.train_mode
+        and not f.feeds_model
+        and (f.module_id in feeders or (f.module_id in decoders and not f.fed_by_model))
     }
 
 
@@ -426,6 +436,18 @@ def _beside_training(steps, origin: float) -> int:
 
 
 _UPDATE_BN = torch.optim.swa_utils.update_bn.__code__
+
+
+def _averages_batchnorm(module) -> bool:
+    """A BatchNorm layer of the model keeps a cumulative average (`momentum=None`): what a
+    statistics refresh sets before its train-mode forwards over the data (update_bn's own way,
+    copied by programs that recompute the statistics for averaged or pruned weights)."""
+    return any(
+        isinstance(m, nn.modules.batchnorm._BatchNorm) and m.momentum is None
+        for m in module.modules()
+    )
+
+
 CALLER_FRAMES = 4  # frames above the root forward searched for update_bn (hooks, wrappers)
 
 

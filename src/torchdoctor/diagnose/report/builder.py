@@ -24,6 +24,7 @@ from torchdoctor.diagnose.source_lines import lines_around
 from torchdoctor.diagnose.step_analysis import (
     COMPUTE_PHASES,
     analyze,
+    evaluation_is_acting,
     evaluation_share,
     training_share,
 )
@@ -115,6 +116,7 @@ def _verdict(
     return Verdict(
         bound=bound,
         evaluation_share=evaluation if evaluation > EVALUATION_HEAVY else None,
+        evaluation_is_acting=evaluation > EVALUATION_HEAVY and evaluation_is_acting(run),
         top_fix=TopFix(top.id, top.title, top.saving, top.saving_basis) if top else None,
         unexplained=unexplained,
         top_line=line,

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import LineStat, RunObservation
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 TOP_LINES = 5  # per phase in the JSON section
 SHOWN = 3  # under a finding or the verdict
@@ -39,6 +40,8 @@ class LineRow:
     """One line as the report shows it."""
 
     location: str
+    # the line profile's phase; "acting" for an RL loop's acting forwards (the profile's
+    # "evaluation": forwards without gradient), which are part of its training
     phase: str
     share: float  # of the mean step (self time: the line itself and the library code it called)
     samples: int
@@ -51,10 +54,10 @@ class LineRow:
         return asdict(self)
 
 
-def _row(line: LineStat) -> LineRow:
+def _row(line: LineStat, acting: bool) -> LineRow:
     return LineRow(
         line.location,
-        line.phase,
+        "acting" if acting and line.phase == "evaluation" else line.phase,
         line.self_share,
         line.self_samples,
         line.code,
@@ -67,7 +70,8 @@ def _row(line: LineStat) -> LineRow:
 def _top(run: RunObservation, phases: tuple[str, ...], count: int) -> list[LineRow]:
     lines = [ln for ln in run.lines.lines if ln.phase in phases and ln.self_samples > 0]
     lines.sort(key=lambda ln: -ln.self_share)
-    return [_row(ln) for ln in lines[:count] if ln.self_share >= MIN_SHOWN_SHARE]
+    acting = evaluation_is_acting(run)
+    return [_row(ln, acting) for ln in lines[:count] if ln.self_share >= MIN_SHOWN_SHARE]
 
 
 def lines_section(run: RunObservation) -> dict:
@@ -99,7 +103,8 @@ def lines_section(run: RunObservation) -> dict:
 def finding_lines(run: RunObservation, finding: Finding) -> list[LineRow]:
     """The lines to show under a finding: the ones it names, else the top ones of its phases."""
     named = finding.details.get("locations") or [finding.details.get("location")]
-    own = [_row(ln) for ln in run.lines.lines if ln.location in named and ln.self_samples > 0]
+    acting = evaluation_is_acting(run)
+    own = [_row(ln, acting) for ln in run.lines.lines if ln.location in named and ln.self_samples]
     if own:
         return sorted(own, key=lambda row: -row.share)[:SHOWN]
     phases = PHASES_BY_CODE.get(finding.id[:2])

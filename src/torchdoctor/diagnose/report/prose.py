@@ -111,7 +111,14 @@ def verdict_text(verdict: Verdict) -> str:
     if verdict.bound is None:
         return no_steps_text(verdict.no_steps or NoSteps("no_training_loop"))
     words = bound_text(verdict.bound)
-    if verdict.evaluation_share is not None:
+    if verdict.evaluation_share is not None and verdict.evaluation_is_acting:
+        words = (
+            f"acting-heavy: {pct(verdict.evaluation_share)} of the measured time was the policy "
+            "acting in the environment loop (forwards without gradient that pick actions, and "
+            "the code between them), timed apart from the update steps; within the update steps, "
+            f"{words}"
+        )
+    elif verdict.evaluation_share is not None:
         words = (
             f"evaluation-heavy: {pct(verdict.evaluation_share)} of the measured time ran forwards "
             "whose outputs never got a gradient, or waited for their loaders (validation, or "

@@ -75,6 +75,9 @@ class Verdict:
     bound: Bound | None = None  # None when no step was measured (then `no_steps` says why)
     no_steps: NoSteps | None = None
     evaluation_share: float | None = None  # set when evaluation dominates the measured time
+    # that evaluation is an RL loop's acting (step_analysis.evaluation_is_acting): the policy's
+    # forwards that pick actions, part of its training
+    evaluation_is_acting: bool = False
     top_fix: TopFix | None = None
     unexplained: Unexplained | None = None  # no rule explains most of the dominant part
     top_line: TopLine | None = None  # named when no finding saves much

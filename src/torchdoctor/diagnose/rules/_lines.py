@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from torchdoctor.diagnose.findings import Severity
 from torchdoctor.diagnose.observations import LineStat, RunObservation
 from torchdoctor.diagnose.rules._common import severity_for
+from torchdoctor.diagnose.step_analysis import acts_in_the_loop as acts_in_the_loop
+from torchdoctor.diagnose.step_analysis import evaluation_is_validation as evaluation_is_validation
 
 # Phases whose time a user line can own. Forward/backward/optimizer are the model's compute; data
 # and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
@@ -105,6 +107,29 @@ KINDS = {
         "envs = gymnasium.vector.SyncVectorEnv([make_env] * 8)  # or a batch of your own envs\n"
         "action = Categorical(logits=policy(obs), validate_args=False).sample().tolist()",
         False,
+    ),
+    # a batch taken from a queue that a producer thread or process fills (a prefetch thread): the
+    # step waits for data the program prepares itself, outside any DataLoader
+    "queue_wait": LineKind(
+        "queue_wait",
+        "waits for the next item of a queue that another thread or process fills (the producer "
+        "is slower than the training step: the step waits for its data)",
+        "# prepare batches in more processes than one producer: a DataLoader does it\n"
+        "loader = DataLoader(dataset, batch_size=..., num_workers=4, persistent_workers=True)\n"
+        "# or start more producer threads/processes on the same queue (if its work releases the "
+        "GIL)",
+        False,
+    ),
+    # tqdm's set_postfix/set_description redraw the bar at every call (refresh=True by default),
+    # past the mininterval that throttles update(): the drawing is the line's time, whatever
+    # the values shown (a loss.item() in the call is read either way)
+    "progress_bar": LineKind(
+        "progress_bar",
+        "redraws the progress bar at every call (tqdm's set_postfix and set_description refresh "
+        "the display by default, past the mininterval that throttles update())",
+        "progress_bar.set_postfix(loss=loss_value, refresh=False)  # drawn by the next update()\n"
+        "# within tqdm's mininterval (0.1 s), not at every step",
+        True,
     ),
     # a reinforcement-learning environment's own step (its simulation): the program's work, not
     # overhead around training; D801 does not flag it
@@ -199,6 +224,14 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\(")
 _IO_CALLEES = ("json.", "pickle.", "csv.", "io.", "_io.", "codecs.", "numpy.lib.npyio", "shutil")
 _FORMAT_CALLEES = ("torch._tensor_str", "torch._tensor.Tensor.__repr__", "logging.")
 _CHECKPOINT_CALLEES = ("torch.serialization.save",)
+# a blocking get from a queue another thread or process fills (the line's own call)
+_QUEUE_GETS = ("queue.Queue.get", "multiprocessing.queues.")
+# progress-bar calls that redraw the bar by default (tqdm.auto's and tqdm.rich's classes inherit
+# them from tqdm.std): the line's own call, its first callee
+_PROGRESS_REDRAWS = tuple(
+    f"tqdm.std.tqdm.{name}"
+    for name in ("set_postfix", "set_postfix_str", "set_description", "set_description_str")
+)
 _ENVIRONMENT_CALLEES = ("gymnasium.", "gym.", "pettingzoo.", "envpool.", "dm_control.")
 _NOT_PACKAGES = ("torch", "numpy", "torchdoctor", "builtins")
 _MODEL_COPY_CALLEES = (
@@ -239,6 +272,10 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["deepcopy"]
     if _BACKWARD.search(code):
         return KINDS["backward"]
+    if line.callees and line.callees[0].startswith(_QUEUE_GETS):
+        return KINDS["queue_wait"]
+    if line.callees and line.callees[0].startswith(_PROGRESS_REDRAWS):
+        return KINDS["progress_bar"]
     if _calls(line, _FORMAT_CALLEES) or _FORMAT.search(code):
         return KINDS["format"]
     if _calls(line, _IO_CALLEES) or _IO.search(code):
@@ -404,15 +441,6 @@ def lines_in_phase(run: RunObservation, phase: str) -> list[LineStat]:
     return sorted(found, key=lambda line: -line.self_share)
 
 
-def evaluation_is_validation(run: RunObservation) -> bool:
-    """Evaluation forwards that are validation: mostly in eval mode, or fed by an evaluation
-    loader (an RL loop's acting forwards, or a metric forward, run in train mode)."""
-    evaluation = run.evaluation
-    # a GAN generator's samples ran in train mode too (left out of in_train_mode for D302)
-    eval_mode = evaluation.forwards - evaluation.in_train_mode - evaluation.generator_samples
-    return eval_mode * 2 >= evaluation.forwards or any(ld.role == "eval" for ld in run.loaders)
-
-
 # words of a function's name that say it validates (evaluate_policy, validation_step, run_test,
 # evalModel): the vocabulary of validation in every framework (Keras evaluate, Lightning
 # validation_step, SB3 evaluate_policy); acting is collect/rollout/act/select_action
@@ -446,16 +474,6 @@ def evaluation_called_as_validation(run: RunObservation) -> bool:
         )
     )
     return named * 2 > total
-
-
-def acts_in_the_loop(run: RunObservation) -> bool:
-    """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
-    a batch a training forward had seen (the policy acts on what the environment returned)."""
-    return (
-        run.evaluation.forwards > 0
-        and run.evaluation.on_training_batches == 0
-        and not evaluation_is_validation(run)
-    )
 
 
 def repeated_model_calls(run: RunObservation, min_share: float, every: float) -> list[HotLine]:

@@ -4,10 +4,14 @@
 Flags evaluation forwards (forwards of the trained model not followed by `backward()`) that ran
 while the model was in `train()` mode, when the model has Dropout or BatchNorm layers, whose
 behaviour depends on the mode. The forwards `torch.optim.swa_utils.update_bn` runs (train mode on
-purpose: BatchNorm statistics recomputed for averaged weights) are not counted, nor the samples
-of a GAN's generator: the forwards in train mode of a model whose training outputs are another
-model's input (it learns through the discriminator) when their own output goes to no model (images
-of a fixed noise kept or saved, which no metric of that model judges).
+purpose: BatchNorm statistics recomputed for averaged weights), or that run while a BatchNorm layer
+keeps a cumulative average (`momentum=None`, as a refresh of the statistics written by hand sets
+it), are not counted, nor the samples
+of a generator: the forwards in train mode of a model whose training outputs are another model's
+input (a GAN's generator, which learns through the discriminator), or whose training inputs are
+another model's outputs (an autoencoder's decoder) called here on no model's output (noise from
+the prior), when their own output goes to no model (images kept or saved, which no metric of that
+model judges).
 
 ## Why is this bad
 In train mode Dropout still drops activations and BatchNorm normalises with the batch's own

@@ -5,7 +5,8 @@ Reports (as information) runs whose evaluation forwards all ran under `torch.no_
 under `torch.inference_mode()`. A frozen teacher's or target network's no-grad forwards, whose
 outputs the same step's loss uses (`evaluation.beside_training`), are not counted: their outputs
 feed autograd, and `inference_mode` tensors cannot be saved for backward, so `no_grad` is right
-there.
+there. Nor is an RL loop's acting (`step_analysis.evaluation_is_acting`): the actions and values
+it returns go into the rollout or replay buffer that the updates train on.
 
 ## Why is this bad
 `inference_mode` goes further than `no_grad`: tensors it creates skip version counting and view
@@ -35,6 +36,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 CODE = "D303"
 SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
@@ -47,7 +49,7 @@ def check(run: RunObservation) -> list[Finding]:
     # a frozen teacher's soft targets feed the step's loss: under inference_mode they could not
     # be saved for its backward, so only the other no-grad forwards (validation) count
     validation = ev.under_no_grad - ev.beside_training
-    if validation <= 0 or ev.under_inference_mode > 0:
+    if validation <= 0 or ev.under_inference_mode > 0 or evaluation_is_acting(run):
         return []
     share = evaluation_share(run) * validation / max(ev.forwards, validation)
     saving = clamp(share * INFERENCE_MODE_GAIN)

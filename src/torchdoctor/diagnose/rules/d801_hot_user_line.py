@@ -15,7 +15,10 @@ copied whole each time), a second model
 call in every step whose output gets no gradient (outside validation: a metric's forward), NumPy
 work seen only in what the line called (a NumPy replay buffer's sampling: no tensor read to the
 host), a call into an installed package whose time is the package's (PyG's `recon_loss` sampling
-negative edges on the host). A line that only
+negative edges on the host), a progress bar redrawn at every call (tqdm's `set_postfix` and
+`set_description` refresh the display by default: `refresh=False` leaves it to `update()`'s
+throttle), a wait for the next batch from a queue that a producer thread or process fills (the
+step waits for data prepared outside any DataLoader). A line that only
 calls the model, a loss, a policy's distribution (`dist.sample()`) or the optimizer is compute,
 not a hot line, and is never flagged.
 
@@ -98,6 +101,9 @@ REPEATED_EVERY = 0.8  # a model call outside training in this share of the steps
 # in some steps only (once an epoch: a profiler's table, a checkpoint): not "every step"
 SOME_STEPS = 0.5
 MIN_STEPS_TO_TELL = 6  # steps an even spread would touch, at least, to tell
+# steps a line running in every step would leave unsampled, expected, below which a step without
+# a sample of it means the line did not run there
+MISSED_BY_CHANCE = 0.05
 # what other rules already report with their own advice: line kinds and locations
 CLAIMED_KINDS = ("model_copy", "backward")
 # the program's own work, not overhead around training: an RL environment's simulation (whether
@@ -130,7 +136,12 @@ def _how_often(line: LineStat, run: RunObservation) -> str:
     if steps <= 0 or line.steps_seen <= 0:
         return "every step"
     spread = steps * (1 - math.exp(-line.samples / steps))  # steps hit if it ran in every one
-    if spread >= MIN_STEPS_TO_TELL and line.steps_seen <= SOME_STEPS * spread:
+    # few steps (slow ones: U-Net's 3 measured steps of 9 s) cannot spread a count, but a line
+    # sampled 90 times in one of them would have been seen in each had it run in each
+    missed_by_chance = steps * math.exp(-line.samples / steps)
+    if (spread >= MIN_STEPS_TO_TELL and line.steps_seen <= SOME_STEPS * spread) or (
+        line.steps_seen < steps and missed_by_chance < MISSED_BY_CHANCE
+    ):
         return f"{line.steps_seen} of the {steps} measured steps"
     return "every step"
 

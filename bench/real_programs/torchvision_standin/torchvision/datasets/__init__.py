@@ -60,6 +60,11 @@ class CIFAR10(_Generated):
     size = (32, 32, 3)
     mode = "RGB"
 
+    @property
+    def train_data(self):
+        """torchvision 0.2's name for `data` (programs written for it read it: MishaLaskin/vqvae)."""
+        return self.data
+
 
 class FakeData(_Generated):
     def __init__(self, size=1000, image_size=(3, 64, 64), num_classes=10, transform=None,
