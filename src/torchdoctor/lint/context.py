@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
-from torchdoctor.lint.index import NodeIndex
+from torchdoctor.lint.index import NodeIndex, recorded_traversal
 from torchdoctor.lint.model import Fix, Violation
 
 # Public re-exports of the same object under another module path -> the documented spelling.
@@ -50,12 +50,16 @@ class FileContext:
         # Scopes are resolved for every file; positions (a full code-generation pass) only when
         # something asks, and qualified names per node on demand (what QualifiedNameProvider
         # computes, without its whole-tree pass).
+        # The index's walk comes first: scope resolution then follows its recorded children
+        # instead of libcst's rebuilding `visit`.
+        self.index = NodeIndex().build(module)
         self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self._scopes = self._wrapper.resolve(ScopeProvider)
+        with recorded_traversal(self.index.children):
+            self._scopes = self._wrapper.resolve(ScopeProvider)
         self._position_map = None
         self._qualified: dict[int, set] = {}
-        self.index = NodeIndex()
-        module.visit(self.index)
+        # what a helper computes once per file for many questions (e.g. every setting's defaults)
+        self.memo: dict[str, object] = {}
 
     # --- names -----------------------------------------------------------------------------
     def _raw_qualified_names(self, node: cst.CSTNode) -> set:

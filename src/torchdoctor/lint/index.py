@@ -2,14 +2,90 @@
 
 Rules query these lists instead of walking the tree again, so a file costs one parse, one
 metadata resolution and one traversal however many rules are enabled.
+
+The pass reads each node's fields directly instead of using libcst's `visit`, which rebuilds
+(and re-validates) every node it passes through: that rebuild was most of lint's time. Trivia
+(whitespace, parentheses, commas, brackets, blank lines) is not recorded: no rule asks for it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from contextlib import contextmanager
+
 import libcst as cst
 
+# Fields that hold only layout, never code a rule or a scope looks at.
+_TRIVIA_FIELDS = frozenset(
+    (
+        "lpar rpar comma equal dot colon semicolon lbracket rbracket lbrace rbrace "
+        "leading_lines lines_after_decorators header footer newline trailing_whitespace "
+        "empty_lines asynchronous first_colon second_colon"
+    ).split()
+)
+# Node types whose dataclass fields are not declared in source order (every other type's are,
+# once trivia is left out): the order their code is written in.
+_SOURCE_ORDER: dict[type, tuple[str, ...]] = {
+    cst.Arg: ("keyword", "value"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+}
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
-class NodeIndex(cst.CSTVisitor):
+
+def _code_fields(kind: type) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        declared = _SOURCE_ORDER.get(kind) or tuple(f.name for f in dataclasses.fields(kind))
+        names = tuple(
+            n for n in declared if n not in _TRIVIA_FIELDS and not n.startswith("whitespace")
+        )
+        _FIELDS[kind] = names
+    return names
+
+
+def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node`'s children that hold code, in source order, without rebuilding `node`."""
+    found: list[cst.CSTNode] = []
+    for name in _code_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
+
+
+@contextmanager
+def recorded_traversal(children: dict[int, list[cst.CSTNode]]):
+    """While open, `node.visit(visitor)` of a read-only visitor walks the children recorded in
+    `children` instead of rebuilding each node (libcst's metadata providers traverse the tree
+    through `visit`); a node not recorded (a string annotation a provider parses) and a
+    transformer take libcst's own path. Attribute hooks (`visit_<Node>_<field>`) are not called:
+    the providers lint resolves (scopes, expression contexts) define none that run."""
+    original = cst.CSTNode.visit
+
+    def visit(node, visitor):
+        kids = children.get(id(node))
+        if kids is None or not isinstance(visitor, cst.CSTVisitor):
+            return original(node, visitor)
+        if visitor.on_visit(node):
+            for child in kids:
+                child.visit(visitor)
+        visitor.on_leave(node)
+        return node
+
+    cst.CSTNode.visit = visit  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cst.CSTNode.visit = original  # type: ignore[method-assign]
+
+
+class NodeIndex:
     def __init__(self) -> None:
         self.parents: dict[int, cst.CSTNode] = {}
         # id(node) -> its children in source order (libcst's `.children` re-walks on each call)
@@ -29,15 +105,22 @@ class NodeIndex(cst.CSTVisitor):
         self.aug_assigns: list[cst.AugAssign] = []
         self.import_froms: list[cst.ImportFrom] = []
         self.torch_aliases: list[str] = []  # names bound to the `torch` module itself
-        self._stack: list[cst.CSTNode] = []
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            parent = self._stack[-1]
-            self.parents[id(node)] = parent
-            self.children[id(parent)].append(node)
-        self.children[id(node)] = []
-        self._stack.append(node)
+    def build(self, module: cst.Module) -> NodeIndex:
+        """Record `module` in source order (a pre-order walk)."""
+        stack: list[cst.CSTNode] = [module]
+        parents, children = self.parents, self.children
+        while stack:
+            node = stack.pop()
+            kids = code_children(node)
+            children[id(node)] = kids
+            for kid in kids:
+                parents[id(kid)] = node
+            self._record(node)
+            stack.extend(reversed(kids))
+        return self
+
+    def _record(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Call):
             self.calls.append(node)
         elif isinstance(node, cst.BinaryOperation):
@@ -60,10 +143,6 @@ class NodeIndex(cst.CSTVisitor):
             self._record_import(node)
         elif isinstance(node, cst.ImportFrom):
             self.import_froms.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
 
     def _record_assign(self, node: cst.Assign) -> None:
         for target in node.targets:

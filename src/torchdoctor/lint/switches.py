@@ -8,6 +8,7 @@ defaults here; "don't know" (no default in the file) is answered with an empty l
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 import libcst as cst
 
@@ -33,10 +34,6 @@ def _nodes(ctx: FileContext) -> Iterator[cst.CSTNode]:
         yield from children
 
 
-def _is_named(name: str, wanted: str) -> bool:
-    return name.lstrip("-").replace("-", "_") == wanted
-
-
 def defaults(ctx: FileContext, name: str, depth: int = 0) -> list[cst.BaseExpression]:
     """The values the file binds to setting `name`: `name = v`, `name: T = v` (dataclass fields
     too), `self.name = v`, `{"name": v}`, `f(name=v)`, `x.get("name", v)`,
@@ -46,38 +43,65 @@ def defaults(ctx: FileContext, name: str, depth: int = 0) -> list[cst.BaseExpres
 
 
 def _bindings(ctx: FileContext, name: str) -> list[cst.BaseExpression]:
+    if "setting_bindings" not in ctx.memo:  # one pass, however many settings are asked about
+        ctx.memo["setting_bindings"] = _binding_tables(ctx)
+    tables = cast(list[dict[str, list[cst.BaseExpression]]], ctx.memo["setting_bindings"])
     found: list[cst.BaseExpression] = list(ctx.index.bindings.get(name, []))
-    found += [value for target, value in ctx.index.attribute_assigns if target.attr.value == name]
+    for table in tables:
+        found += table.get(name, [])
+    return found
+
+
+def _binding_tables(ctx: FileContext) -> list[dict[str, list[cst.BaseExpression]]]:
+    """Setting name -> bound values, one table per kind of binding, in the order `_bindings`
+    lists them: `self.name = v`; `{"name": v}` and tuple assignments; keywords and
+    `.get("name", v)` / `add_argument("--name", default=v)`."""
+    attributes: dict[str, list[cst.BaseExpression]] = {}
+    for attribute, value in ctx.index.attribute_assigns:
+        attributes.setdefault(attribute.attr.value, []).append(value)
+    literals: dict[str, list[cst.BaseExpression]] = {}
     for node in _nodes(ctx):
-        if isinstance(node, cst.DictElement) and _is_named(string_value(node.key) or "", name):
-            found.append(node.value)
+        if isinstance(node, cst.DictElement):
+            key = string_value(node.key)
+            if key is not None:
+                literals.setdefault(_normal(key), []).append(node.value)
         elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Tuple):
             for target in node.targets:  # `args.a, args.b = "32", 200`
                 if isinstance(target.target, cst.Tuple):
-                    pairs = zip(target.target.elements, node.value.elements)
-                    found += [v.value for t, v in pairs if setting_name(t.value) == name]
+                    for t, v in zip(target.target.elements, node.value.elements):
+                        if (setting := setting_name(t.value)) is not None:
+                            literals.setdefault(setting, []).append(v.value)
+    calls: dict[str, list[cst.BaseExpression]] = {}
     for call in ctx.index.calls:
-        arg = keyword(call, name)
-        if arg is not None:
-            found.append(arg.value)
+        for arg in call.args:
+            if arg.keyword is not None:
+                calls.setdefault(arg.keyword.value, []).append(arg.value)
         if not isinstance(call.func, cst.Attribute):
             continue
         method = call.func.attr.value
-        first = argument(call, "", 0)
-        if method == "get" and _is_named(string_value(first) or "", name):
+        if method == "get":
+            key = string_value(argument(call, "", 0))
             default = argument(call, "default", 1)
-            if default is not None:
-                found.append(default)
-        elif method == "add_argument" and any(
-            _is_named(string_value(a.value) or "", name) for a in call.args if a.keyword is None
-        ):
+            if key is not None and default is not None:
+                calls.setdefault(_normal(key), []).append(default)
+        elif method == "add_argument":
             given = keyword(call, "default")
             action = string_value(argument(call, "action", 99))
             if given is not None:
-                found.append(given.value)
+                value = given.value
             elif action in ("store_true", "store_false"):
-                found.append(cst.Name("True" if action == "store_false" else "False"))
-    return found
+                value = cst.Name("True" if action == "store_false" else "False")
+            else:
+                continue
+            for flag in {
+                _normal(string_value(a.value) or "") for a in call.args if a.keyword is None
+            }:
+                calls.setdefault(flag, []).append(value)
+    return [attributes, literals, calls]
+
+
+def _normal(name: str) -> str:
+    return name.lstrip("-").replace("-", "_")
 
 
 _MAX_DEPTH = 4
