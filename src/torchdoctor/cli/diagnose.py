@@ -108,7 +108,7 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
-    from torchdoctor.outputs import check_writable
+    from torchdoctor.outputs import check_folder_writable, check_writable
     from torchdoctor.program import Program
 
     if try_spec:  # a bad fix name fails before anything runs
@@ -121,6 +121,8 @@ def diagnose(
     for path, flag in ((json_path, "--json"), (html_path, "--html"), (trace_path, "--trace")):
         if path:  # report files go into writable folders: say so before the program runs
             check_writable(path, flag)
+    if rank_dir:
+        check_folder_writable(rank_dir)
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
