@@ -25,7 +25,7 @@ def step(x):
 """
 
 
-def test_threads_left_waiting_on_the_stopped_part_do_not_hang_diagnose(diagnose):
+def test_threads_left_waiting_on_the_stopped_part_do_not_hang_diagnose(diagnose, tmp_path):
     # The training thread was stopped after the measured steps while the main thread waited in
     # `results.get()` (a lock in C: the asynchronous stop never reached it), and the non-daemon
     # prefetch thread stayed blocked on its full queue: Python waited for both forever. Plainly,
@@ -39,9 +39,11 @@ def prefetch(n):
     for _ in range(n):
         batches.put(torch.randn(16, 8))  # blocks on the full queue once training stops
     batches.put(None)
+log = open("train.log", "w")  # never closed: Python's exit flushes it
 def train():
     while (x := batches.get()) is not None:
         step(x)
+        log.write("step\\n")
     results.put("trained")
 threading.Thread(target=prefetch, args=(300,), name="prefetch").start()
 threading.Thread(target=train, name="trainer").start()
@@ -55,6 +57,7 @@ print("main thread got", results.get())
     assert "Traceback" not in d.stderr and "Exception in thread" not in d.stderr, d.stderr
     assert "thread 'prefetch' is still running" in d.stderr, d.stderr
     assert "exiting without it" in d.stderr
+    assert (tmp_path / "train.log").read_text().count("step") >= 5  # its open file flushed
 
 
 def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_note(capsys):

@@ -7,18 +7,22 @@ the process alive without torchdoctor too: we wait as Python does, and say why t
 not ended. After our stop, the program's threads may wait for the part of it we stopped (a
 prefetch thread blocked on a full queue, a logger looping until the training sets its event):
 without the stop they would have ended, so once they had a moment to finish on their own, the
-process exits without them (the program's atexit handlers run first, as at any exit), and says so.
+process exits without them (the program's atexit handlers run first and its open files are
+flushed, as at any exit), and says so.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
+import io
 import os
 import sys
 import threading
 import time
 from typing import NoReturn
 
+_FILE = getattr(io, "_IOBase", io.IOBase)  # the C base of every file object
 GRACE_S = 2.0  # what a program thread gets to end on its own after our stop (a last write)
 
 
@@ -36,9 +40,14 @@ def _named(threads: list[threading.Thread]) -> str:
 
 
 def _flush_all() -> None:
-    for stream in (sys.stdout, sys.stderr):
+    """What Python's own exit does for the files still open (a log the program opened at its
+    top and never closed): their buffered lines are written before the process ends."""
+    # by type: isinstance would read __class__, which a lazy module's proxy answers with a warning
+    open_files = [obj for obj in gc.get_objects() if issubclass(type(obj), _FILE)]
+    for stream in (*open_files, sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if not stream.closed and stream.writable():
+                stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
 
