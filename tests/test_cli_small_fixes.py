@@ -46,6 +46,8 @@ def _diagnose(tmp_path, *args):
     [
         ("--json", "/sys/torchdoctor-report.json", "cannot be written"),  # read-only filesystem
         ("--html", "/proc/torchdoctor-report.html", "cannot be written"),
+        # the program ran, then writing its rank's observation raised a bare traceback
+        ("--rank-dir", "/proc/torchdoctor-ranks", "cannot be written"),
     ],
 )
 def test_unwritable_output_is_refused_before_the_program_runs(tmp_path, flag, path, why):

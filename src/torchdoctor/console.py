@@ -24,13 +24,38 @@ def is_interactive(stream=None) -> bool:
 PIPE_WIDTH = 120
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader of our pipe left (`torchdoctor diagnose x.py | head -1`): the rest of the
+        output goes to /dev/null, as Python's documentation advises, and the command goes on
+        (report files still written, the program's exit code kept). Rich's own handler would
+        exit 1 at once."""
+        self.quiet = True
+        discard_output(self.file)
+
+
+def discard_output(stream) -> None:
+    """Point the stream's file descriptor at /dev/null: its reader left (a closed pipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def flush_stdout() -> None:
+    """Flush the program's last output before ours; where the reader left, the rest is dropped."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        discard_output(sys.stdout)
+
+
 def make_console(quiet: bool = False, stderr: bool = False) -> Console:
     """A rich Console; quiet consoles swallow everything, non-TTY ones print plain text, as wide
     as COLUMNS says (rich reads it when no width is given) or PIPE_WIDTH."""
     stream = sys.stderr if stderr else sys.stdout
     interactive = is_interactive(stream)
     columns = os.environ.get("COLUMNS", "")
-    return Console(
+    return _Console(
         file=stream,
         quiet=quiet,
         force_terminal=interactive,

@@ -1,4 +1,5 @@
-"""Output files (`--json`, `--html`, `--trace`) are checked before a long run, not after it.
+"""Output files (`--json`, `--html`, `--trace`) and folders (`--rank-dir`) are checked before a
+long run, not after it.
 
 The check opens an existing file for appending, as the writer will, or creates a private scratch
 file beside a new one: the only test that also catches a read-only filesystem, a file without
@@ -30,5 +31,17 @@ def check_writable(path: str | Path, flag: str = "--json") -> None:
         else:
             with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{target.name}.", delete=True):
                 pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot be written ({exc.strerror})") from None
+
+
+def check_folder_writable(path: str | Path, flag: str = "--rank-dir") -> None:
+    """Raise a one-line UsageError when files could not be written in folder `path`, made here
+    when missing (every rank makes it at once: an existing one is no error)."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".torchdoctor-check.", delete=True):
+            pass
     except OSError as exc:
         raise UsageError(f"{flag} {path}: cannot be written ({exc.strerror})") from None

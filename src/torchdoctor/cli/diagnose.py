@@ -7,8 +7,6 @@ before SCRIPT; everything after SCRIPT belongs to the program. The exit code is 
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -110,7 +108,7 @@ def diagnose(
     args,
 ):
     """Run SCRIPT (unmodified) and explain where each training step's time goes."""
-    from torchdoctor.outputs import check_writable
+    from torchdoctor.outputs import check_folder_writable, check_writable
     from torchdoctor.program import Program
 
     if try_spec:  # a bad fix name fails before anything runs
@@ -123,6 +121,8 @@ def diagnose(
     for path, flag in ((json_path, "--json"), (html_path, "--html"), (trace_path, "--trace")):
         if path:  # report files go into writable folders: say so before the program runs
             check_writable(path, flag)
+    if rank_dir:
+        check_folder_writable(rank_dir)
     # absolute now: the program may chdir, and the files are written (and ranks met) after it ran
     json_path, html_path, trace_path, rank_dir = (
         _absolute(path) for path in (json_path, html_path, trace_path, rank_dir)
@@ -139,8 +139,11 @@ def diagnose(
         rank_dir=rank_dir,
         on_hard_exit=lambda hard: _publish(hard, quiet, rank_dir, outputs),  # os._exit
     )
+    from torchdoctor.diagnose.program_exit import exit_after_program
+
+    stopped = report.run.status == "stopped"
     if not _publish(report, quiet, rank_dir, outputs):
-        sys.exit(report.run.exit_code)
+        exit_after_program(report.run.exit_code, stopped)
     if try_spec and report.run.status in ("completed", "stopped"):
         from torchdoctor.trials.cli_hook import run_try
 
@@ -153,17 +156,18 @@ def diagnose(
 
             report.trials = trials.to_dict()
             write_html(report, html_path)
-    sys.exit(report.run.exit_code)
+    exit_after_program(report.run.exit_code, stopped)
 
 
 def _publish(report, quiet: bool, rank_dir, outputs) -> bool:
     """Print the report and write its files; False on a non-zero rank (rank 0 reports)."""
+    from torchdoctor.console import flush_stdout
     from torchdoctor.diagnose.report.html import write_html
     from torchdoctor.diagnose.report.json import write_json
     from torchdoctor.diagnose.report.terminal import render_terminal, render_verdict
     from torchdoctor.diagnose.report.trace import write_trace
 
-    sys.stdout.flush()
+    flush_stdout()
     env = report.run.environment
     if rank_dir and env.world_size > 1 and env.rank != 0:  # rank 0 reports for every rank
         print(

@@ -93,7 +93,17 @@ def _print_traceback(exc: BaseException) -> None:
             return
         except Exception:  # a hook that fails: Python prints both; the traceback is what counts
             pass
-    print("".join(_user_frames_only(exc).format()), end="", file=sys.stderr)
+    _to_stderr("".join(_user_frames_only(exc).format()))
+
+
+def _to_stderr(text: str) -> None:
+    """To the program's sys.stderr; where that stream fails (a Tee logger whose log file the
+    program closed), to the process's own stderr, as Python falls back to at its end."""
+    try:
+        print(text, end="", file=sys.stderr)
+        _flush(sys.stderr)
+    except Exception:
+        print(text, end="", file=sys.__stderr__)
 
 
 def _program_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
@@ -116,12 +126,11 @@ def _report_crash(exc: BaseException) -> ProgramEnd:
     if ours is None:
         _print_traceback(exc)
         return ProgramEnd("crashed", 1, _error_line(exc))
-    sys.stdout.flush()
-    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-    print(
-        f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
-        "program's): please report it",
-        file=sys.stderr,
+    _flush(sys.stdout)
+    _to_stderr(
+        "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        + f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
+        "program's): please report it\n"
     )
     return ProgramEnd(
         "crashed", 1, f"torchdoctor internal error at diagnose/{ours}: {_error_line(exc)}"

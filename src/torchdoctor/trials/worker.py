@@ -11,7 +11,8 @@ points; `Hooks.install(beside_probes=True)` patches only the points the probes d
 Python's, NumPy's and torch's random generators are seeded identically before the script starts,
 so a baseline and a variant see the same data order and the same initial weights. The result
 file (JSON) holds the per-step records, the peak memory, which fixes applied, and how the run
-ended; the user's traceback, if the script raised, goes to stderr as the user's.
+ended; the user's traceback, if the script raised, goes to stderr as the user's. The files the
+script writes are put back as the trial found them (trials.program_files).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from torchdoctor.process_memory import peak_rss_bytes
 from torchdoctor.program import Program
 from torchdoctor.seeding import seed_everything
 from torchdoctor.trials.fixes import get_fix
+from torchdoctor.trials.program_files import ProgramFiles
 from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
@@ -73,11 +75,15 @@ def run_trial(options: argparse.Namespace) -> dict:
             result["failed_fixes"][name] = f"{type(exc).__name__}: {exc}"
     seed_everything(options.seed)
     hooks.install(beside_probes=True)
+    # the program's files as this trial found them, afterwards
+    program_files = ProgramFiles(options.program.cwd)
     started = time.perf_counter()
     try:  # the user's traceback, if the script fails, is printed by run_program as the user's
         end = run_program(session, options.program)
     finally:
         hooks.uninstall()
+        gc.collect()  # files the stopped program left open are closed (and flushed) first
+        program_files.restore()
     if end.status in ("stopped", "completed") and end.exit_code == 0:
         result["status"] = end.status
     elif end.status == "completed":
@@ -93,6 +99,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     result["used_fixes"] = sorted(hooks.used)
     result["peak_memory_bytes"], result["memory_source"] = peak_memory()
     result["device_type"] = hooks.device_type
+    result["files_not_restored"] = program_files.not_restored
     return result
 
 

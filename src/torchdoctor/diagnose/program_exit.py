@@ -1,0 +1,82 @@
+"""The end of `torchdoctor diagnose`, once the report is out: exit with the program's code, as
+Python would exit after it, without hanging where the program would not.
+
+Python waits for every non-daemon thread before it exits. After the program ran to its end, a
+thread of its own that is still running (a consumer blocked on a `queue.get()` no one feeds) keeps
+the process alive without torchdoctor too: we wait as Python does, and say why the command has
+not ended. After our stop, the program's threads may wait for the part of it we stopped (a
+prefetch thread blocked on a full queue, a logger looping until the training sets its event):
+without the stop they would have ended, so once they had a moment to finish on their own, the
+process exits without them (the program's atexit handlers run first and its open files are
+flushed, as at any exit), and says so.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import io
+import os
+import sys
+import threading
+import time
+from typing import NoReturn
+
+_FILE = getattr(io, "_IOBase", io.IOBase)  # the C base of every file object
+GRACE_S = 2.0  # what a program thread gets to end on its own after our stop (a last write)
+
+
+def _threads_python_waits_for() -> list[threading.Thread]:
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+
+
+def _named(threads: list[threading.Thread]) -> str:
+    names = ", ".join(repr(thread.name) for thread in threads[:3])
+    more = f" and {len(threads) - 3} more" if len(threads) > 3 else ""
+    if len(threads) == 1:
+        return f"thread {names} is"
+    return f"threads {names}{more} are"
+
+
+def _flush_all() -> None:
+    """What Python's own exit does for the files still open (a log the program opened at its
+    top and never closed): their buffered lines are written before the process ends."""
+    # by type: isinstance would read __class__, which a lazy module's proxy answers with a warning
+    open_files = [obj for obj in gc.get_objects() if issubclass(type(obj), _FILE)]
+    for stream in (*open_files, sys.stdout, sys.stderr):
+        try:
+            if not stream.closed and stream.writable():
+                stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def exit_after_program(code: int, stopped: bool) -> NoReturn:
+    """Exit with `code`; `stopped`: diagnose stopped the program after its measured steps."""
+    waiting = _threads_python_waits_for()
+    if not waiting:
+        sys.exit(code)
+    if not stopped:
+        print(
+            f"torchdoctor: note: the program's {_named(waiting)} still running after it ended: "
+            "Python waits for it before exiting, as it would without torchdoctor (Ctrl-C to stop)",
+            file=sys.stderr,
+        )
+        sys.exit(code)
+    deadline = time.monotonic() + GRACE_S
+    for thread in waiting:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    left = [thread for thread in waiting if thread.is_alive()]
+    if not left:
+        sys.exit(code)
+    print(
+        f"torchdoctor: note: the program's {_named(left)} still running {GRACE_S:.0f} s after "
+        "diagnose stopped it (waiting for the part that was stopped): exiting without it",
+        file=sys.stderr,
+    )
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        _flush_all()
+        os._exit(code)
