@@ -4,7 +4,9 @@ Rows: `mlp` (an MLP on DataLoader batches: a short step), `lstm_cell_lbfgs` (an 
 once per timestep, two layers, trained with LBFGS and a closure: hundreds of module calls and
 several forward/backward passes per step), `many_modules` (a deep stack of tiny modules: module
 calls and AdamW's per-parameter host reads dominate the step), `transformer_lm` (a small causal
-transformer LM with AdamW and gradient clipping). For each row it runs the same loop plain, under
+transformer LM with AdamW and gradient clipping), `per_sample_dataset` (an MLP on a dataset that
+makes each sample in `__getitem__` as torchvision's MNIST does, `int()` of its label: a host
+read per sample inside the DataLoader). For each row it runs the same loop plain, under
 the probes (torchdoctor.watch(), which installs exactly the hooks `torchdoctor diagnose`
 installs) and under the probes without the line sampler, in interleaved rounds in one process
 (bench/_paired.py), and prints the paired ratio of the median step times with its spread
@@ -30,7 +32,7 @@ The line sampler takes its first FULL_RATE_SAMPLES samples at the full rate and 
 rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's steady state.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
-        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm] [--per-probe]
+        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm,per_sample_dataset] [--per-probe]
 """
 
 from __future__ import annotations
@@ -59,7 +61,34 @@ def make_loop(batch_size: int, width: int):
         nn.Linear(784, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10)
     )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return _loader_loop(loader, model, optimizer)
 
+
+class _DigitsLikeMnist(torch.utils.data.Dataset):
+    """Samples made one by one as torchvision's MNIST makes them: a uint8 image scaled to float,
+    and the label read out of a tensor with `int()` (a host read per sample, in the DataLoader)."""
+
+    def __init__(self, size: int = 6000) -> None:
+        self.data = torch.randint(0, 256, (size, 28, 28), dtype=torch.uint8)
+        self.targets = torch.randint(0, 10, (size,))
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int):
+        return self.data[index].float().div(255).flatten(), int(self.targets[index])
+
+
+def make_per_sample_loop(batch_size: int = 100):
+    """An MLP on a dataset that makes each sample in __getitem__ (MNIST-style), Adam."""
+    torch.manual_seed(0)
+    loader = DataLoader(_DigitsLikeMnist(), batch_size=batch_size, shuffle=True, drop_last=True)
+    model = nn.Sequential(nn.Linear(784, 500), nn.ReLU(), nn.Linear(500, 10))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return _loader_loop(loader, model, optimizer)
+
+
+def _loader_loop(loader, model, optimizer):
     def run(steps: int) -> list[tuple[float, float, int, float]]:
         batches = [iter(loader)]  # a new epoch each round
 
@@ -217,12 +246,14 @@ LOOPS = {
     "lstm_cell_lbfgs": lambda args: make_lstm_cell_lbfgs_loop(16),
     "many_modules": lambda args: make_many_modules_loop(16),
     "transformer_lm": lambda args: make_transformer_lm_loop(16),
+    "per_sample_dataset": lambda args: make_per_sample_loop(),
 }
 DESCRIPTIONS = {
     "mlp": "MLP 784-{width}-{width}-10, batch {batch_size}",
     "lstm_cell_lbfgs": "2 LSTMCells x 40 timesteps + LBFGS(max_iter=4) closure, batch 16",
     "many_modules": "64 blocks of Linear(32)+LayerNorm+GELU, AdamW, batch 16",
     "transformer_lm": "causal transformer LM, 2 layers x 64 wide, context 32, AdamW + clipping, batch 16",
+    "per_sample_dataset": "MLP 784-500-10 on an MNIST-style dataset (int() of a label per sample), Adam, batch 100",
 }
 
 

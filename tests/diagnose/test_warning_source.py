@@ -30,6 +30,34 @@ def test_torchs_warning_through_our_wrapper_names_the_programs_line(diagnose):
     assert "torchdoctor" not in "\n".join(shown)
 
 
+def test_a_warning_a_nested_module_raises_up_its_calls_names_the_programs_line(diagnose):
+    """A submodule's warning with stacklevel=3 (forward, torch's _call_impl, then the module call)
+    lands on our nn.Module.__call__ wrapper, which runs torch's call itself in nested calls."""
+    diagnosis = diagnose(
+        """
+        import warnings
+
+        class Noisy(nn.Linear):
+            def forward(self, x):
+                warnings.warn("noisy forward", UserWarning, stacklevel=3)
+                return super().forward(x)
+
+        model = nn.Sequential(Noisy(4, 4), nn.Linear(4, 1))
+        opt = torch.optim.Adam(model.parameters())
+        for batch in torch.randn(12, 8, 4):
+            model(batch).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        """,
+        "--steps",
+        "6",
+    )
+    assert diagnosis.returncode == 0, diagnosis.stderr
+    shown = [line for line in diagnosis.stderr.splitlines() if "noisy forward" in line]
+    assert shown, diagnosis.stderr
+    assert "torchdoctor" not in "\n".join(shown), shown
+
+
 def test_a_warning_of_our_own_code_keeps_its_place():
     source = WarningSource()
     seen = []

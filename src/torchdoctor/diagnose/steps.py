@@ -255,6 +255,8 @@ class StepTracker:
     ) -> None:
         self.clock = clock
         self.origin = clock()
+        # the phases entered, innermost last; never rebound: probes hold the list itself (the op
+        # counters, the sync probe's wrappers)
         self.stack: list[str] = []
         self.steps: list[StepRecord] = []  # the latest ones: at most max_kept + TRIM_BATCH
         self.max_kept = max_kept  # None: keep every step

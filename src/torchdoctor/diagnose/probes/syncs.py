@@ -55,12 +55,6 @@ class SyncProbe(Probe):
         if torch.cuda.is_available():
             patcher.replace(torch.cuda, "synchronize", self._wrap_synchronize)
 
-    def in_data_pipeline(self) -> bool:
-        """Inside the DataLoader's next() (a dataset's or collate_fn's own reads of CPU tensors:
-        data-pipeline work, timed as data, not a step's host reads)."""
-        stack = self.tracker.stack
-        return bool(stack) and stack[-1] == "data"
-
     def record(self, kind: str, device: str) -> list | None:
         """Count the read; in a measured step, return its entry for `timed` to fill in."""
         key = (kind, user_location(3), device)
@@ -131,6 +125,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
     session = probe.session
     library_code = _library_code
     getframe = sys._getframe
+    phases = probe.tracker.stack  # the tracker's phase stack (one list for the whole run)
 
     def make(original):
         # Most reads of CPU tensors come from torch itself (an optimizer reading its step counts,
@@ -138,18 +133,22 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
         # object alone (`is_cpu` costs a fifth of `device.type`; no method calls on this path).
         # Only dynamo's test comes before (dynamo must never see the frame look-up): jit.trace
         # and export record the op whatever Python calls it, so the rest of transforming() waits
-        # for a read we record. Torch's own reads pay two Python calls, not three.
+        # for a read we record. Torch's own reads pay two Python calls, not three. Inside the
+        # DataLoader's next() (the phase "data"), a dataset's or collate_fn's reads of CPU
+        # tensors are data-pipeline work, timed as data, not a step's host reads: they are
+        # dismissed before the frame look-up, with no call (a dataset that reads a 0-d tensor per
+        # sample, `int(self.targets[i])`, makes hundreds a step).
         def read(tensor, *args, **kwargs):
             if dynamo_compiling():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             if tensor.is_cpu:
-                if kind == "cpu":  # .cpu() of a CPU tensor: no copy, no read
+                if kind == "cpu" or (phases and phases[-1] == "data"):  # .cpu(): no copy
                     return original(tensor, *args, **kwargs)
                 code = getframe(1).f_code
                 library = library_code.get(code)
                 if library is None:
                     library = library_code[code] = is_library_code(code)
-                if (library and not session.formatting_tensor) or probe.in_data_pipeline():
+                if library and not session.formatting_tensor:
                     return original(tensor, *args, **kwargs)
                 if transforming():
                     return unpatched_tensor_method(method)(tensor, *args, **kwargs)
