@@ -64,6 +64,17 @@ def test_d504_reads_the_cpu_time_of_the_steps_that_have_it_not_the_noisy_wall_ti
     assert d504.check(flat) == []  # the wall times rise and fall with the load, the CPU not
 
 
+def test_d504_a_growth_is_not_a_jump_because_the_first_steps_are_timed_back_to_back():
+    # a history concatenated every step (styles8 e32, recorded at load 16): CPU time read on the
+    # first 6 steps, then one in 8; +0.3 ms of noise between two neighbouring early steps is a
+    # local slope 6x the growth's, and still only a small part of the 10 ms growth over the run
+    read = [0, 1, 2, 3, 4, 5, *range(13, 200, 8)]
+    noise = [0.3, 0.0, 0.3, -0.5, 0.1, -0.2]
+    times = [(5.4 + 0.05 * i + (noise[i] if i < 6 else 0.0)) / 1000 for i in range(200)]
+    finding = only(d504.check(cpu_timed(times, read=read, wall=lambda i: 0.02)), "D504")
+    assert "timed in CPU time" in evidence_text(finding)
+
+
 def with_evaluation(seconds: list[float]):
     run = good_cpu_run(
         evaluation=EvaluationObservation(forwards=len(seconds), locations=["train.py:60"])
