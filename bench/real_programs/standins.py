@@ -193,25 +193,6 @@ def segmentation_pairs(
         )
 
 
-def paired_images(
-    workdir: Path, folder: str, splits: tuple[str, ...] = ("train", "val", "test"), count: int = 24,
-    size: int = 256,
-) -> None:  # fmt: skip
-    """`folder/<split>/<n>.jpg` RGB images of two halves side by side, A | B (pix2pix's facades
-    layout: a photo and its label map), B a blocky function of A."""
-    import numpy as np
-    from PIL import Image
-
-    rng = np.random.default_rng(9)
-    for split in splits:
-        root = workdir / folder / split
-        root.mkdir(parents=True, exist_ok=True)
-        for n in range(count):
-            a = rng.integers(0, 256, (size, size, 3), dtype=np.uint8)
-            b = (a // 64 * 64).astype(np.uint8)
-            Image.fromarray(np.concatenate([a, b], axis=1), mode="RGB").save(root / f"{n}.jpg")
-
-
 def sine_waves(
     workdir: Path, path: str, sequences: int = 100, length: int = 1000, period: int = 20
 ) -> None:

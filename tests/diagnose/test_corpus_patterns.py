@@ -615,6 +615,28 @@ def test_a_line_sampled_often_in_one_of_few_slow_steps_runs_in_that_one(samples,
     assert _how_often(line, run) == how_often
 
 
+@pytest.mark.parametrize(
+    ("callees", "kind"),
+    [
+        (["wandb.sdk.data_types.histogram.Histogram.__init__", "numpy.histogram"], "package"),
+        (["torch._tensor.Tensor.norm"], "parameter_loop"),
+    ],
+)
+def test_a_packages_call_for_each_parameter_is_the_packages_work(callees, kind):
+    """milesial/Pytorch-UNet logs a wandb.Histogram of every weight and gradient: D801 called the
+    loop "a Python loop over the parameters (one small op per tensor)" and offered foreach ops.
+    The time is the package's, which the program can call less often; torch's own op per
+    parameter is still the parameter loop."""
+    line = LineStat(
+        "train.py:140",
+        "other",
+        code="histograms['Gradients/' + tag] = wandb.Histogram(value.grad.data.cpu())",
+        loop="for tag, value in model.named_parameters():",
+        callees=callees,
+    )
+    assert kind_of(line).name == kind
+
+
 @pytest.mark.timing  # D801 fires on a sampled share (here ~10x its bar): with the timing tests
 def test_a_line_that_runs_once_in_several_steps_is_not_said_to_take_every_step(diagnose_here):
     """accelerate's profiler example prints the profiler's key-averages table after each epoch:

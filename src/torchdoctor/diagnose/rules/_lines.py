@@ -280,11 +280,14 @@ def kind_of(line: LineStat) -> LineKind:
         return KINDS["format"]
     if _calls(line, _IO_CALLEES) or _IO.search(code):
         return KINDS["io"]
+    # a package's call per parameter (wandb.Histogram of each weight) is the package's work, which
+    # runs less often rather than fused over the tensors
+    in_a_package = _in_a_package(line)
     if _PARAMS.search(line.loop) or (" for " in f" {code}" and _PARAMS.search(code)):
-        return KINDS["parameter_loop"]
+        return KINDS["package" if in_a_package else "parameter_loop"]
     if _HOST.search(code):
         return KINDS["host"]
-    if _in_a_package(line):
+    if in_a_package:
         return KINDS["package"]
     if _calls(line, ("numpy.",)):
         return KINDS["numpy"]
