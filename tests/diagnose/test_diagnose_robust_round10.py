@@ -148,3 +148,28 @@ raise RuntimeError("diverged")
     shown = capfd.readouterr().err
     assert shown.rstrip().endswith("RuntimeError: diverged"), shown
     assert "internal error" not in shown and "torchdoctor" not in shown, shown
+
+
+def test_a_program_that_closes_stdout_gets_no_report_in_its_own_file(diagnose, tmp_path):
+    # os.close(1), then a file of its own opened (it gets descriptor 1): the report failed with
+    # a traceback of ours (or would have been written into the program's file)
+    d = diagnose(
+        TRAIN
+        + """
+import os
+for _ in range(20):
+    step(torch.randn(16, 8))
+print("trained", flush=True)
+os.close(1)
+results = open("results.txt", "w")
+results.write("the program's results\\n")
+results.flush()
+""",
+        "--steps", "0", "--warmup", "1",
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert d.stdout == "trained\n"
+    assert (tmp_path / "results.txt").read_text() == "the program's results\n"
+    assert "Traceback" not in d.stderr, d.stderr
+    assert "closed or redirected standard output: no report printed" in d.stderr
+    assert d.report["status"] == "completed" and d.report["steps"] > 10
