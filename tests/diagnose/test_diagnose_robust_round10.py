@@ -5,6 +5,7 @@ program whose own sys.stderr fails. Each test is a bug found by running such a p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -33,7 +34,14 @@ def test_threads_left_waiting_on_the_stopped_part_do_not_hang_diagnose(diagnose,
     d = diagnose(
         TRAIN
         + """
-import queue, threading
+import multiprocessing, os, queue, threading
+def record(losses):  # a non-daemon child process reading until the training sends its end
+    with open("child.pid", "w") as pid:
+        pid.write(str(os.getpid()))
+    while losses.get() is not None:
+        pass
+losses = multiprocessing.get_context("fork").Queue()
+multiprocessing.get_context("fork").Process(target=record, args=(losses,), name="recorder").start()
 batches, results = queue.Queue(maxsize=2), queue.Queue()
 def prefetch(n):
     for _ in range(n):
@@ -44,6 +52,8 @@ def train():
     while (x := batches.get()) is not None:
         step(x)
         log.write("step\\n")
+        losses.put(1.0)
+    losses.put(None)
     results.put("trained")
 threading.Thread(target=prefetch, args=(300,), name="prefetch").start()
 threading.Thread(target=train, name="trainer").start()
@@ -55,8 +65,10 @@ print("main thread got", results.get())
     assert d.report["status"] == "stopped", d.run.get("error")
     assert "main thread got" not in d.stdout  # the whole program stopped
     assert "Traceback" not in d.stderr and "Exception in thread" not in d.stderr, d.stderr
-    assert "thread 'prefetch' is still running" in d.stderr, d.stderr
+    assert "threads and processes 'prefetch', 'recorder' are still running" in d.stderr
     assert "exiting without it" in d.stderr
+    with pytest.raises(ProcessLookupError):  # ended, not left orphaned on its queue
+        os.kill(int((tmp_path / "child.pid").read_text()), 0)
     assert (tmp_path / "train.log").read_text().count("step") >= 5  # its open file flushed
 
 
