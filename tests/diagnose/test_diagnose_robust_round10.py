@@ -14,7 +14,7 @@ from textwrap import dedent
 import pytest
 from diagnose_prelude import PRELUDE
 
-from torchdoctor.diagnose.program_exit import exit_after_program
+from torchdoctor.diagnose.program_exit import WATCHER, exit_after_program
 
 TRAIN = """
 model = nn.Linear(8, 1)
@@ -81,6 +81,8 @@ def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_not
     try:
         with pytest.raises(SystemExit) as exited:
             exit_after_program(3, stopped=False)
+        watcher = next(t for t in threading.enumerate() if t.name == WATCHER)
+        watcher.join()  # it names what is still running a moment later
     finally:
         release.set()
         consumer.join()

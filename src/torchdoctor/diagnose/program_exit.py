@@ -66,23 +66,35 @@ def _flush_all() -> None:
 
 
 def exit_after_program(code: int, stopped: bool) -> NoReturn:
-    """Exit with `code`; `stopped`: diagnose stopped the program after its measured steps."""
-    waiting = _waited_for()
-    if not waiting:
-        sys.exit(code)
+    """Exit with `code`; `stopped`: diagnose stopped the program after its measured steps.
+
+    Python's exit runs on: a thread pool's idle workers, for one, end within it. Only what is
+    still there GRACE_S later is named, by a watcher thread (a daemon: it ends with the process).
+    """
+    if _waited_for():
+        watcher = threading.Thread(
+            target=_still_waiting, args=(code, stopped), name=WATCHER, daemon=True
+        )
+        watcher.start()
+    sys.exit(code)
+
+
+WATCHER = "torchdoctor-exit"
+
+
+def _still_waiting(code: int, stopped: bool) -> None:
+    time.sleep(GRACE_S)
+    left = _waited_for()
+    if not left:
+        return
     if not stopped:
         print(
-            f"torchdoctor: note: the program's {_named(waiting)} still running after it ended: "
+            f"torchdoctor: note: the program's {_named(left)} still running after it ended: "
             "Python waits for it before exiting, as it would without torchdoctor (Ctrl-C to stop)",
             file=sys.stderr,
+            flush=True,
         )
-        sys.exit(code)
-    deadline = time.monotonic() + GRACE_S
-    for waited in waiting:
-        waited.join(max(0.0, deadline - time.monotonic()))
-    left = [waited for waited in waiting if waited.is_alive()]
-    if not left:
-        sys.exit(code)
+        return
     print(
         f"torchdoctor: note: the program's {_named(left)} still running {GRACE_S:.0f} s after "
         "diagnose stopped it (waiting for the part that was stopped): exiting without it",
@@ -93,7 +105,7 @@ def exit_after_program(code: int, stopped: bool) -> NoReturn:
             child.terminate()
             child.join(1.0)
     try:
-        atexit._run_exitfuncs()
+        atexit._run_exitfuncs()  # Python's exit waits in its join of the threads: they are next
     finally:
         _flush_all()
         os._exit(code)
