@@ -14,6 +14,7 @@ from textwrap import dedent
 import pytest
 from diagnose_prelude import PRELUDE
 
+from torchdoctor.diagnose import program_exit
 from torchdoctor.diagnose.program_exit import WATCHER, exit_after_program
 
 TRAIN = """
@@ -72,9 +73,12 @@ print("main thread got", results.get())
     assert (tmp_path / "train.log").read_text().count("step") >= 5  # its open file flushed
 
 
-def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_note(capsys):
+def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_note(
+    capsys, monkeypatch
+):
     # Python waits for non-daemon threads: the program alone would wait too, so we do, and say
     # why the command has not ended
+    monkeypatch.setattr(program_exit, "GRACE_S", 0.2)
     release = threading.Event()
     consumer = threading.Thread(target=release.wait, name="consumer")
     consumer.start()
