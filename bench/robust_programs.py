@@ -174,6 +174,25 @@ while (x := batches.get()) is not None:
 """,
         ("--steps", "5"),
     ),
+    "multiprocessing_consumer": (
+        "non-daemon multiprocessing child reading a queue until the training ends (stopped)",
+        """
+import multiprocessing as mp
+def consume(losses):
+    while losses.get() is not None:
+        pass
+if __name__ == "__main__":
+    losses = mp.get_context("fork").Queue()
+    child = mp.get_context("fork").Process(target=consume, args=(losses,))
+    child.start()
+    for _ in range(300):
+        train(1)
+        losses.put(1.0)
+    losses.put(None)
+    child.join()
+""",
+        ("--steps", "5"),
+    ),
     "main_sleeps_thread_trains": (
         "training in a daemon thread, main thread in time.sleep(60)",
         """

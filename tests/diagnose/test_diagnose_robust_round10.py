@@ -5,6 +5,7 @@ program whose own sys.stderr fails. Each test is a bug found by running such a p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -13,7 +14,8 @@ from textwrap import dedent
 import pytest
 from diagnose_prelude import PRELUDE
 
-from torchdoctor.diagnose.program_exit import exit_after_program
+from torchdoctor.diagnose import program_exit
+from torchdoctor.diagnose.program_exit import WATCHER, exit_after_program
 
 TRAIN = """
 model = nn.Linear(8, 1)
@@ -33,7 +35,14 @@ def test_threads_left_waiting_on_the_stopped_part_do_not_hang_diagnose(diagnose,
     d = diagnose(
         TRAIN
         + """
-import queue, threading
+import multiprocessing, os, queue, threading
+def record(losses):  # a non-daemon child process reading until the training sends its end
+    with open("child.pid", "w") as pid:
+        pid.write(str(os.getpid()))
+    while losses.get() is not None:
+        pass
+losses = multiprocessing.get_context("fork").Queue()
+multiprocessing.get_context("fork").Process(target=record, args=(losses,), name="recorder").start()
 batches, results = queue.Queue(maxsize=2), queue.Queue()
 def prefetch(n):
     for _ in range(n):
@@ -44,6 +53,8 @@ def train():
     while (x := batches.get()) is not None:
         step(x)
         log.write("step\\n")
+        losses.put(1.0)
+    losses.put(None)
     results.put("trained")
 threading.Thread(target=prefetch, args=(300,), name="prefetch").start()
 threading.Thread(target=train, name="trainer").start()
@@ -55,20 +66,27 @@ print("main thread got", results.get())
     assert d.report["status"] == "stopped", d.run.get("error")
     assert "main thread got" not in d.stdout  # the whole program stopped
     assert "Traceback" not in d.stderr and "Exception in thread" not in d.stderr, d.stderr
-    assert "thread 'prefetch' is still running" in d.stderr, d.stderr
+    assert "threads and processes 'prefetch', 'recorder' are still running" in d.stderr
     assert "exiting without it" in d.stderr
+    with pytest.raises(ProcessLookupError):  # ended, not left orphaned on its queue
+        os.kill(int((tmp_path / "child.pid").read_text()), 0)
     assert (tmp_path / "train.log").read_text().count("step") >= 5  # its open file flushed
 
 
-def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_note(capsys):
+def test_a_thread_still_running_after_the_program_ended_is_waited_for_with_a_note(
+    capsys, monkeypatch
+):
     # Python waits for non-daemon threads: the program alone would wait too, so we do, and say
     # why the command has not ended
+    monkeypatch.setattr(program_exit, "GRACE_S", 0.2)
     release = threading.Event()
     consumer = threading.Thread(target=release.wait, name="consumer")
     consumer.start()
     try:
         with pytest.raises(SystemExit) as exited:
             exit_after_program(3, stopped=False)
+        watcher = next(t for t in threading.enumerate() if t.name == WATCHER)
+        watcher.join()  # it names what is still running a moment later
     finally:
         release.set()
         consumer.join()
@@ -148,3 +166,28 @@ raise RuntimeError("diverged")
     shown = capfd.readouterr().err
     assert shown.rstrip().endswith("RuntimeError: diverged"), shown
     assert "internal error" not in shown and "torchdoctor" not in shown, shown
+
+
+def test_a_program_that_closes_stdout_gets_no_report_in_its_own_file(diagnose, tmp_path):
+    # os.close(1), then a file of its own opened (it gets descriptor 1): the report failed with
+    # a traceback of ours (or would have been written into the program's file)
+    d = diagnose(
+        TRAIN
+        + """
+import os
+for _ in range(20):
+    step(torch.randn(16, 8))
+print("trained", flush=True)
+os.close(1)
+results = open("results.txt", "w")
+results.write("the program's results\\n")
+results.flush()
+""",
+        "--steps", "0", "--warmup", "1",
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert d.stdout == "trained\n"
+    assert (tmp_path / "results.txt").read_text() == "the program's results\n"
+    assert "Traceback" not in d.stderr, d.stderr
+    assert "closed or redirected standard output: no report printed" in d.stderr
+    assert d.report["status"] == "completed" and d.report["steps"] > 10

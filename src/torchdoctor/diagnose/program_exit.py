@@ -5,9 +5,10 @@ Python waits for every non-daemon thread before it exits. After the program ran 
 thread of its own that is still running (a consumer blocked on a `queue.get()` no one feeds) keeps
 the process alive without torchdoctor too: we wait as Python does, and say why the command has
 not ended. After our stop, the program's threads may wait for the part of it we stopped (a
-prefetch thread blocked on a full queue, a logger looping until the training sets its event):
+prefetch thread blocked on a full queue, a logger looping until the training sets its event, a
+non-daemon `multiprocessing` child reading a queue until the training sends its end):
 without the stop they would have ended, so once they had a moment to finish on their own, the
-process exits without them (the program's atexit handlers run first and its open files are
+process exits without them (its child processes terminated; the program's atexit handlers run first and its open files are
 flushed, as at any exit), and says so.
 """
 
@@ -26,17 +27,29 @@ _FILE = getattr(io, "_IOBase", io.IOBase)  # the C base of every file object
 GRACE_S = 2.0  # what a program thread gets to end on its own after our stop (a last write)
 
 
-def _threads_python_waits_for() -> list[threading.Thread]:
+def _waited_for() -> list:
+    """What Python's exit waits for: non-daemon threads, and the non-daemon child processes of
+    `multiprocessing` (its atexit handler joins them). Threads and processes both have
+    `.name`, `.join(timeout)` and `.is_alive()`."""
     main = threading.main_thread()
-    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
+    waited: list = [
+        t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()
+    ]
+    multiprocessing = sys.modules.get("multiprocessing")  # never imported here: none started
+    if multiprocessing is not None:
+        waited += [child for child in multiprocessing.active_children() if not child.daemon]
+    return waited
 
 
-def _named(threads: list[threading.Thread]) -> str:
-    names = ", ".join(repr(thread.name) for thread in threads[:3])
-    more = f" and {len(threads) - 3} more" if len(threads) > 3 else ""
-    if len(threads) == 1:
-        return f"thread {names} is"
-    return f"threads {names}{more} are"
+def _named(waited: list) -> str:
+    threads = sum(isinstance(w, threading.Thread) for w in waited)
+    names = ", ".join(repr(w.name) for w in waited[:3])
+    more = f" and {len(waited) - 3} more" if len(waited) > 3 else ""
+    if len(waited) == 1:
+        return f"{'thread' if threads else 'process'} {names} is"
+    kinds = "threads" if threads == len(waited) else "processes" if not threads else "threads"
+    kinds += " and processes" if 0 < threads < len(waited) else ""
+    return f"{kinds} {names}{more} are"
 
 
 def _flush_all() -> None:
@@ -53,30 +66,46 @@ def _flush_all() -> None:
 
 
 def exit_after_program(code: int, stopped: bool) -> NoReturn:
-    """Exit with `code`; `stopped`: diagnose stopped the program after its measured steps."""
-    waiting = _threads_python_waits_for()
-    if not waiting:
-        sys.exit(code)
+    """Exit with `code`; `stopped`: diagnose stopped the program after its measured steps.
+
+    Python's exit runs on: a thread pool's idle workers, for one, end within it. Only what is
+    still there GRACE_S later is named, by a watcher thread (a daemon: it ends with the process).
+    """
+    if _waited_for():
+        watcher = threading.Thread(
+            target=_still_waiting, args=(code, stopped), name=WATCHER, daemon=True
+        )
+        watcher.start()
+    sys.exit(code)
+
+
+WATCHER = "torchdoctor-exit"
+
+
+def _still_waiting(code: int, stopped: bool) -> None:
+    time.sleep(GRACE_S)
+    left = _waited_for()
+    if not left:
+        return
     if not stopped:
         print(
-            f"torchdoctor: note: the program's {_named(waiting)} still running after it ended: "
+            f"torchdoctor: note: the program's {_named(left)} still running after it ended: "
             "Python waits for it before exiting, as it would without torchdoctor (Ctrl-C to stop)",
             file=sys.stderr,
+            flush=True,
         )
-        sys.exit(code)
-    deadline = time.monotonic() + GRACE_S
-    for thread in waiting:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    left = [thread for thread in waiting if thread.is_alive()]
-    if not left:
-        sys.exit(code)
+        return
     print(
         f"torchdoctor: note: the program's {_named(left)} still running {GRACE_S:.0f} s after "
         "diagnose stopped it (waiting for the part that was stopped): exiting without it",
         file=sys.stderr,
     )
+    for child in left:  # a child process would wait on, orphaned: ended as Ctrl-C would end it
+        if not isinstance(child, threading.Thread):
+            child.terminate()
+            child.join(1.0)
     try:
-        atexit._run_exitfuncs()
+        atexit._run_exitfuncs()  # Python's exit waits in its join of the threads: they are next
     finally:
         _flush_all()
         os._exit(code)

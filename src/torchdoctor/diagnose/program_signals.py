@@ -26,7 +26,14 @@ class Terminated(BaseException):
     """SIGTERM arrived while the program ran: unwind like Ctrl-C, keep the report."""
 
 
+_OWNER = os.getpid()
+
+
 def _raise_terminated(signum, frame):
+    if os.getpid() != _OWNER:  # a child the program forked inherited it: SIGTERM's own end
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated
 
 

@@ -191,6 +191,30 @@ def _run_path(path: str) -> None:
             sys.modules["__main__"] = saved_main
 
 
+def _descriptor(stream) -> tuple[int, int] | None:
+    """What the stream's file descriptor is open on (device, inode); None: closed, or no file."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return status.st_dev, status.st_ino
+
+
+def _stdout_kept(before: tuple[int, int] | None) -> None:
+    """The program closed our stdout at its end (`sys.stdout.close()`, `os.close(1)`), or pointed
+    descriptor 1 at a file of its own (`os.dup2(log.fileno(), 1)`; a file it opens after closing
+    1 gets that number too): the report must neither fail there nor land in its file. It goes to
+    /dev/null, with a note; report files and the exit code still come."""
+    if before is None or _descriptor(sys.stdout) == before:
+        return
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (ours to the exit)
+    print(
+        "torchdoctor: the program closed or redirected standard output: no report printed "
+        "(--json FILE or --html FILE keep it)",
+        file=sys.stderr,
+    )
+
+
 def _return_to(directory: str) -> None:
     try:
         os.chdir(directory)
@@ -272,6 +296,7 @@ def run_program(
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     owner = os.getpid()  # a child the program forks with os.fork runs on to here too
     saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
+    stdout_file = _descriptor(sys.stdout)  # and close or redirect what descriptor 1 is
     sys.argv = [program.target, *program.argv]  # for -m, runpy puts the module's file first
     if sys.path:
         sys.path[0] = program.sys_path_entry  # as `python script.py` / `python -m` set it
@@ -289,6 +314,7 @@ def run_program(
         restore_torch_modes()
         _flush(sys.stdout)
         sys.stdout, sys.stderr = saved_streams
+        _stdout_kept(stdout_file)
         if session.stdout_mid_line:  # a progress line left open: the report starts on its own
             print(file=sys.stdout)
         sys.argv = saved_argv
