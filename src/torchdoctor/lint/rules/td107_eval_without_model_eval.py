@@ -86,7 +86,8 @@ class EvalWithoutModelEval(Rule):
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
-    in the same file comes after an `.eval()` call. A helper that receives the model as a
+    in the same file comes after an `.eval()` call or after a call of a function that leaves
+    the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
     parameter and is not called in its own file is left to its callers. Methods are left alone (frameworks such as
     Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
     `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
@@ -175,6 +176,9 @@ class EvalWithoutModelEval(Rule):
 
     @staticmethod
     def _called_after_eval(ctx, name: str) -> bool:
+        """A call of `name` comes after `.eval()`, or after a call of a function of this file
+        that leaves the model in eval mode (`test(model)` before `predict(x)`)."""
+        leaving_eval = _functions_leaving_eval(ctx)
         for call in ctx.index.calls:
             if terminal_name(call.func) != name:
                 continue
@@ -183,6 +187,27 @@ class EvalWithoutModelEval(Rule):
             for node in walk(
                 ctx, container if isinstance(container, cst.Module) else container.body
             ):
-                if method_call(node, "eval") and ctx.line(node) < call_line:
+                if not isinstance(node, cst.Call) or ctx.line(node) >= call_line:
+                    continue
+                if method_call(node, "eval") or terminal_name(node.func) in leaving_eval:
                     return True
         return False
+
+
+def _functions_leaving_eval(ctx) -> set[str]:
+    """Functions of this file whose last mode switch is `.eval()` (or `.train(False)`)."""
+    names = set()
+    for function in ctx.index.functions:
+        switches = [
+            node
+            for node in walk(ctx, function.body)
+            if isinstance(node, cst.Call) and method_call(node, "eval", "train")
+        ]
+        if not switches:
+            continue
+        last = max(switches, key=ctx.line)
+        if method_call(last, "eval") or (
+            last.args and terminal_name(last.args[0].value) == "False"
+        ):
+            names.add(function.name.value)
+    return names
