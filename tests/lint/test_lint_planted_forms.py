@@ -95,3 +95,25 @@ def test_rows_of_a_parameter_every_caller_passes_a_tensor_for():
         "weighted_loss(list(range(8)), [0.0] * 8, [1.0] * 8)",
     )
     assert codes(lint_text(lists, select="TD120")) == []
+
+
+ROWS_OF_SELF_ARRAY = """import numpy as np
+import torch
+
+
+class Rows(torch.utils.data.Dataset):
+    def __init__(self):
+        self.rows = np.random.rand(100, 8)
+        self.start = np.zeros(8)
+
+    def __getitem__(self, i):
+        return torch.tensor(self.rows[i])
+
+    def initial(self):
+        return torch.tensor(self.start)
+"""
+
+
+def test_rows_of_an_array_attribute_but_not_the_whole_attribute():
+    found = lint_text(ROWS_OF_SELF_ARRAY, select="TD101").violations
+    assert [v.line for v in found] == [11]

@@ -46,15 +46,25 @@ def is_ndarray(ctx, expr, depth: int = 0) -> bool:
         values = ctx.assigned_values(expr)
         return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
     if isinstance(expr, cst.Subscript):  # a row of an array, an item of a list of arrays
-        return is_ndarray(ctx, expr.value, depth + 1) or _holds_arrays(ctx, expr.value, depth + 1)
-    if isinstance(expr, cst.Attribute) and terminal_name(expr.value) == "self":
-        values = [
-            value
-            for target, value in ctx.index.attribute_assigns
-            if target.attr.value == expr.attr.value and terminal_name(target.value) == "self"
-        ]
-        return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
+        rows = expr.value
+        return (
+            is_ndarray(ctx, rows, depth + 1)
+            or _holds_arrays(ctx, rows, depth + 1)
+            or _self_array(ctx, rows, depth + 1)
+        )
     return False
+
+
+def _self_array(ctx, expr, depth: int) -> bool:
+    """`self.data` that the class binds to NumPy arrays only (indexed per item by a dataset)."""
+    if not isinstance(expr, cst.Attribute) or terminal_name(expr.value) != "self":
+        return False
+    values = [
+        value
+        for target, value in ctx.index.attribute_assigns
+        if target.attr.value == expr.attr.value and terminal_name(target.value) == "self"
+    ]
+    return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
 
 
 _GENERATORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
