@@ -111,3 +111,38 @@ def test_best_checkpoint_reload_after_training_knows_its_device():
     found = lint_text(BEST_RELOAD, select="TD110").violations
     # the resume, not the reload after the loop nor the test's load of the file it reloads
     assert [v.line for v in found] == [16]
+
+
+EVALUATE_PLAIN_MODEL = """import torch
+from model import Net
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def test(loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+
+
+for epoch in range(2):
+    for x, y in []:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    test([])
+"""
+
+
+def test_eval_mode_changes_nothing_without_mode_dependent_layers(tmp_path):
+    script = tmp_path / "main.py"
+    (tmp_path / "model.py").write_text(
+        "import torch\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 1)\n"
+    )
+    assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == []
+    (tmp_path / "model.py").write_text("import torch\nlayers = [torch.nn.Dropout(0.1)]\n")
+    assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == ["TD107"]
+    imported = EVALUATE_PLAIN_MODEL.replace("from model import Net", "from timm import Net")
+    assert codes(lint_text(imported, select="TD107", path=str(script))) == ["TD107"]
