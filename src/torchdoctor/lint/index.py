@@ -104,6 +104,7 @@ class NodeIndex:
         self.attribute_assigns: list[tuple[cst.Attribute, cst.BaseExpression]] = []
         self.aug_assigns: list[cst.AugAssign] = []
         self.import_froms: list[cst.ImportFrom] = []
+        self.imports: list[cst.Import] = []
         self.torch_aliases: list[str] = []  # names bound to the `torch` module itself
 
     def build(self, module: cst.Module) -> NodeIndex:
@@ -140,6 +141,7 @@ class NodeIndex:
         elif isinstance(node, cst.With):
             self.withs.append(node)
         elif isinstance(node, cst.Import):
+            self.imports.append(node)
             self._record_import(node)
         elif isinstance(node, cst.ImportFrom):
             self.import_froms.append(node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import rename_attribute
-from torchdoctor.lint.patterns import argument, keyword, method_call, receiver
+from torchdoctor.lint.patterns import argument, keyword, method_call, receiver, terminal_name
 from torchdoctor.lint.rule import Rule
 
 _ARRAY_FUNCS = {
@@ -24,7 +24,7 @@ _SIZE_KW_RANDOM = {
 
 def is_ndarray(ctx, expr, depth: int = 0) -> bool:
     """`expr` holds a NumPy array, shown by the code (not by its name)."""
-    if depth > 3 or expr is None:
+    if depth > 6 or expr is None:
         return False
     if isinstance(expr, cst.Call):
         name = ctx.call_name(expr)
@@ -37,12 +37,68 @@ def is_ndarray(ctx, expr, depth: int = 0) -> bool:
             return keyword(expr, "size") is not None or isinstance(first, (cst.List, cst.Tuple))
         if method_call(expr, "numpy"):
             return True
+        if _generator_array(ctx, expr):
+            return True
         if method_call(expr, "astype", "reshape", "copy", "transpose"):
             return is_ndarray(ctx, receiver(expr), depth + 1)
         return False
     if isinstance(expr, cst.Name):
         values = ctx.assigned_values(expr)
         return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
+    if isinstance(expr, cst.Subscript):  # a row of an array, an item of a list of arrays
+        rows = expr.value
+        return (
+            is_ndarray(ctx, rows, depth + 1)
+            or _holds_arrays(ctx, rows, depth + 1)
+            or _self_array(ctx, rows, depth + 1)
+        )
+    return False
+
+
+def _self_array(ctx, expr, depth: int) -> bool:
+    """`self.data` that the class binds to NumPy arrays only (indexed per item by a dataset)."""
+    if not isinstance(expr, cst.Attribute) or terminal_name(expr.value) != "self":
+        return False
+    values = [
+        value
+        for target, value in ctx.index.attribute_assigns
+        if target.attr.value == expr.attr.value and terminal_name(target.value) == "self"
+    ]
+    return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
+
+
+_GENERATORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
+
+
+def _generator_array(ctx, call: cst.Call) -> bool:
+    """`rng.standard_normal(128)`, `rng.normal(0, 1, size=(4, 5))` on `rng = np.random.default_rng()`:
+    the generator's methods return arrays when given a size."""
+    if not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name):
+        return False
+    made = ctx.assigned_values(call.func.value) or []
+    if not made or not all(
+        isinstance(v, cst.Call) and ctx.call_name(v) in _GENERATORS for v in made
+    ):
+        return False
+    method = call.func.attr.value
+    if method in ("standard_normal", "random", "standard_exponential", "rand", "randn"):
+        return bool(call.args)
+    first = call.args[0].value if call.args and not call.args[0].keyword else None
+    return keyword(call, "size") is not None or isinstance(first, (cst.List, cst.Tuple))
+
+
+def _holds_arrays(ctx, expr, depth: int) -> bool:
+    """`expr` is a list of NumPy arrays: `[a.astype(np.float32) for a in ...]`, `[x, y]` of
+    arrays, or a name bound to one."""
+    if depth > 6:
+        return False
+    if isinstance(expr, cst.ListComp):
+        return is_ndarray(ctx, expr.elt, depth + 1)
+    if isinstance(expr, cst.List) and expr.elements:
+        return all(is_ndarray(ctx, e.value, depth + 1) for e in expr.elements)
+    if isinstance(expr, cst.Name):
+        values = ctx.assigned_values(expr)
+        return bool(values) and all(_holds_arrays(ctx, v, depth + 1) for v in values)
     return False
 
 
@@ -50,7 +106,10 @@ class TensorFromNdarray(Rule):
     """
     ## What it does
     Flags `torch.tensor(x)` where `x` is known to be a NumPy array (built by a `numpy` function,
-    `.numpy()`, or a list comprehension of arrays).
+    `.numpy()`, or a list comprehension of arrays; an item of a list of arrays or a row of an
+    array, `self.data[i]` where `self.data` is one). A one-off conversion of an array generated
+    from a few numbers (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange` outside any loop and any
+    `__getitem__`) is left alone: one small copy.
 
     ## Why is this bad
     `torch.tensor` always copies its input, and on a list of arrays it converts element by
@@ -89,7 +148,7 @@ class TensorFromNdarray(Rule):
                     "`torch.tensor()` on a list of NumPy arrays converts "
                     "element by element; `np.stack` them and use `torch.from_numpy`",
                 )
-            elif is_ndarray(ctx, data):
+            elif is_ndarray(ctx, data) and not _one_off_generated(ctx, call, data):
                 yield ctx.violation(
                     self,
                     call,
@@ -116,3 +175,22 @@ class TensorFromNdarray(Rule):
         ]
         new = call.with_changes(func=rename_attribute(call.func, target), args=args)
         return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})
+
+
+# NumPy constructors of a range or a grid of points from a few numbers (a time grid, a plot axis)
+_GENERATED = {f"numpy.{n}" for n in ("linspace", "arange", "logspace", "geomspace")}
+_PER_ITEM_FUNCTIONS = ("__getitem__", "__iter__", "collate")
+
+
+def _one_off_generated(ctx, call: cst.Call, data: cst.BaseExpression) -> bool:
+    """`torch.tensor(np.linspace(...))` run once (in no loop, not per item of a dataset): one
+    small copy of an array the code generates, nothing worth a change."""
+    if not isinstance(data, cst.Call) or ctx.call_name(data) not in _GENERATED:
+        return False
+    if (
+        ctx.enclosing(call, (cst.For, cst.While, cst.ListComp, cst.GeneratorExp, cst.DictComp))
+        is not None
+    ):
+        return False
+    function = ctx.enclosing(call, cst.FunctionDef)
+    return function is None or not function.name.value.startswith(_PER_ITEM_FUNCTIONS)

@@ -38,8 +38,9 @@ class DataLoaderNoWorkers(Rule):
     ## What it does
     Flags `DataLoader(...)` without `num_workers` over a dataset whose items cost work to
     produce. That is a `torchvision`/`torchaudio` dataset (files decoded and transformed per
-    item), or a `Dataset` class in the same file whose `__getitem__` reads files, decodes data or applies
-    a transform. A loader over data already in memory (a `TensorDataset`, a class that indexes
+    item), or a `Dataset` class in the same file whose `__getitem__` reads files, decodes data,
+    applies a transform, draws random numbers (a random augmentation) or runs several NumPy
+    operations (a crop, a normalisation). A loader over data already in memory (a `TensorDataset`, a class that indexes
     tensors or lists built in `__init__`) is left alone: indexing it costs less than sending
     batches between processes. So is an explicit `num_workers=0` (a deliberate choice, often
     on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
@@ -80,8 +81,8 @@ class DataLoaderNoWorkers(Rule):
                 yield ctx.violation(
                     self,
                     call,
-                    "`DataLoader` without `num_workers` reads and decodes every "
-                    "item in the training process; set `num_workers`",
+                    "`DataLoader` without `num_workers` prepares every item (reading, "
+                    "decoding, augmenting) in the training process; set `num_workers`",
                 )
 
 
@@ -154,8 +155,40 @@ def _local_class(ctx, name: str) -> cst.ClassDef | None:
 def _getitem_does_work(ctx, dataset_class: cst.ClassDef) -> bool:
     for statement in dataset_class.body.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == "__getitem__":
-            return any(_reads_or_transforms(ctx, n) for n in walk(ctx, statement.body))
+            calls = [n for n in walk(ctx, statement.body) if isinstance(n, cst.Call)]
+            return (
+                any(_reads_or_transforms(ctx, n) for n in calls)
+                or any(_draws_random(ctx, n) for n in calls)
+                or sum(_array_op(ctx, n) for n in calls) >= _ARRAY_WORK
+            )
     return False
+
+
+# NumPy operations in `__getitem__` that make an item cost work (an augmentation, a resize, a
+# normalisation); from this many on, the item is computed rather than looked up.
+_ARRAY_WORK = 3
+_ARRAY_METHODS = {"astype", "transpose", "reshape", "resize", "clip", "flip", "rot90", "pad"}
+
+
+def _array_op(ctx, call: cst.Call) -> bool:
+    name = ctx.call_name(call) or ""
+    if name.startswith(("numpy.", "cv2.", "PIL.", "scipy.")):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _ARRAY_METHODS
+
+
+def _draws_random(ctx, call: cst.Call) -> bool:
+    """A random draw per item (`np.random.rand()`, `random.random()`, `self.rng.integers(...)`):
+    a random augmentation, computed for every item."""
+    name = ctx.call_name(call) or ""
+    if name.startswith(("numpy.random.", "random.")) and ctx.is_imported(call.func):
+        return True
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Attribute)
+        and func.value.attr.value in ("rng", "random_state", "generator")
+    )
 
 
 def _reads_or_transforms(ctx, node) -> bool:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import libcst as cst
+import libcst.helpers
 
 from torchdoctor.lint.patterns import (
     calls_backward,
@@ -78,6 +81,60 @@ def _model_is_callers(ctx, function: cst.FunctionDef) -> bool:
 
 _MODEL_PARAM_RE = re.compile(r"(model|net|network|module)$", re.IGNORECASE)
 
+# Words that name a layer whose output depends on train/eval mode (or a block built of them).
+_MODE_WORDS_RE = re.compile(
+    r"[Dd]ropout|BatchNorm|batch_norm|InstanceNorm|Transformer|Multihead|LSTM|GRU|RNN"
+)
+# Modules that build no layers (what they import is read as text when it is the project's own).
+_NO_LAYERS = {"torch", "numpy", "pandas", "scipy", "sklearn", "matplotlib", "tqdm", "PIL"}
+
+
+def _no_mode_dependent_layers(ctx) -> bool:
+    """Neither this file nor any module of the project it imports (a sibling `model.py`, a
+    package beside it) names dropout, BatchNorm or a block that has them, and it imports no
+    other library that could build the model: eval mode would change nothing."""
+    if _MODE_WORDS_RE.search(ctx.source) or not ctx.path:
+        return False
+    folder = Path(ctx.path).resolve().parent
+    roots = [folder, *list(folder.parents)[:2]]
+    for statement in [*ctx.index.import_froms, *ctx.index.imports]:
+        for module in _imported_modules(statement):
+            top = module.split(".")[0]
+            if module == ".":
+                return False
+            if top in _NO_LAYERS or top in sys.stdlib_module_names or top == "__future__":
+                continue
+            local = _local_module(roots, module)
+            if local is None:
+                return False
+            try:
+                text = local.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return False
+            if _MODE_WORDS_RE.search(text):
+                return False
+    return True
+
+
+def _imported_modules(statement) -> list[str]:
+    if isinstance(statement, cst.ImportFrom):
+        if statement.module is None or statement.relative:
+            return ["."]  # the project's own module, not followed: answers "may have them"
+        return [cst.helpers.get_full_name_for_node(statement.module) or "?"]
+    return [cst.helpers.get_full_name_for_node(alias.name) or "?" for alias in statement.names]
+
+
+def _local_module(roots: list[Path], module: str) -> Path | None:
+    parts = module.split(".")
+    for root in roots:
+        for candidate in (
+            root.joinpath(*parts).with_suffix(".py"),
+            root.joinpath(*parts, "__init__.py"),
+        ):
+            if candidate.is_file():
+                return candidate
+    return None
+
 
 class EvalWithoutModelEval(Rule):
     """
@@ -86,8 +143,11 @@ class EvalWithoutModelEval(Rule):
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
-    in the same file comes after an `.eval()` call. A helper that receives the model as a
-    parameter and is not called in its own file is left to its callers. Methods are left alone (frameworks such as
+    in the same file comes after an `.eval()` call or after a call of a function that leaves
+    the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
+    parameter and is not called in its own file is left to its callers, and so is a file whose
+    model can have no dropout or BatchNorm (neither the file nor the project modules it imports
+    name one, and it imports no other model library). Methods are left alone (frameworks such as
     Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
     `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
     the model, in a file with dropout or BatchNorm layers that never calls `.eval()` or
@@ -137,7 +197,7 @@ class EvalWithoutModelEval(Rule):
                 and not calls_backward(ctx, function.body)
             ):
                 continue
-            if _model_is_callers(ctx, function):
+            if _model_is_callers(ctx, function) or _no_mode_dependent_layers(ctx):
                 continue
             if self._called_after_eval(ctx, name):
                 continue
@@ -175,6 +235,9 @@ class EvalWithoutModelEval(Rule):
 
     @staticmethod
     def _called_after_eval(ctx, name: str) -> bool:
+        """A call of `name` comes after `.eval()`, or after a call of a function of this file
+        that leaves the model in eval mode (`test(model)` before `predict(x)`)."""
+        leaving_eval = _functions_leaving_eval(ctx)
         for call in ctx.index.calls:
             if terminal_name(call.func) != name:
                 continue
@@ -183,6 +246,27 @@ class EvalWithoutModelEval(Rule):
             for node in walk(
                 ctx, container if isinstance(container, cst.Module) else container.body
             ):
-                if method_call(node, "eval") and ctx.line(node) < call_line:
+                if not isinstance(node, cst.Call) or ctx.line(node) >= call_line:
+                    continue
+                if method_call(node, "eval") or terminal_name(node.func) in leaving_eval:
                     return True
         return False
+
+
+def _functions_leaving_eval(ctx) -> set[str]:
+    """Functions of this file whose last mode switch is `.eval()` (or `.train(False)`)."""
+    names = set()
+    for function in ctx.index.functions:
+        switches = [
+            node
+            for node in walk(ctx, function.body)
+            if isinstance(node, cst.Call) and method_call(node, "eval", "train")
+        ]
+        if not switches:
+            continue
+        last = max(switches, key=ctx.line)
+        if method_call(last, "eval") or (
+            last.args and terminal_name(last.args[0].value) == "False"
+        ):
+            names.add(function.name.value)
+    return names

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+import libcst as cst
+
 from torchdoctor.lint.checkpoints import (
     loaded_into_model,
     loaded_into_numpy,
@@ -11,7 +15,7 @@ from torchdoctor.lint.checkpoints import (
     saves_of_same_file,
     sibling_branch_sets,
 )
-from torchdoctor.lint.patterns import argument, has_star_args
+from torchdoctor.lint.patterns import argument, calls_backward, has_star_args, walk
 from torchdoctor.lint.rule import Rule
 
 
@@ -23,7 +27,9 @@ class LoadWithoutMapLocation(Rule):
     is where tensors saved from a GPU come from. Loads of other data are left alone (the code
     does not show their device), and so is a file this
     program saves itself from CPU (`.cpu()` before `torch.save`, CPU-offloaded state dicts) or
-    saves earlier in the same function (a reload in the same process, on the same devices);
+    saves earlier in the same function (a reload in the same process, on the same devices), or
+    loads after a training loop of the same function (the best checkpoint the run just wrote) or
+    names the same checkpoint file as such a reload;
     files whose content goes to `torch.from_numpy` or NumPy (NumPy data holds no device); and
     the branch of an `if` that leaves `map_location` out while another branch sets it (a
     deliberate choice, usually "load onto the saved GPU").
@@ -70,4 +76,51 @@ def _device_is_known(ctx, call) -> bool:
     saves = saves_of_same_file(ctx, call)
     if any(saved_from_cpu(ctx, save) or saved_earlier_in_scope(ctx, save, call) for save in saves):
         return True
+    if _reloads_after_training(ctx, call) or _same_file_as_a_reload(ctx, call):
+        return True
     return loaded_into_numpy(ctx, call) or sibling_branch_sets(ctx, call, "map_location", 1)
+
+
+def _reloads_after_training(ctx, call) -> bool:
+    """The load comes after a training loop (one that calls `backward()`) of the same function:
+    it reads back the best checkpoint this run wrote (an early-stopping helper, often in another
+    file, saves it), onto the devices the run trains on."""
+    function = ctx.enclosing(call, cst.FunctionDef)
+    line = ctx.line(call)
+    return any(
+        ctx.enclosing(loop, cst.FunctionDef) is function
+        and ctx.position(loop).end.line < line
+        and calls_backward(ctx, loop.body)
+        for loop in ctx.index.loops
+    )
+
+
+_CHECKPOINT_NAME_RE = re.compile(r"[^/\\]+\.(pth|pt|ckpt|bin|tar)$")
+
+
+def _file_names(ctx, call) -> set[str]:
+    """The checkpoint file names (`"checkpoint.pth"`) spelled in the load's path argument."""
+    path = argument(call, "f", 0)
+    if path is None:
+        return set()
+    values = [path, *(ctx.assigned_values(path) or [] if isinstance(path, cst.Name) else [])]
+    names = set()
+    for value in values:
+        for node in [value, *walk(ctx, value)]:
+            if isinstance(node, cst.SimpleString):
+                found = _CHECKPOINT_NAME_RE.search(str(node.evaluated_value))
+                if found:
+                    names.add(found.group(0))
+    return names
+
+
+def _same_file_as_a_reload(ctx, call) -> bool:
+    """The load names the same checkpoint file (`"checkpoint.pth"`) as another load of this file
+    that reads it back after training: the file this program writes while training."""
+    names = _file_names(ctx, call)
+    return bool(names) and any(
+        other is not call
+        and _reloads_after_training(ctx, other)
+        and names & _file_names(ctx, other)
+        for other in ctx.calls_to("torch.load")
+    )

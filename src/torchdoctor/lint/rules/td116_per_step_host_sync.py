@@ -38,7 +38,9 @@ class PerStepHostSync(Rule):
     not under an `if` such as `if step % log_every == 0:`. Only values the code shows to be
     tensors count: the loss, a model's or a loss module's output (`nn.CrossEntropyLoss()(out, y)`
     included), results of `torch` functions and of arithmetic, comparisons and tensor methods
-    on them, `param.grad`. `.cpu()` on a model, or on a value of unknown type, is not flagged.
+    on them, `param.grad`. `.cpu()` on a model, or on a value of unknown type, is not flagged,
+    nor `value = loss.item()` when the loop tests `value` to stop (`if value < tol: break`,
+    `while value > tol:`): the loop needs the number every step.
 
     ## Why is this bad
     Each of them copies a value to the host, which waits for every queued GPU kernel to finish:
@@ -84,7 +86,9 @@ class PerStepHostSync(Rule):
             syncs = [
                 n
                 for n in walk(ctx, loop.body, skip_loops=True)
-                if self._is_sync(ctx, n, losses) and not self._guarded(ctx, n, loop)
+                if self._is_sync(ctx, n, losses)
+                and not self._guarded(ctx, n, loop)
+                and not _decides_exit(ctx, n, loop)
             ]
             if syncs:
                 # once the loop is shown to sync on a loss, its other `.item()` reads (other
@@ -136,3 +140,28 @@ class PerStepHostSync(Rule):
             if isinstance(ancestor, cst.If):
                 return True
         return False
+
+
+def _decides_exit(ctx, sync: cst.Call, loop) -> bool:
+    """`value = loss.item()` whose value an `if` in the loop tests to leave it (`if value <
+    tol: break`): the loop cannot go on without the number, so the sync is needed."""
+    statement = ctx.parent(sync)
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return False
+    target = statement.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+
+    def names_it(test: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(n, cst.Name) and n.value == target.value for n in [test, *walk(ctx, test)]
+        )
+
+    if isinstance(loop, cst.While) and names_it(loop.test):  # `while value > tol:`
+        return True
+    return any(
+        isinstance(node, cst.If)
+        and names_it(node.test)
+        and any(isinstance(n, (cst.Break, cst.Return)) for n in walk(ctx, node.body))
+        for node in walk(ctx, loop.body, skip_loops=True)
+    )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import int_value, method_call, receiver, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    int_value,
+    method_call,
+    receiver,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import known_shape
 from torchdoctor.lint.tensors import is_tensor
@@ -53,7 +60,27 @@ def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
     value = ctx.single_value(name)
     if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
         return True
-    return is_tensor(ctx, name)
+    return is_tensor(ctx, name) or _tensor_parameter(ctx, name)
+
+
+def _tensor_parameter(ctx, name: cst.Name) -> bool:
+    """`name` is a parameter of a function that every call in this file passes a tensor for
+    (`weighted_loss(model(x), y, w)` for `def weighted_loss(pred, target, weights)`)."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None:
+        return False
+    params = [p.name.value for p in function.params.params]
+    if name.value not in params:
+        return False
+    position = params.index(name.value)
+    calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
+    passed = []
+    for call in calls:
+        given = argument(call, name.value, position)
+        if given is None:
+            return False
+        passed.append(given)
+    return bool(passed) and all(is_tensor(ctx, value) for value in passed)
 
 
 def _rows_indexed(ctx, loop: cst.For) -> dict[str, cst.Name]:
@@ -101,8 +128,9 @@ class RowByRowLoop(Rule):
     ## What it does
     Flags `for i in range(len(x))` (or `range(x.shape[0])`, `range(x.size(0))`, or the literal
     row count) over a tensor `x` (built by a torch function, computed from one, or known by
-    its `size()` method), whose body only accumulates `x[i]` (`z += x[i]`,
-    `out.append(f(x[i]))`) or calls `x[i].item()` (one device sync per element).
+    its `size()` method, or a parameter every call in the file passes a tensor for), whose body
+    only accumulates `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
+    `err = x[i] - y[i]`) or calls `x[i].item()` (one device sync per element).
 
     ## Why is this bad
     Every `x[i]` is a separate indexing op with its own Python and dispatch overhead (and a
@@ -172,9 +200,27 @@ class RowByRowLoop(Rule):
                 continue
             shape = known_shape(ctx, node)
             if counted == name or (shape and int_value(bound) == shape[0]):
-                if all(_accumulates(ctx, line) for line in lines):
+                if _accumulates_rows(ctx, lines):
                     return name
         return None
+
+
+def _accumulates_rows(ctx, lines: list[cst.SimpleStatementLine]) -> bool:
+    """Every line accumulates (`z += ...`, `out.append(...)`, `total = total + ...`) or binds a
+    temporary for the next (`err = pred[i] - target[i]`), and the last one accumulates."""
+    *temporaries, last = lines
+    return _accumulates(ctx, last) and all(
+        _accumulates(ctx, line) or _binds_temporary(line) for line in temporaries
+    )
+
+
+def _binds_temporary(statement: cst.SimpleStatementLine) -> bool:
+    return all(
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        for small in statement.body
+    )
 
 
 def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:

@@ -1,0 +1,148 @@
+"""Patterns from real training code (round 10's corpus review) that rules must leave alone, each
+next to the planted form the rule must still flag."""
+
+from __future__ import annotations
+
+from lint_helpers import codes, lint_text
+
+ONE_OFF_GRID = """import numpy as np
+import torch
+
+times = torch.tensor(np.linspace(0.0, 1.0, 50))
+
+
+class Series(torch.utils.data.Dataset):
+    def __getitem__(self, index):
+        return torch.tensor(np.arange(index, index + 8))
+"""
+
+
+def test_one_off_generated_grid_is_not_a_copy_worth_flagging():
+    found = lint_text(ONE_OFF_GRID, select="TD101").violations
+    assert [v.line for v in found] == [9]  # the per-item one only
+
+
+STOP_ON_LOSS = """import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(1000):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    value = loss.item()
+    if value < 1e-3:
+        break
+"""
+
+
+def test_loss_read_to_decide_when_to_stop_is_needed():
+    assert codes(lint_text(STOP_ON_LOSS, select="TD116")) == []
+    logged = STOP_ON_LOSS.replace("    if value < 1e-3:\n        break\n", "    print(value)\n")
+    assert codes(lint_text(logged, select="TD116")) == ["TD116"]
+
+
+PREDICT_AFTER_TEST = """import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train(loader):
+    model.train()
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def test(loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+
+
+def predict(x):
+    return model(x.unsqueeze(0)).argmax()
+
+
+for epoch in range(2):
+    train([])
+    test([])
+print(predict(torch.randn(4)))
+"""
+
+
+def test_predict_after_a_function_that_leaves_eval_mode():
+    assert codes(lint_text(PREDICT_AFTER_TEST, select="TD107")) == []
+    restored = PREDICT_AFTER_TEST.replace(
+        "            model(x)\n", "            model(x)\n    model.train()\n"
+    )
+    assert codes(lint_text(restored, select="TD107")) == ["TD107"]
+
+
+BEST_RELOAD = """import torch
+
+
+def fit(model, loader, opt, path, stopper):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+        stopper(loss, model, path)
+    model.load_state_dict(torch.load(path + "/checkpoint.pth"))
+    return model
+
+
+def resume(model, path):
+    model.load_state_dict(torch.load(path))
+
+
+def test(model, path):
+    model.load_state_dict(torch.load(path + "/checkpoint.pth"))
+"""
+
+
+def test_best_checkpoint_reload_after_training_knows_its_device():
+    found = lint_text(BEST_RELOAD, select="TD110").violations
+    # the resume, not the reload after the loop nor the test's load of the file it reloads
+    assert [v.line for v in found] == [16]
+
+
+EVALUATE_PLAIN_MODEL = """import torch
+from model import Net
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def test(loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+
+
+for epoch in range(2):
+    for x, y in []:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    test([])
+"""
+
+
+def test_eval_mode_changes_nothing_without_mode_dependent_layers(tmp_path):
+    script = tmp_path / "main.py"
+    (tmp_path / "model.py").write_text(
+        "import torch\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(4, 1)\n"
+    )
+    assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == []
+    (tmp_path / "model.py").write_text("import torch\nlayers = [torch.nn.Dropout(0.1)]\n")
+    assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == ["TD107"]
+    imported = EVALUATE_PLAIN_MODEL.replace("from model import Net", "from timm import Net")
+    assert codes(lint_text(imported, select="TD107", path=str(script))) == ["TD107"]
