@@ -264,3 +264,20 @@ def test_a_small_gain_whose_paired_rounds_agree_is_faster_on_cpu_time_under_load
         noise,
     )
     assert workers.decided_on == "wall" and workers.verdict == "no clear gain"
+
+
+def test_the_report_says_which_clock_decided_and_on_what():
+    from torchdoctor.trials.render import decided_line
+
+    rounds = _spread(1.04, 1.05, 1.06, 1.05, 1.07, 1.05)
+    decided = _variant("float32", ["float32"], _spread(0.8, 1.3, 2.0))
+    decided.cpu_speedup, decided.decided_on, decided.interval = rounds, "cpu", [1.045, 1.06]
+    decided.verdict = "faster"
+    assert decided_line(decided) == (
+        "float32: faster on CPU time (the training process's own work): "
+        "1.04-1.06x (90% paired interval, 6 rounds)"
+    )
+    few = _variant("workers", ["workers"], _spread(1.2, 1.3, 1.4))
+    assert decided_line(few) == (
+        "workers: faster on wall time: median 1.30x, rounds 1.20-1.40x (3 rounds)"
+    )
