@@ -143,3 +143,23 @@ def test_a_short_runs_budget_is_raised_to_the_workers_probes_floor_and_no_furthe
     plan.items = []  # not planned (no data wait, or an unsupported loader): not raised
     plan.floors[RAISED_FOR] = 0.2
     assert _raised(plan, budget, most_s=0.4) == pytest.approx(0.15)
+
+
+def test_a_larger_batchs_warm_up_is_predicted_at_its_multiple_of_the_first():
+    # the first warm-up takes 0.05 s; x4 does four times its work: 0.2 s, more than the 0.12 s
+    # left of a 0.17 s budget, so it is not begun (at "the longest so far" it looked like 0.05 s)
+    calls = []
+
+    def work(seconds):
+        def run():
+            calls.append(seconds)
+            time.sleep(seconds)
+
+        return run
+
+    budget = Budget(0.17)
+    with budget.active(), pytest.raises(OverBudget, match="warm-up of 'x4'"):
+        interleaved_medians(
+            {"as run": work(0.05), "x4": work(0.2)}, "cpu", allowance_s=1.0, work_scale={"x4": 4.0}
+        )
+    assert calls == [0.05]

@@ -208,59 +208,42 @@ def test_the_trial_recorder_sees_active_dropout_only_in_training():
     assert not _has_active_dropout(torch.nn.Sequential(torch.nn.Dropout(0.0)))
 
 
-def _round_outcomes(wall_cpu):
-    return [_outcome(*pair) for pair in wall_cpu]
-
-
 def test_a_small_gain_whose_paired_rounds_agree_is_faster_on_cpu_time_under_load():
     # six rounds; other jobs slow whole runs by up to 40% (CPU) and 3x (wall), both runs of a
     # round alike; the fix takes 5% off the process's own work
     load = [1.0, 1.4, 1.1, 1.3, 1.2, 1.05]
     walls = [1.0, 3.0, 1.5, 2.5, 0.8, 2.0]
     base = [(0.1 * w, 0.1 * f) for f, w in zip(load, walls)]
-    fix = [
-        (0.1 * w * (1.3 if i % 2 else 0.8), 0.1 * f / 1.05)
-        for i, (f, w) in enumerate(zip(load, walls))
-    ]
+    odd = [i % 2 for i in range(len(load))]
+    fix = [(0.1 * w * (1.3 if o else 0.8), 0.1 * f / 1.05) for f, w, o in zip(load, walls, odd)]
+    same = [(0.1 * w, 0.1 * f * (1.01 if o else 0.99)) for f, w, o in zip(load, walls, odd)]
     noise = Noise(1.0, 0.4, "cpu", None)  # the baseline's runs differ by 40%: no old-rule verdict
-    base_outcomes, fix_outcomes = _round_outcomes(base), _round_outcomes(fix)
-    result = compare(
-        summarize("baseline", [], base_outcomes, 1),
-        base_outcomes,
-        summarize("v", ["autocast"], fix_outcomes, 1),
-        fix_outcomes,
-        1,
-        noise,
-    )
+    result = _compare(["autocast"], base, fix, noise)
     assert verdict("ok", result.cpu_speedup, "kept", noise.cpu) == "faster"
     assert result.verdict == "faster" and result.decided_on == "cpu"
     assert result.interval[0] > 1.0 and result.interval[0] == pytest.approx(1.05, rel=0.01)
     assert verdict("ok", result.speedup, "kept", noise.wall) == "no clear gain"  # wall: noise
     # the same rounds with no gain: no clear gain
-    same = _round_outcomes(
-        [
-            (0.1 * w, 0.1 * f * (1.01 if i % 2 else 0.99))
-            for i, (f, w) in enumerate(zip(load, walls))
-        ]
-    )
-    unchanged = compare(
-        summarize("baseline", [], base_outcomes, 1),
-        base_outcomes,
-        summarize("v", ["autocast"], same, 1),
-        same,
-        1,
-        noise,
-    )
-    assert (
-        unchanged.verdict == "no clear gain" and unchanged.interval[0] < 1.0 < unchanged.interval[1]
-    )
+    unchanged = _compare(["autocast"], base, same, noise)
+    assert unchanged.verdict == "no clear gain"
+    assert unchanged.interval[0] < 1.0 < unchanged.interval[1]
     # a loader fix is read on wall time, where these rounds decide nothing
-    workers = compare(
-        summarize("baseline", [], base_outcomes, 1),
-        base_outcomes,
-        summarize("v", ["workers"], fix_outcomes, 1),
-        fix_outcomes,
-        1,
-        noise,
-    )
+    workers = _compare(["workers"], base, fix, noise)
     assert workers.decided_on == "wall" and workers.verdict == "no clear gain"
+
+
+def test_the_report_says_which_clock_decided_and_on_what():
+    from torchdoctor.trials.render import decided_line
+
+    rounds = _spread(1.04, 1.05, 1.06, 1.05, 1.07, 1.05)
+    decided = _variant("float32", ["float32"], _spread(0.8, 1.3, 2.0))
+    decided.cpu_speedup, decided.decided_on, decided.interval = rounds, "cpu", [1.045, 1.06]
+    decided.verdict = "faster"
+    assert decided_line(decided) == (
+        "float32: faster on CPU time (the training process's own work): "
+        "1.04-1.06x (90% paired interval, 6 rounds)"
+    )
+    few = _variant("workers", ["workers"], _spread(1.2, 1.3, 1.4))
+    assert decided_line(few) == (
+        "workers: faster on wall time: median 1.30x, rounds 1.20-1.40x (3 rounds)"
+    )

@@ -33,10 +33,13 @@ def mode_cost_share(
     op_overhead_s: float | None,
     phases: tuple[str, ...] = OP_PHASES,
 ):
-    """(share of the step the mode costs, seconds per step), or None when not measured; at most
-    MAX_GIVEN_BACK of the `phases` whose ops the mode slows."""
+    """(share of the step the mode costs, seconds per step), or None when not measured, or when
+    the benchmark measured no extra cost per op (load on the machine moved its two sides: a mode
+    known to cost is not free; the rule's documented factor stands; d211 at load 15-19 was
+    stated 0% against 69% that `--try anomaly_off` gained); at most MAX_GIVEN_BACK of the
+    `phases` whose ops the mode slows."""
     ops = run.compute.ops_per_step
-    if op_overhead_s is None or not ops:
+    if op_overhead_s is None or op_overhead_s <= 0 or not ops:
         return None
     seconds = op_overhead_s * ops
     cap = MAX_GIVEN_BACK * profile.share(*phases)

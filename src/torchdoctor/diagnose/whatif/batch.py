@@ -74,7 +74,11 @@ def measure_batch(
     for factor in factors:
         variants[f"x{factor}"] = resized(replay, batch, batch * factor).forward_backward
     medians, rounds = interleaved_medians(
-        variants, replay.device_type, allowance_s, compute_clock(replay.device_type)
+        variants,
+        replay.device_type,
+        allowance_s,
+        compute_clock(replay.device_type),
+        work_scale={f"x{factor}": float(factor) for factor in factors},
     )
     plausible = [f for f in factors if medians[f"x{f}"] >= MIN_PLAUSIBLE_TOTAL * medians["as run"]]
     return [

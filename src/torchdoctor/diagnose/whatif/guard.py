@@ -128,9 +128,12 @@ def interleaved_medians(
     allowance_s: float,
     clock: Callable[[], float] | None = None,
     prepare: dict[str, Callable[[], object]] | None = None,
+    work_scale: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], int]:
     """Median seconds per call of each variant (`interleaved_samples`) and the rounds timed."""
-    samples, done = interleaved_samples(variants, device_type, allowance_s, clock, prepare)
+    samples, done = interleaved_samples(
+        variants, device_type, allowance_s, clock, prepare, work_scale
+    )
     return {name: statistics.median(values) for name, values in samples.items()}, done
 
 
@@ -148,6 +151,7 @@ def interleaved_samples(
     allowance_s: float,
     clock: Callable[[], float] | None = None,
     prepare: dict[str, Callable[[], object]] | None = None,
+    work_scale: dict[str, float] | None = None,
 ) -> tuple[dict[str, list[float]], int]:
     """Seconds per call of each variant, timed in interleaved rounds (a load change on
     the machine hits every variant alike) until `allowance_s` is spent (MIN_ROUNDS..MAX_ROUNDS,
@@ -157,13 +161,18 @@ def interleaved_samples(
     variant's times, round by round, and the rounds timed. Raises OverBudget (after the
     warm-up) when MIN_ROUNDS rounds would not fit in what is left of the active budget.
     `prepare[name]`, untimed, runs before every call of variant `name` (the allocator's state
-    the program's calls began in: whatif/allocator.py)."""
+    the program's calls began in: whatif/allocator.py). `work_scale[name]`: how many times the
+    first variant's work `name` does (a 4x batch: 4); its warm-up must fit at that many times the
+    first's, not only at the longest so far (x4 after x2 took twice the time predicted: the
+    batch probe ran 0.8 s of a 0.6 s budget on d103 at load 17)."""
     before = prepare or {}
+    scale = work_scale or {}
     # warm-up, on the wall clock: the allowance is wall time
     first: dict[str, float] = {}
     for name, work in variants.items():
         if first:  # the next warm-up must fit, at the longest one so far (a fix's 4x batch...)
-            require(max(first.values()), f"the warm-up of {name!r}")
+            predicted = max(max(first.values()), next(iter(first.values())) * scale.get(name, 1))
+            require(predicted, f"the warm-up of {name!r}")
         if name in before:
             before[name]()
         first[name] = timed(work, device_type)
