@@ -11,7 +11,8 @@ import textwrap
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.whatif.data import MIN_BATCHES
+from torchdoctor.diagnose.whatif.data import MIN_BATCHES, worker_counts
+from torchdoctor.intercept.hooks import usable_cores
 
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
 pytestmark = [pytest.mark.timing, pytest.mark.usefixtures("one_torch_thread")]
@@ -93,3 +94,43 @@ def test_worker_start_up_probe_does_not_start_a_worker_set_its_observed_starts_c
     notes = [s for s in whatif.skipped if s.startswith("worker start-up")]
     assert notes and "would take about" in notes[0], whatif.skipped
     assert whatif.seconds <= BUDGET_S + TOLERANCE_S, (whatif.seconds, whatif.skipped)
+
+
+FETCH_BOUND = """
+import time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Decoded(Dataset):
+    def __len__(self):
+        return 512
+
+    def __getitem__(self, i):
+        time.sleep(0.0005)  # 8 ms a batch of 16, against well under 1 ms of compute
+        return torch.randn(8), i % 2
+
+
+loader = DataLoader(Decoded(), 16, drop_last=True)
+model = nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+"""
+
+
+def test_a_loop_that_waits_longer_for_data_than_it_computes_times_the_most_workers_first(
+    tmp_path,
+):
+    # one worker only overlaps a batch's fetch with a compute far shorter than it, so the step
+    # stays as long as the fetch; a short run whose budget holds one worker count must time the
+    # count that can pay (timing 1 worker first left D101 silent in 2 of 3 six-step runs)
+    script = tmp_path / "fetch_bound.py"
+    script.write_text(FETCH_BOUND)
+    report = diagnose_script(str(script), steps=6, warmup=2, whatif_budget_s=2.0)
+    timed = [t for t in report.run.whatif.timings if t.name == "data.workers"]
+    most = max(worker_counts(usable_cores()))
+    assert timed and timed[0].setting == f"num_workers={most}", (timed, report.run.whatif.skipped)
