@@ -47,6 +47,9 @@ def test_validation_after_every_step_is_d304_with_its_measured_share():
     assert report.run.evaluation.beside_training == 0  # the trained model validated: not a teacher
 
 
+# its forward/backward split is timed: it failed once beside a second test worker at load 9, so
+# it runs with the timing tests, one at a time
+@pytest.mark.timing
 def test_a_frozen_teachers_forward_in_every_step_is_not_validation():
     # round 6: a teacher wider than its student took over a quarter of the run in eval-mode
     # no_grad forwards, and D304 called them validation at any load. Its forwards are decided
