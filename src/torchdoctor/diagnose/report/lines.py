@@ -67,11 +67,17 @@ def _row(line: LineStat, acting: bool) -> LineRow:
     )
 
 
-def _top(run: RunObservation, phases: tuple[str, ...], count: int) -> list[LineRow]:
+def _rows(run: RunObservation, lines: list[LineStat]) -> list[LineRow]:
+    """The rows shown for these lines; whether the profile's "evaluation" is an RL loop's acting
+    is decided once, and only where there is a line to show."""
+    acting = bool(lines) and evaluation_is_acting(run)
+    return [_row(line, acting) for line in lines]
+
+
+def _top(run: RunObservation, phases: tuple[str, ...], count: int) -> list[LineStat]:
     lines = [ln for ln in run.lines.lines if ln.phase in phases and ln.self_samples > 0]
     lines.sort(key=lambda ln: -ln.self_share)
-    acting = evaluation_is_acting(run)
-    return [_row(ln, acting) for ln in lines[:count] if ln.self_share >= MIN_SHOWN_SHARE]
+    return [ln for ln in lines[:count] if ln.self_share >= MIN_SHOWN_SHARE]
 
 
 def lines_section(run: RunObservation) -> dict:
@@ -87,13 +93,13 @@ def lines_section(run: RunObservation) -> dict:
         "phases": {
             phase: [
                 {
-                    "location": row.location,
-                    "function": row.function,
-                    "code": row.code,
-                    "share": row.share,
-                    "samples": row.samples,
+                    "location": line.location,
+                    "function": line.function,
+                    "code": line.code,
+                    "share": line.self_share,
+                    "samples": line.self_samples,
                 }
-                for row in _top(run, (phase,), TOP_LINES)
+                for line in _top(run, (phase,), TOP_LINES)
             ]
             for phase in phases
         },
@@ -103,15 +109,14 @@ def lines_section(run: RunObservation) -> dict:
 def finding_lines(run: RunObservation, finding: Finding) -> list[LineRow]:
     """The lines to show under a finding: the ones it names, else the top ones of its phases."""
     named = finding.details.get("locations") or [finding.details.get("location")]
-    acting = evaluation_is_acting(run)
-    own = [_row(ln, acting) for ln in run.lines.lines if ln.location in named and ln.self_samples]
+    own = [ln for ln in run.lines.lines if ln.location in named and ln.self_samples]
     if own:
-        return sorted(own, key=lambda row: -row.share)[:SHOWN]
+        return _rows(run, sorted(own, key=lambda ln: -ln.self_share)[:SHOWN])
     phases = PHASES_BY_CODE.get(finding.id[:2])
-    return _top(run, phases, SHOWN) if phases else []
+    return _rows(run, _top(run, phases, SHOWN)) if phases else []
 
 
 def verdict_lines(run: RunObservation, dominant: str | None) -> list[LineRow]:
     """The top lines of the dominant phase (none when no step was measured)."""
     phases = VERDICT_PHASES.get(dominant or "")
-    return _top(run, phases, SHOWN) if phases else []
+    return _rows(run, _top(run, phases, SHOWN)) if phases else []
