@@ -6,7 +6,10 @@ several forward/backward passes per step), `many_modules` (a deep stack of tiny 
 calls and AdamW's per-parameter host reads dominate the step), `transformer_lm` (a small causal
 transformer LM with AdamW and gradient clipping), `per_sample_dataset` (an MLP on a dataset that
 makes each sample in `__getitem__` as torchvision's MNIST does, `int()` of its label: a host
-read per sample inside the DataLoader). For each row it runs the same loop plain, under
+read per sample inside the DataLoader), `rl_episode` (REINFORCE as pytorch/examples writes it:
+one small policy forward per environment step with autograd on, the episode's loss
+backpropagated once and one optimizer step per episode: many root forwards per training
+step). For each row it runs the same loop plain, under
 the probes (torchdoctor.watch(), which installs exactly the hooks `torchdoctor diagnose`
 installs) and under the probes without the line sampler, in interleaved rounds in one process
 (bench/_paired.py), and prints the paired ratio of the median step times with its spread
@@ -32,12 +35,13 @@ The line sampler takes its first FULL_RATE_SAMPLES samples at the full rate and 
 rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's steady state.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
-        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm,per_sample_dataset] [--per-probe]
+        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm,per_sample_dataset,rl_episode] [--per-probe]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import resource
 import statistics
 import time
@@ -241,12 +245,68 @@ def make_transformer_lm_loop(batch_size: int, context: int = 32, vocab: int = 25
     return lambda steps: _timed_steps(step, steps)
 
 
+class _Policy(nn.Module):
+    """pytorch/examples' REINFORCE policy: 4 observations -> 128 -> 2 action probabilities."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.affine1 = nn.Linear(4, 128)
+        self.dropout = nn.Dropout(p=0.6)
+        self.affine2 = nn.Linear(128, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.dropout(self.affine1(x)))
+        return torch.softmax(self.affine2(x), dim=1)
+
+
+def _cart_pole_step(state: list[float], action: int) -> list[float]:
+    """One Euler step of the classic cart-pole dynamics, in Python as gym writes them."""
+    x, x_dot, theta, theta_dot = state
+    force = 10.0 if action == 1 else -10.0
+    cos, sin = math.cos(theta), math.sin(theta)
+    temp = (force + 0.05 * theta_dot**2 * sin) / 1.1
+    theta_acc = (9.8 * sin - cos * temp) / (0.5 * (4.0 / 3.0 - 0.1 * cos**2 / 1.1))
+    x_acc = temp - 0.05 * theta_acc * cos / 1.1
+    return [x + 0.02 * x_dot, x_dot + 0.02 * x_acc, theta + 0.02 * theta_dot,
+            theta_dot + 0.02 * theta_acc]  # fmt: skip
+
+
+def make_rl_episode_loop(acting_steps: int = 50):
+    """REINFORCE: `acting_steps` policy forwards (autograd on), one backward and one Adam step
+    per episode; the cart is reset every episode so each has the same length."""
+    torch.manual_seed(0)
+    policy = _Policy()
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+
+    def episode() -> None:
+        state, log_probs, rewards = [0.01, 0.0, 0.02, 0.0], [], []
+        for _ in range(acting_steps):
+            probs = policy(torch.tensor(state).unsqueeze(0))
+            action = torch.distributions.Categorical(probs).sample()
+            log_probs.append(torch.log(probs[0, action]))
+            state = _cart_pole_step(state, int(action))
+            rewards.append(1.0 - abs(state[2]))
+        returns, running = [], 0.0
+        for reward in reversed(rewards):
+            running = reward + 0.99 * running
+            returns.insert(0, running)
+        scaled = torch.tensor(returns)
+        scaled = (scaled - scaled.mean()) / (scaled.std() + 1e-6)
+        loss = torch.cat([-lp * r for lp, r in zip(log_probs, scaled)]).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return lambda steps: _timed_steps(episode, steps)
+
+
 LOOPS = {
     "mlp": lambda args: make_loop(args.batch_size, args.width),
     "lstm_cell_lbfgs": lambda args: make_lstm_cell_lbfgs_loop(16),
     "many_modules": lambda args: make_many_modules_loop(16),
     "transformer_lm": lambda args: make_transformer_lm_loop(16),
     "per_sample_dataset": lambda args: make_per_sample_loop(),
+    "rl_episode": lambda args: make_rl_episode_loop(),
 }
 DESCRIPTIONS = {
     "mlp": "MLP 784-{width}-{width}-10, batch {batch_size}",
@@ -254,6 +314,7 @@ DESCRIPTIONS = {
     "many_modules": "64 blocks of Linear(32)+LayerNorm+GELU, AdamW, batch 16",
     "transformer_lm": "causal transformer LM, 2 layers x 64 wide, context 32, AdamW + clipping, batch 16",
     "per_sample_dataset": "MLP 784-500-10 on an MNIST-style dataset (int() of a label per sample), Adam, batch 100",
+    "rl_episode": "REINFORCE on a Python cart-pole: 50 policy forwards (4-128-2) per episode, one backward and Adam step",
 }
 
 

@@ -86,22 +86,28 @@ def _same_data(tensor, other) -> bool:
     return other is not None and (tensor is other or getattr(tensor, "_base", None) is other)
 
 
-def _link_shared_data(record: ForwardRecord, x, recent: list[ForwardRecord]) -> None:
+def _link_shared_data(record: ForwardRecord, x, base, recent: list[ForwardRecord]) -> None:
     """Link `record` to earlier forwards of its step that had the same input `x`, or whose output
     `x` is (or is a view of): a no-grad forward linked to a training one is part of training.
     Not the same model switched between train and eval mode: that is the program evaluating it
     on its training data (full-batch GNNs: `model.eval()` then the same `data.x` each epoch).
-    Weak references: identity, never a data pointer a freed tensor's memory could reuse."""
+    Weak references: identity, never a data pointer a freed tensor's memory could reuse. `base`:
+    `x._base` (None unless `x` is a view)."""
     for earlier in recent:
         if earlier.module_id == record.module_id and earlier.train_mode != record.train_mode:
             continue
         output = earlier.output_ref
-        from_output = output is not None and _same_data(x, output())
-        if from_output or (earlier.input_ref is not None and _same_data(x, earlier.input_ref())):
-            earlier.linked.append(record)
-            record.linked.append(earlier)
-            if from_output and earlier.module_id != record.module_id:
-                earlier.feeds_model = record.fed_by_model = True
+        output = output() if output is not None else None
+        from_output = output is not None and (output is x or output is base)
+        if not from_output:
+            earlier_input = earlier.input_ref
+            earlier_input = earlier_input() if earlier_input is not None else None
+            if earlier_input is None or (earlier_input is not x and earlier_input is not base):
+                continue
+        earlier.linked.append(record)
+        record.linked.append(earlier)
+        if from_output and earlier.module_id != record.module_id:
+            earlier.feeds_model = record.fed_by_model = True
 
 
 class ForwardProbe(Probe):
@@ -114,6 +120,12 @@ class ForwardProbe(Probe):
         # the real batch the what-if probes replay on copies after the run (diagnose/whatif)
         self.training_calls: dict[int, tuple] = {}
         self.last_grad_input: dict[int | None, Any] = {}  # id(module) -> weakref to its input
+        # id -> weak reference of the first input and output tensor of each forward of the step
+        # so far: a forward whose input is none of them (nor a view of one) shares no data with
+        # them, found without comparing it with each (an RL loop's acting forwards, dozens a
+        # step, each on a new observation). Identity through the weak reference: a freed
+        # tensor's id is soon another tensor's.
+        self.step_tensors: dict[int, Any] = {}
         self._keep = patcher.keep_handle
         self.tracker.submodule_ids = self._submodule_ids
         patcher.replace(nn.Module, "__call__", self._wrap_call)
@@ -278,8 +290,19 @@ class ForwardProbe(Probe):
             record.batch_size = shape[0] if shape else None
             record.device_type = x.device.type
             recent = self.tracker.recent_forwards(LINK_LOOKBACK)
-            if recent:  # earlier forwards in the step (the first forward of a step has none)
-                _link_shared_data(record, x, recent)
+            tensors = self.step_tensors
+            if not recent:  # the step's first forward: nothing earlier to share data with
+                tensors.clear()
+            else:
+                base = getattr(x, "_base", None)
+                seen = tensors.get(id(x))
+                if (seen is not None and seen() is x) or (
+                    base is not None
+                    and (seen := tensors.get(id(base))) is not None
+                    and seen() is base
+                ):
+                    _link_shared_data(record, x, base, recent)
+            tensors[id(x)] = record.input_ref
         if not grad_enabled and train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN) or bool(
                 facts.batchnorm_layers and _averages_batchnorm(module)
@@ -314,7 +337,7 @@ class ForwardProbe(Probe):
         single = isinstance(output, torch.Tensor)  # the usual output: no walk, no call
         tensor = output if single else first_tensor(output)
         if tensor is not None:
-            record.output_ref = weakref.ref(tensor)
+            record.output_ref = self.step_tensors[id(tensor)] = weakref.ref(tensor)
         if not record.grad_enabled:
             return
         if single:
