@@ -137,9 +137,12 @@ class Session:
     # -- step boundaries (called by the probes) -----------------------------------------------
     @property
     def measuring(self) -> bool:
+        # asked by the probes at every host read they record (an RL loop: one per action)
         index = self.tracker.index
-        beyond = self.config.steps and index >= self.first_measured + self.config.steps
-        return index >= self.first_measured and not self.stopped and not beyond
+        if index < self.first_measured or self.stopped:
+            return False
+        steps = self.config.steps
+        return not steps or index < self.first_measured + steps
 
     def measured_steps(self) -> list[StepRecord]:
         steps = self.tracker.steps[max(0, self.first_measured - self.tracker.dropped) :]

@@ -7,6 +7,8 @@ iteration updates on the same batch (counted once).
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 
 def per_update(backward_ends: list[float], update_ends: list[float]) -> list[list[float]]:
     """The step's backward() end times, grouped by the optimizer update they fed: one group per
@@ -30,7 +32,8 @@ def per_update(backward_ends: list[float], update_ends: list[float]) -> list[lis
 
 def batch_size(training: list, groups: list[list[float]]) -> int | None:
     """Samples in the step: per backward, the largest training forward before it, summed over an
-    update's backwards; the largest of the updates.
+    update's backwards; the largest of the updates. `training`: the step's training forwards in
+    call order (their start times ascending, as the tracker records them).
 
     Gradient accumulation (forward, backward, k times, one update) sums its micro-batches;
     several forwards feeding one backward (a GAN's discriminator on real and fake, a siamese
@@ -39,18 +42,22 @@ def batch_size(training: list, groups: list[list[float]]) -> int | None:
     """
     if len(training) == 1:  # the usual step (this runs at every step close)
         return training[0].batch_size
-    if not training or any(f.batch_size is None for f in training):
+    sizes = [f.batch_size for f in training]
+    if not sizes or None in sizes:
         return None
+    # the forwards before a backward are a run of the list from the first one not yet counted:
+    # found by bisection, not by a pass per backward (an RL episode: dozens of forwards a step)
+    starts = [f.t0 for f in training]
     samples_per_update = []
-    remaining = sorted(training, key=lambda f: f.t0)
+    first = 0
     for group in groups:
         samples = 0
         for end in group:
-            before = [f for f in remaining if f.t0 < end]
-            remaining = remaining[len(before) :]
-            if before:
-                samples += max(f.batch_size for f in before)
+            stop = bisect_left(starts, end, first)
+            if stop > first:
+                samples += max(sizes[first:stop])
+                first = stop
         samples_per_update.append(samples)
     if not any(samples_per_update):  # no backward() (torch.autograd.grad): the largest forward
-        return max(f.batch_size for f in training)
+        return max(sizes)
     return max(samples_per_update)

@@ -290,10 +290,8 @@ class ForwardProbe(Probe):
             record.batch_size = shape[0] if shape else None
             record.device_type = x.device.type
             recent = self.tracker.recent_forwards(LINK_LOOKBACK)
-            tensors = self.step_tensors
-            if not recent:  # the step's first forward: nothing earlier to share data with
-                tensors.clear()
-            else:
+            if recent:  # earlier forwards in the step (the first forward of a step has none)
+                tensors = self.step_tensors
                 base = getattr(x, "_base", None)
                 seen = tensors.get(id(x))
                 if (seen is not None and seen() is x) or (
@@ -302,7 +300,9 @@ class ForwardProbe(Probe):
                     and seen() is base
                 ):
                     _link_shared_data(record, x, base, recent)
-            tensors[id(x)] = record.input_ref
+                tensors[id(x)] = record.input_ref
+            else:
+                self.step_tensors = {id(x): record.input_ref}
         if not grad_enabled and train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN) or bool(
                 facts.batchnorm_layers and _averages_batchnorm(module)

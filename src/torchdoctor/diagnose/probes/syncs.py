@@ -126,6 +126,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
     library_code = _library_code
     getframe = sys._getframe
     phases = probe.tracker.stack  # the tracker's phase stack (one list for the whole run)
+    clock = time.perf_counter
 
     def make(original):
         # Most reads of CPU tensors come from torch itself (an optimizer reading its step counts,
@@ -157,9 +158,16 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             else:
                 entry = probe.record(kind, tensor.device.type)
-            if not session.formatting_tensor:  # a log line's formatting is timed by the io probe
-                return probe.timed(entry, original, tensor, *args, **kwargs)
-            return original(tensor, *args, **kwargs)
+            # a log line's formatting is timed by the io probe; `timed`, spelled out: a program
+            # may read a value at every step (`loss.item()`) or at every action (`int(action)`)
+            if entry is None or session.formatting_tensor:
+                return original(tensor, *args, **kwargs)
+            try:
+                return original(tensor, *args, **kwargs)
+            finally:
+                spent = clock() - entry[0]
+                entry[2] = spent
+                entry[1][2] += spent
 
         return read
 
