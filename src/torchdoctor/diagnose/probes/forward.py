@@ -120,11 +120,11 @@ class ForwardProbe(Probe):
         # the real batch the what-if probes replay on copies after the run (diagnose/whatif)
         self.training_calls: dict[int, tuple] = {}
         self.last_grad_input: dict[int | None, Any] = {}  # id(module) -> weakref to its input
-        # id -> weak reference of the first input and output tensor of each forward of the step
-        # so far: a forward whose input is none of them (nor a view of one) shares no data with
-        # them, found without comparing it with each (an RL loop's acting forwards, dozens a
-        # step, each on a new observation). Identity through the weak reference: a freed
-        # tensor's id is soon another tensor's.
+        # id -> weak reference of the first input and output tensor of each earlier forward of
+        # the step, from its second forward on: a forward whose input is none of them (nor a
+        # view of one) shares no data with them, found without comparing it with each (an RL
+        # loop's acting forwards, dozens a step, each on a new observation). Identity through
+        # the weak reference: a freed tensor's id is soon another tensor's.
         self.step_tensors: dict[int, Any] = {}
         self._keep = patcher.keep_handle
         self.tracker.submodule_ids = self._submodule_ids
@@ -289,9 +289,24 @@ class ForwardProbe(Probe):
             record.shape = shape = tuple(x.shape)
             record.batch_size = shape[0] if shape else None
             record.device_type = x.device.type
-            recent = self.tracker.recent_forwards(LINK_LOOKBACK)
-            if recent:  # earlier forwards in the step (the first forward of a step has none)
+        recent = self.tracker.recent_forwards(LINK_LOOKBACK)
+        if recent:  # earlier forwards in the step (the first forward of a step has none)
+            # link it to those it shares data with, when its input is one of their tensors
+            # (step_tensors, kept up to date here, inline: an RL step runs this dozens of times;
+            # a step of one forward, the usual one, never builds the map)
+            if len(recent) == 1:  # the step's second forward: the map starts with the first's
+                tensors = self.step_tensors = {}
+                ref = recent[0].input_ref
+                earlier = ref() if ref is not None else None
+                if earlier is not None:
+                    tensors[id(earlier)] = ref
+            else:  # the inputs of the forwards before went in when they started
                 tensors = self.step_tensors
+            ref = recent[-1].output_ref  # the output of the forward before
+            earlier = ref() if ref is not None else None
+            if earlier is not None:
+                tensors[id(earlier)] = ref
+            if x is not None:
                 base = getattr(x, "_base", None)
                 seen = tensors.get(id(x))
                 if (seen is not None and seen() is x) or (
@@ -301,8 +316,6 @@ class ForwardProbe(Probe):
                 ):
                     _link_shared_data(record, x, base, recent)
                 tensors[id(x)] = record.input_ref
-            else:
-                self.step_tensors = {id(x): record.input_ref}
         if not grad_enabled and train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN) or bool(
                 facts.batchnorm_layers and _averages_batchnorm(module)
@@ -337,7 +350,7 @@ class ForwardProbe(Probe):
         single = isinstance(output, torch.Tensor)  # the usual output: no walk, no call
         tensor = output if single else first_tensor(output)
         if tensor is not None:
-            record.output_ref = self.step_tensors[id(tensor)] = weakref.ref(tensor)
+            record.output_ref = weakref.ref(tensor)
         if not record.grad_enabled:
             return
         if single:

@@ -71,6 +71,7 @@ class OptimizerProbe(Probe):
         # another is one program step
         self.active_steps: list[tuple[object, object, float, int | None, float]] = []
         self.closure_s = 0.0  # seconds inside step() closures (LBFGS's, Lightning's), in all
+        self.counter_keys: dict[int, tuple[str, str]] = {}  # id(optimizer) -> _counter_keys()
         patcher.replace(torch.optim.Optimizer, "__init__", self._wrap_init)
         patcher.replace(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad)
         patcher.replace(torch.nn.Module, "zero_grad", self._wrap_module_zero_grad)
@@ -263,12 +264,11 @@ class OptimizerProbe(Probe):
             # by the outermost call (round 7 counted each as two steps: per-step figures halved)
             self.tracker.pop()
             return
-        self.tracker.counters[f"{STEP_TIME}{id(optimizer)}"] += (
-            now - started - (self.closure_s - closure_s)
-        )
+        counters = self.tracker.counters
+        time_key, faults_key = self.counter_keys.get(id(optimizer)) or self._counter_keys(optimizer)
+        counters[time_key] += now - started - (self.closure_s - closure_s)
         if faults is not None:
-            faults = getrusage(RUSAGE_THREAD).ru_minflt - faults
-            self.tracker.counters[f"{STEP_FAULTS}{id(optimizer)}"] += faults
+            counters[faults_key] += getrusage(RUSAGE_THREAD).ru_minflt - faults
         if self.session.patcher.lifted:
             self.session.patcher.put_on()
         self.tracker.pop()
@@ -286,6 +286,13 @@ class OptimizerProbe(Probe):
         self.scaled_this_step = False
         self.unscaled_this_step.clear()
         self.session.optimizer_step_done(optimizer)
+
+    def _counter_keys(self, optimizer) -> tuple[str, str]:
+        """The step counters' keys of an optimizer (its step time, its page faults), made once:
+        formatted at every step they were a tenth of the post-step hook's instructions."""
+        key = id(optimizer)
+        keys = self.counter_keys[key] = (f"{STEP_TIME}{key}", f"{STEP_FAULTS}{key}")
+        return keys
 
     def _watch_gradients(self, optimizer, observation: OptimizerObservation) -> None:
         """Rules D221/D222: after a step, is its first gradient the one of the previous step
