@@ -282,13 +282,13 @@ class StepTracker:
         # modules; by default a module is only itself)
         self.submodule_ids: Callable[[int | None], set[int]] = only_itself
         self._state = _StepState(self.origin)
+        # the step in progress's counters (its state's): an attribute, not a property, rebound
+        # with each new state, because the probes add to it at every timed call (an RL loop's
+        # host read per action)
+        self.counters: defaultdict[str, float] = self._state.counters
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
     # -- events from the probes ---------------------------------------------------------------
-    @property
-    def counters(self) -> dict:
-        return self._state.counters
-
     # push() and pop() run several times a step: _close() is spelled out in both
     def push(self, phase: str) -> None:
         now = self.clock()
@@ -378,6 +378,7 @@ class StepTracker:
                     self._unsettled = (record, state)
                     break
             self._state = _StepState(now, cpu_start=cpu_next)
+            self.counters = self._state.counters
             for listener in list(self.on_step_end):
                 listener(record)
             return record
@@ -413,6 +414,7 @@ class StepTracker:
             self.eval_seconds += span_end - span_start
             self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
         self._state = _StepState(now)
+        self.counters = self._state.counters
 
     # -- internals ----------------------------------------------------------------------------
     def _close(self, now: float) -> None:
