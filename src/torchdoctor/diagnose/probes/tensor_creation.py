@@ -35,22 +35,23 @@ class TensorCreationProbe(Probe):
             device_constructors()
         patcher.replace(torch, "tensor", self._wrap)
 
-    def _kind(self, data) -> str | None:
-        numpy = sys.modules.get("numpy")
-        if numpy is None:
-            return None
-        if isinstance(data, numpy.ndarray):
-            return "from_ndarray"
-        if isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
-            return "from_ndarray_list"
-        return None
-
     def _wrap(self, original):
         probe = self
+        modules = sys.modules
 
+        # the kind of `data` is read here, not in a method: an RL loop makes a tensor of each
+        # observation (`torch.tensor(state)`, a list of floats), dozens a step
         def tensor(data, *args, **kwargs):
-            kind = None if transforming() else probe._kind(data)
-            if kind is None:
+            if transforming():
+                return original(data, *args, **kwargs)
+            numpy = modules.get("numpy")
+            if numpy is None:
+                return original(data, *args, **kwargs)
+            if isinstance(data, numpy.ndarray):
+                kind = "from_ndarray"
+            elif isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
+                kind = "from_ndarray_list"
+            else:
                 return original(data, *args, **kwargs)
             started = time.perf_counter()
             try:
