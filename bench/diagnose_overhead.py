@@ -41,6 +41,7 @@ rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's st
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import resource
 import statistics
@@ -286,11 +287,9 @@ def make_rl_episode_loop(acting_steps: int = 50):
             log_probs.append(torch.log(probs[0, action]))
             state = _cart_pole_step(state, int(action))
             rewards.append(1.0 - abs(state[2]))
-        returns, running = [], 0.0
-        for reward in reversed(rewards):
-            running = reward + 0.99 * running
-            returns.insert(0, running)
-        scaled = torch.tensor(returns)
+        # discounted returns, last step first, then in the episode's order
+        returns = itertools.accumulate(reversed(rewards), lambda later, r: r + 0.99 * later)
+        scaled = torch.tensor(list(returns)[::-1])
         scaled = (scaled - scaled.mean()) / (scaled.std() + 1e-6)
         loss = torch.cat([-lp * r for lp, r in zip(log_probs, scaled)]).sum()
         optimizer.zero_grad()
