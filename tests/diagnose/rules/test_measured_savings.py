@@ -46,6 +46,9 @@ from torchdoctor.diagnose.rules import (
     d210_optimizer_not_fused as d210,
 )
 from torchdoctor.diagnose.rules import (
+    d220_zero_grad_fills_zeros as d220,
+)
+from torchdoctor.diagnose.rules import (
     d301_eval_with_autograd as d301,
 )
 from torchdoctor.diagnose.rules_runner import check_all
@@ -161,6 +164,28 @@ def test_d210_states_its_seconds_as_a_share_of_the_step_without_the_probes_hooks
     for step in run.steps:
         step.micro_batches = 1
     assert only(d210.check(run), "D210").saving == pytest.approx(0.012 / 0.018 * 0.25)
+
+
+def test_d220_measured_set_to_none_counts_the_backwards_additions_not_only_the_fill():
+    """The estimate is the time inside zero_grad (1 ms of a 20 ms step); `--try set_to_none`
+    gained 2-2.5x that on two planted scripts: the backward also adds into the zeros. Measured,
+    the fill and the backward together, with and without set_to_none, decide the saving."""
+    run = optimizer_bound_run(0.014, set_to_none=False, zero_fill_s=0.001)  # a 20 ms step
+    estimate = only(d220.check(run), "D220")
+    assert estimate.saving_basis == "estimated" and estimate.saving == pytest.approx(0.05)
+    timing = WhatIfTiming("zero_grad.set_to_none", "zero_grad, forward and backward", 0.008,
+                          0.0055, 9, "zero_grad(set_to_none=True)")  # fmt: skip
+    run.whatif.timings = [timing]
+    finding = only(d220.check(run), "D220")
+    assert finding.saving_basis == "measured" and finding.saving == pytest.approx(0.0025 / 0.020)
+    assert finding.severity == "warning" and "Measured:" in evidence_text(finding)
+    timing.clock = "cpu"  # 2.5 ms of CPU at a 50% share: 5 ms of the step's wall time
+    for step in run.steps:
+        step.cpu_share = 0.5
+    assert only(d220.check(run), "D220").saving == pytest.approx(0.005 / 0.020)
+    timing.alternative_s = 0.0085  # no faster on this program: the call is said, no saving
+    slower = only(d220.check(run), "D220")
+    assert slower.saving == 0 and slower.saving_basis == "measured"
 
 
 def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():

@@ -87,6 +87,7 @@ class _Plan:
     def build(self) -> None:
         """The largest stake first: when the budget runs short, the small fixes go unmeasured."""
         self._plan_optimizer()
+        self._plan_zero_grad()
         self._plan_evaluation()
         self._plan_collate()  # before the workers (same stake): a few collates, not a side run
         self._plan_data()
@@ -313,6 +314,35 @@ class _Plan:
         faults = self._observed(optimizer).step_page_faults
 
         self.items.append((share, "optimizer step", work))
+
+    def _plan_zero_grad(self) -> None:
+        """zero_grad(set_to_none=False) vs True where the program filled its gradients with
+        zeros (rule D220): its stake is the fill and the backward that adds into the zeros."""
+        from torchdoctor.diagnose.whatif.profiler import profiler_arguments
+        from torchdoctor.diagnose.whatif.zero_grad import measure_set_to_none
+
+        if not any(o.set_to_none is False and o.zero_fill_s for o in self.run.optimizers):
+            return
+        stake = _run_share(self.run, "backward") + _run_share(self.run, "other")
+        if stake < MIN_PHASE_SHARE:
+            return
+        optimizer = self._largest_optimizer()
+        foreach = optimizer.defaults.get("foreach") if optimizer is not None else None
+        options = self._program_profiler()  # the steps ran under it: the timed copies do too
+        profiler = None
+        if options is not None:
+            profiler = profiler_arguments(options, self.run.environment.device_type)
+        self.items.append(
+            (
+                stake,
+                "zero_grad(set_to_none=True)",
+                self._replayed(
+                    lambda replay, allowance: measure_set_to_none(
+                        replay, allowance, foreach, profiler
+                    )
+                ),
+            )
+        )
 
     def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
         """A probe's work on the replay (none: nothing is timed)."""
