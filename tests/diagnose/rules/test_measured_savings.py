@@ -401,6 +401,22 @@ def test_planner_replays_4x_the_batch_only_where_it_fits():
     assert "larger batch" in planned(run)
 
 
+def test_planner_stakes_the_zero_grad_probe_on_the_fill_and_the_backwards_pass_over_it():
+    """Staked on the backward's whole share, the set_to_none probe ran before the optimizer's
+    (multi_profiler_sgd_zero_fill) and left D210 unmeasured on a short run's budget."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _Plan
+
+    run = optimizer_bound_run(0.014, set_to_none=False, zero_fill_s=0.001)  # 1 ms of a 20 ms step
+    plan = _Plan(SimpleNamespace(probes=[]), run)
+    plan.build()
+    stakes = {label: stake for stake, label, _ in plan.items}
+    # the fill and the backward's addition into it: 2 ms, not the backward's 4 ms
+    assert stakes["zero_grad(set_to_none=True)"] == pytest.approx(0.1)
+    assert "zero_grad(set_to_none=True)" not in planned(optimizer_bound_run(0.014))
+
+
 def test_d202_counts_the_loops_other_work_once_per_step_like_the_optimizer():
     run = overhead_run(ops=1000, tensors=40)
     for step in run.steps:  # 1 ms of zero_grad, loss and logging outside the phases
