@@ -57,9 +57,6 @@ def _losses(script: str, whatif: bool):
         # a loader built with its own batch_sampler (uneven batches from its own generator): the
         # workers what-if fetches a copy's batches (it skipped such loaders before round 9)
         ("whatif_batch_sampler_keeps_program_state", {"data.workers"}),
-        # gradients zero-filled every step: zero_grad, forward and backward of a copy with
-        # set_to_none=False and True (dropout in the copy draws from torch's generator)
-        ("whatif_zero_grad_keeps_program_state", {"zero_grad.set_to_none"}),
     ],
 )  # fmt: skip
 def test_program_losses_are_bit_identical_with_and_without_the_probes(script, probes):

@@ -166,26 +166,18 @@ def test_d210_states_its_seconds_as_a_share_of_the_step_without_the_probes_hooks
     assert only(d210.check(run), "D210").saving == pytest.approx(0.012 / 0.018 * 0.25)
 
 
-def test_d220_measured_set_to_none_counts_the_backwards_additions_not_only_the_fill():
-    """The estimate is the time inside zero_grad (1 ms of a 20 ms step); `--try set_to_none`
-    gained 2-2.5x that on two planted scripts: the backward also adds into the zeros. Measured,
-    the fill and the backward together, with and without set_to_none, decide the saving."""
-    run = optimizer_bound_run(0.014, set_to_none=False, zero_fill_s=0.001)  # a 20 ms step
-    estimate = only(d220.check(run), "D220")
-    assert estimate.saving_basis == "estimated" and estimate.saving == pytest.approx(0.05)
-    timing = WhatIfTiming("zero_grad.set_to_none", "zero_grad, forward and backward", 0.008,
-                          0.0055, 9, "zero_grad(set_to_none=True)")  # fmt: skip
-    run.whatif.timings = [timing]
+def test_d220_estimate_counts_the_backwards_addition_into_the_zeros_not_only_the_fill():
+    """The time inside zero_grad was 0.4-0.5x of what `--try set_to_none` gained on two planted
+    scripts (20% stated against 35-45%): the backward also adds every new gradient into the
+    zeros, a second pass over the same memory; never more than the fill and the backward hold."""
+    run = optimizer_bound_run(0.014, set_to_none=False, zero_fill_s=0.001)  # 1 ms of a 20 ms step
     finding = only(d220.check(run), "D220")
-    assert finding.saving_basis == "measured" and finding.saving == pytest.approx(0.0025 / 0.020)
-    assert finding.severity == "warning" and "Measured:" in evidence_text(finding)
-    timing.clock = "cpu"  # 2.5 ms of CPU at a 50% share: 5 ms of the step's wall time
-    for step in run.steps:
-        step.cpu_share = 0.5
-    assert only(d220.check(run), "D220").saving == pytest.approx(0.005 / 0.020)
-    timing.alternative_s = 0.0085  # no faster on this program: the call is said, no saving
-    slower = only(d220.check(run), "D220")
-    assert slower.saving == 0 and slower.saving_basis == "measured"
+    assert finding.saving_basis == "estimated" and finding.saving == pytest.approx(0.1)
+    assert finding.severity == "info" and "5%" in evidence_text(finding)  # the fill's share
+    for step in run.steps:  # a backward of 0.5 ms: the addition runs there
+        step.phases["backward"] = 0.0005
+        step.wall_s -= 0.0035
+    assert only(d220.check(run), "D220").saving == pytest.approx(0.0015 / 0.0165)
 
 
 def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():
@@ -399,22 +391,6 @@ def test_planner_replays_4x_the_batch_only_where_it_fits():
     assert "75% of the GPU's memory" in run.whatif.skipped[0]
     run.memory.peak_bytes = 20 * 2**30
     assert "larger batch" in planned(run)
-
-
-def test_planner_stakes_the_zero_grad_probe_on_the_fill_and_the_backwards_pass_over_it():
-    """Staked on the backward's whole share, the set_to_none probe ran before the optimizer's
-    (multi_profiler_sgd_zero_fill) and left D210 unmeasured on a short run's budget."""
-    from types import SimpleNamespace
-
-    from torchdoctor.diagnose.whatif import _Plan
-
-    run = optimizer_bound_run(0.014, set_to_none=False, zero_fill_s=0.001)  # 1 ms of a 20 ms step
-    plan = _Plan(SimpleNamespace(probes=[]), run)
-    plan.build()
-    stakes = {label: stake for stake, label, _ in plan.items}
-    # the fill and the backward's addition into it: 2 ms, not the backward's 4 ms
-    assert stakes["zero_grad(set_to_none=True)"] == pytest.approx(0.1)
-    assert "zero_grad(set_to_none=True)" not in planned(optimizer_bound_run(0.014))
 
 
 def test_d202_counts_the_loops_other_work_once_per_step_like_the_optimizer():

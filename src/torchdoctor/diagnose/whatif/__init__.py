@@ -32,7 +32,6 @@ MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a pr
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
 MAX_MEMORY_FOR_4X = 0.5  # of GPU memory at the run's peak: above it, no 4x-batch replay on CUDA
-FILL_PASSES = 2  # zero_grad(set_to_none=False): the fill, then the backward adding into it
 
 
 def _median_step_s(run: RunObservation) -> float:
@@ -55,11 +54,6 @@ def _run_share(run: RunObservation, phase: str) -> float:
     if phase == "evaluation":
         return sum(s.evaluation_s for s in run.steps) / total
     return sum(s.phases.get(phase, 0.0) for s in run.steps) / total
-
-
-def _measured_s(run: RunObservation) -> float:
-    """Wall seconds of the measured window: steps plus the evaluation cut out of them."""
-    return sum(s.wall_s + s.evaluation_s for s in run.steps) or 1.0
 
 
 def _probe(session, name: str):
@@ -93,7 +87,6 @@ class _Plan:
     def build(self) -> None:
         """The largest stake first: when the budget runs short, the small fixes go unmeasured."""
         self._plan_optimizer()
-        self._plan_zero_grad()
         self._plan_evaluation()
         self._plan_collate()  # before the workers (same stake): a few collates, not a side run
         self._plan_data()
@@ -320,41 +313,6 @@ class _Plan:
         faults = self._observed(optimizer).step_page_faults
 
         self.items.append((share, "optimizer step", work))
-
-    def _plan_zero_grad(self) -> None:
-        """zero_grad(set_to_none=False) vs True where the program filled its gradients with
-        zeros (rule D220): its stake is the fill and the backward that adds into the zeros."""
-        from torchdoctor.diagnose.whatif.profiler import profiler_arguments
-        from torchdoctor.diagnose.whatif.zero_grad import measure_set_to_none
-
-        fill_s = sum(
-            o.zero_fill_s or 0.0 for o in self.run.optimizers if o.set_to_none is False
-        )  # per measured step
-        # the fill, and the backward's additions into the zeros: a second pass over as much
-        # memory. Not the backward's whole share: the stakes order the probes, and with it the
-        # optimizer's step (multi_profiler_sgd_zero_fill) came after this probe and went
-        # unmeasured on a short run's budget
-        phases = _run_share(self.run, "backward") + _run_share(self.run, "other")
-        if not fill_s or phases < MIN_PHASE_SHARE:
-            return
-        stake = min(FILL_PASSES * fill_s * len(self.run.steps) / _measured_s(self.run), phases)
-        optimizer = self._largest_optimizer()
-        foreach = optimizer.defaults.get("foreach") if optimizer is not None else None
-        options = self._program_profiler()  # the steps ran under it: the timed copies do too
-        profiler = None
-        if options is not None:
-            profiler = profiler_arguments(options, self.run.environment.device_type)
-        self.items.append(
-            (
-                stake,
-                "zero_grad(set_to_none=True)",
-                self._replayed(
-                    lambda replay, allowance: measure_set_to_none(
-                        replay, allowance, foreach, profiler
-                    )
-                ),
-            )
-        )
 
     def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
         """A probe's work on the replay (none: nothing is timed)."""
