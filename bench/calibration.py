@@ -271,13 +271,20 @@ def projected_width(low: float, high: float, rounds: int, max_rounds: int) -> fl
 def below_noise(
     stated: float, low: float | None, high: float | None, rounds: int, max_rounds: int
 ) -> bool:
-    """An undecided row the rounds cannot decide: where the gain lies would still be wider
-    than the RATIO_TARGET band around `stated` after `max_rounds` rounds, so no placement of
-    it shows "yes", and it straddles the band's edge now (a stated 1% is within 1.5x of
-    0.7%..1.5%: a band of 0.8 points against rounds 6-11 points apart at load 7-19)."""
+    """An undecided row the rounds cannot decide by `max_rounds`: where the gain lies, at the
+    width projected for that many rounds around its centre now, could neither fit in the
+    RATIO_TARGET band around `stated` ("yes": wider than the band) nor clear it ("no": the
+    centre is within half that width of the band). A stated 1% is within 1.5x of 0.7%..1.5%, a
+    band of 0.8 points, against rounds 6-11 points apart at load 7-19."""
     if low is None or high is None or stated <= 0:
         return False
-    return projected_width(low, high, rounds, max_rounds) > band_width(stated)
+    width = projected_width(low, high, rounds, max_rounds)
+    centre = (low + high) / 2
+    can_say_yes = width <= band_width(stated)
+    can_say_no = (
+        centre + width / 2 < stated / RATIO_TARGET or centre - width / 2 > stated * RATIO_TARGET
+    )
+    return not (can_say_yes or can_say_no)
 
 
 def agreement(row: Row, max_rounds: int) -> str:
