@@ -153,16 +153,23 @@ def where_gain_lies(speedups: list[float]) -> tuple[float, float]:
     return gain_interval(speedups) or (min(speedups), max(speedups))
 
 
-def undecided_for(stated: dict[str, list[float]]) -> Callable[[str, Spread], bool]:
+def undecided_for(stated: dict[str, list[float]], max_rounds: int) -> Callable[[str, Spread], bool]:
     """`run_trials`' `wants_more`: more rounds of a fix while where its gain lies
-    (`where_gain_lies`) leaves a stated saving it answers undecided (`within`)."""
+    (`where_gain_lies`) leaves a stated saving it answers undecided (`within`), unless the
+    rounds cannot decide it by `max_rounds` (`below_noise`): those rounds would cost minutes
+    (a profiled script's run took 18 s at load 12) and leave it undecided."""
 
     def wants_more(name: str, speedups: Spread) -> bool:
         if not speedups.values:
             return False
         low, high = where_gain_lies(speedups.values)
         gains = share(low), share(high)
-        return any(within(saving, *gains) == "undecided" for saving in stated.get(name, []))
+        rounds = len(speedups.values)
+        return any(
+            within(saving, *gains) == "undecided"
+            and not below_noise(saving, *gains, rounds, max_rounds)
+            for saving in stated.get(name, [])
+        )
 
     return wants_more
 
@@ -202,7 +209,7 @@ def calibrate(
                 diagnosis=report,
                 min_window_s=MIN_WINDOW_S,
                 max_repeats=max_rounds,
-                wants_more=undecided_for(stated),
+                wants_more=undecided_for(stated, max_rounds),
             )
             gains, noise, window = tried_gains(trials), baseline_noise(trials), trials.window
             no_effect = {v.config.name for v in trials.variants if v.config.status == "no effect"}
@@ -250,16 +257,56 @@ def within(stated: float, low: float | None, high: float | None) -> str:
     return "undecided"
 
 
-def agreement(row: Row) -> str:
+def band_width(stated: float) -> float:
+    """Width, in points of gain, of the gains `stated` is within RATIO_TARGET of."""
+    return stated * (RATIO_TARGET - 1 / RATIO_TARGET)
+
+
+def projected_width(low: float, high: float, rounds: int, max_rounds: int) -> float:
+    """Where the gain lies, its width after `max_rounds` rounds: an interval of paired rounds
+    narrows as one over the square root of their number (a projection, not a bound)."""
+    return (high - low) * (rounds / max(rounds, max_rounds)) ** 0.5
+
+
+def below_noise(
+    stated: float, low: float | None, high: float | None, rounds: int, max_rounds: int
+) -> bool:
+    """An undecided row the rounds cannot decide by `max_rounds`: where the gain lies, at the
+    width projected for that many rounds around its centre now, could neither fit in the
+    RATIO_TARGET band around `stated` ("yes": wider than the band) nor clear it ("no": the
+    centre is within half that width of the band). A stated 1% is within 1.5x of 0.7%..1.5%, a
+    band of 0.8 points, against rounds 6-11 points apart at load 7-19."""
+    if low is None or high is None or stated <= 0:
+        return False
+    width = projected_width(low, high, rounds, max_rounds)
+    centre = (low + high) / 2
+    can_say_yes = width <= band_width(stated)
+    can_say_no = (
+        centre + width / 2 < stated / RATIO_TARGET or centre - width / 2 > stated * RATIO_TARGET
+    )
+    return not (can_say_yes or can_say_no)
+
+
+def agreement(row: Row, max_rounds: int) -> str:
     """`within` for a row, the tried range being where the gain lies (`where_gain_lies`: it
-    narrows as rounds are added); the ratio shown is to the median."""
+    narrows as rounds are added); the ratio shown is to the median. An undecided row the
+    rounds could not decide by `max_rounds` says so (`below_noise`), with the widths."""
     if row.tried is None or row.stated <= 0:
         return "-"
     stated, t = row.stated, row.tried
     said = f"{stated / t.gain:.2f}x" if t.gain > 0 else f"tried {percent(t.gain)}"
     verdict = within(stated, t.low, t.high)
     if verdict == "undecided":
-        return f"undecided ({said}, tried {percent(t.low)}..{percent(t.high)})"
+        tried = f"tried {percent(t.low)}..{percent(t.high)}"
+        if below_noise(stated, t.low, t.high, t.rounds, max_rounds):
+            return (
+                f"undecided, below the noise ({said}, {tried}: "
+                f"{100 * (t.high - t.low):.0f} points wide after {t.rounds} rounds, "
+                f"~{100 * projected_width(t.low, t.high, t.rounds, max_rounds):.0f} "
+                f"after {max(t.rounds, max_rounds)}, against a 1.5x band of "
+                f"{100 * band_width(stated):.1f} points)"
+            )
+        return f"undecided ({said}, {tried})"
     return f"{verdict} ({said})"
 
 
@@ -316,7 +363,7 @@ def rounds_line(tried: Tried) -> str:
     )
 
 
-def print_row(row: Row) -> None:
+def print_row(row: Row, max_rounds: int) -> None:
     t = row.tried
     tried, wall, verdict = row.why_untried, "-", "-"
     if t is not None:
@@ -326,7 +373,7 @@ def print_row(row: Row) -> None:
         wall, verdict = percent(t.wall_gain), t.verdict
     print(
         f"| {row.script} | {row.rank} | {row.code} | {percent(row.stated)} ({row.basis}) "
-        f"| {tried} | {wall} | {verdict} | {agreement(row)} |"
+        f"| {tried} | {wall} | {verdict} | {agreement(row, max_rounds)} |"
     )
 
 
@@ -415,11 +462,11 @@ def main() -> None:
     for name in selected(options):
         rows, noise, window, probes = calibrate(name, options.steps, options.repeats, max_rounds)
         for row in rows:
-            print_row(row)
+            print_row(row, max_rounds)
             if row.tried is not None:
                 print(f"<!-- {name} {row.code} {rounds_line(row.tried)} -->")
             if row.tried is not None and row.stated > 0:
-                agreements.setdefault(row.basis, []).append(agreement(row).split()[0])
+                agreements.setdefault(row.basis, []).append(agreement(row, max_rounds))
         if not rows:
             print(f"| {name} | - | (no finding) | - | - | - | - | - |")
         verdicts.append((name, top_is_best(rows), noise, window, probes))
@@ -437,8 +484,13 @@ def main() -> None:
         f"{statuses.count('n/a')} n/a; the top finding overall is that fix in {strict}"
     )
     for basis, said in agreements.items():
-        counts = ", ".join(f"{said.count(word)} {word}" for word in ("yes", "no", "undecided"))
-        print(f"{basis} savings within {RATIO_TARGET}x of --try: {counts}")
+        words = [answer.split()[0].rstrip(",") for answer in said]
+        counts = ", ".join(f"{words.count(word)} {word}" for word in ("yes", "no", "undecided"))
+        noise = sum("below the noise" in answer for answer in said)
+        print(
+            f"{basis} savings within {RATIO_TARGET}x of --try: {counts} "
+            f"({noise} of them below the noise: not decidable in {max_rounds} rounds)"
+        )
     print(f"total {time.perf_counter() - started:.0f} s")
 
 

@@ -243,6 +243,14 @@ def test_the_report_says_which_clock_decided_and_on_what():
         "float32: faster on CPU time (the training process's own work): "
         "1.04-1.06x (90% paired interval, 6 rounds)"
     )
+    undecided = _variant("fused_optimizer", ["fused_optimizer"], _spread(0.8, 1.3, 2.0))
+    undecided.cpu_speedup, undecided.decided_on = rounds, "cpu"
+    undecided.interval, undecided.verdict = [0.88, 1.22], "no clear gain"
+    assert decided_line(undecided) == (
+        "fused_optimizer: no clear gain on CPU time (the training process's own work): "
+        "0.88-1.22x (90% paired interval, 6 rounds): a gain under 18% or a loss under 14% is "
+        "within the noise of these rounds"
+    )
     few = _variant("workers", ["workers"], _spread(1.2, 1.3, 1.4))
     assert decided_line(few) == (
         "workers: faster on wall time: median 1.30x, rounds 1.20-1.40x (3 rounds)"

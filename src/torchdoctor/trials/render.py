@@ -184,6 +184,13 @@ def decided_line(variant: VariantResult) -> str:
     if variant.interval:
         low, high = variant.interval
         said = f"{low:.2f}-{high:.2f}x (90% paired interval, {rounds} rounds)"
+        if variant.verdict == "no clear gain" and low < 1 < high:
+            # said plainly: what these rounds cannot tell from no change (issue 9: a stated
+            # saving of a few percent left "undecided" against such an interval)
+            said += (
+                f": a gain under {100 * (1 - 1 / high):.0f}% or a loss under "
+                f"{100 * (1 / low - 1):.0f}% is within the noise of these rounds"
+            )
     elif speedup is not None and speedup.median is not None:
         said = (
             f"median {speedup.median:.2f}x, rounds {speedup.low:.2f}-{speedup.high:.2f}x "
