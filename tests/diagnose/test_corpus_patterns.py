@@ -25,7 +25,7 @@ from torchdoctor.diagnose.rules._lines import (
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
-from torchdoctor.diagnose.step_analysis import evaluation_is_acting
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting, step_profile
 
 
 def _line_of(path, marker: str) -> int:
@@ -230,6 +230,46 @@ def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
     shown = [row.phase for f in report.findings for row in finding_lines(report.run, f)]
     assert "evaluation" not in shown, shown
     assert "D303" not in codes
+
+
+def test_sac_acting_beside_its_updates_no_grad_forwards_is_named_acting():
+    """cleanrl's SAC acts with autograd on (one observation) and, in each policy update, runs the
+    actor under no_grad on the replay batch the actor loss just used (the entropy coefficient's
+    target): 7 of its 24 no-grad forwards on a training batch made its acting "evaluation", and
+    D301 said "Evaluation runs with autograd on" with inference_mode advice for the policy's
+    actions. A few such forwards are the update's; the acting keeps its name, D301 its phase."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "sac_acting_with_targets.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert 0 < (evaluation.on_training_batches or 0) < evaluation.forwards / 2, evaluation
+    assert acts_in_the_loop(report.run) and evaluation_is_acting(report.run)
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.title.startswith("Acting forwards run with autograd on"), d301.title
+    assert "acting forward(s) ran with autograd" in d301.evidence[0], d301.evidence
+    assert "torch.no_grad()" in d301.fix and "inference_mode" not in d301.fix
+    shown = [row.phase for row in finding_lines(report.run, d301)]
+    assert shown and "evaluation" not in shown, shown
+
+
+def test_a_module_run_by_the_datasets_transform_is_data_work_not_an_evaluation():
+    """sthalles/SimCLR blurs each view with two Conv2d modules under no_grad inside its dataset's
+    transform; with the loader in the main process every blur was a root forward without
+    gradient: "1024 acting forward(s)" cut out of the steps (data 0% of a loader-bound step) and
+    D302 [error] "Model evaluated in train mode", the trained ResNet's BatchNorm layers named for
+    the blur's call. A module called while the loader fetches is the data's work."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "module_in_dataset_transform.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+    assert not any("acting forward(s)" in note for note in report.run.notes), report.run.notes
+    profile = step_profile(report.run)
+    assert profile.phase_s["data"] > 0.1 * profile.step_s, profile
 
 
 def test_a_held_out_set_evaluated_in_train_mode_without_a_loader_stays_evaluation(diagnose_here):

@@ -189,6 +189,10 @@ class ForwardProbe(Probe):
             # in this step, though its forwards' outputs got no gradient
             tracker.called_in_backward.add(id(module))
             return original(module, *args, **kwargs)
+        if stack and stack[-1] == "data":
+            # called while the loader fetches a batch (a dataset's transform blurs with a Conv2d,
+            # SimCLR's augmentation): the data's work, no forward of the program's model
+            return original(module, *args, **kwargs)
         if transforming():
             # traced by torch.jit.trace / dynamo (which must record the program, not us)
             return original(module, *args, **kwargs)
