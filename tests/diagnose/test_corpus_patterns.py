@@ -4,6 +4,7 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -1371,3 +1372,34 @@ def test_a_forked_worker_ended_by_sigterm_dies_of_it_not_through_our_handler():
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
     finally:
         signals.restore()
+
+
+def test_host_reads_per_step_are_counted_as_a_reader_counts(diagnose_here):
+    """cure-lab/LTSF-Linear reads its loss every step and prints every 100th: D401 said
+    "1.00784 host-device sync(s) per step" and "item 0.00784314 per step"; the seq2seq tutorial's
+    EOS check read "item 2.34228 per step". Means per step are shown to 2-3 digits."""
+    report = diagnose_here(
+        """
+        model = nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(24):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            value = loss.item()  # every step
+            if step % 3 == 0:
+                print(loss.item())  # every third step
+        """,
+        steps=12,
+        warmup=3,
+    )
+    d401 = next(f for f in report.findings if f.id == "D401")
+    counts = [
+        m.group(1)
+        for line in d401.evidence
+        for m in [re.search(r"([\d.]+) (?:host-device sync\(s\) per step:$|per step \()", line)]
+        if m
+    ]
+    assert len(counts) == 3, d401.evidence  # the total and the two lines
+    assert all(len(count.replace(".", "")) <= 3 for count in counts), d401.evidence
