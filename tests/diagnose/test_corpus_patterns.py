@@ -233,6 +233,42 @@ def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
     assert "D303" not in codes
 
 
+def test_a_trained_policy_acting_inside_an_iterable_dataset_stays_a_forward(diagnose_here):
+    """Lightning's PPO example rolls out its policy inside an IterableDataset's generator (the
+    loader's fetch): the policy is the trained model, so its acting forwards stay forwards
+    even there, unlike a dataset's own transform modules (the test above)."""
+    report = diagnose_here(
+        """
+        policy = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 2))
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        class Rollouts(torch.utils.data.IterableDataset):
+            def __iter__(self):
+                while True:
+                    obs = []
+                    for _ in range(16):
+                        o = torch.randn(1, 4)
+                        with torch.no_grad():
+                            policy(o)  # acting, one observation
+                        obs.append(o)
+                    yield torch.cat(obs)
+
+        loader = torch.utils.data.DataLoader(Rollouts(), batch_size=None)
+        for step, batch in enumerate(loader):
+            loss = policy(batch).logsumexp(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step == 20:
+                break
+        """,
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    assert report.run.evaluation.forwards >= 8 * 16, report.run.evaluation
+
+
 def test_sac_acting_beside_its_updates_no_grad_forwards_is_named_acting():
     """cleanrl's SAC acts with autograd on (one observation) and, in each policy update, runs the
     actor under no_grad on the replay batch the actor loss just used (the entropy coefficient's
