@@ -411,7 +411,9 @@ def tiny_nerf(workdir: Path, path: str, views: int = 106, size: int = 100) -> No
     ys, xs = np.mgrid[0:size, 0:size]
     for _ in range(views):
         theta, phi = rng.uniform(0, 2 * np.pi), rng.uniform(-0.5, 0.5)
-        eye = 4.0 * np.array([np.cos(theta) * np.cos(phi), np.sin(theta) * np.cos(phi), np.sin(phi)])
+        eye = 4.0 * np.array(
+            [np.cos(theta) * np.cos(phi), np.sin(theta) * np.cos(phi), np.sin(phi)]
+        )
         forward = -eye / np.linalg.norm(eye)
         right = np.cross(forward, [0.0, 0.0, 1.0])
         right /= np.linalg.norm(right)
@@ -455,7 +457,9 @@ def zinc(workdir: Path, folder: str, sizes: tuple = (2000, 200, 200)) -> None:
             atom_type = torch.randint(0, 28, (atoms,), generator=generator)
             bonds = torch.zeros(atoms, atoms, dtype=torch.long)
             for a in range(atoms - 1):
-                bonds[a, a + 1] = bonds[a + 1, a] = int(torch.randint(1, 4, (1,), generator=generator))
+                bonds[a, a + 1] = bonds[a + 1, a] = int(
+                    torch.randint(1, 4, (1,), generator=generator)
+                )
             rings = int(torch.randint(0, 3, (1,), generator=generator))
             for _ring in range(rings):
                 a, b = sorted(torch.randint(0, atoms, (2,), generator=generator).tolist())

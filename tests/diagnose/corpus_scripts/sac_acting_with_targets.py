@@ -40,7 +40,7 @@ def main():
     pi_opt = torch.optim.Adam(actor.parameters(), lr=3e-4)
     a_opt = torch.optim.Adam([log_alpha], lr=1e-3)
     buffer, obs = [], env.reset()
-    for step in range(400):
+    for _step in range(400):
         action, _ = actor.get_action(torch.tensor(obs, dtype=torch.float32).unsqueeze(0))
         action = action.detach().numpy()[0]  # acting, autograd on, as cleanrl's SAC does
         next_obs, reward, done = env.step(int(action[0] > 0))
