@@ -98,8 +98,8 @@ def check(run: RunObservation) -> list[Finding]:
     method = "__iter__" if loader.iterable_dataset else "__getitem__"
     # a dataset that returns whole batches (DLRM's random data, to a loader of batch_size=1):
     # each item holds more rows than one sample
-    rows = mean_batch_size(run)
-    whole_batches = bool(loader.batch_size and rows and rows > loader.batch_size)
+    rows = mean_batch_size(run) or 0.0
+    whole_batches = bool(loader.batch_size and rows > loader.batch_size)
     item = "item" if whole_batches else "sample"
     per_batch = f"{secs(item_batch_s)} per batch of {batch:.0f}"
     if whole_batches:
