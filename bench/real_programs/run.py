@@ -29,6 +29,10 @@ computes the metrics `evaluate.load` would fetch.
 A program launched with torchrun names its launcher options under `launch`; diagnose then runs
 as `torchrun ... -m torchdoctor diagnose --rank-dir ...` (its `diagnose_args`).
 
+A program pinned to a commit written for NumPy 1 (`np.Inf`) names `{numpy1_names}` on its
+PYTHONPATH: that folder's sitecustomize puts back the NumPy 1 names NumPy 2 removed (the step
+clock's sitecustomize, first on the path, runs it).
+
 Some programs need packages torchdoctor does not: corpus.json lists them under `needs`; a row
 whose needs are missing is skipped with a note.
 """
@@ -93,7 +97,8 @@ def run_one(
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
     places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin"),
               "torchaudio_standin": str(HERE / "torchaudio_standin"),
-              "evaluate_standin": str(HERE / "evaluate_standin")}  # fmt: skip
+              "evaluate_standin": str(HERE / "evaluate_standin"),
+              "numpy1_names": str(HERE / "numpy1_names")}  # fmt: skip
     env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})
     _setup(entry, workdir, env)
     script, args = entry["script"], entry.get("args", [])

@@ -347,3 +347,127 @@ def hf_model(workdir: Path, path: str, arch: str, vocab: int = 2000, layers: int
                                                 **names)  # fmt: skip
     fast.save_pretrained(workdir / path)
     model.save_pretrained(workdir / path)
+
+
+def ett_hourly(workdir: Path, path: str, hours: int = 17420) -> None:
+    """An ETT `ETTh1.csv` (date,HUFL,HULL,MUFL,MULL,LUFL,LULL,OT; one row an hour from
+    2016-07-01): six loads with daily and weekly cycles plus noise, and the oil temperature
+    following them with a lag (Informer/DLinear cut 12/4/4 months of it by row count)."""
+    import numpy as np
+
+    rng = np.random.default_rng(13)
+    t = np.arange(hours)
+    daily, weekly = np.sin(2 * np.pi * t / 24), np.sin(2 * np.pi * t / (24 * 7))
+    loads = [
+        scale * (daily * rng.uniform(0.5, 1.5) + 0.5 * weekly) + rng.normal(0, 0.3, hours) + base
+        for scale, base in zip(rng.uniform(1, 4, 6), rng.uniform(-2, 8, 6))
+    ]
+    oil = 20 + 5 * np.roll(daily, 3) + 3 * weekly + rng.normal(0, 0.5, hours)
+    start = np.datetime64("2016-07-01T00:00")
+    stamps = (start + t.astype("timedelta64[h]")).astype(str)
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    columns = np.stack([*loads, oil], 1)
+    rows = [
+        f"{stamp.replace('T', ' ')}:00," + ",".join(f"{v:.3f}" for v in values)
+        for stamp, values in zip(stamps, columns)
+    ]
+    target.write_text("date,HUFL,HULL,MUFL,MULL,LUFL,LULL,OT\n" + "\n".join(rows) + "\n")
+
+
+def skill_builder(
+    workdir: Path, path: str, users: int = 600, skills: int = 40, answers: int = 30000
+) -> None:
+    """An ASSISTments 2009 `skill_builder_data.csv` (order_id,user_id,skill_name,correct; the
+    columns a knowledge-tracing loader reads): each user answers a run of questions on a few
+    skills, and gets a skill right more often the more they practised it."""
+    import numpy as np
+
+    rng = np.random.default_rng(17)
+    rows, order = [], 0
+    per_user = rng.multinomial(answers, np.ones(users) / users)
+    for user, count in enumerate(per_user):
+        practised: dict[int, int] = {}
+        chosen = rng.choice(skills, size=min(skills, 4), replace=False)
+        for _ in range(count):
+            skill = int(rng.choice(chosen))
+            practised[skill] = practised.get(skill, 0) + 1
+            correct = int(rng.random() < 1 - 0.6 / practised[skill] ** 0.5)
+            order += 1
+            rows.append(f"{order},{70000 + user},skill {skill},{correct}")
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("order_id,user_id,skill_name,correct\n" + "\n".join(rows) + "\n")
+
+
+def tiny_nerf(workdir: Path, path: str, views: int = 106, size: int = 100) -> None:
+    """The tiny NeRF `tiny_nerf_data.npz` (images (N, H, W, 3) float32 in [0, 1], poses
+    (N, 4, 4) camera-to-world on a sphere looking at the origin, focal): renders of a coloured
+    ball, so the scene has something to fit."""
+    import numpy as np
+
+    rng = np.random.default_rng(19)
+    poses, images = [], []
+    ys, xs = np.mgrid[0:size, 0:size]
+    for _ in range(views):
+        theta, phi = rng.uniform(0, 2 * np.pi), rng.uniform(-0.5, 0.5)
+        eye = 4.0 * np.array(
+            [np.cos(theta) * np.cos(phi), np.sin(theta) * np.cos(phi), np.sin(phi)]
+        )
+        forward = -eye / np.linalg.norm(eye)
+        right = np.cross(forward, [0.0, 0.0, 1.0])
+        right /= np.linalg.norm(right)
+        up = np.cross(right, forward)
+        pose = np.eye(4)
+        pose[:3, :3] = np.stack([right, up, -forward], 1)
+        pose[:3, 3] = eye
+        poses.append(pose)
+        radius = ((xs - size / 2) ** 2 + (ys - size / 2) ** 2) ** 0.5 / (size / 3)
+        shade = np.clip(1 - radius, 0, 1)
+        colour = 0.5 + 0.5 * np.array([np.cos(theta), np.sin(theta), np.sin(phi)])
+        images.append(shade[..., None] * colour)
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        target,
+        images=np.array(images, dtype=np.float32),
+        poses=np.array(poses, dtype=np.float32),
+        focal=np.array(138.88, dtype=np.float64),
+    )
+
+
+def zinc(workdir: Path, folder: str, sizes: tuple = (2000, 200, 200)) -> None:
+    """ZINC's raw files as PyG's `ZINC` reads them (`{split}.pickle`: a list of molecules, each a
+    dict of `atom_type` (atoms,) long, `bond_type` (atoms, atoms) symmetric with bond types 1-3
+    and 0 for none, `logP_SA_cycle_normalized` (1,) float; `{split}.index`: the subset's indices,
+    comma separated): chains of 12-30 atoms of 28 types with a few ring bonds, the target a sum of
+    per-atom-type contributions plus one per ring bond."""
+    import pickle
+
+    import torch
+
+    generator = torch.Generator().manual_seed(23)
+    contribution = torch.randn(28, generator=generator) * 0.3
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    for split, count in zip(("train", "val", "test"), sizes):
+        molecules = []
+        for _ in range(count):
+            atoms = int(torch.randint(12, 31, (1,), generator=generator))
+            atom_type = torch.randint(0, 28, (atoms,), generator=generator)
+            bonds = torch.zeros(atoms, atoms, dtype=torch.long)
+            for a in range(atoms - 1):
+                bonds[a, a + 1] = bonds[a + 1, a] = int(
+                    torch.randint(1, 4, (1,), generator=generator)
+                )
+            rings = int(torch.randint(0, 3, (1,), generator=generator))
+            for _ring in range(rings):
+                a, b = sorted(torch.randint(0, atoms, (2,), generator=generator).tolist())
+                if b - a > 2:
+                    bonds[a, b] = bonds[b, a] = 1
+            target = contribution[atom_type].sum() / atoms**0.5 + 0.5 * rings
+            molecules.append({"atom_type": atom_type, "bond_type": bonds,
+                              "logP_SA_cycle_normalized": target.view(1)})  # fmt: skip
+        with open(root / f"{split}.pickle", "wb") as f:
+            pickle.dump(molecules, f)
+        (root / f"{split}.index").write_text(",".join(str(i) for i in range(count)) + "\n")

@@ -4,6 +4,7 @@ script of our own: what torchdoctor got wrong on a public program, and must not 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -25,7 +26,7 @@ from torchdoctor.diagnose.rules._lines import (
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
-from torchdoctor.diagnose.step_analysis import evaluation_is_acting
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting, step_profile
 
 
 def _line_of(path, marker: str) -> int:
@@ -230,6 +231,82 @@ def test_rl_acting_on_one_observation_is_not_a_loop_of_tiny_training_ops():
     shown = [row.phase for f in report.findings for row in finding_lines(report.run, f)]
     assert "evaluation" not in shown, shown
     assert "D303" not in codes
+
+
+def test_a_trained_policy_acting_inside_an_iterable_dataset_stays_a_forward(diagnose_here):
+    """Lightning's PPO example rolls out its policy inside an IterableDataset's generator (the
+    loader's fetch): the policy is the trained model, so its acting forwards stay forwards
+    even there, unlike a dataset's own transform modules (the test above)."""
+    report = diagnose_here(
+        """
+        policy = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 2))
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        class Rollouts(torch.utils.data.IterableDataset):
+            def __iter__(self):
+                while True:
+                    obs = []
+                    for _ in range(16):
+                        o = torch.randn(1, 4)
+                        with torch.no_grad():
+                            policy(o)  # acting, one observation
+                        obs.append(o)
+                    yield torch.cat(obs)
+
+        loader = torch.utils.data.DataLoader(Rollouts(), batch_size=None)
+        for step, batch in enumerate(loader):
+            loss = policy(batch).logsumexp(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step == 20:
+                break
+        """,
+        steps=8,
+        warmup=3,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    assert report.run.evaluation.forwards >= 8 * 16, report.run.evaluation
+
+
+def test_sac_acting_beside_its_updates_no_grad_forwards_is_named_acting():
+    """cleanrl's SAC acts with autograd on (one observation) and, in each policy update, runs the
+    actor under no_grad on the replay batch the actor loss just used (the entropy coefficient's
+    target): 7 of its 24 no-grad forwards on a training batch made its acting "evaluation", and
+    D301 said "Evaluation runs with autograd on" with inference_mode advice for the policy's
+    actions. A few such forwards are the update's; the acting keeps its name, D301 its phase."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "sac_acting_with_targets.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    assert 0 < (evaluation.on_training_batches or 0) < evaluation.forwards / 2, evaluation
+    assert acts_in_the_loop(report.run) and evaluation_is_acting(report.run)
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.title.startswith("Acting forwards run with autograd on"), d301.title
+    assert "acting forward(s) ran with autograd" in d301.evidence[0], d301.evidence
+    assert "torch.no_grad()" in d301.fix and "inference_mode" not in d301.fix
+    shown = [row.phase for row in finding_lines(report.run, d301)]
+    assert shown and "evaluation" not in shown, shown
+
+
+def test_a_module_run_by_the_datasets_transform_is_data_work_not_an_evaluation():
+    """sthalles/SimCLR blurs each view with two Conv2d modules under no_grad inside its dataset's
+    transform; with the loader in the main process every blur was a root forward without
+    gradient: "1024 acting forward(s)" cut out of the steps (data 0% of a loader-bound step) and
+    D302 [error] "Model evaluated in train mode", the trained ResNet's BatchNorm layers named for
+    the blur's call. A module called while the loader fetches is the data's work."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "module_in_dataset_transform.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+    assert not any("acting forward(s)" in note for note in report.run.notes), report.run.notes
+    profile = step_profile(report.run)
+    assert profile.phase_s["data"] > 0.1 * profile.step_s, profile
 
 
 def test_a_held_out_set_evaluated_in_train_mode_without_a_loader_stays_evaluation(diagnose_here):
@@ -1331,3 +1408,34 @@ def test_a_forked_worker_ended_by_sigterm_dies_of_it_not_through_our_handler():
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
     finally:
         signals.restore()
+
+
+def test_host_reads_per_step_are_counted_as_a_reader_counts(diagnose_here):
+    """cure-lab/LTSF-Linear reads its loss every step and prints every 100th: D401 said
+    "1.00784 host-device sync(s) per step" and "item 0.00784314 per step"; the seq2seq tutorial's
+    EOS check read "item 2.34228 per step". Means per step are shown to 2-3 digits."""
+    report = diagnose_here(
+        """
+        model = nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(24):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            value = loss.item()  # every step
+            if step % 3 == 0:
+                print(loss.item())  # every third step
+        """,
+        steps=12,
+        warmup=3,
+    )
+    d401 = next(f for f in report.findings if f.id == "D401")
+    counts = [
+        m.group(1)
+        for line in d401.evidence
+        for m in [re.search(r"([\d.]+) (?:host-device sync\(s\) per step:$|per step \()", line)]
+        if m
+    ]
+    assert len(counts) == 3, d401.evidence  # the total and the two lines
+    assert all(len(count.replace(".", "")) <= 3 for count in counts), d401.evidence

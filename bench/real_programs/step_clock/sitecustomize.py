@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 import time
@@ -63,3 +64,20 @@ class _AfterOptimizerImport(importlib.abc.MetaPathFinder):
 if _OUT:
     sys.meta_path.insert(0, _AfterOptimizerImport())
     atexit.register(_flush)
+
+
+def _run_the_rows_own_sitecustomize() -> None:
+    """Python imports one `sitecustomize`, the first on the path: this one. A row whose
+    stand-ins bring their own (numpy1_names/) has it on PYTHONPATH after this folder: run it
+    too, so that the clock does not hide it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        path = os.path.join(folder, "sitecustomize.py")
+        if folder and os.path.abspath(folder) != here and os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("_row_sitecustomize", path)
+            if spec is not None and spec.loader is not None:
+                spec.loader.exec_module(importlib.util.module_from_spec(spec))
+            return
+
+
+_run_the_rows_own_sitecustomize()

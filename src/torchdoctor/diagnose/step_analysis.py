@@ -182,11 +182,17 @@ def evaluation_is_validation(run: RunObservation) -> bool:
 
 
 def acts_in_the_loop(run: RunObservation) -> bool:
-    """The evaluation forwards are an RL loop's acting: not validation, and none of them ran on
-    a batch a training forward had seen (the policy acts on what the environment returned)."""
+    """The evaluation forwards are an RL loop's acting: not validation, and most of them did not
+    run on a batch a training forward had seen (the policy acts on what the environment
+    returned). A few may have: an update's own no-grad forward on its replay batch (SAC's
+    entropy-coefficient target, `actor.get_action(data.observations)` under no_grad) is
+    part of the update, not a metric; a second forward for a metric runs on every batch."""
+    evaluation = run.evaluation
+    on_training = evaluation.on_training_batches
     return (
-        run.evaluation.forwards > 0
-        and run.evaluation.on_training_batches == 0
+        evaluation.forwards > 0
+        and on_training is not None
+        and on_training * 2 < evaluation.forwards
         and not evaluation_is_validation(run)
     )
 

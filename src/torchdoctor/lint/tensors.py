@@ -44,6 +44,13 @@ _NOT_TENSOR_FUNCTIONS = {
 _LOSS_CALLEE_RE = re.compile(r"(^|_)(loss|criterion)(_|fn|$)", re.IGNORECASE)
 # attributes of a tensor that are tensors again
 _TENSOR_ATTRIBUTES = {"data", "T", "mT", "real", "imag"}
+# methods of a tensor whose result is a Python or NumPy object, not a tensor (`out.tolist()` is
+# a list: a loop over it is over Python numbers)
+_HOST_VALUE_METHODS = {
+    "tolist", "item", "numpy", "size", "dim", "ndimension", "numel", "nelement", "stride",
+    "element_size", "data_ptr", "get_device", "is_contiguous", "is_floating_point",
+    "is_complex", "untyped_storage", "storage", "__len__",
+}  # fmt: skip
 _MAX_DEPTH = 8
 
 
@@ -101,6 +108,8 @@ def _call_gives_tensor(ctx, call: cst.Call, known, depth: int) -> bool:
     if is_model_like(ctx, func) or _LOSS_CALLEE_RE.search(terminal_name(func) or ""):
         return True
     if isinstance(func, cst.Attribute):  # a method of a tensor (`out.argmax(1)`)
+        if func.attr.value in _HOST_VALUE_METHODS:
+            return False
         return is_tensor(ctx, func.value, known, depth + 1)
     return False
 

@@ -7,6 +7,7 @@ from rule_builders import (
     evidence_text,
     good_cpu_run,
     good_h100_run,
+    good_loader,
     h100_environment,
     make_steps,
     mlp_model,
@@ -140,6 +141,19 @@ def test_d202_fix_multiplies_whole_batches_when_the_last_batch_of_an_epoch_is_sh
         step.batch_size, step.micro_batches = (5 if i == len(run.steps) - 1 else 8), 4
     finding = only(d202.check(run), "D202")
     assert "batch_size=8, ...)  # x 4 micro-batches = 32 per optimizer step" in finding.fix
+
+
+def test_d202_fix_scales_the_loaders_batch_size_when_its_batches_hold_more_rows():
+    """PyG's graph_gps example loads 32 graphs a batch, 677 node rows for the model: D202 said
+    "Batch size: 677" and fixed with `DataLoader(dataset, batch_size=2708, ...)` (4 x the node
+    rows), not 4 x 32 graphs. The knob is the loader's own batch_size."""
+    run = overhead_run(ops=1000, tensors=40)
+    for step in run.steps:
+        step.batch_size = 677
+    run.loaders = [good_loader(batch_size=32)]
+    finding = only(d202.check(run), "D202")
+    assert "batch_size=128, ...)" in finding.fix and "2708" not in finding.fix, finding.fix
+    assert "The training DataLoader's batch_size is 32" in evidence_text(finding)
 
 
 def test_d202_fix_names_a_custom_optimizer_that_stepped_without_torch_optim():

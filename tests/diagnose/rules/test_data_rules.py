@@ -238,6 +238,17 @@ def test_d105_fires_when_getitem_outweighs_compute():
     assert "25.6 ms" in evidence_text(finding) and "10.0 ms" in evidence_text(finding)
 
 
+def test_d105_names_items_where_the_dataset_returns_whole_batches():
+    """DLRM's random-data dataset returns a 128-row batch per item to a loader of batch_size=1:
+    D105 said "86.1 ms per sample: 86.1 ms per batch of 1"."""
+    run = data_bound_run(item_s=0.025, batch_size=1)
+    for step in run.steps:
+        step.batch_size = 128
+    text = evidence_text(only(d105.check(run), "D105"))
+    assert "per item: 25.0 ms per batch of 1 item(s) of 128 rows" in text, text
+    assert "per sample" not in text
+
+
 def test_d105_silent_when_getitem_is_cheap_or_unmeasured():
     assert d105.check(data_bound_run(item_s=0.00005)) == []  # 3.2 ms per batch
     assert d105.check(data_bound_run()) == []  # item_s unknown (workers)

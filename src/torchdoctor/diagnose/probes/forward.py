@@ -201,6 +201,12 @@ class ForwardProbe(Probe):
             # in this step, though its forwards' outputs got no gradient
             tracker.called_in_backward.add(id(module))
             return original(module, *args, **kwargs)
+        if stack and stack[-1] == "data" and id(module) not in self.training_calls:
+            # called while the loader fetches a batch (a dataset's transform blurs with a Conv2d,
+            # SimCLR's augmentation): the data's work, no forward of the program's model. A
+            # model the program trains stays a forward there (an RL rollout generator that acts
+            # inside an IterableDataset)
+            return original(module, *args, **kwargs)
         if transforming():
             # traced by torch.jit.trace / dynamo (which must record the program, not us)
             return original(module, *args, **kwargs)

@@ -96,6 +96,14 @@ def check(run: RunObservation) -> list[Finding]:
     saving = min(clamp(item_share * (1 - CACHED_ITEM_COST)), profile.share("data"))
     # an IterableDataset makes its samples in __iter__ (a generator), not __getitem__
     method = "__iter__" if loader.iterable_dataset else "__getitem__"
+    # a dataset that returns whole batches (DLRM's random data, to a loader of batch_size=1):
+    # each item holds more rows than one sample
+    rows = mean_batch_size(run) or 0.0
+    whole_batches = bool(loader.batch_size and rows > loader.batch_size)
+    item = "item" if whole_batches else "sample"
+    per_batch = f"{secs(item_batch_s)} per batch of {batch:.0f}"
+    if whole_batches:
+        per_batch += f" item(s) of {rows / batch:.0f} rows"
     return [
         Finding(
             id=CODE,
@@ -104,9 +112,7 @@ def check(run: RunObservation) -> list[Finding]:
             saving=saving,
             evidence=[
                 f"{method} of {loader.dataset_type or 'the dataset'} took "
-                f"{secs(loader.item_s)} "
-                f"per sample: {secs(item_batch_s)} per batch of {batch:.0f}, "
-                f"{pct(item_share)} of the step.",
+                f"{secs(loader.item_s)} per {item}: {per_batch}, {pct(item_share)} of the step.",
                 f"Forward, backward and optimizer together took {secs(compute_s)} in a typical "
                 "step.",
             ],
@@ -121,8 +127,8 @@ def check(run: RunObservation) -> list[Finding]:
                 "location": loader.location,
             },
             saving_how=(
-                f"{method} measured at {secs(item_batch_s / batch)} per sample in the run; assumes "
-                f"a cached sample costs {CACHED_ITEM_COST:.0%} of that, at most the data wait "
+                f"{method} measured at {secs(item_batch_s / batch)} per {item} in the run; assumes "
+                f"a cached {item} costs {CACHED_ITEM_COST:.0%} of that, at most the data wait "
                 "per step (the rewrite is the program's own: not timed)"
             ),
         )

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
-from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
+from torchdoctor.diagnose.observations import LoaderObservation, RunObservation, WhatIfTiming
 from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     StepProfile,
@@ -160,13 +160,28 @@ def _lr_line(run: RunObservation, factor: int) -> str:
     return f"optimizer = {built}(model.parameters(), lr={root:g} * lr)  # sqrt rule for {name}"
 
 
+def _training_loader(run: RunObservation) -> LoaderObservation | None:
+    return next((ld for ld in run.loaders if ld.role != "eval" and ld.batch_size), None)
+
+
+def _rows_per_loader_batch(run: RunObservation, loader: LoaderObservation) -> bool:
+    """Each batch of the training loader gave the model more rows than the loader's batch_size
+    (graphs' nodes, or a dataset that batches its own items)."""
+    batch, micro = mean_batch_size(run), _micro_batches(run)
+    return bool(batch and loader.batch_size and round(batch / micro) > loader.batch_size)
+
+
 def _fix(run: RunObservation, batch: float | None, micro: int, factor: int) -> str:
     """The batch change where the batch is made: the loader, or the slice the script samples."""
-    loader = next((ld for ld in run.loaders if ld.role != "eval" and ld.batch_size), None)
+    loader = _training_loader(run)
     # the batch the steps consumed, a whole number of samples (the mean counts an epoch's short
     # last batch: 7.8 per step must not read "batch_size=8 x 4 micro-batches = 31"); the
-    # loader's setting when the steps did not say
-    per_micro = max(1, round(batch / micro)) if batch else (loader.batch_size if loader else None)
+    # loader's setting when the steps did not say, or when each of its batches gave the model
+    # more rows than its batch_size (a PyG batch of 32 graphs is 677 node rows; DLRM's loader of
+    # batch_size=1 yields whole batches of 128): the knob to turn is the loader's
+    per_micro = max(1, round(batch / micro)) if batch else None
+    if loader is not None and (per_micro is None or _rows_per_loader_batch(run, loader)):
+        per_micro = loader.batch_size
     new = f"{factor * per_micro:.0f}" if per_micro else f"{factor} * batch_size"
     if run.loaders:
         line = f"loader = DataLoader(dataset, batch_size={new}, ...)"
@@ -336,6 +351,13 @@ def check(run: RunObservation) -> list[Finding]:
         )
     elif batch:
         evidence.append(f"Batch size: {batch:.0f}.")
+    loader = _training_loader(run)
+    if batch and loader is not None and _rows_per_loader_batch(run, loader):
+        evidence.append(
+            f"The training DataLoader's batch_size is {loader.batch_size}: each of its batches "
+            f"gives the model {batch / micro:.0f} rows (graphs' nodes, or samples the dataset "
+            "batches itself)."
+        )
     if basis == "measured":
         evidence.append(f"Measured: {saving_how}.")
     return [

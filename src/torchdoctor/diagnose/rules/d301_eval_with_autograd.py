@@ -38,6 +38,10 @@ with torch.inference_mode():
         correct += (model(x).argmax(1) == y).sum()
 ```
 
+An RL loop's acting (the policy choosing actions, one observation per environment:
+`step_analysis.evaluation_is_acting`) is named as acting, and its fix is `torch.no_grad()`: the
+actions and observations go into the rollout that the update trains on.
+
 ## Fix safety
 Safe for evaluation code. Tensors created under `inference_mode` cannot later be used in autograd;
 use `torch.no_grad()` if the outputs feed training.
@@ -50,10 +54,13 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs, severity_for
 from torchdoctor.diagnose.rules._lines import evaluation_is_validation
 from torchdoctor.diagnose.rules._measured import fastest, how
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 CODE = "D301"
 SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
 TITLE = "Evaluation runs with autograd on (no torch.inference_mode / no_grad)"
+ACTING_TITLE = "Acting forwards run with autograd on (no torch.no_grad)"
+ACTING_FIX = "with torch.no_grad():\n    action = policy(observation)  # the rollout keeps it"
 AUTOGRAD_COST = 0.2
 NO_TIME_TO_GAIN = 0.01  # below this share the warning is for memory alone, and says so
 
@@ -67,15 +74,20 @@ def check(run: RunObservation) -> list[Finding]:
     if ev.seconds > 0 and ev.forward_seconds > 0:  # the forwards, not the loader's waits
         autograd_share *= clamp(ev.forward_seconds / ev.seconds)
     saving = clamp(autograd_share * AUTOGRAD_COST)
+    # an RL loop's acting is part of its training, and is called so (its outputs feed the
+    # rollout: no_grad, not inference_mode)
+    acting = evaluation_is_acting(run)
+    phase = "acting" if acting else "evaluation"
     basis: SavingBasis = "estimated"
-    saving_how = f"assumes autograd costs {pct(AUTOGRAD_COST)} of an evaluation forward"
+    saving_how = f"assumes autograd costs {pct(AUTOGRAD_COST)} of an {phase} forward"
     measured = fastest(run, "evaluation.inference_mode")
     if measured is not None:
         saving = clamp(autograd_share * max(0.0, 1 - measured.ratio))
-        basis, saving_how = "measured", how(measured, "an evaluation forward")
+        basis, saving_how = "measured", how(measured, f"an {phase} forward")
     evidence = [
-        f"{ev.with_grad} of {ev.forwards} evaluation forward(s) ran with autograd enabled.",
-        f"Evaluation took {secs(ev.seconds)}, {pct(share)} of evaluation plus training time.",
+        f"{ev.with_grad} of {ev.forwards} {phase} forward(s) ran with autograd enabled.",
+        f"{phase.capitalize()} took {secs(ev.seconds)}, {pct(share)} of {phase} plus training "
+        "time.",
     ]
     where = ev.with_grad_locations or ev.locations  # older reports: every evaluation forward
     if where:
@@ -91,7 +103,7 @@ def check(run: RunObservation) -> list[Finding]:
     return [
         Finding(
             id=CODE,
-            title=TITLE,
+            title=ACTING_TITLE if acting else TITLE,
             # Validation is always a warning: the memory kept for a backward that never runs
             # can exhaust it on a large validation batch. Forwards in the step whose output gets
             # no gradient (a GAN's `G(z).detach()` for the critic, an RL agent acting) run at
@@ -99,12 +111,12 @@ def check(run: RunObservation) -> list[Finding]:
             severity="warning" if validation else severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=(
-                "@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n    ..."
-            ),
+            fix=ACTING_FIX
+            if acting
+            else "@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n    ...",
             source="docs/techniques/inference-mode-and-eval.md; PyTorch docs: torch.inference_mode",
             explanation="Autograd records a graph and keeps activations for a backward that "
-            "evaluation never runs.",
+            f"{phase} never runs.",
             details={"with_grad": ev.with_grad, "forwards": ev.forwards, "evaluation_share": share},
             saving_basis=basis,
             saving_how=saving_how,

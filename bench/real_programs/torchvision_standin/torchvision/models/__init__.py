@@ -79,23 +79,24 @@ class ResNet(nn.Module):
         return self.fc(self.avgpool(x).flatten(1))
 
 
-def _no_weights(weights) -> None:
-    if weights is not None:
+def _no_weights(weights, kwargs: dict) -> None:
+    # torchvision < 0.13 spelled it `pretrained=True/False`
+    if weights is not None or kwargs.pop("pretrained", False):
         raise RuntimeError("the torchvision stand-in has no pretrained weights")
 
 
 def resnet18(weights=None, progress=True, **kwargs) -> ResNet:
-    _no_weights(weights)
+    _no_weights(weights, kwargs)
     return ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)
 
 
 def resnet34(weights=None, progress=True, **kwargs) -> ResNet:
-    _no_weights(weights)
+    _no_weights(weights, kwargs)
     return ResNet(BasicBlock, [3, 4, 6, 3], **kwargs)
 
 
 def resnet50(weights=None, progress=True, **kwargs) -> ResNet:
-    _no_weights(weights)
+    _no_weights(weights, kwargs)
     return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
 
 

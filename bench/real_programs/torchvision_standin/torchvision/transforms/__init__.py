@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import torch
-from PIL import Image
+from PIL import Image, ImageEnhance
 
 
 class Compose:
@@ -97,3 +97,68 @@ class Lambda:
 
     def __call__(self, x):
         return self.fn(x)
+
+
+class ToPILImage:
+    def __call__(self, tensor):
+        array = (tensor.detach().clamp(0, 1) * 255).round().byte().numpy()
+        if array.ndim == 3:
+            array = array.transpose(1, 2, 0)
+            if array.shape[2] == 1:
+                array = array[..., 0]
+        return Image.fromarray(np.ascontiguousarray(array))
+
+
+class RandomResizedCrop:
+    """A random crop of 8%-100% of the area, aspect 3/4-4/3, resized to `size`."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), **kwargs):
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+        self.scale, self.ratio = scale, ratio
+
+    def __call__(self, image):
+        w, h = image.size
+        for _ in range(10):
+            area = w * h * random.uniform(*self.scale)
+            aspect = random.uniform(*self.ratio)
+            cw, ch = int(round((area * aspect) ** 0.5)), int(round((area / aspect) ** 0.5))
+            if 0 < cw <= w and 0 < ch <= h:
+                left, top = random.randint(0, w - cw), random.randint(0, h - ch)
+                image = image.crop((left, top, left + cw, top + ch))
+                break
+        return image.resize((self.size[1], self.size[0]), Image.BILINEAR)
+
+
+class ColorJitter:
+    """Brightness, contrast and saturation jitter (PIL's enhancers); hue is left as is."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        self.factors = [(ImageEnhance.Brightness, brightness), (ImageEnhance.Contrast, contrast),
+                        (ImageEnhance.Color, saturation)]  # fmt: skip
+
+    def __call__(self, image):
+        for enhancer, amount in self.factors:
+            if amount:
+                image = enhancer(image).enhance(random.uniform(max(0, 1 - amount), 1 + amount))
+        return image
+
+
+class RandomApply:
+    def __init__(self, transforms, p=0.5):
+        self.transforms, self.p = transforms, p
+
+    def __call__(self, x):
+        if random.random() < self.p:
+            for t in self.transforms:
+                x = t(x)
+        return x
+
+
+class RandomGrayscale:
+    def __init__(self, p=0.1):
+        self.p = p
+
+    def __call__(self, image):
+        if random.random() < self.p:
+            return image.convert("L").convert(image.mode)
+        return image
