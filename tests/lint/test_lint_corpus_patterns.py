@@ -146,3 +146,85 @@ def test_eval_mode_changes_nothing_without_mode_dependent_layers(tmp_path):
     assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == ["TD107"]
     imported = EVALUATE_PLAIN_MODEL.replace("from model import Net", "from timm import Net")
     assert codes(lint_text(imported, select="TD107", path=str(script))) == ["TD107"]
+
+
+# --- round 11: the widened corpus (PyTorch-GAN, CPA-Project, vqvae, ...) -------------------
+
+CHAINED_NUMPY = """import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step in range(10):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.cpu().detach().numpy())
+"""
+
+
+def test_a_chain_of_host_reads_is_one_finding():
+    found = lint_text(CHAINED_NUMPY, select="TD116").violations
+    assert [(v.line, v.message.split("`")[1]) for v in found] == [(11, ".numpy()")]
+
+
+TEST_LOADER_LENGTH = """import torch
+from torchvision.datasets import MNIST
+
+train_loader = torch.utils.data.DataLoader(MNIST("data", train=True), batch_size=32)
+test_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=32)
+sample_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+unused_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+model = torch.nn.Linear(784, 10)
+for epoch in range(3):
+    for x, y in train_loader:
+        model(x).sum().backward()
+with torch.no_grad():
+    total = 0.0
+    for x, y in test_loader:
+        total += model(x).sum() / len(test_loader)
+    x, y = next(iter(sample_loader))
+"""
+
+
+def test_one_pass_reading_its_own_length_and_loaders_used_once_or_never():
+    found = lint_text(TEST_LOADER_LENGTH, select="TD102").violations
+    assert [v.line for v in found] == [4]  # the training loader only
+
+
+CPU_ONLY_RESUME = """import torch
+
+model = torch.nn.Linear(4, 1)
+model.load_state_dict(torch.load("weights.pt"))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = model(torch.randn(8, 4).to(torch.float32)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    torch.save(model.state_dict(), "weights.pt")
+"""
+
+
+def test_a_program_that_never_leaves_the_cpu_reloads_cpu_tensors():
+    assert codes(lint_text(CPU_ONLY_RESUME, select="TD110")) == []
+    on_gpu = CPU_ONLY_RESUME.replace("torch.nn.Linear(4, 1)", "torch.nn.Linear(4, 1).cuda()")
+    assert codes(lint_text(on_gpu, select="TD110")) == ["TD110"]
+    to_device = CPU_ONLY_RESUME.replace("torch.float32", "device")
+    assert codes(lint_text(to_device, select="TD110")) == ["TD110"]
+
+
+EVALUATE_WITH_TORCHVISION_DATA = EVALUATE_PLAIN_MODEL.replace(
+    "from model import Net", "from model import Net\nfrom torchvision import datasets, transforms"
+)
+
+
+def test_torchvision_datasets_and_transforms_build_no_layers(tmp_path):
+    script = tmp_path / "main.py"
+    (tmp_path / "model.py").write_text("import torch\nlayer = torch.nn.Linear(4, 1)\n")
+    found = lint_text(EVALUATE_WITH_TORCHVISION_DATA, select="TD107", path=str(script))
+    assert codes(found) == []
+    with_models = EVALUATE_WITH_TORCHVISION_DATA.replace("transforms", "models")
+    found = lint_text(with_models, select="TD107", path=str(script))
+    assert codes(found) == ["TD107"]

@@ -15,7 +15,13 @@ from torchdoctor.lint.checkpoints import (
     saves_of_same_file,
     sibling_branch_sets,
 )
-from torchdoctor.lint.patterns import argument, calls_backward, has_star_args, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    calls_backward,
+    has_star_args,
+    method_call,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
 
@@ -29,7 +35,8 @@ class LoadWithoutMapLocation(Rule):
     program saves itself from CPU (`.cpu()` before `torch.save`, CPU-offloaded state dicts) or
     saves earlier in the same function (a reload in the same process, on the same devices), or
     loads after a training loop of the same function (the best checkpoint the run just wrote) or
-    names the same checkpoint file as such a reload;
+    names the same checkpoint file as such a reload, or that a program which never leaves the
+    CPU (no device string, `.cuda()`, `.to(device)`, accelerator library) saves itself;
     files whose content goes to `torch.from_numpy` or NumPy (NumPy data holds no device); and
     the branch of an `if` that leaves `map_location` out while another branch sets it (a
     deliberate choice, usually "load onto the saved GPU").
@@ -78,6 +85,8 @@ def _device_is_known(ctx, call) -> bool:
         return True
     if _reloads_after_training(ctx, call) or _same_file_as_a_reload(ctx, call):
         return True
+    if any(True for _ in ctx.calls_to(*_SAVES)) and _stays_on_cpu(ctx):
+        return True
     return loaded_into_numpy(ctx, call) or sibling_branch_sets(ctx, call, "map_location", 1)
 
 
@@ -92,6 +101,39 @@ def _reloads_after_training(ctx, call) -> bool:
         and ctx.position(loop).end.line < line
         and calls_backward(ctx, loop.body)
         for loop in ctx.index.loops
+    )
+
+
+_SAVES = ("torch.save",)
+_ACCELERATOR_TEXT_RE = re.compile(
+    r"""["'](cuda|mps|xpu|npu)|\b(accelerate|lightning|deepspeed|fabric)\b""", re.IGNORECASE
+)
+
+
+def _stays_on_cpu(ctx) -> bool:
+    """Nothing in the file leaves the CPU: no device string or accelerator library, no
+    `.cuda()`, no `.to(...)`/`device=` other than `"cpu"`, a dtype or another tensor's
+    `.device`. The state dicts such a program saves itself hold CPU tensors."""
+    if _ACCELERATOR_TEXT_RE.search(ctx.source):
+        return False
+    for node in ctx.index.calls:
+        if method_call(node, "cuda"):
+            return False
+        if method_call(node, "to") and not all(_stays(a.value) for a in node.args):
+            return False
+        device = argument(node, "device", 99)
+        if device is not None and not _stays(device):
+            return False
+    return True
+
+
+def _stays(value: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.float32`, `x.device`, `x.dtype`: a `.to()` argument that moves nothing
+    off the CPU."""
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value == "cpu"
+    return isinstance(value, cst.Attribute) and (
+        value.attr.value in ("device", "dtype") or value.attr.value.startswith(("float", "int"))
     )
 
 
