@@ -175,7 +175,6 @@ from torchvision.datasets import MNIST
 train_loader = torch.utils.data.DataLoader(MNIST("data", train=True), batch_size=32)
 test_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=32)
 sample_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
-unused_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
 model = torch.nn.Linear(784, 10)
 for epoch in range(3):
     for x, y in train_loader:
@@ -185,34 +184,16 @@ with torch.no_grad():
     for x, y in test_loader:
         total += model(x).sum() / len(test_loader)
     x, y = next(iter(sample_loader))
+imported_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+if __name__ == "__main__":
+    unused_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
 """
 
 
 def test_one_pass_reading_its_own_length_and_loaders_used_once_or_never():
     found = lint_text(TEST_LOADER_LENGTH, select="TD102").violations
-    assert [v.line for v in found] == [4]  # the training loader only
-
-
-CPU_ONLY_RESUME = """import torch
-
-model = torch.nn.Linear(4, 1)
-model.load_state_dict(torch.load("weights.pt"))
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for epoch in range(3):
-    loss = model(torch.randn(8, 4).to(torch.float32)).pow(2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    torch.save(model.state_dict(), "weights.pt")
-"""
-
-
-def test_a_program_that_never_leaves_the_cpu_reloads_cpu_tensors():
-    assert codes(lint_text(CPU_ONLY_RESUME, select="TD110")) == []
-    on_gpu = CPU_ONLY_RESUME.replace("torch.nn.Linear(4, 1)", "torch.nn.Linear(4, 1).cuda()")
-    assert codes(lint_text(on_gpu, select="TD110")) == ["TD110"]
-    to_device = CPU_ONLY_RESUME.replace("torch.float32", "device")
-    assert codes(lint_text(to_device, select="TD110")) == ["TD110"]
+    # the training loader, and one another module may import; not the main block's unused one
+    assert [v.line for v in found] == [4, 16]
 
 
 EVALUATE_WITH_TORCHVISION_DATA = EVALUATE_PLAIN_MODEL.replace(
@@ -228,3 +209,29 @@ def test_torchvision_datasets_and_transforms_build_no_layers(tmp_path):
     with_models = EVALUATE_WITH_TORCHVISION_DATA.replace("transforms", "models")
     found = lint_text(with_models, select="TD107", path=str(script))
     assert codes(found) == ["TD107"]
+
+
+CPU_MODEL_RESUME = """import os
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 1)
+if os.path.exists("weights.h5"):
+    model.load_state_dict(torch.load("weights.h5"))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    torch.save(model.state_dict(), "weights.h5")
+probe = torch.zeros(1).to(device)
+"""
+
+
+def test_a_model_never_moved_off_the_cpu_reloads_cpu_tensors():
+    assert codes(lint_text(CPU_MODEL_RESUME, select="TD110")) == []
+    moved = CPU_MODEL_RESUME.replace("probe = torch.zeros(1)", "model")
+    assert codes(lint_text(moved, select="TD110")) == ["TD110"]
+    built_on = CPU_MODEL_RESUME.replace("Linear(4, 1)", "Linear(4, 1, device=device)")
+    assert codes(lint_text(built_on, select="TD110")) == ["TD110"]

@@ -45,7 +45,8 @@ class DataLoaderNoWorkers(Rule):
     batches between processes. So is an explicit `num_workers=0` (a deliberate choice, often
     on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
     no other loop, without `backward()`; `len(loader)` is no pass, one `next(iter(loader))` is
-    one), a loader never used, and a dataset whose origin the file does not show.
+    one), a loader a function or the main block builds and never uses, and a dataset whose
+    origin the file does not show.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -136,7 +137,17 @@ def _iterated_once(ctx, call: cst.Call) -> bool:
         if _called_in_a_loop(ctx, ctx.enclosing(loop, cst.FunctionDef)):
             return False
         passes += 1
-    return passes <= 1  # none: a loader built and never used loads nothing
+    if passes == 0:  # never used: dead in a function or a main block, else maybe imported
+        return ctx.enclosing(call, cst.FunctionDef) is not None or _under_main_guard(ctx, call)
+    return passes == 1
+
+
+def _under_main_guard(ctx, node: cst.CSTNode) -> bool:
+    """`node` sits under `if __name__ == "__main__":` (no other module can import it)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and "__main__" in ctx.code(ancestor.test):
+            return True
+    return False
 
 
 def _builtin_argument(ctx, node: cst.CSTNode, builtin: str) -> bool:
