@@ -131,3 +131,29 @@ def test_td133_leaves_totals_reset_per_step_under_no_grad_or_backpropagated():
         "    loss = loss.item()\n    total += loss\n"
     )
     assert lines(number, "TD133") == []
+
+
+def test_td133_a_smoothed_loss_rebuilt_from_itself():
+    source = (
+        "smooth = 0.0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n"
+        "    smooth = 0.98 * smooth + 0.02 * loss\n    shown = 0.5 * loss\n"
+    )
+    assert lines(source, "TD133") == [5]
+    as_number = source.replace("0.02 * loss\n", "0.02 * loss.item()\n")
+    assert lines(as_number, "TD133") == []
+
+
+PROFILED = """kwargs = {KWARGS}
+prof = torch.profiler.profile(**kwargs)
+prof.start()
+for x in loader:
+    model(x).sum().backward()
+    opt.step()
+    prof.step()
+"""
+
+
+def test_td134_keyword_arguments_passed_as_a_dict():
+    assert lines(PROFILED.replace("{KWARGS}", "{}"), "TD134") == [2]
+    scheduled = '{"schedule": torch.profiler.schedule(wait=1, warmup=1, active=3)}'
+    assert lines(PROFILED.replace("{KWARGS}", scheduled), "TD134") == []

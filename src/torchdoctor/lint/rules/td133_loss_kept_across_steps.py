@@ -18,7 +18,8 @@ from torchdoctor.lint.steps import steps_here
 class LossKeptAcrossSteps(Rule):
     """
     ## What it does
-    Flags `total += loss` and `history.append(loss)` in a training loop, where `loss` is the
+    Flags `total += loss`, `history.append(loss)` and `smooth = 0.98 * smooth + 0.02 * loss`
+    in a training loop, where `loss` is the
     tensor the loop calls `backward()` on (or arithmetic on it, `loss * x.size(0)`), and the
     total or list lives across steps (it is not reset inside the loop). `loss.item()`,
     `loss.detach()` and `float(loss)` are what they should be and are left alone, and so is a total
@@ -95,6 +96,11 @@ def _kept(ctx, node, losses: set[str]) -> tuple[cst.BaseExpression, str] | None:
     if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
         if _carries_graph(node.value, losses):
             return node.target, ctx.code(node).strip()
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        # `smooth = 0.98 * smooth + 0.02 * loss`: a running value rebuilt from itself
+        target = node.targets[0].target
+        if _rebuilt_from_itself(node) and _carries_graph(node.value, losses):
+            return target, ctx.code(node).strip()
     if method_call(node, "append") and len(node.args) == 1:
         if _carries_graph(node.args[0].value, losses):
             return receiver(node), ctx.code(node).strip()
@@ -112,6 +118,21 @@ def _carries_graph(expr: cst.BaseExpression, losses: set[str]) -> bool:
     return False
 
 
+def _rebuilt_from_itself(assign: cst.Assign) -> bool:
+    """`x = ... x ...` (arithmetic on the name it assigns): an accumulation, not a reset."""
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name) or not isinstance(assign.value, cst.BinaryOperation):
+        return False
+    stack: list[cst.BaseExpression] = [assign.value]
+    while stack:
+        expr = stack.pop()
+        if isinstance(expr, cst.Name) and expr.value == target.value:
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            stack += [expr.left, expr.right]
+    return False
+
+
 def _holder_name(target: cst.BaseExpression) -> str | None:
     """`total` of `total`, `self.total`, `totals[key]`."""
     if isinstance(target, cst.Subscript):
@@ -124,7 +145,9 @@ def _assigned_in(ctx, loop: cst.For | cst.While) -> set[str]:
     a holder reset in the loop lives one step (or one inner pass) only."""
     names: set[str] = set()
     for node in walk(ctx, loop.body):
-        if isinstance(node, cst.Assign):
+        if isinstance(node, cst.Assign) and not (
+            len(node.targets) == 1 and _rebuilt_from_itself(node)
+        ):
             for target in node.targets:
                 name = _holder_name(target.target)
                 if name:

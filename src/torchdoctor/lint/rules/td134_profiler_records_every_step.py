@@ -22,7 +22,7 @@ class ProfilerRecordsEveryStep(Rule):
     that runs one), or a profiler assigned to a name whose `.start()` is called in a function
     (or module) that then runs such a loop. A profiler under an `if` that names profiling
     (`if args.profile:`) or on a switch the file leaves off is an explicit choice and is left
-    alone, and so is `enabled=False`.
+    alone, and so are `enabled=False` and `**kwargs` that may hold a schedule.
 
     ## Why is this bad
     Without a schedule the profiler records every operator of every step (with shapes, stacks
@@ -61,6 +61,8 @@ class ProfilerRecordsEveryStep(Rule):
         for call in ctx.calls_to(*_PROFILERS):
             if argument(call, "schedule", 99) is not None or is_false(argument(call, "enabled", 0)):
                 continue
+            if not _star_arguments_known_without_schedule(ctx, call):
+                continue  # `**kwargs` that may hold a schedule
             if under_named_switch(ctx, call, "profil") or guarded(ctx, call):
                 continue
             if not _covers_training(ctx, call):
@@ -71,6 +73,23 @@ class ProfilerRecordsEveryStep(Rule):
                 "the profiler records every training step (no `schedule=`): every step gets "
                 "slower and its trace grows; profile a few steps with a schedule",
             )
+
+
+def _star_arguments_known_without_schedule(ctx, call: cst.Call) -> bool:
+    """No `*args`/`**kwargs`, or only `**name` where `name` is one dict literal without a
+    `"schedule"` key."""
+    for arg in call.args:
+        if arg.star == "*":
+            return False
+        if arg.star == "**":
+            value = ctx.single_value(arg.value)
+            if not isinstance(value, cst.Dict):
+                return False
+            for element in value.elements:
+                key = getattr(element, "key", None)
+                if not isinstance(key, cst.SimpleString) or key.evaluated_value == "schedule":
+                    return False
+    return True
 
 
 def _covers_training(ctx, call: cst.Call) -> bool:
