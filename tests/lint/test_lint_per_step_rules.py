@@ -157,3 +157,17 @@ def test_td134_keyword_arguments_passed_as_a_dict():
     assert lines(PROFILED.replace("{KWARGS}", "{}"), "TD134") == [2]
     scheduled = '{"schedule": torch.profiler.schedule(wait=1, warmup=1, active=3)}'
     assert lines(PROFILED.replace("{KWARGS}", scheduled), "TD134") == []
+
+
+def test_td131_a_backward_per_task_in_a_loop_but_not_when_each_reads_its_gradients():
+    per_task = (
+        "for x in loader:\n    losses = {'a': model(x).sum(), 'b': model(x).mean()}\n"
+        "    opt.zero_grad()\n    for name, value in losses.items():\n"
+        "        value.backward(retain_graph=True)\n    opt.step()\n"
+    )
+    assert lines(per_task, "TD131") == [5]
+    surgery = per_task.replace(  # PCGrad-like: each task's gradient is read before the next
+        "        value.backward(retain_graph=True)\n",
+        "        value.backward(retain_graph=True)\n        grads = [p.grad.clone() for p in model.parameters()]\n",
+    )
+    assert lines(surgery, "TD131") == []

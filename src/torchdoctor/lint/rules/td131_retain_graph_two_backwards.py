@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchdoctor.lint.patterns import argument, method_call, names_in, receiver, walk
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import LOOPS, steps_here
 
 # calls between the two backward passes that read or change what the first one produced
 _BETWEEN = {"step", "zero_grad", "clip_grad_norm_", "clip_grad_value_", "unscale_", "update"}
@@ -20,7 +21,9 @@ class RetainGraphTwoBackwards(Rule):
     between the two steps an
     optimizer, clears or clips gradients, or reads a `.grad`: two losses of one forward pass
     (a multi-task model, an auxiliary loss), each with its own backward through the shared part.
-    A GAN that steps the discriminator between its two backward passes is left alone.
+    A GAN that steps the discriminator between its two backward passes is left alone. Also flags
+    `loss.backward(retain_graph=True)` in a `for` loop over the losses, inside a training loop
+    that steps once around it, when nothing in that loop steps, clears or reads gradients.
 
     ## Why is this bad
     The second backward walks the shared trunk again, and `retain_graph=True` keeps every saved
@@ -54,6 +57,14 @@ class RetainGraphTwoBackwards(Rule):
         for node in ctx.index.calls:
             if not method_call(node, "backward") or not _retains(argument(node, "retain_graph", 1)):
                 continue
+            if _repeated_in_a_loop_of_one_step(ctx, node):
+                yield ctx.violation(
+                    self,
+                    node,
+                    "`backward(retain_graph=True)` in a loop over losses walks the shared graph "
+                    "once per loss; one `backward()` of their sum gives the same gradients",
+                )
+                continue
             statement = ctx.statement_of(node)
             block = ctx.parent(statement)
             body = list(getattr(block, "body", None) or ())
@@ -73,7 +84,30 @@ class RetainGraphTwoBackwards(Rule):
 
 
 def _retains(value) -> bool:
-    return isinstance(value, cst.Name) and value.value == "True"
+    """`retain_graph=True`, or a condition (`retain_graph=i < n - 1`: all but the last)."""
+    if isinstance(value, cst.Name):
+        return value.value == "True"
+    return isinstance(value, cst.Comparison)
+
+
+def _repeated_in_a_loop_of_one_step(ctx, backward: cst.Call) -> bool:
+    """`for name, loss in losses.items(): loss.backward(retain_graph=True)`: the backward sits
+    in a `for` loop, nested in a training loop that steps its optimizer once around it, and
+    nothing in the inner loop steps, clears, clips or reads gradients."""
+    inner = ctx.enclosing(backward, LOOPS)
+    if not isinstance(inner, cst.For):
+        return False
+    outer = ctx.enclosing(inner, LOOPS)
+    if outer is None or not steps_here(ctx, outer.body):
+        return False
+    for node in walk(ctx, inner.body):
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            return False
+        if isinstance(node, cst.Call) and node is not backward:
+            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+            if name in _BETWEEN or name == "backward" or "grad" in (ctx.call_name(node) or ""):
+                return False
+    return True
 
 
 def _next_backward(ctx, statements: list) -> cst.Call | None:
