@@ -88,3 +88,10 @@ def is_epoch_loop(loop: cst.For | cst.While) -> bool:
     """`for epoch in ...`: one step per epoch (full-graph training), where a once-per-epoch
     action (a checkpoint, a snapshot) is the usual rhythm."""
     return isinstance(loop, cst.For) and any("epoch" in n.lower() for n in names_in(loop.target))
+
+
+def every_step(ctx, node: cst.CSTNode) -> bool:
+    """`node` runs on every training step: a step loop runs it, under no `if`, and that loop is
+    no `for epoch in ...` loop (one step per epoch)."""
+    loop = step_loop_around(ctx, node)
+    return loop is not None and not is_epoch_loop(loop) and not guarded_in(ctx, node, loop)

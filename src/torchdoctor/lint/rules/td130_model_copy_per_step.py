@@ -7,7 +7,7 @@ import libcst as cst
 from torchdoctor.lint.modules import LayerFinder, is_nn_class
 from torchdoctor.lint.patterns import argument, is_model_like, method_call, receiver
 from torchdoctor.lint.rule import Rule
-from torchdoctor.lint.steps import guarded_in, is_epoch_loop, step_loop_around
+from torchdoctor.lint.steps import every_step
 
 
 class ModelCopyPerStep(Rule):
@@ -75,8 +75,7 @@ class ModelCopyPerStep(Rule):
             and _is_model(ctx, receiver(call))
         ]
         for call in sorted(copies, key=ctx.line):
-            loop = step_loop_around(ctx, call)
-            if loop is None or is_epoch_loop(loop) or guarded_in(ctx, call, loop):
+            if not every_step(ctx, call):
                 continue
             yield ctx.violation(
                 self,

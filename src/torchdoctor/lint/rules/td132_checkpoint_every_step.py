@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchdoctor.lint.rule import Rule
-from torchdoctor.lint.steps import guarded_in, is_epoch_loop, step_loop_around
+from torchdoctor.lint.steps import every_step
 
 
 class CheckpointEveryStep(Rule):
@@ -49,8 +49,7 @@ class CheckpointEveryStep(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to("torch.save"):
-            loop = step_loop_around(ctx, call)
-            if loop is None or is_epoch_loop(loop) or guarded_in(ctx, call, loop):
+            if not every_step(ctx, call):
                 continue
             yield ctx.violation(
                 self,
