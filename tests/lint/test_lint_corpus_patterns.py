@@ -146,3 +146,92 @@ def test_eval_mode_changes_nothing_without_mode_dependent_layers(tmp_path):
     assert codes(lint_text(EVALUATE_PLAIN_MODEL, select="TD107", path=str(script))) == ["TD107"]
     imported = EVALUATE_PLAIN_MODEL.replace("from model import Net", "from timm import Net")
     assert codes(lint_text(imported, select="TD107", path=str(script))) == ["TD107"]
+
+
+# --- round 11: the widened corpus (PyTorch-GAN, CPA-Project, vqvae, ...) -------------------
+
+CHAINED_NUMPY = """import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step in range(10):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.cpu().detach().numpy())
+"""
+
+
+def test_a_chain_of_host_reads_is_one_finding():
+    found = lint_text(CHAINED_NUMPY, select="TD116").violations
+    assert [(v.line, v.message.split("`")[1]) for v in found] == [(11, ".numpy()")]
+
+
+TEST_LOADER_LENGTH = """import torch
+from torchvision.datasets import MNIST
+
+train_loader = torch.utils.data.DataLoader(MNIST("data", train=True), batch_size=32)
+test_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=32)
+sample_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+model = torch.nn.Linear(784, 10)
+for epoch in range(3):
+    for x, y in train_loader:
+        model(x).sum().backward()
+with torch.no_grad():
+    total = 0.0
+    for x, y in test_loader:
+        total += model(x).sum() / len(test_loader)
+    x, y = next(iter(sample_loader))
+imported_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+if __name__ == "__main__":
+    unused_loader = torch.utils.data.DataLoader(MNIST("data", train=False), batch_size=8)
+"""
+
+
+def test_one_pass_reading_its_own_length_and_loaders_used_once_or_never():
+    found = lint_text(TEST_LOADER_LENGTH, select="TD102").violations
+    # the training loader, and one another module may import; not the main block's unused one
+    assert [v.line for v in found] == [4, 16]
+
+
+EVALUATE_WITH_TORCHVISION_DATA = EVALUATE_PLAIN_MODEL.replace(
+    "from model import Net", "from model import Net\nfrom torchvision import datasets, transforms"
+)
+
+
+def test_torchvision_datasets_and_transforms_build_no_layers(tmp_path):
+    script = tmp_path / "main.py"
+    (tmp_path / "model.py").write_text("import torch\nlayer = torch.nn.Linear(4, 1)\n")
+    found = lint_text(EVALUATE_WITH_TORCHVISION_DATA, select="TD107", path=str(script))
+    assert codes(found) == []
+    with_models = EVALUATE_WITH_TORCHVISION_DATA.replace("transforms", "models")
+    found = lint_text(with_models, select="TD107", path=str(script))
+    assert codes(found) == ["TD107"]
+
+
+CPU_MODEL_RESUME = """import os
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 1)
+if os.path.exists("weights.h5"):
+    model.load_state_dict(torch.load("weights.h5"))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    torch.save(model.state_dict(), "weights.h5")
+probe = torch.zeros(1).to(device)
+"""
+
+
+def test_a_model_never_moved_off_the_cpu_reloads_cpu_tensors():
+    assert codes(lint_text(CPU_MODEL_RESUME, select="TD110")) == []
+    moved = CPU_MODEL_RESUME.replace("probe = torch.zeros(1)", "model")
+    assert codes(lint_text(moved, select="TD110")) == ["TD110"]
+    built_on = CPU_MODEL_RESUME.replace("Linear(4, 1)", "Linear(4, 1, device=device)")
+    assert codes(lint_text(built_on, select="TD110")) == ["TD110"]

@@ -44,7 +44,9 @@ class DataLoaderNoWorkers(Rule):
     tensors or lists built in `__init__`) is left alone: indexing it costs less than sending
     batches between processes. So is an explicit `num_workers=0` (a deliberate choice, often
     on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
-    no other loop, without `backward()`), and a dataset whose origin the file does not show.
+    no other loop, without `backward()`; `len(loader)` is no pass, one `next(iter(loader))` is
+    one), a loader a function or the main block builds and never uses, and a dataset whose
+    origin the file does not show.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -118,6 +120,11 @@ def _iterated_once(ctx, call: cst.Call) -> bool:
         return False
     passes = 0
     for access in ctx.accesses(target.value, ctx.scope(target)):
+        if _builtin_argument(ctx, access.node, "len"):
+            continue  # `len(loader)` reads its length; it loads nothing
+        if _builtin_argument(ctx, access.node, "iter") and not _in_a_loop(ctx, access.node):
+            passes += 1  # `next(iter(loader))` once: one batch
+            continue
         loop = ctx.enclosing(access.node, cst.For)
         if (
             loop is None
@@ -130,7 +137,34 @@ def _iterated_once(ctx, call: cst.Call) -> bool:
         if _called_in_a_loop(ctx, ctx.enclosing(loop, cst.FunctionDef)):
             return False
         passes += 1
+    if passes == 0:  # never used: dead in a function or a main block, else maybe imported
+        return ctx.enclosing(call, cst.FunctionDef) is not None or _under_main_guard(ctx, call)
     return passes == 1
+
+
+def _under_main_guard(ctx, node: cst.CSTNode) -> bool:
+    """`node` sits under `if __name__ == "__main__":` (no other module can import it)."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and "__main__" in ctx.code(ancestor.test):
+            return True
+    return False
+
+
+def _builtin_argument(ctx, node: cst.CSTNode, builtin: str) -> bool:
+    """`node` is the one argument of `len(node)` / `iter(node)`."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and ctx.call_name(call) == f"builtins.{builtin}"
+        and len(call.args) == 1
+    )
+
+
+def _in_a_loop(ctx, node: cst.CSTNode) -> bool:
+    return ctx.enclosing(node, _LOOPS) is not None or _called_in_a_loop(
+        ctx, ctx.enclosing(node, cst.FunctionDef)
+    )
 
 
 _LOOPS = (cst.For, cst.While)

@@ -87,6 +87,9 @@ _MODE_WORDS_RE = re.compile(
 )
 # Modules that build no layers (what they import is read as text when it is the project's own).
 _NO_LAYERS = {"torch", "numpy", "pandas", "scipy", "sklearn", "matplotlib", "tqdm", "PIL"}
+# Submodules of model libraries that build no layers (torchvision's models are in `.models`).
+_NO_LAYER_SUBMODULES = [["torchvision", part] for part in ("datasets", "transforms", "utils", "io")]
+_PACKAGES_OF_SUBMODULES = {"torchvision"}
 
 
 def _no_mode_dependent_layers(ctx) -> bool:
@@ -104,6 +107,8 @@ def _no_mode_dependent_layers(ctx) -> bool:
                 return False
             if top in _NO_LAYERS or top in sys.stdlib_module_names or top == "__future__":
                 continue
+            if module.split(".")[:2] in _NO_LAYER_SUBMODULES:
+                continue
             local = _local_module(roots, module)
             if local is None:
                 return False
@@ -120,7 +125,11 @@ def _imported_modules(statement) -> list[str]:
     if isinstance(statement, cst.ImportFrom):
         if statement.module is None or statement.relative:
             return ["."]  # the project's own module, not followed: answers "may have them"
-        return [cst.helpers.get_full_name_for_node(statement.module) or "?"]
+        module = cst.helpers.get_full_name_for_node(statement.module) or "?"
+        if module in _PACKAGES_OF_SUBMODULES and not isinstance(statement.names, cst.ImportStar):
+            # `from torchvision import datasets, transforms`: the submodules it names
+            return [f"{module}.{alias.name.value}" for alias in statement.names]
+        return [module]
     return [cst.helpers.get_full_name_for_node(alias.name) or "?" for alias in statement.names]
 
 
@@ -147,7 +156,8 @@ class EvalWithoutModelEval(Rule):
     the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
     parameter and is not called in its own file is left to its callers, and so is a file whose
     model can have no dropout or BatchNorm (neither the file nor the project modules it imports
-    name one, and it imports no other model library). Methods are left alone (frameworks such as
+    name one, and it imports no other model library; torchvision's datasets and transforms
+    build none). Methods are left alone (frameworks such as
     Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
     `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
     the model, in a file with dropout or BatchNorm layers that never calls `.eval()` or

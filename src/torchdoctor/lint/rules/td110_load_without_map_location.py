@@ -15,7 +15,13 @@ from torchdoctor.lint.checkpoints import (
     saves_of_same_file,
     sibling_branch_sets,
 )
-from torchdoctor.lint.patterns import argument, calls_backward, has_star_args, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    calls_backward,
+    has_star_args,
+    method_call,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
 
@@ -29,7 +35,8 @@ class LoadWithoutMapLocation(Rule):
     program saves itself from CPU (`.cpu()` before `torch.save`, CPU-offloaded state dicts) or
     saves earlier in the same function (a reload in the same process, on the same devices), or
     loads after a training loop of the same function (the best checkpoint the run just wrote) or
-    names the same checkpoint file as such a reload;
+    names the same checkpoint file as such a reload, or whose file is the state dict of a model
+    the file builds and never moves off the CPU (no `model.to(...)`, `.cuda()`, `device=`);
     files whose content goes to `torch.from_numpy` or NumPy (NumPy data holds no device); and
     the branch of an `if` that leaves `map_location` out while another branch sets it (a
     deliberate choice, usually "load onto the saved GPU").
@@ -74,11 +81,53 @@ def _device_is_known(ctx, call) -> bool:
     if offloads_state_to_cpu(ctx):
         return True
     saves = saves_of_same_file(ctx, call)
-    if any(saved_from_cpu(ctx, save) or saved_earlier_in_scope(ctx, save, call) for save in saves):
+    if any(
+        saved_from_cpu(ctx, save)
+        or saved_earlier_in_scope(ctx, save, call)
+        or _saved_model_stays_on_cpu(ctx, save)
+        for save in saves
+    ):
         return True
     if _reloads_after_training(ctx, call) or _same_file_as_a_reload(ctx, call):
         return True
     return loaded_into_numpy(ctx, call) or sibling_branch_sets(ctx, call, "map_location", 1)
+
+
+_DEVICE_METHODS = {"to", "cuda", "to_empty"}
+_ACCELERATOR_RE = re.compile(r"\b(accelerate|lightning|deepspeed|fabric|DataParallel)\b")
+
+
+def _saved_model_stays_on_cpu(ctx, save: cst.Call) -> bool:
+    """`torch.save(model.state_dict(), ...)` of a model this file builds (`model = Net()`) and
+    never moves: no `model.to(...)`/`.cuda()`, no `device=` in its construction, no accelerator
+    library or DataParallel in the file. Its state dict holds CPU tensors."""
+    obj = argument(save, "obj", 0)
+    if not (isinstance(obj, cst.Call) and method_call(obj, "state_dict") and not obj.args):
+        return False
+    model = obj.func.value if isinstance(obj.func, cst.Attribute) else None
+    if not isinstance(model, cst.Name) or _ACCELERATOR_RE.search(ctx.source):
+        return False
+    values = ctx.assigned_values(model)
+    if not values or not all(_built_on_cpu(ctx, value) for value in values):
+        return False
+    return not any(
+        isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _DEVICE_METHODS
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == model.value
+        for node in ctx.index.calls
+    )
+
+
+def _built_on_cpu(ctx, value: cst.BaseExpression) -> bool:
+    """`Net(...)`, `nn.Sequential(...)`: a constructor call with no `device=` (a method call such
+    as `Net().to(device)` or a parameter is not known to stay on the CPU)."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, (cst.Name, cst.Attribute))
+        and not (isinstance(value.func, cst.Attribute) and value.func.attr.value[:1].islower())
+        and argument(value, "device", 99) is None
+    )
 
 
 def _reloads_after_training(ctx, call) -> bool:

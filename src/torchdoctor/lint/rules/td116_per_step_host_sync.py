@@ -102,9 +102,9 @@ class PerStepHostSync(Rule):
                     and not self._guarded(ctx, n, loop)
                 ]
                 syncs.sort(key=ctx.line)
-            receivers = {id(n.func.value) for n in syncs if isinstance(n.func, cst.Attribute)}
+            receivers = {id(call) for n in syncs for call in _chain_below(n)}
             for call in syncs:
-                if id(call) not in receivers:  # report `x.cpu().numpy()` once
+                if id(call) not in receivers:  # report `x.cpu().detach().numpy()` once
                     what = (
                         f".{call.func.attr.value}()"
                         if isinstance(call.func, cst.Attribute)
@@ -140,6 +140,17 @@ class PerStepHostSync(Rule):
             if isinstance(ancestor, cst.If):
                 return True
         return False
+
+
+def _chain_below(call: cst.Call) -> list[cst.Call]:
+    """The method calls `call` is chained on: `.cpu()` and `.detach()` below the `.numpy()` of
+    `x.cpu().detach().numpy()`, one sync read reported once."""
+    below = []
+    value = call.func.value if isinstance(call.func, cst.Attribute) else None
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        below.append(value)
+        value = value.func.value
+    return below
 
 
 def _decides_exit(ctx, sync: cst.Call, loop) -> bool:

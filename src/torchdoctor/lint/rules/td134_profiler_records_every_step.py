@@ -1,0 +1,141 @@
+"""TD134: the torch profiler records every step of the training."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchdoctor.lint.patterns import argument, is_false, method_call, terminal_name, walk
+from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import LOOPS, is_step_loop
+from torchdoctor.lint.switches import guarded, under_named_switch
+
+_PROFILERS = ("torch.profiler.profile", "torch.autograd.profiler.profile")
+
+
+class ProfilerRecordsEveryStep(Rule):
+    """
+    ## What it does
+    Flags `torch.profiler.profile(...)` without a `schedule=` (and the legacy
+    `torch.autograd.profiler.profile(...)`, which has none) that stays on around the training
+    steps: a `with` block (of the call or of the name it is assigned to) whose body runs a
+    training loop (one that calls `backward()` or `optimizer.step()`, or a function of the file
+    that runs one), or a profiler assigned to a name whose `.start()` is called in a function
+    (or module) that then runs such a loop. A profiler under an `if` that names profiling
+    (`if args.profile:`) or on a switch the file leaves off is an explicit choice and is left
+    alone, and so are `enabled=False` and `**kwargs` that may hold a schedule.
+
+    ## Why is this bad
+    Without a schedule the profiler records every operator of every step (with shapes, stacks
+    or memory when asked) for the whole run: each step gets slower, and the trace it keeps in
+    memory grows until the profiler stops. A profile needs a few steps, not the training.
+
+    ## Example
+    ```python
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    schedule = torch.profiler.schedule(wait=1, warmup=1, active=5, repeat=1)
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU], schedule=schedule) as prof:
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            prof.step()
+    ```
+
+    ## Fix safety
+    No automatic fix: which steps to profile, and whether to profile at all, is the author's
+    choice.
+    """
+
+    code = "TD134"
+    name = "profiler-records-every-step"
+
+    def check(self, ctx):
+        for call in ctx.calls_to(*_PROFILERS):
+            if argument(call, "schedule", 99) is not None or is_false(argument(call, "enabled", 0)):
+                continue
+            if not _star_arguments_known_without_schedule(ctx, call):
+                continue  # `**kwargs` that may hold a schedule
+            if under_named_switch(ctx, call, "profil") or guarded(ctx, call):
+                continue
+            if not _covers_training(ctx, call):
+                continue
+            yield ctx.violation(
+                self,
+                call,
+                "the profiler records every training step (no `schedule=`): every step gets "
+                "slower and its trace grows; profile a few steps with a schedule",
+            )
+
+
+def _star_arguments_known_without_schedule(ctx, call: cst.Call) -> bool:
+    """No `*args`/`**kwargs`, or only `**name` where `name` is one dict literal without a
+    `"schedule"` key."""
+    for arg in call.args:
+        if arg.star == "*":
+            return False
+        if arg.star == "**":
+            value = ctx.single_value(arg.value)
+            if not isinstance(value, cst.Dict):
+                return False
+            for element in value.elements:
+                key = getattr(element, "key", None)
+                if not isinstance(key, cst.SimpleString) or key.evaluated_value == "schedule":
+                    return False
+    return True
+
+
+def _covers_training(ctx, call: cst.Call) -> bool:
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.WithItem):
+        return _runs_training(ctx, ctx.parent(parent))
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        return False
+    name = parent.targets[0].target
+    if not isinstance(name, cst.Name):
+        return False
+    for node in ctx.index.calls:
+        if method_call(node, "start") and _names(node.func.value, name.value):
+            scope = ctx.enclosing(node, cst.FunctionDef)
+            body = scope.body if scope is not None else ctx.module
+            if _runs_training(ctx, body, after=ctx.line(node)):
+                return True
+    return any(
+        isinstance(node, cst.With)
+        and any(_names(item.item, name.value) for item in node.items)
+        and _runs_training(ctx, node)
+        for node in walk(ctx, ctx.module, skip_functions=False)
+    )
+
+
+def _names(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _runs_training(ctx, body: cst.CSTNode, after: int = 0) -> bool:
+    """`body` runs a step loop (after line `after`), itself or through a call of a function of
+    this file that contains one."""
+    for node in walk(ctx, body):
+        if ctx.line(node) < after:
+            continue
+        if isinstance(node, LOOPS) and is_step_loop(ctx, node):
+            return True
+        if isinstance(node, cst.Call) and _trains(ctx, terminal_name(node.func)):
+            return True
+    return False
+
+
+def _trains(ctx, name: str | None) -> bool:
+    """A function of this file named `name` runs a step loop."""
+    return name is not None and any(
+        function.name.value == name
+        and any(isinstance(n, LOOPS) and is_step_loop(ctx, n) for n in walk(ctx, function.body))
+        for function in ctx.index.functions
+    )
