@@ -3,8 +3,8 @@ builder functions registered with decorators, the config names what to build and
 builder's keyword arguments, and `--set key=value` overrides fields. A residual MLP classifier.
 
 Planted: the optimizer config's kwargs carry `foreach=False` (copied from a reproducibility
-recipe), so AdamW updates the 20 parameter tensors one at a time. --fixed: the kwargs leave
-`foreach` to PyTorch's default.
+recipe), so AdamW updates the 20 parameter tensors one at a time. --fixed: the kwargs ask for
+`fused=True` (one kernel over all of them).
 """
 
 import dataclasses
@@ -65,6 +65,7 @@ def parse(argv):
             setattr(cfg, key, type(getattr(cfg, key))(value))
     if FIXED:
         cfg.optimizer_kwargs.pop("foreach")
+        cfg.optimizer_kwargs["fused"] = True
     return cfg
 
 
