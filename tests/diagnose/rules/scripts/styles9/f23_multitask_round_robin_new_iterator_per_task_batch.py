@@ -14,12 +14,12 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 FIXED = "--fixed" in sys.argv
-VOCAB = 2000
+VOCAB = 500
 
 
 def make_task(n, classes, seed):
     g = torch.Generator().manual_seed(seed)
-    x = (torch.rand(n, VOCAB, generator=g) < 0.01).float()
+    x = (torch.rand(n, VOCAB, generator=g) < 0.04).float()
     y = (x[:, :classes * 50].reshape(n, classes, 50).sum(2)).argmax(1)
     return TensorDataset(x, y)
 
@@ -38,7 +38,7 @@ class Draw:
 
 if __name__ == "__main__":
     torch.manual_seed(0)
-    tasks = {"sentiment": (make_task(60000, 2, 0), 2), "topic": (make_task(30000, 6, 1), 6)}
+    tasks = {"sentiment": (make_task(20000, 2, 0), 2), "topic": (make_task(10000, 6, 1), 6)}
     loaders = {t: DataLoader(ds, batch_size=32, shuffle=True) for t, (ds, _) in tasks.items()}
     draws = {t: Draw(loader) for t, loader in loaders.items()}
     encoder = nn.Sequential(nn.Linear(VOCAB, 128), nn.ReLU())
