@@ -11,8 +11,8 @@ than the first (medians), and a growth over the run well beyond the steps' sprea
 robust (Theil-Sen) line, spread over the steps rather than one jump (the load that rose once).
 
 It also reads the size of the tensors among the training loop's variables at a few checks: one
-larger at every check by about the same number of elements per step is a history rebuilt from
-itself (`seen = torch.cat([seen, batch])`). With that cause in sight, a milder rise is enough
+larger at every check by about the same number of elements per step, that the loop's code
+rebuilds from itself (`seen = torch.cat([seen, batch])`), is a growing history. With that cause in sight, a milder rise is enough
 (the trend test at one chance in twenty, the last third slower than the first): a short run sees
 only the start of a history's growth. Without any rise in the timings, the history is reported
 at info level, named with its line: its cost is still to come.
