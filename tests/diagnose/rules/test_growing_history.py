@@ -5,13 +5,14 @@ a short or loaded run whose timings show only the start of the growth still name
 from __future__ import annotations
 
 from planted import (
-    diagnose,
+    SCRIPTS,
     line_of,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
 )
 from rule_builders import only
 from test_timing_noise_rules import cpu_timed
 
+from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.observations import GrowingTensor
 from torchdoctor.diagnose.probes.retention import _growing_run
 from torchdoctor.diagnose.rules import d504_step_time_growth as d504
@@ -61,7 +62,11 @@ def test_a_history_without_a_rise_is_named_at_info_with_no_saving():
 
 
 def test_the_probe_finds_a_history_kept_in_an_attribute_and_its_line():
-    report = diagnose("d504_slow_history_attribute", steps=20)
+    # 16 measured steps: checks at the 4th, 8th and 16th; no what-if timing (not looked at)
+    report = diagnose_script(
+        str(SCRIPTS / "d504_slow_history_attribute.py"), steps=16, warmup=3, whatif=False
+    )
+    assert report.run.status == "stopped", report.run.error
     (history,) = report.run.memory.growing
     line = line_of("d504_slow_history_attribute", "self.seen = torch.cat(")
     assert history.name == "self.seen" and history.location.endswith(f":{line}")
