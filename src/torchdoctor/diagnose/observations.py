@@ -293,6 +293,21 @@ class RetainedTensors:
 
 
 @dataclass
+class GrowingTensor:
+    """A tensor among the training loop's variables that is larger at every check, by about the
+    same number of elements per step: a history rebuilt from itself every step (`seen =
+    torch.cat([seen, batch])`), whose copy (and whatever reads it) costs more every step (D504)."""
+
+    name: str  # the variable, e.g. "seen" or "self.history"
+    first_step: int  # the check where the run of growth began
+    last_step: int
+    first_numel: int
+    last_numel: int
+    bytes: int  # of the tensor at the last check
+    location: str = ""  # the user's line that rebuilds it from itself
+
+
+@dataclass
 class OutOfMemoryObservation:
     """The program died allocating memory (CUDA OOM or a CPU allocation failure)."""
 
@@ -333,6 +348,7 @@ class MemoryObservation:
     saved_activation_bytes: int | None = None
     activations_by_module: list[ModuleActivations] = field(default_factory=list)  # largest first
     retained: list[RetainedTensors] = field(default_factory=list)
+    growing: list[GrowingTensor] = field(default_factory=list)
     out_of_memory: OutOfMemoryObservation | None = None
 
 

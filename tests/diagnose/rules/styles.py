@@ -1,4 +1,4 @@
-"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles8/), with
+"""The planted scripts written in styles unlike ours (scripts/styles/, styles2/ ... styles9/), with
 what each must get.
 
 Each script plants ONE problem; run with `--fixed` it is its own clean control (same style, the
@@ -24,6 +24,7 @@ STYLES5 = Path(__file__).parent / "scripts" / "styles5"
 STYLES6 = Path(__file__).parent / "scripts" / "styles6"
 STYLES7 = Path(__file__).parent / "scripts" / "styles7"
 STYLES8 = Path(__file__).parent / "scripts" / "styles8"
+STYLES9 = Path(__file__).parent / "scripts" / "styles9"
 
 
 class Planted(NamedTuple):
@@ -434,5 +435,50 @@ PLANTED8 = [
         ("f07_clean_beta_vae_cyclical_annealing", "D213", "clean", "no checkpoint"),
         ("f08_clean_csv_logger_buffered_rows", "D702", "clean", "every 200"),
         ("f09_clean_ddpm_unet_cumprod_table", "D801", "clean", "table"),
+    ]
+]
+
+PLANTED9 = [
+    Planted(*row, folder=STYLES9)
+    for row in [
+        ("f01_trainer_hooks_on_batch_end_checkpoint", "D701", "speed", "every=batch"),
+        ("f02_torch_func_functional_call_params_in_float64", "D201", "speed", ".double() dict"),
+        ("f03_tabular_csv_rows_fetched_one_at_a_time", "D108", "speed", "row Dataset, 512"),
+        ("f04_hand_tokenizer_bucketing_collate_pads_per_token", "D111", "speed", "pad per token"),
+        ("f05_multitask_heads_backward_per_task_retain_graph", "D214", "speed", "3 backwards"),
+        ("f06_triplet_hard_mining_item_per_anchor", "D401", "info", ".item() per anchor"),
+        ("f07_seq2seq_teacher_forcing_decoder_cell_per_step", "D203", "speed", "cell per position"),
+        ("f08_config_dataclass_registry_optimizer_foreach_off", "D210", "speed", "foreach=False"),
+        ("f09_iterable_dataset_stream_synthesised_in_main_process", "D101", "speed", "workers 0"),
+        ("f10_global_step_forever_loader_tiny_batches_workers", "D112", "info", "batch 4, 2 wk"),
+        ("f11_step_hooks_registry_validation_hooked_on_step", "D304", "speed", "on step_end"),
+        ("f12_early_stopping_validation_left_in_train_mode", "D302", "error", "no eval()"),
+        ("f13_accumulation_zero_grad_once_per_epoch", "D221", "error", "zero_grad per epoch"),
+        ("f14_custom_autograd_function_backward_row_loop", "D203", "speed", "backward per row"),
+        ("f15_metric_logger_keeps_loss_tensors_in_records", "D503", "speed", "record loss"),
+        ("f16_memory_bank_negatives_grows_every_step", "D504", "speed", "cat bank"),
+        ("f17_dataclass_config_per_device_batch_of_two_accumulated", "D202", "speed", "2 x 32"),
+        ("f18_siamese_pairs_tensor_from_list_of_arrays", "D106", "speed", "tensor(rows)"),
+        ("f19_checkpoint_sequential_small_mlp", "D213", "speed", "checkpoint_sequential"),
+        ("f20_debug_flag_defaults_on_anomaly_detection", "D211", "speed", "--debug default"),
+        ("f21_profiler_started_by_hand_never_stopped_until_end", "D212", "speed", "no schedule"),
+        ("f22_trainer_loader_property_rebuilt_each_epoch", "D103", "speed", "property loader"),
+        ("f23_multitask_round_robin_new_iterator_per_task_batch", "D107", "speed", "next(iter)"),
+        ("f24_eval_every_n_steps_inside_epoch_keeps_graph", "D301", "speed", "no no_grad"),
+        ("f25_freeze_bn_helper_puts_whole_model_in_eval", "D305", "error", "model.eval()"),
+        ("f26_logger_info_tensor_repr_every_step", "D702", "speed", "info every step"),
+        ("f27_iterable_dataset_shards_in_memory_tensors_workers", "D109", "speed", "2 wk, shards"),
+        ("f28_workers_from_cpu_count_augmenting_dataset", "D110", "speed", "cpu_count()"),
+        ("f29_smoothed_loss_tensor_chains_every_graph", "D503", "speed", "smooth += loss"),
+        ("f30_running_accuracy_list_converted_every_step", "D504", "speed", "tensor(all_preds)"),
+        ("f31_after_backward_hook_clears_gradients", "D222", "error", "hook zero_grad"),
+        ("g01_clean_trainer_callbacks_checkpoint_and_early_stop", "D701", "clean", "per epoch"),
+        ("g02_clean_torch_func_vmapped_ensemble", "D210", "clean", "vmap ensemble"),
+        ("g03_clean_tabular_csv_batch_sampler_fetch", "D108", "clean", "BatchSampler"),
+        ("g04_clean_seq2seq_teacher_forcing_full_sequence", "D203", "clean", "nn.GRU"),
+        ("g05_clean_moco_ring_buffer_queue", "D504", "clean", "ring buffer"),
+        ("g06_clean_iterable_text_stream_one_worker_big_batches", "D112", "clean", "1 wk, 128"),
+        ("g07_clean_accumulation_scheduler_clip_zero_after_step", "D221", "clean", "zero after"),
+        ("g08_clean_triplet_batch_hard_detached_metrics", "D401", "clean", "detached sums"),
     ]
 ]

@@ -137,6 +137,7 @@ class MemoryTimelineProbe(Probe):
             self._finish_phases()
         if self._check_due(index):
             self.retention.check(index)
+            self.retention.check_growth(index)
             if index == self._last_measured() or not self.session.config.steps:
                 self.retention.check_graphs(index)  # walks graphs: not inside measured steps
 
@@ -213,6 +214,7 @@ class MemoryTimelineProbe(Probe):
                 "(saved-tensor hooks would change the compiled program)"
             )
         memory.retained = self.retention.results()
+        memory.growing = self.retention.growing_results()
         if self.out_of_memory is not None:
             oom = self.out_of_memory
             if oom.capacity_bytes is None:

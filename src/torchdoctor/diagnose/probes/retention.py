@@ -7,7 +7,10 @@ cost nothing and keep nothing alive. At a few checks during the run (while
 the program's frames still exist) we count how many of them outlived their step by more than one
 step: a `losses.append(loss)` keeps every step's loss and, with it, its autograd graph. The first
 time that happens the holder is looked up once (gc referrers, then a variable bound to it in the
-user's frames), which is the only costly part and runs at most once.
+user's frames), which is the only costly part and runs at most once. The same checks read the
+size of the tensors among the training loop's variables: one larger at every check, by about the
+same number of elements per step, is a history rebuilt from itself every step (`seen =
+torch.cat([seen, batch])`), whose cost grows with the run (D504).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from types import FrameType
 import torch
 
 from torchdoctor.diagnose.callsite import is_library_file
-from torchdoctor.diagnose.observations import RetainedTensors
+from torchdoctor.diagnose.observations import GrowingTensor, RetainedTensors
 from torchdoctor.diagnose.source_lines import short_path
 
 MAX_NODES = 20_000  # autograd nodes walked per graph at most
@@ -36,6 +39,14 @@ MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a re
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
 RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
 MAX_TERM_ITEMS = 16  # items of a container variable looked at for loss terms
+# a growing history: larger at this many checks in a row (checks come at the 4th, 8th, 16th...
+# measured step), by a number of elements per step that stays within GROWTH_RATE_RATIO between
+# checks (a history grows by its batch every step; a tensor whose size follows the data, a
+# bucketed batch of tokens, does not double and double again in step with the checks), ending at
+# least MIN_GROWTH times its size at the first of them
+MIN_GROWING_CHECKS = 3
+GROWTH_RATE_RATIO = 2.0
+MIN_GROWTH = 2.0
 
 
 @dataclass
@@ -57,6 +68,9 @@ class RetentionWatch:
         # the last few losses passed to backward(), several per step where a step has several
         # (SAC: critic, actor and temperature losses)
         self.recent_losses: deque[weakref.ref] = deque(maxlen=RECENT_LOSSES)
+        # loop variable -> (check step, numel, bytes) of the tensor bound to it at each check
+        self.sizes: dict[str, list[tuple[int, int, int]]] = {}
+        self.growing: dict[str, GrowingTensor] = {}
 
     def loss_passed(self, loss) -> None:
         """A loss on its way into backward() (every one: `remember` is told of a subset)."""
@@ -160,12 +174,85 @@ class RetentionWatch:
                 )
                 return
 
+    def check_growth(self, current_step: int) -> None:
+        """Read the size of every tensor among the training loop's variables; a variable larger
+        at every one of the last MIN_GROWING_CHECKS checks, at a steady rate, that the loop's
+        function rebuilds from itself (`seen = torch.cat([seen, ...])`) is a growing history."""
+        frame = _user_frame()
+        if frame is None:
+            return
+        for name, value in _loop_variables(frame):
+            if not isinstance(value, torch.Tensor) or value.is_meta:
+                continue
+            sizes = self.sizes.setdefault(name, [])
+            sizes.append((current_step, value.numel(), value.numel() * value.element_size()))
+            growing = _growing_run(sizes)
+            # and the source rebuilds it from itself: a tensor that follows the step on purpose
+            # (a curriculum's sequence length) is no history
+            line = _rebuilding_line(frame, name) if growing is not None else None
+            if growing is not None and line is not None:
+                (first_step, first_numel, _), (last_step, last_numel, size) = growing
+                self.growing[name] = GrowingTensor(
+                    name=name,
+                    first_step=first_step,
+                    last_step=last_step,
+                    first_numel=first_numel,
+                    last_numel=last_numel,
+                    bytes=size,
+                    location=f"{short_path(frame.f_code.co_filename)}:{line}",
+                )
+
     def results(self) -> list[RetainedTensors]:
         self.holders.clear()  # the program's containers are not ours to keep alive
         return list(self.found.values())
 
+    def growing_results(self) -> list[GrowingTensor]:
+        return list(self.growing.values())
+
 
 MAX_DICT_ENTRIES = 32  # a metrics dict, not a data set held in a dict
+
+
+def _growing_run(sizes: list[tuple[int, int, int]]):
+    """(first, last) (step, numel, bytes) of the growth ending at the latest check, when the
+    last MIN_GROWING_CHECKS checks grew at a steady rate to MIN_GROWTH x; else None."""
+    run = sizes[-MIN_GROWING_CHECKS:]
+    if len(run) < MIN_GROWING_CHECKS:
+        return None
+    rates = []
+    for (step0, numel0, _), (step1, numel1, _) in zip(run, run[1:]):
+        if numel1 <= numel0 or step1 <= step0:
+            return None
+        rates.append((numel1 - numel0) / (step1 - step0))
+    if max(rates) > GROWTH_RATE_RATIO * min(rates) or run[-1][1] < MIN_GROWTH * run[0][1]:
+        return None
+    return run[0], run[-1]
+
+
+def _rebuilding_line(frame: FrameType, name: str) -> int | None:
+    """The line of the frame's function that rebuilds `name` from itself (`name =
+    torch.cat([name, ...])`, or stack, hstack, vstack), where the fix goes; None when none."""
+    lines, first = _source_of(frame)
+    pattern = re.compile(
+        rf"^\s*{re.escape(name)}\s*=\s*torch\.(cat|concat|concatenate|stack|hstack|vstack)\(\s*"
+        rf"[\[\(]\s*{re.escape(name)}\b"
+    )
+    for offset, text in enumerate(lines):
+        if pattern.match(text):
+            return max(first, 1) + offset
+    return None
+
+
+def _source_of(frame: FrameType) -> tuple[list[str], int]:
+    """The source lines of the frame's function and the number of its first line ([] when it
+    has no source file)."""
+    code = frame.f_code
+    if code.co_name == "<module>":  # inspect gives a module's first block only: the whole file
+        return linecache.getlines(code.co_filename), 1
+    try:
+        return inspect.getsourcelines(code)
+    except (OSError, TypeError):  # no source file (exec'd code, a notebook cell gone)
+        return [], 1
 
 
 def _loop_variables(frame: FrameType) -> list[tuple[str, object]]:
@@ -190,14 +277,7 @@ def _loop_variables(frame: FrameType) -> list[tuple[str, object]]:
 def _accumulating_line(frame: FrameType, name: str) -> int | None:
     """The line of the frame's function that adds to `name` (`name += ...` or `name = name +
     ...`), where the fix goes; None when the source has none (then the loop's current line)."""
-    code = frame.f_code
-    if code.co_name == "<module>":  # inspect gives a module's first block only: the whole file
-        lines, first = linecache.getlines(code.co_filename), 1
-    else:
-        try:
-            lines, first = inspect.getsourcelines(code)
-        except (OSError, TypeError):  # no source file (exec'd code, a notebook cell gone)
-            return None
+    lines, first = _source_of(frame)
     spelled = re.escape(name).replace('"', "[\"']")  # metrics["loss"] or metrics['loss']
     pattern = re.compile(rf"^\s*{spelled}\s*(\+=|=\s*{spelled}\s*\+)")
     for offset, text in enumerate(lines):

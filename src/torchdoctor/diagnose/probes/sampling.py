@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.overrides import TorchFunctionMode
+from torch.autograd.function import BackwardCFunction
+from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
@@ -88,7 +89,8 @@ class OpCounter(TorchDispatchMode):
 
 class PythonCallCounter(TorchFunctionMode):
     """Counts torch calls made from Python. Inside a handler the mode is off, so a call that
-    makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once."""
+    makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once;
+    the Python backwards of custom autograd Functions it runs are counted (`in_backward`)."""
 
     def __init__(self, phases: list[str], clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__()
@@ -137,6 +139,23 @@ class SamplingProbe(Probe):
         self.frames_seen = self.frames_before
         self.compile_called = False  # torch.compile was called while we watched
         patcher.replace(torch, "compile", self._wrap_compile)
+        # autograd runs a custom Function's backward through this method, inside backward()'s
+        # handler where the counting mode is off: its torch calls are the program's Python (a
+        # loop over rows in a hand-written backward is a Python loop, rule D203)
+        patcher.replace(BackwardCFunction, "apply", self._wrap_custom_backward)
+
+    def _wrap_custom_backward(self, original):
+        probe = self
+
+        def apply(node, *args):
+            calls = probe.calls
+            # on already (a backward not started through a torch function): once is enough
+            if calls is None or probe.done or calls in _get_current_function_mode_stack():
+                return original(node, *args)
+            with calls:
+                return original(node, *args)
+
+        return apply
 
     def on_step_end(self, record) -> None:
         frames = _compiled_frames()  # a few dict look-ups: counts recompiles step by step

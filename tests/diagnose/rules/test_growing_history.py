@@ -1,0 +1,74 @@
+"""D504's structural signal: a tensor among the training loop's variables rebuilt from itself
+every step (a history concatenated every step) is seen by its size at the retention checks, so
+a short or loaded run whose timings show only the start of the growth still names it."""
+
+from __future__ import annotations
+
+from planted import (
+    SCRIPTS,
+    line_of,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
+from rule_builders import only
+from test_timing_noise_rules import cpu_timed
+
+from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.observations import GrowingTensor
+from torchdoctor.diagnose.probes.retention import _growing_run
+from torchdoctor.diagnose.rules import d504_step_time_growth as d504
+
+HISTORY = GrowingTensor(
+    name="seen",
+    first_step=4,
+    last_step=16,
+    first_numel=1280,
+    last_numel=4352,
+    bytes=34816,
+    location="train.py:42",
+)
+
+
+def test_a_steady_growth_between_checks_is_a_history_and_a_bucketed_batch_is_not():
+    # `seen = torch.cat([seen, batch])`, 256 elements per step, read at the 4th, 8th, 16th step
+    assert _growing_run([(4, 1280, 0), (8, 2304, 0), (16, 4352, 0)]) is not None
+    # token batches of a length-bucketed sampler, larger at each check by chance (the probe also
+    # asks for the line that rebuilds the variable from itself)
+    assert _growing_run([(4, 64 * 20, 0), (8, 64 * 80, 0), (16, 64 * 400, 0)]) is None
+    assert _growing_run([(4, 1280, 0), (8, 2304, 0)]) is None  # two checks: too few
+    assert _growing_run([(4, 1280, 0), (8, 2304, 0), (16, 2304, 0)]) is None  # stopped growing
+
+
+def test_a_history_in_sight_makes_a_mild_rise_a_finding_that_names_it():
+    # a rise of 1.2x over 24 timed steps with the noise of a loaded machine: not steady enough
+    # for D504 alone (the last third not 1.5x the first)
+    noise = [0.0004, -0.0003, 0.0001, -0.0002, 0.0003, -0.0004]
+    times = [0.010 + 0.0001 * i + noise[i % 6] for i in range(24)]
+    run = cpu_timed(times)
+    assert d504.check(run) == []
+    run.memory.growing = [HISTORY]
+    finding = only(d504.check(run), "D504")
+    assert finding.saving > 0 and "`seen` is rebuilt from itself at train.py:42" in " ".join(
+        finding.evidence
+    )
+    assert finding.details["history"] == "seen" and "pieces.append" in finding.fix
+
+
+def test_a_history_without_a_rise_is_named_at_info_with_no_saving():
+    run = cpu_timed([0.010, 0.0102, 0.0098, 0.0101, 0.0099, 0.010] * 3)
+    run.memory.growing = [HISTORY]
+    finding = only(d504.check(run), "D504")
+    assert finding.severity == "info" and finding.saving == 0.0
+    assert "1,280 to 4,352 elements" in " ".join(finding.evidence)
+
+
+def test_the_probe_finds_a_history_kept_in_an_attribute_and_its_line():
+    # 16 measured steps: checks at the 4th, 8th and 16th; no what-if timing (not looked at)
+    report = diagnose_script(
+        str(SCRIPTS / "d504_slow_history_attribute.py"), steps=16, warmup=3, whatif=False
+    )
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    line = line_of("d504_slow_history_attribute", "self.seen = torch.cat(")
+    assert history.name == "self.seen" and history.location.endswith(f":{line}")
+    assert history.last_numel > 2 * history.first_numel
+    assert "D504" in [f.id for f in report.findings]
