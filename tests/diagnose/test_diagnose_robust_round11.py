@@ -32,6 +32,10 @@ def test_the_programs_end_reads_as_in_its_plain_run(diagnose, tmp_path):
         + """
 import atexit
 atexit.register(lambda: print("summary: trained"))
+def dropped():
+    print("unregistered: never runs")
+atexit.register(dropped)
+atexit.unregister(dropped)
 class Flaky:
     def __init__(self, stream): self.stream, self.broken = stream, False
     def write(self, text): return self.stream.write(text)
@@ -54,6 +58,7 @@ nn.Linear(4, 1)(torch.randn(2, 8))
     assert d.returncode == 120, d.stderr[-2000:]
     assert d.stdout.startswith("summary: trained\n"), d.stdout[:300]  # before the report
     assert d.stdout.count("summary: trained") == 1
+    assert "never runs" not in d.stdout
     crash = plain.stderr[plain.stderr.index("Traceback") :]
     assert "torch/nn/modules/linear.py" in crash  # torch's frames, as Python prints them
     assert _no_addresses(crash) in _no_addresses(d.stderr), d.stderr[-3000:]

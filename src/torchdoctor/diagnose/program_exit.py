@@ -66,7 +66,7 @@ def _flush_all() -> None:
             pass
 
 
-EXIT_FLUSH_FAILED = 120  # Python's exit code when flushing sys.stdout / sys.stderr at its exit fails
+EXIT_FLUSH_FAILED = 120  # Python's exit code when flushing sys.stdout/stderr at its exit fails
 
 
 def streams_fail_at_exit(streams: tuple) -> bool:
@@ -123,7 +123,15 @@ class ProgramExitHandlers:
 
             return register
 
+        def make_unregister(real_unregister):
+            def unregister(func):
+                self._registered = [entry for entry in self._registered if entry[0] != func]
+                return real_unregister(func)
+
+            return unregister
+
         patcher.replace(atexit, "register", make_register)
+        patcher.replace(atexit, "unregister", make_unregister)
 
     def run(self) -> None:
         """Run the noted handlers now (where Python's exit would not wait for threads first)."""
