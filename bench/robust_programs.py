@@ -672,7 +672,7 @@ print("trained")
         ("--steps", "0"),
     ),
     "faulthandler_and_rlimits": (
-        "faulthandler with a watchdog dump, a low open-files limit, an address-space limit",
+        "faulthandler with a watchdog dump, a low open-files limit",
         """
 import faulthandler, os, resource
 faulthandler.enable()
