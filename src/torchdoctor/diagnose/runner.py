@@ -119,6 +119,11 @@ def _to_stderr(text: str) -> None:
     """To the program's sys.stderr; where that stream fails (a Tee logger whose log file the
     program closed), to the process's own stderr, as Python falls back to at its end."""
     try:
+        sys.stderr.write("")  # a broken writer fails here, before part of the text got out
+    except Exception:
+        print(text, end="", file=sys.__stderr__)
+        return
+    try:
         print(text, end="", file=sys.stderr)
         _flush(sys.stderr)
     except Exception:
