@@ -2,19 +2,25 @@
 `torchdoctor diagnose`, and the two are compared the way a user would: the same exit code, the
 program's own output kept (in order, before the report), one report, and a stderr with no frame
 or message of ours (no "Exception in thread", no "internal error", no torchdoctor file in a
-traceback), the program's own traceback's last line kept.
+traceback), the program's own traceback kept (the same frames and lines; process ids and
+addresses aside).
 
 With `--baseline SRC` (a source folder of another version, e.g. `git archive dc163b9 src | tar
 -x -C /tmp/base`), every program is also diagnosed by that version, and the table shows both.
 Prints one row per program: `ok`, or what differs.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/robust_programs.py [--baseline /tmp/base/src] [NAME ...]
+
+With `--try`, each program instead runs under `diagnose --steps 5 --try auto --repeats 1` (exit 0,
+a trials table, nothing of ours on stderr, and the same file names left in its folder as a
+`diagnose --steps 5` run leaves).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -372,10 +378,13 @@ print("both")
         ("--steps", "0"),
     ),
     "own_progress_and_logging": (
-        "tqdm and rich progress, logging.basicConfig at DEBUG, binary stdout",
+        "tqdm (where installed) and rich progress, logging.basicConfig at DEBUG, binary stdout",
         """
 import logging
-from tqdm import tqdm
+try:
+    from tqdm import tqdm
+except ImportError:  # not installed in every environment: the row would only test the crash
+    tqdm = iter
 from rich.progress import track
 logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(message)s")
 for i in tqdm(range(20)):
@@ -394,6 +403,426 @@ print("done")
 from torchdoctor import Trainer, TrainerConfig
 print(Trainer.__name__, TrainerConfig.__name__)
 train(30)
+""",
+        ("--steps", "0"),
+    ),
+    # round 11
+    "asyncio_training": (
+        "asyncio.run around training; data from run_in_executor; a coroutine per step",
+        """
+import asyncio
+async def batch():
+    return await asyncio.get_running_loop().run_in_executor(None, torch.randn, 16, 8)
+async def main():
+    for _ in range(30):
+        x = await batch()
+        opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+        await asyncio.sleep(0)
+    return "async done"
+print(asyncio.run(main()))
+""",
+        ("--steps", "0"),
+    ),
+    "forkserver_pool_in_step": (
+        "a forkserver multiprocessing Pool mapped inside every step",
+        """
+import multiprocessing as mp
+def scale(value):
+    return value * 2
+if __name__ == "__main__":
+    with mp.get_context("forkserver").Pool(2) as pool:
+        for _ in range(25):
+            weights = pool.map(scale, [1.0, 2.0, 3.0])
+            opt.zero_grad(); (model(torch.randn(16, 8)).pow(2).mean() * weights[0]).backward(); opt.step()
+    print("pool done", weights)
+""",
+        ("--steps", "0"),
+    ),
+    "spawn_loader_no_main_guard": (
+        "DataLoader spawn workers without the __main__ guard (crashes plainly too)",
+        """
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=16, num_workers=1,
+                    multiprocessing_context="spawn")
+for (x,) in loader:
+    opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+print("trained")
+""",
+        ("--steps", "0"),
+    ),
+    "chdir_relative_paths": (
+        "os.chdir into a run folder, then relative paths for data, checkpoints and logs",
+        """
+import os
+os.makedirs("run/data", exist_ok=True)
+os.chdir("run")
+torch.save(torch.randn(64, 8), "data/x.pt")
+x = torch.load("data/x.pt")
+for i in range(30):
+    opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    if i % 10 == 0:
+        torch.save(model.state_dict(), f"ckpt_{i}.pt")
+print(sorted(os.listdir(".")), os.path.basename(os.getcwd()))
+""",
+        ("--steps", "0"),
+    ),
+    "sibling_import_and_sys_path": (
+        "imports a sibling module and one from a folder put on sys.path by hand",
+        """
+import os
+here = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(os.path.join(here, "lib"), exist_ok=True)
+with open(os.path.join(here, "sibling_helpers.py"), "w") as f:
+    f.write("def make(torch):\n    return torch.nn.Linear(8, 1)\n")
+with open(os.path.join(here, "lib", "libhelpers.py"), "w") as f:
+    f.write("LR = 0.05\n")
+sys.path.insert(0, os.path.join(here, "lib"))
+import sibling_helpers, libhelpers
+net = sibling_helpers.make(torch); o = torch.optim.SGD(net.parameters(), lr=libhelpers.LR)
+for _ in range(30):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+print(sibling_helpers.__name__, libhelpers.LR, sys.path[1].endswith("lib"))
+""",
+        ("--steps", "0"),
+    ),
+    "exec_config_crash": (
+        "exec(compile(...)) of a config file whose function crashes mid-training",
+        """
+with open("config_file.py", "w") as f:
+    f.write("lr = 0.01\ndef schedule(step):\n    if step == 20:\n        raise ValueError('bad schedule step %d' % step)\n    return lr\n")
+config = {}
+exec(compile(open("config_file.py").read(), "config_file.py", "exec"), config)
+for i in range(30):
+    for group in opt.param_groups:
+        group["lr"] = config["schedule"](i)
+    train(1)
+""",
+        ("--steps", "0"),
+    ),
+    "argparse_subcommand_exit_code": (
+        "argparse subcommands, sys.exit(main()) returning 5",
+        """
+import argparse
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    fit = commands.add_parser("fit"); fit.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args(argv if argv is not None else (sys.argv[1:] or ["fit"]))
+    train(args.steps)
+    print("fitted", args.command, args.steps)
+    return 5
+if __name__ == "__main__":
+    sys.exit(main())
+""",
+        ("--steps", "0"),
+    ),
+    "click_group_standalone": (
+        "a click group with a subcommand, standalone mode (click calls sys.exit)",
+        """
+import click
+@click.group()
+def cli():
+    pass
+@cli.command()
+@click.option("--steps", default=30)
+def fit(steps):
+    train(steps)
+    click.echo(f"fitted {steps}")
+if __name__ == "__main__":
+    cli(sys.argv[1:] or ["fit"])
+""",
+        ("--steps", "0"),
+    ),
+    "warnings_as_errors": (
+        "warnings.simplefilter('error') at its top, a DataLoader and evaluation",
+        """
+import warnings
+warnings.simplefilter("error")
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(96, 8)), batch_size=16, shuffle=True)
+for epoch in range(3):
+    model.train()
+    for (x,) in loader:
+        opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    model.eval()
+    with torch.no_grad():
+        print("epoch", epoch, round(float(model(torch.ones(1, 8)).sum()), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "grad_off_globally": (
+        "torch.set_grad_enabled(False) at its top, enable_grad in the step, a no_grad decorator",
+        """
+torch.set_grad_enabled(False)
+@torch.no_grad()
+def evaluate():
+    return float(model(torch.ones(1, 8)).sum())
+for i in range(30):
+    with torch.enable_grad():
+        opt.zero_grad(); model(torch.randn(16, 8)).pow(2).mean().backward()
+    opt.step()
+    if i % 10 == 9:
+        print("eval", round(evaluate(), 4))
+print("grad enabled at the end:", torch.is_grad_enabled())
+""",
+        ("--steps", "0"),
+    ),
+    "jit_script_and_trace": (
+        "torch.jit.script of a function calling torch.tensor, a traced model trained",
+        """
+@torch.jit.script
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.tensor(2.0) + torch.zeros(1)
+traced = torch.jit.trace(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()), torch.randn(2, 8))
+head = torch.nn.Linear(8, 1)
+o = torch.optim.SGD(list(traced.parameters()) + list(head.parameters()), lr=0.01)
+for _ in range(30):
+    o.zero_grad(); head(scaled(traced(torch.randn(16, 8)))).pow(2).mean().backward(); o.step()
+print("jit done", type(traced).__name__)
+""",
+        ("--steps", "0"),
+    ),
+    "compile_whole_model": (
+        "torch.compile of the whole model (aot_eager backend) and of the loss function",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+compiled = torch.compile(net, backend="aot_eager")
+loss_fn = torch.compile(lambda out: out.pow(2).mean(), backend="aot_eager")
+o = torch.optim.Adam(net.parameters())
+for _ in range(30):
+    o.zero_grad(); loss_fn(compiled(torch.randn(16, 8))).backward(); o.step()
+print("compiled done", round(float(net(torch.ones(1, 8)).sum()), 3) == round(float(compiled(torch.ones(1, 8)).sum()), 3))
+""",
+        ("--steps", "0"),
+    ),
+    "custom_function_gradient_penalty": (
+        "a custom autograd.Function (save_for_backward) and a double-backward gradient penalty",
+        """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+for _ in range(30):
+    x = torch.randn(16, 8, requires_grad=True)
+    out = Square.apply(model(x)).mean()
+    (grad_x,) = torch.autograd.grad(out, x, create_graph=True)
+    loss = out + grad_x.pow(2).sum()
+    opt.zero_grad(); loss.backward(); opt.step()
+print("penalty done", round(float(loss), 4) >= 0)
+""",
+        ("--steps", "0"),
+    ),
+    "own_module_hooks": (
+        "its own forward, forward-pre (with kwargs) and full backward hooks that change values",
+        """
+seen = {"pre": 0, "fwd": 0, "bwd": 0}
+def pre(module, args, kwargs):
+    seen["pre"] += 1
+    return (args[0] * 1.0,), kwargs
+def fwd(module, args, output):
+    seen["fwd"] += 1
+    return output * 0.5
+def bwd(module, grad_input, grad_output):
+    seen["bwd"] += 1
+    return tuple(g * 2 if g is not None else g for g in grad_input)
+model.register_forward_pre_hook(pre, with_kwargs=True)
+model.register_forward_hook(fwd)
+model.register_full_backward_hook(bwd)
+train(30)
+print(seen)
+""",
+        ("--steps", "0"),
+    ),
+    "sparse_complex_nested": (
+        "sparse COO and CSR matmuls, complex FFT features, a nested tensor in the step",
+        """
+adjacency = torch.eye(16).to_sparse()
+for i in range(30):
+    x = torch.randn(16, 8)
+    spectrum = torch.fft.rfft(x, dim=1).abs()[:, :4]
+    features = torch.sparse.mm(adjacency, torch.cat([x[:, :4], spectrum], dim=1))
+    features = adjacency.to_sparse_csr() @ features
+    nested = torch.nested.nested_tensor([torch.randn(3, 8), torch.randn(5, 8)])
+    extra = sum(t.sum() for t in nested.unbind())
+    opt.zero_grad(); (model(features).pow(2).mean() + 0 * extra).backward(); opt.step()
+print("odd tensors done", features.dtype, torch.is_complex(torch.fft.fft(x)))
+""",
+        ("--steps", "0"),
+    ),
+    "atexit_summary": (
+        "atexit handlers that write a summary file and print it",
+        """
+import atexit, json
+losses = []
+def summary():
+    with open("summary.json", "w") as f:
+        json.dump({"steps": len(losses)}, f)
+    print("summary written", len(losses))
+atexit.register(summary)
+for _ in range(30):
+    opt.zero_grad(); loss = model(torch.randn(16, 8)).pow(2).mean(); loss.backward(); opt.step()
+    losses.append(float(loss))
+print("trained")
+""",
+        ("--steps", "0"),
+    ),
+    "faulthandler_and_rlimits": (
+        "faulthandler with a watchdog dump, a low open-files limit",
+        """
+import faulthandler, os, resource
+faulthandler.enable()
+faulthandler.dump_traceback_later(600, exit=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 16, hard))
+train(30)
+faulthandler.cancel_dump_traceback_later()
+print("limited done")
+""",
+        ("--steps", "0"),
+    ),
+    "fork_every_step": (
+        "os.fork() in every step: the child writes a number to a pipe and os._exit(0)",
+        """
+import os
+total = 0
+for _ in range(20):
+    train(1)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end); os.write(write_end, b"1"); os._exit(0)
+    os.close(write_end); total += int(os.read(read_end, 1)); os.close(read_end)
+    os.waitpid(child, 0)
+print("children", total)
+""",
+        ("--steps", "0"),
+    ),
+    "rotating_log_progress_line": (
+        "a RotatingFileHandler log, captured warnings, a carriage-return progress line on stdout",
+        """
+import logging, logging.handlers, os, warnings
+log = logging.getLogger("train")
+log.setLevel(logging.INFO)
+log.addHandler(logging.handlers.RotatingFileHandler("train.log", maxBytes=200, backupCount=2))
+logging.captureWarnings(True)
+for i in range(30):  # what tqdm(file=sys.stdout) writes (tqdm is not installed here)
+    train(1)
+    log.info("step %d loss ok", i)
+    sys.stdout.write(f"\\r{i + 1}/30 steps"); sys.stdout.flush()
+print()
+warnings.warn("a warning of its own")
+print("logs", sorted(name for name in os.listdir(".") if name.startswith("train.log")))
+""",
+        ("--steps", "0"),
+    ),
+    "generator_loop_resume": (
+        "a generator-based training loop, checkpointed and resumed from the checkpoint mid-run",
+        """
+import io
+def trainer(start):
+    for step in range(start, 40):
+        opt.zero_grad(); loss = model(torch.randn(16, 8)).pow(2).mean(); loss.backward(); opt.step()
+        yield step, float(loss)
+run = trainer(0)
+for step, loss in run:
+    if step == 19:
+        buffer = io.BytesIO()
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, buffer)
+        run.close()
+        break
+buffer.seek(0)
+state = torch.load(buffer)
+model.load_state_dict(state["model"]); opt.load_state_dict(state["opt"])
+print("resumed at", state["step"] + 1, "last", max(step for step, _ in trainer(state["step"] + 1)))
+""",
+        ("--steps", "0"),
+    ),
+    "sigint_handled": (
+        "SIGINT mid-training caught as KeyboardInterrupt by the program, which saves and exits 0",
+        """
+import os, signal
+try:
+    for i in range(300):
+        train(1)
+        if i == 25:
+            os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    torch.save(model.state_dict(), "interrupted.pt")
+    print("interrupted at", i, "saved")
+""",
+        ("--steps", "0"),
+    ),
+    "alarm_time_budget": (
+        "signal.alarm as a time budget: a handler sets a flag, the loop ends on it",
+        """
+import signal
+out_of_time = False
+def times_up(signum, frame):
+    global out_of_time
+    out_of_time = True
+signal.signal(signal.SIGALRM, times_up)
+signal.alarm(2)
+steps = 0
+while not out_of_time:
+    train(1); steps += 1
+print("budget spent", steps > 0, signal.getsignal(signal.SIGALRM) is times_up)
+""",
+        ("--steps", "0"),
+    ),
+    "own_profiler_with_stack": (
+        "its own torch.profiler (record_shapes, with_stack, profile_memory) around training",
+        """
+from torch.profiler import ProfilerActivity, profile, schedule
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_stack=True,
+             profile_memory=True, schedule=schedule(wait=1, warmup=1, active=3)) as prof:
+    for _ in range(30):
+        train(1)
+        prof.step()
+print("profiled", len(prof.key_averages()) > 0)
+""",
+        ("--steps", "0"),
+    ),
+    "own_dispatch_mode_and_vmap": (
+        "its own TorchDispatchMode counting ops, per-sample grads with torch.func vmap(grad)",
+        """
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.func import functional_call, grad, vmap
+class Count(TorchDispatchMode):
+    calls = 0
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        Count.calls += 1
+        return func(*args, **(kwargs or {}))
+params = {k: v.detach() for k, v in model.named_parameters()}
+def sample_loss(p, x):
+    return functional_call(model, p, (x.unsqueeze(0),)).pow(2).mean()
+for _ in range(30):
+    x = torch.randn(16, 8)
+    with Count():
+        opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    per_sample = vmap(grad(sample_loss), in_dims=(None, 0))(params, x)
+print("dispatch", Count.calls > 0, tuple(per_sample["weight"].shape))
+""",
+        ("--steps", "0"),
+    ),
+    "stream_fails_at_exit": (
+        "sys.stdout replaced by a writer whose flush fails once the program is done (Python exits 120)",
+        """
+class Flaky:
+    def __init__(self, stream): self.stream, self.done = stream, False
+    def write(self, text): return self.stream.write(text)
+    def flush(self):
+        if self.done:
+            raise OSError("log server gone")
+        self.stream.flush()
+train(30)
+sys.stdout = Flaky(sys.stdout)
+print("trained")
+sys.stdout.done = True
 """,
         ("--steps", "0"),
     ),
@@ -420,7 +849,22 @@ def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    return _same_run(lines[-1]) if lines else ""
+
+
+def _same_run(text: str) -> str:
+    """What two runs of one program share: process ids, addresses, times and timings differ
+    from run to run."""
+    return re.sub(r"0x[0-9a-f]+|\d+", "N", text)
+
+
+def _traceback(text: str) -> str:
+    """The program's traceback (from its first line to the end), without our own notes."""
+    at = text.find("Traceback (most recent call last):")
+    if at < 0:
+        return ""
+    lines = text[at:].splitlines()
+    return _same_run("\n".join(line for line in lines if not line.startswith("torchdoctor:")))
 
 
 def _shell_code(code: int) -> int:
@@ -448,14 +892,63 @@ def compare(plain: subprocess.CompletedProcess, diagnosed, stopped: bool) -> str
         problems.append("our frames in stderr: " + _last_line(err)[:60])
     elif not stopped and _last_line(err) != _last_line(plain.stderr):
         problems.append(f"stderr ends {_last_line(err)[:50]!r}")
+    elif not stopped and _traceback(err) != _traceback(plain.stderr):
+        problems.append("traceback differs")
+    return "; ".join(problems) or "ok"
+
+
+def _files(folder: str) -> list[str]:
+    """The names under `folder` (what a run left there), sizes aside."""
+    return sorted(
+        os.path.relpath(os.path.join(root, name), folder)
+        for root, folders, files in os.walk(folder)
+        for name in files + folders
+        if "__pycache__" not in root and name != "__pycache__"
+    )
+
+
+def try_auto(body: str) -> str:
+    """`diagnose --steps 5 --try auto --repeats 1`: exit 0, one diagnosis, a trials table or the
+    note why none, nothing of ours on stderr, and the program's folder left with the names a
+    `diagnose --steps 5` run leaves (the trials put back what they changed)."""
+    left = []
+    for options in ((), ("--try", "auto", "--repeats", "1")):
+        with tempfile.TemporaryDirectory(prefix="robust-") as folder:
+            with open(os.path.join(folder, "program.py"), "w") as script:
+                script.write(TRAIN + textwrap.dedent(body))
+            command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "5", *options]
+            run = _run([*command, "program.py"], folder)
+            left.append(_files(folder))
+    if run.returncode == "hang":
+        return f"hung (killed after {HANG_S} s)"
+    problems = []
+    if run.returncode not in (0,):
+        problems.append(f"exit {run.returncode}")
+    if "Exception in thread" in run.stderr or "internal error" in run.stderr:
+        problems.append("our error: " + _last_line(run.stderr)[:60])
+    if "--try" not in run.stdout and "trial" not in run.stdout.lower():
+        problems.append("no trials table")
+    if left[0] != left[1]:
+        extra = sorted(set(left[1]) ^ set(left[0]))
+        problems.append("files differ: " + ", ".join(extra[:3]))
     return "; ".join(problems) or "ok"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", help="source folder of another version to compare")
+    parser.add_argument(
+        "--try", dest="try_auto", action="store_true",
+        help="instead: each program under `diagnose --steps 5 --try auto` (the version on PYTHONPATH)",
+    )  # fmt: skip
     parser.add_argument("names", nargs="*", help="programs to run (default: all)")
     options = parser.parse_args()
+    if options.try_auto:
+        print(f"load {os.getloadavg()[0]:.1f}\n| feature | --try auto |\n|---|---|")
+        for name in options.names or list(PROGRAMS):
+            feature, body, _ = PROGRAMS[name]
+            print(f"| {feature} | {try_auto(body)} |", flush=True)
+        return
     names = options.names or list(PROGRAMS)
     versions = {"now": os.environ.get("PYTHONPATH", "")}
     if options.baseline:

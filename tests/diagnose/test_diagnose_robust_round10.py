@@ -166,6 +166,10 @@ raise RuntimeError("diverged")
     shown = capfd.readouterr().err
     assert shown.rstrip().endswith("RuntimeError: diverged"), shown
     assert "internal error" not in shown and "torchdoctor" not in shown, shown
+    # round 11: shown once (it went out through the Tee, then again when the Tee raised), and
+    # Python's exit code for a stream that fails when its exit flushes it
+    assert shown.count("Traceback (most recent call last)") == 1, shown
+    assert report.run.exit_code == 120
 
 
 def test_a_program_that_closes_stdout_gets_no_report_in_its_own_file(diagnose, tmp_path):

@@ -51,3 +51,48 @@ def test_a_trial_puts_back_the_files_the_program_wrote_and_removes_what_it_made(
     assert sorted(path.name for path in folder.rglob("*")) == [
         "last.pt", "log.txt", "runs", "stale.txt", "train.py"
     ]  # fmt: skip
+
+
+def test_a_trial_puts_back_what_the_programs_child_processes_wrote(tmp_path):
+    # the tracking lived in the trial's process only: a forked child (a DataLoader worker, a
+    # multiprocessing logger) appended to the program's log and replaced its checkpoint for good,
+    # and a file a `subprocess` made stayed for the next trial to find
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "log.txt").write_text("the diagnosed run's lines\n")
+    (folder / "last.pt").write_bytes(b"the diagnosed run's checkpoint")
+    (folder / "notes.txt").write_text("before")
+    (folder / "train.py").write_text(
+        dedent(
+            """
+            import multiprocessing, os, subprocess, sys, torch
+            torch.set_num_threads(1)
+            def record(step):
+                with open("log.txt", "a") as log:
+                    log.write(f"child {step}\\n")
+                torch.save({"step": step}, "last.pt")
+                os.makedirs("child_runs", exist_ok=True)
+                open("child_runs/metrics.csv", "w").write("1\\n")
+            subprocess.run([sys.executable, "-c", "open('made_by_subprocess.txt', 'w').write('x'); "
+                            "open('notes.txt', 'a').write(' after')"], check=True)
+            model = torch.nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for step in range(6):
+                opt.zero_grad(); model(torch.randn(8, 4)).pow(2).mean().backward(); opt.step()
+                child = multiprocessing.get_context("fork").Process(target=record, args=(step,))
+                child.start(); child.join()
+            """
+        )
+    )
+    plan = TrialPlan(Program("train.py", cwd=str(folder)), {"baseline": []}, 3, 1, timeout_s=60)
+    (tmp_path / "out").mkdir()
+    outcome = run_one(plan, "baseline", str(tmp_path / "out"))
+    assert outcome.returncode == 0, outcome.stderr_tail
+    assert outcome.result is not None
+    assert (folder / "log.txt").read_text() == "the diagnosed run's lines\n"
+    assert (folder / "last.pt").read_bytes() == b"the diagnosed run's checkpoint"
+    # a process started afresh is not tracked: what it made is removed, what it changed is named
+    assert outcome.result["files_not_restored"] == [str((folder / "notes.txt").resolve())]
+    assert sorted(path.name for path in folder.rglob("*")) == [
+        "last.pt", "log.txt", "notes.txt", "train.py"
+    ]  # fmt: skip

@@ -148,6 +148,8 @@ def diagnose(
         from torchdoctor.trials.cli_hook import run_try
 
         trial_steps = 20 if steps is None else steps  # trials measure a fixed count
+        env = report.run.environment
+        json_path = json_path and rank_file(json_path, env.rank, env.world_size)
         trials = run_try(
             report, program, try_spec, trial_steps, repeats, json_path, quiet, warmup=warmup
         )
@@ -181,6 +183,7 @@ def _publish(report, quiet: bool, rank_dir, outputs) -> bool:
         render_terminal(report)  # first: an unwritable file below must not cost the report
     for path, write in zip(outputs, (write_json, write_html, write_trace)):
         if path:
+            path = rank_file(path, env.rank, env.world_size)
             try:
                 write(report, path)
             except OSError as exc:
@@ -188,3 +191,15 @@ def _publish(report, quiet: bool, rank_dir, outputs) -> bool:
 
                 raise TorchdoctorError(f"cannot write {path}: {exc.strerror}") from None
     return True
+
+
+def rank_file(path: str, rank: int, world_size: int) -> str:
+    """Where this rank's report file goes. Under torchrun without --rank-dir every rank writes
+    its own report: rank 0 to the name given, rank N to NAME.rankN.EXT beside it (`report.json`
+    -> `report.rank1.json`), so that no rank overwrites another's."""
+    if world_size <= 1 or rank == 0:
+        return path
+    import os
+
+    stem, extension = os.path.splitext(path)
+    return f"{stem}.rank{rank}{extension}"

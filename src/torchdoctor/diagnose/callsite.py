@@ -132,3 +132,14 @@ def _line_of(frame) -> str:
 
 def is_library_file(filename: str) -> bool:
     return _is_library(filename)
+
+
+# What runs the program and watches it: our machinery, and runpy, which `python script.py` never
+# shows. torch's own frames and the standard library's frozen modules (`<frozen os>`) stay in
+# the program's traceback, as Python prints them.
+_RUNNERS = (*_OURS, _PACKAGE + "__main__.py", "<frozen runpy>", _SKIP[-1])
+
+
+def is_runner_file(filename: str) -> bool:
+    """torchdoctor's own machinery or runpy: frames to take out of the program's traceback."""
+    return filename.startswith(_RUNNERS)

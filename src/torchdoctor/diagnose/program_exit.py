@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import NoReturn
 
 _FILE = getattr(io, "_IOBase", io.IOBase)  # the C base of every file object
@@ -63,6 +64,93 @@ def _flush_all() -> None:
                 stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
+
+
+EXIT_FLUSH_FAILED = 120  # Python's exit code when flushing sys.stdout/stderr at its exit fails
+
+
+def streams_fail_at_exit(streams: tuple) -> bool:
+    """Flush the program's own sys.stdout and sys.stderr, as Python's exit does (the program
+    pointed them at a writer of its own, which diagnose has put back by now): True when one
+    fails (a Tee whose log file the program closed, a log server gone), where the plain run's
+    Python exits 120 instead of the program's code. A failing stdout is shown as Python shows
+    it; a failing stderr silently, as Python can print nothing there."""
+    failed = False
+    for name, stream in zip(("stdout", "stderr"), streams):
+        try:
+            closed = bool(getattr(stream, "closed", False))
+        except Exception:  # Python takes a `closed` that cannot be read as open
+            closed = False
+        if stream is None or closed:
+            continue
+        try:
+            stream.flush()
+        except Exception as exc:
+            failed = True
+            if name == "stdout":
+                _ignored_on_flush(stream, exc)
+    return failed
+
+
+def _ignored_on_flush(stream, exc: BaseException) -> None:
+    from torchdoctor.diagnose.runner import program_traceback
+
+    where = (
+        "on flushing sys.stdout:" if sys.version_info >= (3, 13) else f"in: {stream!r}"
+    )  # Python's own words
+    text = "".join(program_traceback(exc).format())
+    print(f"Exception ignored {where}\n{text}", end="", file=sys.__stderr__, flush=True)
+
+
+class ProgramExitHandlers:
+    """The `atexit` handlers the program's own code registers (a summary written and printed at
+    its end). Python runs them at the process's exit, after the program: under diagnose that is
+    after the report, where their output would follow ours. While the program runs,
+    `atexit.register` called from the program's code is noted; at its end, unless a thread of
+    its own still runs (Python would wait for it first), they run in Python's order, last first,
+    with an error shown as Python shows it, and are taken off atexit's list."""
+
+    def __init__(self, patcher, is_program_file: Callable[[str], bool]) -> None:
+        self._registered: list[tuple[Callable, tuple, dict]] = []
+        owner = os.getpid()
+
+        def make_register(real_register):
+            def register(func, *args, **kwargs):
+                caller = sys._getframe(1).f_code.co_filename
+                if os.getpid() == owner and is_program_file(caller):
+                    self._registered.append((func, args, kwargs))
+                return real_register(func, *args, **kwargs)
+
+            return register
+
+        def make_unregister(real_unregister):
+            def unregister(func):
+                self._registered = [entry for entry in self._registered if entry[0] != func]
+                return real_unregister(func)
+
+            return unregister
+
+        patcher.replace(atexit, "register", make_register)
+        patcher.replace(atexit, "unregister", make_unregister)
+
+    def run(self) -> None:
+        """Run the noted handlers now (where Python's exit would not wait for threads first)."""
+        if not self._registered or _waited_for():
+            return
+        registered, self._registered = self._registered, []
+        for func, _, _ in registered:
+            atexit.unregister(func)
+        for func, args, kwargs in reversed(registered):
+            try:
+                func(*args, **kwargs)
+            except SystemExit:  # Python ignores it in an exit handler
+                pass
+            except BaseException as exc:
+                from torchdoctor.diagnose.runner import program_traceback
+
+                text = "".join(program_traceback(exc).format())
+                print(f"Exception ignored in atexit callback: {func!r}", file=sys.stderr)
+                print(text, end="", file=sys.stderr, flush=True)
 
 
 def exit_after_program(code: int, stopped: bool) -> NoReturn:

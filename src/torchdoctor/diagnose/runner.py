@@ -24,7 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from torchdoctor.diagnose.callsite import is_library_file
+from torchdoctor.diagnose.callsite import installed_package, is_library_file, is_runner_file
+from torchdoctor.diagnose.program_exit import (
+    EXIT_FLUSH_FAILED,
+    ProgramExitHandlers,
+    streams_fail_at_exit,
+)
 from torchdoctor.diagnose.program_signals import ProgramSignals, Terminated
 from torchdoctor.diagnose.session import Session, StopDiagnosis
 from torchdoctor.diagnose.thread_stop import ThreadStop
@@ -48,13 +53,14 @@ def _exit_code(code) -> int:
     return 1
 
 
-def _user_frames_only(exc: BaseException) -> traceback.TracebackException:
-    """The traceback as Python would print it, minus torchdoctor's and runpy's frames."""
+def program_traceback(exc: BaseException) -> traceback.TracebackException:
+    """The traceback as Python would print it, minus torchdoctor's and runpy's frames (torch's
+    own stay, as Python shows them)."""
     report = traceback.TracebackException.from_exception(exc)
     pending = [report]
     while pending:
         current = pending.pop()
-        kept = [frame for frame in current.stack if not is_library_file(frame.filename)]
+        kept = [frame for frame in current.stack if not is_runner_file(frame.filename)]
         current.stack = traceback.StackSummary.from_list(kept)
         pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return report
@@ -81,6 +87,19 @@ def _raised_by_a_probe(exc: BaseException) -> str | None:
     return f"{os.path.relpath(filename, _DIAGNOSE_DIR)}:{tb.tb_lineno}"
 
 
+_STANDARD_LIBRARY = os.path.dirname(os.__file__) + os.sep
+
+
+def _is_program_file(filename: str) -> bool:
+    """The program's own code: not torch's, ours, an installed package's or the standard
+    library's."""
+    return not (
+        is_library_file(filename)
+        or installed_package(filename)
+        or filename.startswith(_STANDARD_LIBRARY)
+    )
+
+
 def _print_traceback(exc: BaseException) -> None:
     """The program's traceback, after what it printed, as Python prints it at the program's end:
     through the program's own sys.excepthook when it set one (rich.traceback.install(), a
@@ -93,12 +112,17 @@ def _print_traceback(exc: BaseException) -> None:
             return
         except Exception:  # a hook that fails: Python prints both; the traceback is what counts
             pass
-    _to_stderr("".join(_user_frames_only(exc).format()))
+    _to_stderr("".join(program_traceback(exc).format()))
 
 
 def _to_stderr(text: str) -> None:
     """To the program's sys.stderr; where that stream fails (a Tee logger whose log file the
     program closed), to the process's own stderr, as Python falls back to at its end."""
+    try:
+        sys.stderr.write("")  # a broken writer fails here, before part of the text got out
+    except Exception:
+        print(text, end="", file=sys.__stderr__)
+        return
     try:
         print(text, end="", file=sys.stderr)
         _flush(sys.stderr)
@@ -110,7 +134,7 @@ def _program_frames(tb: types.TracebackType | None) -> types.TracebackType | Non
     """The traceback without torchdoctor's and runpy's frames (the program's and its libraries')."""
     kept = []
     while tb is not None:
-        if not is_library_file(tb.tb_frame.f_code.co_filename):
+        if not is_runner_file(tb.tb_frame.f_code.co_filename):
             kept.append(tb)
         tb = tb.tb_next
     rebuilt = None
@@ -307,12 +331,19 @@ def run_program(
     restore_torch_modes = _torch_modes()
     process_patches = Patcher()  # the process's own functions we replace while it runs
 
-    def cleanup() -> None:
+    program_streams = saved_streams  # what it left as sys.stdout and sys.stderr
+
+    def cleanup(program_ended: bool = True) -> None:
+        """`program_ended`: False at os._exit, where no exit handler runs."""
+        nonlocal program_streams
         process_patches.restore()
         program_signals.restore()
         session.uninstall()
         restore_torch_modes()
+        if program_ended:  # before the report, to the streams the program left, as at its exit
+            exit_handlers.run()
         _flush(sys.stdout)
+        program_streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = saved_streams
         _stdout_kept(stdout_file)
         if session.stdout_mid_line:  # a progress line left open: the report starts on its own
@@ -325,8 +356,9 @@ def run_program(
         on_hard_exit(ProgramEnd("stopped", 0) if session.stopped else end)
 
     session.install()
+    exit_handlers = ProgramExitHandlers(process_patches, _is_program_file)
     if on_hard_exit is not None:
-        _hard_exit_patch(process_patches, hard_exit, cleanup)
+        _hard_exit_patch(process_patches, hard_exit, lambda: cleanup(program_ended=False))
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
     _exec_note_patch(process_patches)
     try:
@@ -353,5 +385,12 @@ def run_program(
     if os.getpid() != owner:
         _end_forked_child(end.exit_code)
     if session.stopped and end.status != "crashed":
-        end = ProgramEnd("stopped", 0)
+        return ProgramEnd("stopped", 0)
+    # its own writers in place of ours: Python's exit would flush them, after the program's end
+    own_streams = tuple(
+        stream if stream is not ours else None
+        for stream, ours in zip(program_streams, saved_streams)
+    )
+    if end.status in ("completed", "crashed") and streams_fail_at_exit(own_streams):
+        end = ProgramEnd(end.status, EXIT_FLUSH_FAILED, end.error)
     return end

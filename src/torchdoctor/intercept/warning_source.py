@@ -48,6 +48,38 @@ def program_frame_of(filename: str, lineno: int) -> FrameType | None:
     return frame
 
 
+_WARNINGS_FILE = warnings.__file__
+
+
+def plain_run_frame_of(filename: str, lineno: int) -> FrameType | None:
+    """The frame a warning raised with `stacklevel=N` names in the plain run, when wrappers of
+    ours between the warning's call and `filename:lineno` moved it (N frames up, ours counted,
+    lands short: torch's full-backward-hook warning read `torch/_tensor.py:623` instead of the
+    program's `loss.backward()` line). None: nothing of ours in between, or the warning is ours."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename == _WARNINGS_FILE or frame.f_code.co_filename == __file__
+    ):
+        frame = frame.f_back  # warnings' own frames and ours here: then the caller of warn()
+    if frame is None or _ours(frame):
+        return None
+    origin, levels, crossed = frame, 0, 0
+    while frame is not None and not (
+        frame.f_code.co_filename == filename and frame.f_lineno == lineno
+    ):
+        crossed += _ours(frame)
+        levels += 1
+        frame = frame.f_back
+    if frame is None or not crossed:
+        return None
+    frame = origin
+    while levels and frame is not None:  # the same count of frames up, ours not counted
+        frame = frame.f_back
+        if frame is not None and not _ours(frame):
+            levels -= 1
+    return frame
+
+
 class WarningSource:
     """Installs itself as `warnings.showwarning` for the session; restore() puts back the one
     it found (unless the program replaced it since: then theirs stays)."""
@@ -73,7 +105,7 @@ class WarningSource:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        frame = program_frame_of(filename, lineno)
+        frame = program_frame_of(filename, lineno) or plain_run_frame_of(filename, lineno)
         if frame is not None:
             filename, lineno, line = frame.f_code.co_filename, frame.f_lineno, None
         self._previous(message, category, filename, lineno, file, line)

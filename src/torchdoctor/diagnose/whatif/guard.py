@@ -34,9 +34,11 @@ def program_state_kept() -> Iterator[None]:
     numpy = sys.modules.get("numpy")
     numpy_state = numpy.random.get_state() if numpy is not None else None
     grad = torch.is_grad_enabled()
+    global_hooks = _program_global_hooks_off()
     try:
         yield
     finally:
+        _put_back(global_hooks)
         torch.set_grad_enabled(grad)
         torch.set_rng_state(cpu)
         if cuda is not None:
@@ -44,6 +46,33 @@ def program_state_kept() -> Iterator[None]:
         random.setstate(python)
         if numpy is not None and numpy_state is not None:
             numpy.random.set_state(numpy_state)
+
+
+_GLOBAL_MODULE_HOOKS = (
+    "_global_forward_pre_hooks",
+    "_global_forward_hooks",
+    "_global_backward_pre_hooks",
+    "_global_backward_hooks",
+)
+
+
+def _program_global_hooks_off() -> dict[str, dict]:
+    """The program's hooks on every module's call (`register_module_forward_hook`) are taken
+    off while the copies run: they would run (log, write files) for calls that are not the
+    program's. Returns them, to be put back."""
+    hooks_module = torch.nn.modules.module
+    saved = {}
+    for name in _GLOBAL_MODULE_HOOKS:
+        hooks = getattr(hooks_module, name, None)
+        if hooks:
+            saved[name] = dict(hooks)
+            hooks.clear()
+    return saved
+
+
+def _put_back(saved: dict[str, dict]) -> None:
+    for name, hooks in saved.items():
+        getattr(torch.nn.modules.module, name).update(hooks)
 
 
 MIN_ROUNDS = 3  # interleaved rounds a timing needs: a median of fewer is one noisy sample

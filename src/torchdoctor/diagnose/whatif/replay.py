@@ -72,6 +72,27 @@ class Replay:
             parameter.grad = None
 
 
+_MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
+def _without_program_hooks(model: torch.nn.Module) -> None:
+    """The copy keeps the program's own module hooks, which would run again in every timed call:
+    a hook that logs activations to a file wrote 24 more lines into the program's log. They come
+    off the copy; torch's own (weight_norm's, pruning's: they compute the weights) stay."""
+    for module in model.modules():
+        for name in _MODULE_HOOKS:
+            hooks = getattr(module, name, None)
+            if not hooks:
+                continue
+            for key in [key for key, hook in hooks.items() if not _torch_owned(hook)]:
+                del hooks[key]
+
+
+def _torch_owned(hook) -> bool:
+    owner = getattr(hook, "__module__", None) or type(hook).__module__
+    return owner == "torch" or owner.startswith("torch.")
+
+
 def make_replay(training_calls: dict[int, tuple]) -> tuple[Replay | None, str]:
     """The replay of the largest trained model, or None and why not. Raises guard.OverBudget,
     copying nothing, when the copy's predicted time does not fit in the active budget."""
@@ -85,6 +106,7 @@ def make_replay(training_calls: dict[int, tuple]) -> tuple[Replay | None, str]:
         model = copy.deepcopy(module)
     except Exception as exc:  # DDP, a compiled module, unpicklable attributes
         return None, f"the model could not be copied ({type(exc).__name__})"
+    _without_program_hooks(model)
     x = first_tensor(args) if args else first_tensor(kwargs)
     device_type = x.device.type if x is not None else "cpu"
     return Replay(model, tuple(args), dict(kwargs), device_type), ""
