@@ -174,10 +174,14 @@ dist.destroy_process_group()
 """
 
 
-def test_program_comm_hook_after_first_forward_still_runs(diagnose_here, tmp_path):
+def test_program_comm_hook_after_first_forward_still_runs(diagnose_here, tmp_path, monkeypatch):
     """A model takes one comm hook only: the program's own, registered after the probe put its
     timed hook in place, must still run (ours calls it), and a second one fails as in DDP."""
     import torch
+
+    # init_process_group replaces sys.excepthook with one that prefixes "[rank0]: " for the rest
+    # of the process: put it back, or later in-process tests in this worker see the prefix
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
 
     out = tmp_path / "calls.txt"
     report = diagnose_here(HOOK_SCRIPT.format(port=free_port(), out=str(out)), steps=0, warmup=2)
