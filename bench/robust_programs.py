@@ -830,9 +830,10 @@ sys.stdout.done = True
 
 
 HANG_S = 240  # a run still going after this long: a hang (the programs take seconds)
+TRY_HANG_S = 900  # with --try: the trials run the program several times (3 min each at load 18)
 
 
-def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
+def _run(command: list[str], cwd: str, hang_s: float = HANG_S) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(
             command,
@@ -840,7 +841,7 @@ def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
             capture_output=True,
             text=True,
             errors="replace",  # a program may print bytes
-            timeout=HANG_S,
+            timeout=hang_s,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
@@ -917,10 +918,10 @@ def try_auto(body: str) -> str:
             with open(os.path.join(folder, "program.py"), "w") as script:
                 script.write(TRAIN + textwrap.dedent(body))
             command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "5", *options]
-            run = _run([*command, "program.py"], folder)
+            run = _run([*command, "program.py"], folder, TRY_HANG_S)
             left.append(_files(folder))
     if run.returncode == "hang":
-        return f"hung (killed after {HANG_S} s)"
+        return f"hung (killed after {TRY_HANG_S} s)"
     problems = []
     if run.returncode not in (0,):
         problems.append(f"exit {run.returncode}")
