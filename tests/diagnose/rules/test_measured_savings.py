@@ -16,6 +16,7 @@ from test_compute_rules import (
 )
 from test_data_rules import data_bound_run
 
+from torchdoctor.diagnose.findings import rank
 from torchdoctor.diagnose.observations import (
     EvaluationObservation,
     PrecisionObservation,
@@ -347,6 +348,12 @@ def test_d204_on_cpu_only_when_bf16_autocast_measured_clearly_faster():
     finding = only(d204.check(run), "D204")
     assert finding.saving_basis == "measured" and finding.saving == pytest.approx(model_share * 0.4)
     assert 'torch.autocast("cpu", dtype=torch.bfloat16)' in finding.fix
+    # bf16 numerics on a CPU are the user's choice: information, ranked after any warning
+    assert finding.severity == "info" and finding.changes_semantics
+    problem = dataclasses.replace(
+        finding, id="D999", severity="warning", saving=0.05, changes_semantics=False
+    )
+    assert [f.id for f in rank([finding, problem])] == ["D999", "D204"]
 
 
 def test_d204_on_cuda_measured_fp16_replaces_the_tensor_core_estimate():

@@ -27,6 +27,12 @@ bf16 measured less than 20% faster on forward and backward (not worth the coarse
 x86 CPU without AVX512-BF16 or AMX the probe is not run at all: emulated bf16 measured 1.7-2.3x
 slower than float32 there, so its share of the probes' budget goes to the others.
 
+On a CPU the finding is information, ranked after the warnings and errors, and `--try auto` does
+not apply it unless named (`--try autocast`): bf16 keeps 8 bits of mantissa where float32 keeps
+24, and on a CPU, unlike a GPU with tensor cores, training in it is not the common practice a
+speed-up alone justifies. Whether the loss curve stays the same is the user's call, with the
+trial's loss check in hand.
+
 ## Example
 ```python
 for x, y in loader:
@@ -113,6 +119,8 @@ def check(run: RunObservation) -> list[Finding]:
     else:
         dtype = "torch.bfloat16" if env.bf16_supported else "torch.float16"
     device = "cuda" if on_cuda(run) else "cpu"
+    # bf16 on a CPU is a numerics choice for the user to check, not a problem to fix: see above
+    numerics_choice = device == "cpu"
     fix = f'with torch.autocast("{device}", dtype={dtype}):\n    loss = criterion(model(x), y)'
     if dtype == "torch.float16" and device == "cuda":
         fix += (
@@ -130,7 +138,7 @@ def check(run: RunObservation) -> list[Finding]:
         Finding(
             id=CODE,
             title=TITLE,
-            severity=severity_for(saving),
+            severity="info" if numerics_choice else severity_for(saving),
             saving=saving,
             evidence=[
                 hardware,
@@ -152,5 +160,6 @@ def check(run: RunObservation) -> list[Finding]:
             },
             saving_basis=found.basis,
             saving_how=found.how,
+            changes_semantics=numerics_choice,
         )
     ]
