@@ -269,6 +269,9 @@ def test_a_trained_policy_acting_inside_an_iterable_dataset_stays_a_forward(diag
     assert report.run.evaluation.forwards >= 8 * 16, report.run.evaluation
 
 
+# its D301 lines come from the line sampler's samples: none were taken in a merged-suite run
+# beside a second test worker, so it runs with the timing tests
+@pytest.mark.timing
 def test_sac_acting_beside_its_updates_no_grad_forwards_is_named_acting():
     """cleanrl's SAC acts with autograd on (one observation) and, in each policy update, runs the
     actor under no_grad on the replay batch the actor loss just used (the entropy coefficient's
