@@ -48,6 +48,12 @@ FULL_RATE_SAMPLES = 300
 # that releases the GIL (the next torch op). It only matters when another thread waits for the
 # GIL, which the sampler does once per sample.
 SWITCH_INTERVAL_S = 0.0002
+# While the sampler walks the training thread's frames, no other thread is to be handed the GIL:
+# a walk that lets the training thread run on reads frames it is tearing down (CPython 3.11: a
+# segmentation fault in `_walk`, seen in a CI run; a frame's f_back read as a dict, seen once in
+# 180 runs). A walk takes microseconds; a thread that starts waiting for the GIL meanwhile asks
+# for it only after this long, by when the walk is over and the interval put back.
+WALK_SWITCH_INTERVAL_S = 1.0
 MAX_SAMPLES = 200_000  # later samples are dropped (a note says so); hours of measured steps
 MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per step)
 # Transitions in a row on call paths already seen after which the training callers are taken as
@@ -163,6 +169,7 @@ class LineSampler(Probe):
 
     def _run(self) -> None:
         current_frames = sys._current_frames
+        getswitchinterval, setswitchinterval = sys.getswitchinterval, sys.setswitchinterval
         clock = time.perf_counter
         tracker = self.tracker
         session = self.session
@@ -180,10 +187,14 @@ class LineSampler(Probe):
             if len(samples) >= MAX_SAMPLES:
                 self.dropped += 1
                 continue
+            switch_interval = getswitchinterval()
+            setswitchinterval(WALK_SWITCH_INTERVAL_S)
             try:
                 walked = self._walk(frame)
-            except AttributeError:  # seen once in 180 runs: a frame's f_back read as a dict
-                continue  # (CPython 3.11, a frame torn down mid-walk): one sample, not the thread
+            except AttributeError:  # a frame torn down mid-walk all the same (see
+                continue  # WALK_SWITCH_INTERVAL_S): one sample lost, not the thread
+            finally:
+                setswitchinterval(switch_interval)
             samples.append((clock(), phase, *walked, interval))
             del frame
             interval = sampling_interval(len(samples))
