@@ -27,11 +27,10 @@ bf16 measured less than 20% faster on forward and backward (not worth the coarse
 x86 CPU without AVX512-BF16 or AMX the probe is not run at all: emulated bf16 measured 1.7-2.3x
 slower than float32 there, so its share of the probes' budget goes to the others.
 
-On a CPU the finding is information, ranked after the warnings and errors, and `--try auto` does
-not apply it unless named (`--try autocast`): bf16 keeps 8 bits of mantissa where float32 keeps
-24, and on a CPU, unlike a GPU with tensor cores, training in it is not the common practice a
-speed-up alone justifies. Whether the loss curve stays the same is the user's call, with the
-trial's loss check in hand.
+On a CPU the finding is information, ranked after the warnings and errors: bf16 keeps 8 bits of
+mantissa where float32 keeps 24, and on a CPU, unlike a GPU with tensor cores, training in it is
+not the common practice a speed-up alone justifies. Whether the loss curve stays the same is the
+user's call, with `--try autocast`'s loss check in hand.
 
 ## Example
 ```python
