@@ -122,6 +122,12 @@ def user_location(depth: int = 2) -> str:
     return location
 
 
+def is_own_line(code, offset: int) -> bool:
+    """`user_location` found the program's line in the frame running `code` at `offset` itself:
+    its answer for that frame is the same wherever the frame was called from."""
+    return (code, offset) in _own_line
+
+
 def _line_of(frame) -> str:
     key = (frame.f_code, frame.f_lasti)
     location = _location.get(key)

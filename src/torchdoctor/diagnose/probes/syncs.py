@@ -21,7 +21,12 @@ import time
 
 import torch
 
-from torchdoctor.diagnose.callsite import _library_code, is_library_code, user_location
+from torchdoctor.diagnose.callsite import (
+    _library_code,
+    is_library_code,
+    is_own_line,
+    user_location,
+)
 from torchdoctor.diagnose.observations import SyncSite
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.intercept.patching import (
@@ -48,19 +53,35 @@ class SyncProbe(Probe):
     def install(self, patcher) -> None:
         # key -> [all, measured, seconds in the measured reads]
         self.sites: dict[tuple[str, str, str], list[float]] = {}
-        # [time, counts, seconds] of each measured read (to cut evaluation out)
-        self.timed_reads: list[list] = []
+        # each measured read (to cut evaluation out): its start, its site's counts and its
+        # seconds, in three flat lists, not an object a read: a program that reads a value at
+        # every action makes dozens a step, and objects that outlive the step (a list holds a
+        # reference) make the garbage collector run, its full collections too, where the plain
+        # run allocates none (an RL loop: 1 ms a step; docs/benchmarks.md, overhead round 12)
+        self.read_starts: list[float] = []
+        self.read_sites: list[list[float]] = []
+        self.read_seconds: list[float] = []
+        # (code, instruction offset, kind) of a read made by the program's own line -> its
+        # site's counts: the same read again (`int(action)` at every action of an RL loop) is
+        # counted without finding its line again
+        self.own_sites: dict[tuple, list[float]] = {}
         for method, kind in _METHODS.items():
             patcher.replace(torch.Tensor, method, partial_wrap(self, method, kind))
         if torch.cuda.is_available():
             patcher.replace(torch.cuda, "synchronize", self._wrap_synchronize)
 
-    def record(self, kind: str, device: str) -> list | None:
-        """Count the read; in a measured step, return its entry for `timed` to fill in."""
-        key = (kind, user_location(3), device)
+    def site(self, kind: str, device: str, depth: int = 4) -> list[float]:
+        """The counts of the read's site (the program's line `depth` frames up, from here)."""
+        key = (kind, user_location(depth), device)
         counts = self.sites.get(key)
         if counts is None:
             counts = self.sites[key] = [0, 0, 0.0]
+        return counts
+
+    def count(self, counts: list[float], device: str) -> float | None:
+        """Count a read of the site `counts`. In a measured step, keep it and return its start,
+        the time `done` is told; None: not measured, or made while formatting a tensor for a log
+        line (the io probe times the formatting: kept with no seconds of its own)."""
         counts[0] += 1
         counters = self.tracker.counters
         counters["host_reads"] = counters.get("host_reads", 0) + 1
@@ -69,31 +90,39 @@ class SyncProbe(Probe):
         if not self.session.measuring:
             return None
         counts[1] += 1
-        entry = [time.perf_counter(), counts, 0.0]
-        if len(self.timed_reads) < MAX_TIMED_READS:
-            self.timed_reads.append(entry)
-        return entry
+        start = time.perf_counter()
+        if len(self.read_starts) < MAX_TIMED_READS:
+            self.read_starts.append(start)
+            self.read_sites.append(counts)
+            if self.session.formatting_tensor:
+                self.read_seconds.append(0.0)
+        return None if self.session.formatting_tensor else start
 
-    @staticmethod
-    def timed(entry: list | None, original, *args, **kwargs):
-        """Run the read, booking its wall time to `entry` (None: not a measured read). The
-        clock read when the read was recorded, just before, is its start: one more read here.
+    def timed(self, start: float | None, counts: list[float], original, *args, **kwargs):
+        """Run the read, booking its wall time to its site (`start` None: not timed). The
+        clock read when the read was counted, just before, is its start: one more read here.
         The call is spelled `original(...)`: an error raised there is the program's
         (intercept.patching.raised_by_the_original), not ours."""
-        if entry is None:
+        if start is None:
             return original(*args, **kwargs)
         try:
             return original(*args, **kwargs)
         finally:
-            spent = time.perf_counter() - entry[0]
-            entry[2] = spent
-            entry[1][2] += spent
+            self.done(counts, time.perf_counter() - start)
+
+    def done(self, counts: list[float], seconds: float) -> None:
+        """A timed read of the site `counts` took `seconds`."""
+        counts[2] += seconds
+        if len(self.read_seconds) < len(self.read_starts):  # kept (not past MAX_TIMED_READS)
+            self.read_seconds.append(seconds)
 
     def _wrap_synchronize(self, original):
         probe = self
 
         def synchronize(*args, **kwargs):
-            return probe.timed(probe.record("synchronize", "cuda"), original, *args, **kwargs)
+            counts = probe.site("synchronize", "cuda", 3)
+            start = probe.count(counts, "cuda")
+            return probe.timed(start, counts, original, *args, **kwargs)
 
         return synchronize
 
@@ -101,12 +130,13 @@ class SyncProbe(Probe):
         """Reads made in evaluation windows (validation metrics) are not per-step syncs."""
         spans = sorted(self.tracker.evaluation_windows())
         starts = [start for start, _ in spans]
-        for at, counts, seconds in self.timed_reads:
+        reads = zip(self.read_starts, self.read_sites, self.read_seconds, strict=True)
+        for at, counts, seconds in reads:
             i = bisect.bisect_right(starts, at) - 1
             if i >= 0 and at <= spans[i][1]:
                 counts[1] -= 1
                 counts[2] -= seconds
-        self.timed_reads = []
+        self.read_starts, self.read_sites, self.read_seconds = [], [], []
 
     def contribute(self, run, measured) -> None:
         use_measured = any(counts[1] for counts in self.sites.values())
@@ -126,6 +156,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
     library_code = _library_code
     getframe = sys._getframe
     phases = probe.tracker.stack  # the tracker's phase stack (one list for the whole run)
+    own_sites = probe.own_sites
     clock = time.perf_counter
 
     def make(original):
@@ -145,7 +176,8 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
             if tensor.is_cpu:
                 if kind == "cpu" or (phases and phases[-1] == "data"):  # .cpu(): no copy
                     return original(tensor, *args, **kwargs)
-                code = getframe(1).f_code
+                caller = getframe(1)
+                code = caller.f_code
                 library = library_code.get(code)
                 if library is None:
                     library = library_code[code] = is_library_code(code)
@@ -153,21 +185,27 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     return original(tensor, *args, **kwargs)
                 if transforming():
                     return unpatched_tensor_method(method)(tensor, *args, **kwargs)
-                entry = probe.record(kind, "cpu")
+                key = (code, caller.f_lasti, kind)
+                counts = own_sites.get(key)
+                if counts is None:
+                    counts = probe.site(kind, "cpu", 3)
+                    if is_own_line(*key[:2]):  # the line is the caller itself: fixed per key
+                        own_sites[key] = counts
+                start = probe.count(counts, "cpu")
             elif transforming():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             else:
-                entry = probe.record(kind, tensor.device.type)
-            # a log line's formatting is timed by the io probe; `timed`, spelled out: a program
-            # may read a value at every step (`loss.item()`) or at every action (`int(action)`)
-            if entry is None or session.formatting_tensor:
+                device = tensor.device.type
+                counts = probe.site(kind, device, 3)
+                start = probe.count(counts, device)
+            # `timed`, spelled out: a program may read a value at every step (`loss.item()`)
+            # or at every action (`int(action)`)
+            if start is None:
                 return original(tensor, *args, **kwargs)
             try:
                 return original(tensor, *args, **kwargs)
             finally:
-                spent = clock() - entry[0]
-                entry[2] = spent
-                entry[1][2] += spent
+                probe.done(counts, clock() - start)
 
         return read
 
