@@ -82,14 +82,19 @@ class ForwardRecord:
     # from the allocator state these show
     page_faults: int | None = _later()
     # forwards of the same step that shared data with this one (same input, or one's output is
-    # the other's input): a teacher beside its student, a frozen backbone feeding a trained head
-    linked: list = field(default_factory=list, init=False, repr=False, compare=False)
+    # the other's input): a teacher beside its student, a frozen backbone feeding a trained head.
+    # A tuple, made when a link is: most forwards have none, and a list each was one more object
+    # a forward left for the garbage collector
+    linked: tuple = _later((), repr=False, compare=False)
     input_ref: Any = _later(repr=False, compare=False)  # weak references: links
     # the first input's version counter when the forward started (None: not readable, an
     # inference tensor): the very tensor with a new version holds new data (a batch copied
     # into one fixed input buffer), not the same full batch again
     input_version: int | None = _later()
     output_ref: Any = _later(repr=False, compare=False)
+
+    def link(self, other: ForwardRecord) -> None:
+        self.linked = (*self.linked, other)
 
     def feeds_training(self) -> bool:
         return any(other.got_grad for other in self.linked)
@@ -117,7 +122,7 @@ def _link_inside_one_graph(state: _StepState) -> None:
             if last_trained is not None and pending:
                 if not any(last_trained.t0 < end < forward.t0 for end in state.backward_ends):
                     for discarded in pending:
-                        discarded.linked.append(forward)
+                        discarded.link(forward)
             pending = []
             last_trained = forward
         elif forward.grad_enabled and forward.train_mode and last_trained is not None:
@@ -184,7 +189,7 @@ def _link_beside_training(state: _StepState) -> None:
         per_module[f.module_id] += 1
     for f in candidates:
         if per_module[f.module_id] <= len(training) and not f.feeds_training():
-            f.linked.append(training[0])
+            f.link(training[0])
 
 
 @dataclass
@@ -286,6 +291,9 @@ class StepTracker:
         # with each new state, because the probes add to it at every timed call (an RL loop's
         # host read per action)
         self.counters: defaultdict[str, float] = self._state.counters
+        # the step in progress's root forwards so far (its state's), rebound with it: the forward
+        # probe links each new forward with the earlier ones (an RL step: dozens)
+        self.step_forwards: list[ForwardRecord] = self._state.forwards
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
     # -- events from the probes ---------------------------------------------------------------
@@ -316,10 +324,6 @@ class StepTracker:
     def remove_phase_listener(self, listener: Callable[[str], None]) -> None:
         """Safe from inside a listener: the transition in progress iterates the old list."""
         self.phase_listeners = [other for other in self.phase_listeners if other != listener]
-
-    def recent_forwards(self, count: int) -> list[ForwardRecord]:
-        """The last `count` root forwards of the step in progress."""
-        return self._state.forwards[-count:]
 
     def forward_started(self, record: ForwardRecord) -> None:
         self.forwards_seen += 1
@@ -379,8 +383,11 @@ class StepTracker:
                     break
             self._state = _StepState(now, cpu_start=cpu_next)
             self.counters = self._state.counters
+            self.step_forwards = self._state.forwards
             for listener in list(self.on_step_end):
                 listener(record)
+            if self._unsettled is None or self._unsettled[0] is not record:
+                _drop_references(record, state)
             return record
         finally:
             self.closing = False
@@ -415,6 +422,7 @@ class StepTracker:
             self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
         self._state = _StepState(now)
         self.counters = self._state.counters
+        self.step_forwards = self._state.forwards
 
     # -- internals ----------------------------------------------------------------------------
     def _close(self, now: float) -> None:
@@ -430,6 +438,7 @@ class StepTracker:
         record, state = self._unsettled
         self._unsettled = None
         self._fill(record, state, final=True)
+        _drop_references(record, state)
 
     @staticmethod
     def _eval_groups(state: _StepState, final: bool):
@@ -506,6 +515,18 @@ class StepTracker:
         )
         record.eval_spans = list(spans)
         record.training_forwards = training
+
+
+def _drop_references(record: StepRecord, state: _StepState) -> None:
+    """The step is decided: its forwards' weak references to their tensors are dropped, but the
+    first training forward's (the next steps' forwards are linked with their own step's, and the
+    run's end compares each step's first training input with the step before's). Kept, they were
+    two objects a forward for the garbage collector to go through in every full collection, which
+    they made more frequent: the plain run keeps none (an RL loop's fifty forwards a step)."""
+    first = record.training_forwards[0] if record.training_forwards else None
+    for forward in state.forwards:
+        if forward is not first:
+            forward.input_ref = forward.output_ref = None
 
 
 MAX_SPANS = 64  # per step: a loop with thousands of phase switches keeps its first ones

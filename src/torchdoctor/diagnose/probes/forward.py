@@ -104,8 +104,8 @@ def _link_shared_data(record: ForwardRecord, x, base, recent: list[ForwardRecord
             earlier_input = earlier_input() if earlier_input is not None else None
             if earlier_input is None or (earlier_input is not x and earlier_input is not base):
                 continue
-        earlier.linked.append(record)
-        record.linked.append(earlier)
+        earlier.link(record)
+        record.link(earlier)
         if from_output and earlier.module_id != record.module_id:
             earlier.feeds_model = record.fed_by_model = True
 
@@ -295,20 +295,20 @@ class ForwardProbe(Probe):
             record.shape = shape = tuple(x.shape)
             record.batch_size = shape[0] if shape else None
             record.device_type = x.device.type
-        recent = self.tracker.recent_forwards(LINK_LOOKBACK)
-        if recent:  # earlier forwards in the step (the first forward of a step has none)
+        forwards = self.tracker.step_forwards  # the step's earlier forwards, in call order
+        if forwards:  # the first forward of a step has none
             # link it to those it shares data with, when its input is one of their tensors
             # (step_tensors, kept up to date here, inline: an RL step runs this dozens of times;
             # a step of one forward, the usual one, never builds the map)
-            if len(recent) == 1:  # the step's second forward: the map starts with the first's
+            if len(forwards) == 1:  # the step's second forward: the map starts with the first's
                 tensors = self.step_tensors = {}
-                ref = recent[0].input_ref
+                ref = forwards[0].input_ref
                 earlier = ref() if ref is not None else None
                 if earlier is not None:
                     tensors[id(earlier)] = ref
             else:  # the inputs of the forwards before went in when they started
                 tensors = self.step_tensors
-            ref = recent[-1].output_ref  # the output of the forward before
+            ref = forwards[-1].output_ref  # the output of the forward before
             earlier = ref() if ref is not None else None
             if earlier is not None:
                 tensors[id(earlier)] = ref
@@ -320,7 +320,7 @@ class ForwardProbe(Probe):
                     and (seen := tensors.get(id(base))) is not None
                     and seen() is base
                 ):
-                    _link_shared_data(record, x, base, recent)
+                    _link_shared_data(record, x, base, forwards[-LINK_LOOKBACK:])
                 tensors[id(x)] = record.input_ref
         if not grad_enabled and train_mode:
             record.refreshes_batchnorm = _called_by(sys._getframe(3), _UPDATE_BN) or bool(
