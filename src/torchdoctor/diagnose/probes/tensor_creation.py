@@ -24,7 +24,7 @@ import torch.utils._device
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import TensorCreationObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
-from torchdoctor.intercept.patching import transforming
+from torchdoctor.intercept.patching import dynamo_compiling, transforming
 
 
 class TensorCreationProbe(Probe):
@@ -40,9 +40,12 @@ class TensorCreationProbe(Probe):
         modules = sys.modules
 
         # the kind of `data` is read here, not in a method: an RL loop makes a tensor of each
-        # observation (`torch.tensor(state)`, a list of floats), dozens a step
+        # observation (`torch.tensor(state)`, a list of floats), dozens a step. Only dynamo's
+        # test comes before it (dynamo must never see the probe's code); the rest of
+        # transforming() (jit.trace, export: they record the op whatever Python calls it) waits
+        # for a tensor made from an ndarray, the one kind timed
         def tensor(data, *args, **kwargs):
-            if transforming():
+            if dynamo_compiling():
                 return original(data, *args, **kwargs)
             numpy = modules.get("numpy")
             if numpy is None:
@@ -52,6 +55,8 @@ class TensorCreationProbe(Probe):
             elif isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
                 kind = "from_ndarray_list"
             else:
+                return original(data, *args, **kwargs)
+            if transforming():
                 return original(data, *args, **kwargs)
             started = time.perf_counter()
             try:
