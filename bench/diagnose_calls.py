@@ -9,7 +9,9 @@ methods), and which of them run torchdoctor's code. `--per-probe` also runs the 
 each probe left out in turn (`DiagnoseConfig.without_probes`) and prints what each one adds;
 `--top N` names the functions whose calls the probes add most. It also counts the garbage
 collector's runs per step (gen0/gen1/gen2, plain and watched): objects the probes allocate and
-keep make collections more frequent, a cost `sys.setprofile` does not see.
+keep make collections more frequent, a cost `sys.setprofile` does not see, and how many objects
+the collector tracks the steps left behind (each brings the next collection nearer; a full one
+goes through every object of the process, torch's included).
 
 `--opcodes` counts the bytecode instructions the interpreter runs per step instead (`sys.settrace`
 with opcode events, the main thread): the probes' cost is interpreter time (round 9: `perf` put
@@ -19,7 +21,11 @@ the load-independent count that follows the time. `--top N` then names the funct
 run the most.
 
     .venv/bin/python bench/diagnose_calls.py [--steps 32] [--loops mlp,...] [--per-probe] [--top 15]
-        [--opcodes]
+        [--opcodes] [--gc-steps N]
+
+`--gc-steps N` times the garbage collector itself over N steady steps, plain and watched: its
+runs by generation and the training thread's CPU time in them (full collections are rare and
+long, so they show in a long run's total, not in a median step).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import collections
 import gc
 import os
 import sys
+import time
 
 import torch
 
@@ -49,6 +56,9 @@ class CallCount:
         self.ours = 0  # Python calls of torchdoctor's code
         self.functions: collections.Counter = collections.Counter()
         self.collections = [0, 0, 0]  # garbage collections per generation
+        # objects the collector tracks that the steps left behind: each makes its collections,
+        # full ones too (which go through every object of the process), come sooner
+        self.kept = 0
 
     def _profile(self, frame, event, arg) -> None:
         if event == "call":
@@ -62,10 +72,14 @@ class CallCount:
             self.functions[f"C {getattr(arg, '__qualname__', arg)} in {_named(frame.f_code)}"] += 1
 
     def run(self, steps) -> CallCount:
+        gc.collect()
+        objects = len(gc.get_objects())
         before = [stats["collections"] for stats in gc.get_stats()]
         _under(sys.setprofile, self._profile, steps)
         after = [stats["collections"] for stats in gc.get_stats()]
         self.collections = [b - a for a, b in zip(before, after, strict=True)]
+        gc.collect()
+        self.kept = len(gc.get_objects()) - objects
         return self
 
 
@@ -133,6 +147,54 @@ def report_opcodes(name: str, run, args) -> None:
         print(f"    {opcodes / args.steps:7.1f}  {function}")
 
 
+class CollectorTime:
+    """The garbage collector's runs and the training thread's CPU time in them (gc.callbacks),
+    by generation, over a stretch of steps."""
+
+    def __init__(self) -> None:
+        self.runs = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.thread_time()
+        else:
+            self.runs[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.thread_time() - self._started
+
+    def run(self, steps) -> CollectorTime:
+        gc.callbacks.append(self._callback)
+        try:
+            steps()
+        finally:
+            gc.callbacks.remove(self._callback)
+        return self
+
+    def describe(self, steps: int) -> str:
+        runs = "/".join(str(n) for n in self.runs)
+        ms = "/".join(f"{1000 * s:.0f}" for s in self.seconds)
+        return (
+            f"{runs} runs (gen0/gen1/gen2), {ms} ms; "
+            f"{1e6 * sum(self.seconds) / steps:.0f} us a step"
+        )
+
+
+def report_collector(name: str, run, args) -> None:
+    """--gc-steps N: the collector's runs and time over N steady steps, plain and watched (the
+    watched run measures them all: a long diagnosis, where what the probes keep adds up)."""
+    steps = args.gc_steps
+    run(WARM_STEPS)
+    plain = CollectorTime().run(lambda: run(steps))
+    w = torchdoctor.watch(warmup=3, steps=WARM_STEPS + steps, whatif=False)
+    with w:
+        run(WARM_STEPS)
+        watched = CollectorTime().run(lambda: run(steps))
+    print(f"{name}: the garbage collector over {steps} steady steps")
+    print(f"  plain:    {plain.describe(steps)}")
+    print(f"  diagnose: {watched.describe(steps)}")
+
+
 def per_step(watched: CallCount, plain: CallCount, steps: int) -> str:
     return (
         f"{(watched.python - plain.python) / steps:7.1f} Python calls "
@@ -156,6 +218,12 @@ def main() -> None:
     parser.add_argument(
         "--opcodes", action="store_true", help="bytecode instructions per step, not calls"
     )
+    parser.add_argument(
+        "--gc-steps",
+        type=int,
+        default=0,
+        help="the garbage collector's runs and CPU time over this many steps, plain and watched",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     for name in args.loops.split(","):
@@ -164,6 +232,9 @@ def main() -> None:
         run = LOOPS[name](args)
         if args.opcodes:
             report_opcodes(name, run, args)
+            continue
+        if args.gc_steps:
+            report_collector(name, run, args)
             continue
         plain = count(run, args.steps)
         watched = count(run, args.steps, ())
@@ -174,6 +245,10 @@ def main() -> None:
             "  garbage collections per step, gen0/gen1/gen2: plain "
             f"{_per_step_collections(plain, args.steps)}, "
             f"diagnose {_per_step_collections(watched, args.steps)}"
+        )
+        print(
+            "  objects the garbage collector tracks, kept per step: plain "
+            f"{plain.kept / args.steps:.1f}, diagnose {watched.kept / args.steps:.1f}"
         )
         if args.top:
             added = watched.functions - plain.functions

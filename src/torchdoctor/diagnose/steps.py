@@ -93,9 +93,6 @@ class ForwardRecord:
     input_version: int | None = _later()
     output_ref: Any = _later(repr=False, compare=False)
 
-    def link(self, other: ForwardRecord) -> None:
-        self.linked = (*self.linked, other)
-
     def feeds_training(self) -> bool:
         return any(other.got_grad for other in self.linked)
 
@@ -122,7 +119,7 @@ def _link_inside_one_graph(state: _StepState) -> None:
             if last_trained is not None and pending:
                 if not any(last_trained.t0 < end < forward.t0 for end in state.backward_ends):
                     for discarded in pending:
-                        discarded.link(forward)
+                        discarded.linked += (forward,)
             pending = []
             last_trained = forward
         elif forward.grad_enabled and forward.train_mode and last_trained is not None:
@@ -189,7 +186,7 @@ def _link_beside_training(state: _StepState) -> None:
         per_module[f.module_id] += 1
     for f in candidates:
         if per_module[f.module_id] <= len(training) and not f.feeds_training():
-            f.link(training[0])
+            f.linked += (training[0],)
 
 
 @dataclass
@@ -386,7 +383,10 @@ class StepTracker:
             self.step_forwards = self._state.forwards
             for listener in list(self.on_step_end):
                 listener(record)
-            if self._unsettled is None or self._unsettled[0] is not record:
+            # a step of one forward (the usual one) keeps that forward's references: its first
+            if len(state.forwards) > 1 and (
+                self._unsettled is None or self._unsettled[0] is not record
+            ):
                 _drop_references(record, state)
             return record
         finally:

@@ -104,8 +104,8 @@ def _link_shared_data(record: ForwardRecord, x, base, recent: list[ForwardRecord
             earlier_input = earlier_input() if earlier_input is not None else None
             if earlier_input is None or (earlier_input is not x and earlier_input is not base):
                 continue
-        earlier.link(record)
-        record.link(earlier)
+        earlier.linked += (record,)
+        record.linked += (earlier,)
         if from_output and earlier.module_id != record.module_id:
             earlier.feeds_model = record.fed_by_model = True
 

@@ -176,8 +176,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
             if tensor.is_cpu:
                 if kind == "cpu" or (phases and phases[-1] == "data"):  # .cpu(): no copy
                     return original(tensor, *args, **kwargs)
-                caller = getframe(1)
-                code = caller.f_code
+                code = getframe(1).f_code
                 library = library_code.get(code)
                 if library is None:
                     library = library_code[code] = is_library_code(code)
@@ -185,7 +184,7 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     return original(tensor, *args, **kwargs)
                 if transforming():
                     return unpatched_tensor_method(method)(tensor, *args, **kwargs)
-                key = (code, caller.f_lasti, kind)
+                key = (code, getframe(1).f_lasti, kind)
                 counts = own_sites.get(key)
                 if counts is None:
                     counts = probe.site(kind, "cpu", 3)
