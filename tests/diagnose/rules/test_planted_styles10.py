@@ -1,0 +1,45 @@
+"""The tenth set of planted scripts (styles.py PLANTED10), where the decision rests on counts and
+structure, not timings, and a whole-cycle stop that lands between a training forward and its
+backward. Short runs (6 measured steps, no what-if timing); the full default-mode table, ranks
+included, is `bench/planted_styles.py --set styles10`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from planted import (
+    SCRIPTS,
+    assert_top_error_and_quiet_control,
+    found,
+    one_thread,  # noqa: F401  (autouse fixture: one torch thread)
+)
+from styles import PLANTED10
+
+from torchdoctor.diagnose.api import diagnose_script
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "h21_zero_grad_indented_into_logging_block",
+        "h22_optimizer_context_manager_clears_before_step",
+    ],
+)
+def test_correctness_problems_in_the_tenth_set_are_errors(script):
+    assert_top_error_and_quiet_control(PLANTED10, script)
+
+
+def test_a_forward_whose_backward_the_stop_cut_off_is_no_evaluation():
+    """The --budget runs out at the teacher's no-grad forward, after the student's forward and
+    before its backward: that student forward (autograd on, train mode, Dropout) is training cut
+    short by our stop, not an evaluation with autograd in train mode (a false D302 error and
+    D301 before)."""
+    report = diagnose_script(
+        str(SCRIPTS / "stop_between_forward_and_backward.py"),
+        steps=None,
+        budget_s=2.0,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", (report.run.status, report.run.error)
+    assert report.run.evaluation.forwards == 0, found(report)
+    assert not {"D301", "D302"} & {code for code, _ in found(report)}, found(report)
