@@ -10,6 +10,7 @@ import pytest
 from planted import (
     SCRIPTS,
     assert_top_error_and_quiet_control,
+    diagnose,
     found,
     one_thread,  # noqa: F401  (autouse fixture: one torch thread)
 )
@@ -43,3 +44,12 @@ def test_a_forward_whose_backward_the_stop_cut_off_is_no_evaluation():
     assert report.run.status == "stopped", (report.run.status, report.run.error)
     assert report.run.evaluation.forwards == 0, found(report)
     assert not {"D301", "D302"} & {code for code, _ in found(report)}, found(report)
+
+
+def test_warnings_shown_every_step_are_logging():
+    """`warnings.warn` every step with a filter that shows it every time is a log line written to
+    stderr (h29's clipping report): its writes and the tensors formatted into its message count
+    for D702 as print() and logging records do."""
+    report = diagnose("d702_warning_every_step", steps=10)
+    assert report.run.io.log_records_per_step == 1, report.run.io
+    assert "D702" in [code for code, _ in found(report)], found(report)
