@@ -508,7 +508,7 @@ PLANTED10 = [
         ("h15_reptile_meta_learning_task_model_deepcopied", "D215", "speed", "deepcopy/task"),
         ("h16_fedavg_clients_loaders_workers_respawned_each_round", "D103", "speed", "per round"),
         ("h17_click_like_cli_debug_block_under_dunder_debug", "D211", "speed", "__debug__"),
-        ("h18_phase_loop_set_grad_enabled_or_bug", "D301", "speed", 'or "val"'),
+        ("h18_phase_loop_grad_switch_copied_from_train_test", "D301", "speed", '!= "test"'),
         ("h19_catalyst_like_runner_eval_attribute_not_called", "D302", "error", "model.eval"),
         ("h20_resume_from_checkpoint_helper_leaves_eval_mode", "D305", "error", "eval() on load"),
         ("h21_zero_grad_indented_into_logging_block", "D221", "error", "every 50 steps"),

@@ -22,7 +22,8 @@ class Runner:
 
     def on_loader_start(self):
         self.metrics = {"correct": 0, "seen": 0}
-        self.model.train(self.is_train_loader)
+        if self.is_train_loader:
+            self.model.train()
 
     def on_loader_end(self):
         print(self.epoch, self.loader_key, self.metrics["correct"] / self.metrics["seen"])

@@ -3,9 +3,10 @@
 `torch.set_grad_enabled(...)`, with the optimiser step only in the train phase. A small CNN on
 generated images, a validation split as large as the training split.
 
-Planted: the grad switch is written `torch.set_grad_enabled(phase == "train" or "val")`: the
-`or "val"` makes it always truthy, so the validation phase records autograd graphs for every
-batch it never back-propagates. --fixed: `torch.set_grad_enabled(phase == "train")`.
+Planted: the grad switch `torch.set_grad_enabled(phase != "test")` was copied from a script
+whose phases were "train" and "test": here the phases are "train" and "val", so the validation
+phase records autograd graphs for every batch it never back-propagates. --fixed:
+`torch.set_grad_enabled(phase == "train")`.
 """
 
 import sys
@@ -29,7 +30,7 @@ if __name__ == "__main__":
             x, y = data[phase]
             correct = 0
             for start in range(0, len(x), 64):
-                grad_on = phase == "train" if FIXED else phase == "train" or "val"
+                grad_on = phase == "train" if FIXED else phase != "test"
                 with torch.set_grad_enabled(grad_on):
                     out = model(x[start : start + 64])
                     loss = nn.functional.cross_entropy(out, y[start : start + 64])
