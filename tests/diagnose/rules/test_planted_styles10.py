@@ -53,3 +53,14 @@ def test_warnings_shown_every_step_are_logging():
     report = diagnose("d702_warning_every_step", steps=10)
     assert report.run.io.log_records_per_step == 1, report.run.io
     assert "D702" in [code for code, _ in found(report)], found(report)
+
+
+def test_a_teachers_autograd_on_forward_in_every_step_is_not_validation():
+    """A teacher never frozen (weights requiring grad) runs with autograd on in every step, its
+    output detached for the loss (h30's memoised teacher): D301 names the wasted autograd, but
+    its forwards are the step's work, not validation run too often (a false D304 before)."""
+    report = diagnose("d301_teacher_with_autograd", steps=8)
+    evaluation = report.run.evaluation
+    assert evaluation.beside_training_with_grad == evaluation.forwards > 0, evaluation
+    codes = [code for code, _ in found(report)]
+    assert "D304" not in codes and "D301" in codes, found(report)
