@@ -214,6 +214,10 @@ class EvaluationObservation:
     # a batch of the training forward's size: a frozen teacher (distillation) or a target
     # network whose outputs the step's loss uses, not validation (D304)
     beside_training: int = 0
+    # ... and the same forwards run WITH autograd (a teacher whose weights still require grad,
+    # its output detached for the loss): still part of the step, not validation (D304); their
+    # autograd is D301's
+    beside_training_with_grad: int = 0
     # mean minor page faults of the thread during an autograd-on evaluation forward (None: not
     # read): the saved activations freed at once can go back to the system and be faulted in
     # again by the next forward, a cost the fix removes; the evaluation what-if then starts its

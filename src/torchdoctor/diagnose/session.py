@@ -122,7 +122,7 @@ class Session:
     def uninstall(self) -> None:
         self.insister.release()
         if self.installed:
-            self.tracker.close()
+            self.tracker.close(cut_short=self.stopped)
             for probe in self.probes:
                 probe.stop()
             self.patcher.restore()

@@ -406,16 +406,19 @@ class StepTracker:
         """The last step, while some of its forwards may still get a gradient."""
         return self._unsettled[0] if self._unsettled else None
 
-    def close(self) -> None:
+    def close(self, cut_short: bool = False) -> None:
         """The run is over: forwards that got no gradient were evaluation; the kept steps get
-        their spans."""
+        their spans. `cut_short`: we stopped the program (StopDiagnosis), so the unfinished
+        step's forwards that still awaited a gradient were training whose backward never got
+        to run (the budget ran out at a no-grad forward between a student's forward and its
+        backward: a teacher's, a target network's), not evaluation with autograd in train mode."""
         now = self.clock()
         self._close(now)
         self._settle()
         for step in self.steps:
             if step.pieces is not None:
                 step.spans, step.pieces = _spans(step.pieces, self.origin), None
-        spans, forwards = self._eval_spans(self._state, final=True)
+        spans, forwards = self._eval_spans(self._state, final=not cut_short)
         self.eval_forwards.extend(forwards)
         for span_start, span_end in spans:
             self.eval_seconds += span_end - span_start

@@ -25,6 +25,7 @@ STYLES6 = Path(__file__).parent / "scripts" / "styles6"
 STYLES7 = Path(__file__).parent / "scripts" / "styles7"
 STYLES8 = Path(__file__).parent / "scripts" / "styles8"
 STYLES9 = Path(__file__).parent / "scripts" / "styles9"
+STYLES10 = Path(__file__).parent / "scripts" / "styles10"
 
 
 class Planted(NamedTuple):
@@ -480,5 +481,55 @@ PLANTED9 = [
         ("g06_clean_iterable_text_stream_one_worker_big_batches", "D112", "clean", "1 wk, 128"),
         ("g07_clean_accumulation_scheduler_clip_zero_after_step", "D221", "clean", "zero after"),
         ("g08_clean_triplet_batch_hard_detached_metrics", "D401", "clean", "detached sums"),
+    ]
+]
+
+# round 12: a tenth set in styles no earlier set used (asyncio coroutines, a fastai-like Learner,
+# a skorch-like estimator, an Optuna-like sweep, Fabric-/HF-Trainer-/Keras-/Catalyst-like APIs, an
+# iterator-protocol trainer, a Hydra-like config, an nbconvert notebook, ensembles, Transformer-XL
+# memory, QAT, a PINN, Reptile, FedAvg, a click-like CLI, a resumed run, a Tree-RNN ...)
+PLANTED10 = [
+    Planted(*row, folder=STYLES10)
+    for row in [
+        ("h01_asyncio_trainer_evaluate_coroutine_keeps_graph", "D301", "speed", "no no_grad"),
+        ("h02_fastai_like_learner_checkpoint_callback_small_cnn", "D213", "speed", "callback"),
+        ("h03_skorch_like_estimator_fit_numpy_rows_per_sample", "D108", "speed", "row, 512"),
+        ("h04_optuna_like_sweep_batch_size_search_space_tiny", "D202", "speed", "batch 2-4"),
+        ("h05_fabric_like_wrapper_precision_64_true", "D201", "speed", '"64-true"'),
+        ("h06_hf_trainer_compute_loss_override_aux_backward", "D214", "speed", "aux.backward"),
+        ("h07_keras_like_model_checkpoint_save_freq_in_batches", "D701", "speed", "save_freq=1"),
+        ("h08_iterator_protocol_trainer_outputs_keep_graph", "D503", "speed", "kept outputs"),
+        ("h09_hydra_like_nested_config_profiler_enabled", "D212", "speed", "enabled: true"),
+        ("h10_nbconvert_notebook_get_batch_helper_new_iterator", "D107", "speed", "get_batch()"),
+        ("h11_seed_ensemble_evaluated_after_every_step", "D304", "speed", "track_every=1"),
+        ("h12_transformer_xl_memory_concatenated_never_trimmed", "D504", "speed", "no trim"),
+        ("h13_qat_fake_quant_observer_reads_range_every_step", "D401", "info", ".item() x8"),
+        ("h14_pinn_collocation_points_drawn_in_python", "D801", "speed", "list of floats"),
+        ("h15_reptile_meta_learning_task_model_deepcopied", "D215", "speed", "deepcopy/task"),
+        ("h16_fedavg_clients_loaders_workers_respawned_each_round", "D103", "speed", "per round"),
+        ("h17_click_like_cli_debug_block_under_dunder_debug", "D211", "speed", "__debug__"),
+        ("h18_phase_loop_grad_switch_copied_from_train_test", "D301", "speed", '!= "test"'),
+        ("h19_catalyst_like_runner_eval_attribute_not_called", "D302", "error", "model.eval"),
+        ("h20_resume_from_checkpoint_helper_leaves_eval_mode", "D305", "error", "eval() on load"),
+        ("h21_zero_grad_indented_into_logging_block", "D221", "error", "every 50 steps"),
+        ("h22_optimizer_context_manager_clears_before_step", "D222", "error", "zero, step"),
+        ("h23_time_based_validation_interval_minutes_vs_seconds", "D304", "speed", "0.5 s"),
+        ("h24_fit_generator_legacy_floattensor_from_row_list", "D106", "speed", "FloatTensor"),
+        ("h25_compressed_record_shards_decoded_in_main_process", "D101", "speed", "zlib, 0 wk"),
+        ("h26_workers_from_scheduler_affinity_heavy_dataset", "D110", "speed", "affinity"),
+        ("h27_stack_dataset_dict_samples_through_workers", "D109", "speed", "StackDataset"),
+        ("h28_mlm_collator_class_masks_token_by_token", "D111", "speed", "per token"),
+        ("h29_gradient_clip_warning_emitted_every_step", "D702", "speed", "warnings.warn"),
+        ("h30_lru_cache_on_teacher_targets_keeps_graphs", "D503", "speed", "lru_cache"),
+        ("h31_tree_recursive_network_node_by_node", "D203", "speed", "per node"),
+        ("h32_nan_guard_decorator_checks_loss_every_step", "D401", "info", "isfinite bool"),
+        ("i01_clean_asyncio_trainer_progress_task", "D301", "clean", "no_grad"),
+        ("i02_clean_fastai_like_learner_callbacks", "D213", "clean", "callbacks"),
+        ("i03_clean_pinn_heat_equation_double_backward", "D214", "clean", "create_graph"),
+        ("i04_clean_reptile_task_model_reset_by_load_state_dict", "D215", "clean", "reset"),
+        ("i05_clean_fedavg_clients_in_memory_batches", "D103", "clean", "tensors"),
+        ("i06_clean_transformer_xl_memory_trimmed_detached", "D504", "clean", "trimmed"),
+        ("i07_clean_sklearn_like_estimator_index_slices", "D108", "clean", "slices"),
+        ("i08_clean_random_search_sweep_models_in_sequence", "D202", "clean", "batch 128+"),
     ]
 ]

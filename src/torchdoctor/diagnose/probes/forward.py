@@ -430,6 +430,9 @@ class ForwardProbe(Probe):
         evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
         # over every step kept, warm-up too: `forwards` counts those
         evaluation.beside_training = _beside_training(self.tracker.steps, self.tracker.origin)
+        evaluation.beside_training_with_grad = _beside_training(
+            self.tracker.steps, self.tracker.origin, with_grad=True
+        )
 
 
 def _generator_samples(forwards, steps) -> set[int]:
@@ -453,11 +456,12 @@ def _generator_samples(forwards, steps) -> set[int]:
     }
 
 
-def _beside_training(steps, origin: float) -> int:
-    """Evaluation forwards of a model that never trained, without autograd, before their step's
-    first backward, at a training forward's batch size: a frozen teacher's soft targets or a
-    target network's values, which the step's loss uses (the forward's output has no grad_fn
-    to tell it by: this is its place in the step)."""
+def _beside_training(steps, origin: float, with_grad: bool = False) -> int:
+    """Evaluation forwards of a model that never trained, without autograd (`with_grad`: with
+    it), before their step's first backward, at a training forward's batch size: a frozen
+    teacher's soft targets or a target network's values, which the step's loss uses (the
+    forward's output has no grad_fn to tell it by, or one the loss detached: this is its place
+    in the step)."""
     trained = {f.module_id for record in steps for f in record.training_forwards}
     count = 0
     for record in steps:
@@ -470,7 +474,7 @@ def _beside_training(steps, origin: float) -> int:
             1
             for f in record.eval_forwards
             if f.module_id not in trained
-            and not f.grad_enabled
+            and f.grad_enabled == with_grad
             and f.t1 is not None
             and f.t1 <= first_backward
             and f.batch_size in batches

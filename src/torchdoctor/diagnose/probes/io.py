@@ -1,5 +1,5 @@
-"""Host I/O probe: `torch.save`, `print()` and emitted `logging` records inside training steps,
-counted and timed (a clock read either side of each call).
+"""Host I/O probe: `torch.save`, `print()`, emitted `logging` records and shown warnings inside
+training steps, counted and timed (a clock read either side of each call).
 
 Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
 print() is called) is timed too: that is where most of a logging line's cost hides. Formatting
@@ -14,6 +14,7 @@ import logging
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from types import FrameType
 
@@ -37,6 +38,11 @@ class IOProbe(Probe):
         patcher.replace(
             logging.Logger, "_log", lambda original: self._timed(original, "log", _log_caller)
         )
+        # a warning shown (warnings.warn with a filter that lets it through every time: the
+        # program's way of logging, to stderr) is a log record too; C's warn() looks this
+        # module attribute up at each warning it shows, so both warn() and warn_explicit() pass
+        if hasattr(warnings, "_showwarnmsg"):
+            patcher.replace(warnings, "_showwarnmsg", lambda original: self._timed(original, "log"))
         self.depth = 0  # inside a timed call: formatting there is part of its time
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)

@@ -11,9 +11,10 @@ only validation: evaluation forwards run with the model in eval mode, or fed by 
 evaluation, or (a reinforcement-learning loop's greedy evaluation episodes, in train mode like
 its acting) sampled mostly inside a function the program names as validation (`evaluate_policy`,
 `validate`, `run_test`); acting forwards (`collect`, `select_action`) are left out.
-A frozen teacher's eval-mode forward in every step of a distillation loop is not validation: when
-most evaluation forwards are of a model that never trained, run without autograd before their
-step's backward at the training batch's size (the loss uses their outputs), it stays silent.
+A teacher's eval-mode forward in every step of a distillation loop is not validation: when
+most evaluation forwards are of a model that never trained, run before their step's backward at
+the training batch's size (the loss uses their outputs; with autograd on, as a teacher whose
+weights still require grad runs, that is D301's), it stays silent.
 
 ## Why is this bad
 A validation pass tells how the model is doing; running it after every step (or every few)
@@ -129,8 +130,9 @@ def check(run: RunObservation) -> list[Finding]:
         return []
     if not evaluation_is_validation(run) and not evaluation_called_as_validation(run):
         return []
-    if run.evaluation.beside_training * 2 > run.evaluation.forwards:
-        return []  # mostly a frozen teacher's (or a target network's) forwards the loss uses
+    beside = run.evaluation.beside_training + run.evaluation.beside_training_with_grad
+    if beside * 2 > run.evaluation.forwards:
+        return []  # mostly a teacher's (or a target network's) forwards the loss uses
     evaluated = [s for s in steps if s.evaluation_s > 0]
     frequency = len(evaluated) / len(steps)
     evaluation_s = sum(s.evaluation_s for s in steps)

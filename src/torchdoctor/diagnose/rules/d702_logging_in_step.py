@@ -1,7 +1,8 @@
 """D702: printing or logging in every training step takes a measurable share of it.
 
 ## What it does
-Flags `print` calls and records emitted through `logging` during measured training steps when
+Flags `print` calls, records emitted through `logging` and warnings shown (`warnings.warn` with a
+filter that shows it every time, to stderr) during measured training steps when
 writing them, plus turning tensors into text for them (`Tensor.__repr__`/`__format__`, which an
 f-string runs before `print` is called), takes 2% or more of the mean step time; a write another process stalled on a busy machine counts
 at the typical write's time (the median of the steps that wrote). Logging already throttled to fewer than one print every two steps
@@ -96,7 +97,8 @@ def check(run: RunObservation) -> list[Finding]:
         calls.append(f"{io.prints_per_step:g} print call(s) per step ({secs(io.print_s_per_step)})")
     if io.log_records_per_step:
         calls.append(
-            f"{io.log_records_per_step:g} logging record(s) per step ({secs(io.log_s_per_step)})"
+            f"{io.log_records_per_step:g} logging record(s) or shown warning(s) per step "
+            f"({secs(io.log_s_per_step)})"
         )
     evidence = [
         f"{' and '.join(calls)}, with the formatting of tensors "
