@@ -44,3 +44,45 @@ def test_a_module_or_folder_run_keeps_the_frames_python_shows(tmp_path):
         assert "<frozen runpy>" in plain.stderr
         assert diagnosed.stderr == plain.stderr
         assert diagnosed.stdout.startswith(plain.stdout)
+
+
+def test_a_tight_recursion_limit_holds_from_the_programs_own_first_frame(tmp_path):
+    # Python counts every frame, and under diagnose the program runs below ours (the CLI, the
+    # runner) with one frame more per nested module call (torch's path with global hooks): a
+    # program that set sys.setrecursionlimit(120) for a 25-level recursive model and an 80-deep
+    # function got a RecursionError under diagnose only.
+    (tmp_path / "train.py").write_text(
+        dedent(
+            """
+            import sys, torch
+            torch.set_num_threads(1)
+            opt_class = torch.optim.SGD  # torch's lazy imports are deep: done before the limit
+            torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=0.1)
+            sys.setrecursionlimit(120)
+            class Tree(torch.nn.Module):
+                def __init__(self, depth):
+                    super().__init__()
+                    self.leaf = torch.nn.Linear(4, 4)
+                    self.child = Tree(depth - 1) if depth else None
+                def forward(self, x):
+                    return self.leaf(x) if self.child is None else self.child(x) + x
+            tree = Tree(25)
+            opt = opt_class(tree.parameters(), lr=0.01)
+            for _ in range(5):
+                opt.zero_grad(); tree(torch.randn(2, 4)).sum().backward(); opt.step()
+            def down(n):
+                return 0 if n == 0 else 1 + down(n - 1)
+            def forever(n):
+                return forever(n + 1)
+            try:
+                forever(0)
+            except RecursionError:
+                print("runaway recursion still stopped")
+            print("deep", down(80), "limit", sys.getrecursionlimit())
+            """
+        )
+    )
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, "train.py")
+    assert plain.returncode == 0 and plain.stdout.endswith("deep 80 limit 120\n"), plain.stderr
+    assert diagnosed.returncode == 0, diagnosed.stderr[-2000:]
+    assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:500]

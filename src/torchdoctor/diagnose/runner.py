@@ -33,6 +33,7 @@ from torchdoctor.diagnose.program_exit import (
     streams_fail_at_exit,
 )
 from torchdoctor.diagnose.program_signals import ProgramSignals, Terminated
+from torchdoctor.diagnose.recursion_room import RecursionRoom
 from torchdoctor.diagnose.session import Session, StopDiagnosis
 from torchdoctor.diagnose.thread_stop import ThreadStop
 from torchdoctor.intercept.patching import Patcher, raised_by_the_original
@@ -356,6 +357,7 @@ def run_program(
         """`program_ended`: False at os._exit, where no exit handler runs."""
         nonlocal program_streams
         process_patches.restore()
+        recursion_room.restore()
         program_signals.restore()
         session.uninstall()
         restore_torch_modes()
@@ -380,6 +382,7 @@ def run_program(
         _hard_exit_patch(process_patches, hard_exit, lambda: cleanup(program_ended=False))
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
     _exec_note_patch(process_patches)
+    recursion_room = RecursionRoom(process_patches)  # made here: counts the frames above this
     try:
         if program.module:
             _run_as_main(program.target, alter_argv=True)
