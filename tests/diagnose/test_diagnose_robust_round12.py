@@ -86,3 +86,18 @@ def test_a_tight_recursion_limit_holds_from_the_programs_own_first_frame(tmp_pat
     assert plain.returncode == 0 and plain.stdout.endswith("deep 80 limit 120\n"), plain.stderr
     assert diagnosed.returncode == 0, diagnosed.stderr[-2000:]
     assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:500]
+
+
+def test_a_package_whose_init_fails_is_the_programs_error_under_dash_m(tmp_path):
+    # `diagnose -m pkg.train` looked the module up by importing `pkg` before the run: an error
+    # in its __init__ was raised in our CLI, shown as our traceback (a torchdoctor bug by its
+    # look), and what __init__ printed came before the run.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "print('package init runs')\nraise RuntimeError('bad package init')\n"
+    )
+    (tmp_path / "pkg" / "train.py").write_text("print('never runs')\n")
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, "-m", "pkg.train")
+    assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr
+    assert diagnosed.stderr == plain.stderr
+    assert diagnosed.stdout.startswith("package init runs\ntorchdoctor diagnose")
