@@ -129,10 +129,11 @@ class NonFiniteGuard:
             return
         unchecked = [w for w in windows if w.bad is None]
         if unchecked:  # one check over all their losses, split back per step
-            flags = _non_finite([loss for w in unchecked for loss in w.losses])
-            for window, part in zip(unchecked, flags.split([len(w.losses) for w in unchecked])):
+            checked = _non_finite([loss for w in unchecked for loss in w.losses])
+            for window, part in zip(unchecked, checked.split([len(w.losses) for w in unchecked])):
                 window.bad = part
-        flags = torch.cat([w.bad for w in windows]).tolist()  # one read for all the windows
+        # one read for all the windows
+        flags = torch.cat([w.bad for w in windows if w.bad is not None]).tolist()
         start = 0
         for window in windows:
             end = start + len(window.losses)
