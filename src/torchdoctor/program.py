@@ -15,6 +15,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -51,7 +52,7 @@ class Program:
         """What `python script.py` / `python -m` put in sys.path[0] for this program."""
         if self.module:
             return self.cwd
-        if os.path.isdir(self.path):  # a directory (or zip) with __main__.py: itself
+        if os.path.isdir(self.path) or zipfile.is_zipfile(self.path):  # with __main__.py: itself
             return self.path
         return os.path.dirname(self.path)
 

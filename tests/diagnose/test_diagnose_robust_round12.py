@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from textwrap import dedent
 
 
@@ -38,12 +39,22 @@ def test_a_module_or_folder_run_keeps_the_frames_python_shows(tmp_path):
     (tmp_path / "folder" / "__main__.py").write_text(
         "import sys\nprint(sys.argv)\nraise KeyError('folder')\n"
     )
-    for target in (("-m", "pkg.train"), ("folder",)):
+    with zipfile.ZipFile(tmp_path / "app.zip", "w") as app:  # a zip app: sys.path[0] is the zip
+        app.writestr("__main__.py", "import sys\nprint(sys.argv)\nraise KeyError('zip')\n")
+    for target in (("-m", "pkg.train"), ("folder",), ("app.zip",)):
         plain, diagnosed = _plain_and_diagnosed(tmp_path, *target)
         assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr
         assert "<frozen runpy>" in plain.stderr
-        assert diagnosed.stderr == plain.stderr
+        if target != ("app.zip",):  # Python prints no source line from a zip; linecache does
+            assert diagnosed.stderr == plain.stderr
+        assert _frames(diagnosed.stderr) == _frames(plain.stderr), diagnosed.stderr
         assert diagnosed.stdout.startswith(plain.stdout)
+
+
+def _frames(stderr: str) -> list[str]:
+    return [
+        line for line in stderr.splitlines() if line.startswith(("  File", "Traceback", "KeyError"))
+    ]
 
 
 def test_a_tight_recursion_limit_holds_from_the_programs_own_first_frame(tmp_path):
