@@ -826,6 +826,304 @@ sys.stdout.done = True
 """,
         ("--steps", "0"),
     ),
+    # round 12
+    "stdout_write_only": (
+        "sys.stdout replaced by a class with write() only (no flush, no fileno)",
+        """
+class Lines:
+    def __init__(self): self.lines = []
+    def write(self, text): self.lines.append(text)
+real, sys.stdout = sys.stdout, Lines()
+train(30)
+print("captured while training")
+captured, sys.stdout = sys.stdout, real
+print("".join(captured.lines).strip(), len(captured.lines))
+sys.stdout = Lines()
+print("left in place at its end")
+""",
+        ("--steps", "0"),
+    ),
+    "interop_threads_at_top": (
+        "torch.set_num_interop_threads(1) at its top, set_num_threads(2) mid-run",
+        """
+torch.set_num_interop_threads(1)
+train(15)
+torch.set_num_threads(2)
+train(15)
+print("threads", torch.get_num_threads(), torch.get_num_interop_threads())
+""",
+        ("--steps", "0"),
+    ),
+    "own_threading_excepthook": (
+        "threading.excepthook of its own; a helper thread crashes mid-training",
+        """
+import threading
+crashed = []
+threading.excepthook = lambda args: crashed.append(f"{args.thread.name}: {args.exc_value}")
+def helper():
+    raise ValueError("helper failed")
+train(15)
+worker = threading.Thread(target=helper, name="helper"); worker.start(); worker.join()
+train(15)
+print("handled by its hook:", crashed)
+""",
+        ("--steps", "0"),
+    ),
+    "recursion_limit_low": (
+        "sys.setrecursionlimit(120) and a recursive tree model 80 calls deep",
+        """
+sys.setrecursionlimit(120)
+class Tree(torch.nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.leaf = torch.nn.Linear(8, 8)
+        self.child = Tree(depth - 1) if depth else None
+    def forward(self, x):
+        return self.leaf(x) if self.child is None else self.child(x) + 0.01 * x
+tree = Tree(25)
+o = torch.optim.SGD(tree.parameters(), lr=0.01)
+def down(n):
+    return 0 if n == 0 else 1 + down(n - 1)
+for _ in range(10):
+    o.zero_grad(); tree(torch.randn(4, 8)).pow(2).mean().backward(); o.step()
+print("deep", down(80))
+""",
+        ("--steps", "0"),
+    ),
+    "deletes_own_script": (
+        "deletes its own script file at its start, then crashes mid-training",
+        """
+import os
+os.remove(__file__)
+train(20)
+raise RuntimeError("no source to show")
+""",
+        ("--steps", "0"),
+    ),
+    "runpy_run_path_crash": (
+        "runs a generated script with runpy.run_path (python -c style); it crashes",
+        """
+import runpy
+with open("step_script.py", "w") as f:
+    f.write("import torch\\nx = torch.ones(3)\\nx.view(2, 2)\\n")
+train(20)
+runpy.run_path("step_script.py", init_globals={"lr": 0.1})
+""",
+        ("--steps", "0"),
+    ),
+    "importlib_reload_model_module": (
+        "importlib.reload of its model module after rewriting it mid-run",
+        """
+import importlib, os
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "netdef.py"), "w") as f:
+    f.write("import torch\\nWIDTH = 16\\ndef make():\\n    return torch.nn.Linear(8, WIDTH)\\n")
+import netdef
+net = netdef.make(); o = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(15):
+    o.zero_grad(); net(torch.randn(4, 8)).pow(2).mean().backward(); o.step()
+with open(os.path.join(here, "netdef.py"), "w") as f:
+    f.write("import torch\\nWIDTH = 4\\ndef make():\\n    return torch.nn.Linear(8, WIDTH)\\n")
+os.utime(os.path.join(here, "netdef.py"), (0, 1))  # a new mtime: the cached bytecode is stale
+netdef = importlib.reload(netdef)
+net = netdef.make(); o = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(15):
+    o.zero_grad(); net(torch.randn(4, 8)).pow(2).mean().backward(); o.step()
+print("reloaded width", netdef.WIDTH, net.out_features)
+""",
+        ("--steps", "0"),
+    ),
+    "thread_pool_losses": (
+        "losses computed in a ThreadPoolExecutor, summed and backpropagated on the main thread",
+        """
+from concurrent.futures import ThreadPoolExecutor
+heads = [torch.nn.Linear(8, 1) for _ in range(3)]
+o = torch.optim.SGD([p for h in heads for p in h.parameters()], lr=0.01)
+with ThreadPoolExecutor(3) as pool:
+    for _ in range(25):
+        x = torch.randn(16, 8)
+        losses = list(pool.map(lambda head: head(x).pow(2).mean(), heads))
+        o.zero_grad(); sum(losses).backward(); o.step()
+print("pool losses", len(losses), all(h.weight.grad is not None for h in heads))
+""",
+        ("--steps", "0"),
+    ),
+    "anomaly_toggled_per_step": (
+        "torch.autograd.set_detect_anomaly switched on every third step, off after it",
+        """
+for i in range(30):
+    torch.autograd.set_detect_anomaly(i % 3 == 0)
+    train(1)
+torch.autograd.set_detect_anomaly(False)
+with torch.autograd.detect_anomaly(check_nan=False):
+    train(2)
+print("anomaly at the end:", torch.is_anomaly_enabled())
+""",
+        ("--steps", "0"),
+    ),
+    "backends_flags_at_import": (
+        "torch.backends flags set at its top (mkldnn off, opt_einsum, flags context, matmul precision)",
+        """
+torch.backends.mkldnn.enabled = False
+torch.backends.opt_einsum.strategy = "greedy"
+torch.set_float32_matmul_precision("medium")
+conv = torch.nn.Conv1d(2, 2, 3)
+o = torch.optim.SGD(conv.parameters(), lr=0.01)
+with torch.backends.mkldnn.flags(enabled=True):
+    for _ in range(20):
+        o.zero_grad(); torch.einsum("bci,bci->b", conv(torch.randn(4, 2, 16)), torch.ones(4, 2, 14)).mean().backward(); o.step()
+train(10)
+print(torch.backends.mkldnn.enabled, torch.get_float32_matmul_precision(), torch.backends.opt_einsum.strategy)
+""",
+        ("--steps", "0"),
+    ),
+    "own_setprofile": (
+        "sys.setprofile and threading.setprofile of its own (a call counter, coverage-like)",
+        """
+import threading
+calls = {"n": 0}
+def count(frame, event, arg):
+    if event == "call":
+        calls["n"] += 1
+sys.setprofile(count); threading.setprofile(count)
+train(20)
+sys.setprofile(None)
+print("profiled calls", calls["n"] > 0, sys.getprofile() is None)
+""",
+        ("--steps", "0"),
+    ),
+    "gc_callbacks_and_freeze": (
+        "gc.disable(), a gc.callbacks logger, gc.freeze() and a manual gc.collect() per 10 steps",
+        """
+import gc
+gc.disable(); gc.freeze()
+collections = []
+gc.callbacks.append(lambda phase, info: collections.append(phase) if phase == "stop" else None)
+for i in range(30):
+    train(1)
+    if i % 10 == 9:
+        gc.collect()
+print("collections", collections.count("stop") >= 3, gc.isenabled())
+""",
+        ("--steps", "0"),
+    ),
+    "pickled_model_loaded_in_subprocess": (
+        "pickles its trained model and optimizer, and a plain python subprocess unpickles them",
+        """
+import pickle, subprocess
+net = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+o = torch.optim.Adam(net.parameters())
+for _ in range(20):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+with open("model.pkl", "wb") as f:
+    pickle.dump({"net": net, "opt": o.state_dict()}, f)
+check = ("import pickle, torch; d = pickle.load(open('model.pkl', 'rb')); "
+         "print(type(d['net']).__name__, len(d['opt']['state']), d['net'](torch.ones(1, 8)).shape)")
+child = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+print(child.returncode, child.stdout.strip(), child.stderr.strip()[-200:])
+""",
+        ("--steps", "0"),
+    ),
+    "sigterm_from_child_saves_checkpoint": (
+        "a child process sends SIGTERM mid-training; its handler saves a checkpoint and exits 0",
+        """
+import os, signal, subprocess
+def on_term(signum, frame):
+    torch.save(model.state_dict(), "last.pt")
+    print("checkpoint saved on SIGTERM")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+train(10)
+subprocess.run([sys.executable, "-c", f"import os, signal; os.kill({os.getpid()}, signal.SIGTERM)"])
+for _ in range(1000):
+    train(1)
+print("not reached")
+""",
+        ("--steps", "0"),
+    ),
+    "del_logs_at_interpreter_exit": (
+        "a module-level object whose __del__ prints at the interpreter's exit",
+        """
+class Run:
+    def __init__(self): self.steps = 0
+    def __del__(self): print("run closed after", self.steps, "steps")
+run = Run()
+for _ in range(20):
+    train(1); run.steps += 1
+print("trained")
+""",
+        ("--steps", "0"),
+    ),
+    "exits_before_training": (
+        "builds its model and optimizer, then sys.exit(0) before any forward (a --dry-run)",
+        """
+print("parameters", sum(p.numel() for p in model.parameters()))
+sys.exit(0)
+""",
+        ("--steps", "0"),
+    ),
+    "spawn_loader_lambda_collate": (
+        "DataLoader spawn workers with a lambda collate_fn (cannot be pickled: the program's error)",
+        """
+from torch.utils.data import DataLoader, TensorDataset
+if __name__ == "__main__":
+    train(5)
+    loader = DataLoader(TensorDataset(torch.randn(32, 8)), batch_size=8, num_workers=1,
+                        multiprocessing_context="spawn", collate_fn=lambda batch: batch)
+    for batch in loader:
+        pass
+""",
+        ("--steps", "0"),
+    ),
+    "set_start_method_spawn": (
+        "multiprocessing.set_start_method('spawn') under the __main__ guard, a Pool after training",
+        """
+import multiprocessing as mp
+def square(v):
+    return v * v
+if __name__ == "__main__":
+    mp.set_start_method("spawn")
+    train(20)
+    with mp.Pool(2) as pool:
+        print("pool", pool.map(square, [1, 2, 3]), mp.get_start_method())
+""",
+        ("--steps", "0"),
+    ),
+    "exit_builtin": (
+        "the site builtin exit(4) mid-run (it closes sys.stdin first)",
+        """
+train(20)
+print("stdin closed before:", sys.stdin.closed)
+exit(4)
+""",
+        ("--steps", "0"),
+    ),
+    "exception_group_with_notes": (
+        "an ExceptionGroup of two errors, one with add_note, raised after training",
+        """
+train(20)
+first = ValueError("loss diverged"); first.add_note("at step 20")
+raise ExceptionGroup("two checks failed", [first, KeyError("val_loss")])
+""",
+        ("--steps", "0"),
+    ),
+    "reprs_and_source": (
+        "prints its model, optimizer and a loss with grad_fn, and inspect.getsource of its class",
+        """
+import inspect
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.fc = torch.nn.Linear(8, 1)
+    def forward(self, x):
+        return self.fc(x)
+head = Head(); o = torch.optim.AdamW(head.parameters())
+for _ in range(20):
+    o.zero_grad(); loss = head(torch.randn(4, 8)).pow(2).mean(); loss.backward(); o.step()
+print(head); print(o); print(loss.grad_fn.name(), type(loss).__name__, repr(head.fc.weight)[:30])
+print(inspect.getsource(Head).splitlines()[0], Head.forward.__qualname__, Head.__module__)
+""",
+        ("--steps", "0"),
+    ),
 }
 
 
@@ -846,6 +1144,11 @@ def _run(command: list[str], cwd: str, hang_s: float = HANG_S) -> subprocess.Com
         )
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess(command, "hang", "", "")
+
+
+def _write_program(folder: str, body: str) -> None:
+    with open(os.path.join(folder, "program.py"), "w") as script:
+        script.write(TRAIN + textwrap.dedent(body))
 
 
 def _last_line(text: str) -> str:
@@ -915,8 +1218,7 @@ def try_auto(body: str) -> str:
     left = []
     for options in ((), ("--try", "auto", "--repeats", "1")):
         with tempfile.TemporaryDirectory(prefix="robust-") as folder:
-            with open(os.path.join(folder, "program.py"), "w") as script:
-                script.write(TRAIN + textwrap.dedent(body))
+            _write_program(folder, body)
             command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "5", *options]
             run = _run([*command, "program.py"], folder, TRY_HANG_S)
             left.append(_files(folder))
@@ -960,11 +1262,11 @@ def main() -> None:
     for name in names:
         feature, body, diagnose_options = PROGRAMS[name]
         with tempfile.TemporaryDirectory(prefix="robust-") as folder:
-            with open(os.path.join(folder, "program.py"), "w") as script:
-                script.write(TRAIN + textwrap.dedent(body))
+            _write_program(folder, body)
             plain = _run([sys.executable, "program.py"], folder)
             cells = []
             for source in versions.values():
+                _write_program(folder, body)  # the run before may have changed or removed it
                 os.environ["PYTHONPATH"] = source
                 command = [sys.executable, "-m", "torchdoctor", "diagnose", *diagnose_options]
                 diagnosed = _run([*command, "program.py"], folder)

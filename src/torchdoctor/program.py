@@ -11,9 +11,11 @@ import: a typo in the script name fails before anything heavy loads).
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -50,7 +52,7 @@ class Program:
         """What `python script.py` / `python -m` put in sys.path[0] for this program."""
         if self.module:
             return self.cwd
-        if os.path.isdir(self.path):  # a directory (or zip) with __main__.py: itself
+        if os.path.isdir(self.path) or zipfile.is_zipfile(self.path):  # with __main__.py: itself
             return self.path
         return os.path.dirname(self.path)
 
@@ -63,6 +65,8 @@ class Program:
             spec = self._find_spec(self.target)
         except (ImportError, ValueError) as exc:
             raise UsageError(f"cannot find module {self.target!r}: {exc}") from None
+        except Exception:  # noqa: BLE001 - the package's own code failed: the program's error,
+            return  # shown as its traceback when the run imports it, as `python -m` shows it
         if spec is None:
             raise UsageError(f"no module named {self.target!r}")
         if spec.submodule_search_locations is not None and not self._has_main():
@@ -73,17 +77,24 @@ class Program:
 
     def _has_main(self) -> bool:
         try:
-            return self._find_spec(f"{self.target}.__main__") is not None
+            return self._find_spec(f"{self.target}.__main__", package=self.target) is not None
         except (ImportError, ValueError):
             return False
+        except Exception:  # noqa: BLE001 - the package's own code failed: the run shows it
+            return True
 
-    def _find_spec(self, name: str):
+    def _find_spec(self, name: str, package: str | None = None):
+        """`package`: where it was found on the path without importing it, a module it lacks
+        there is not there (no import to ask)."""
         # Look where `python -m` looks: the program's directory first (our console script's own
         # sys.path[0] is its bin/ folder). The runners set the same path for the run itself.
         saved_path = sys.path[:]
         sys.path.insert(0, self.cwd)
         try:
-            return importlib.util.find_spec(name)
+            spec = _spec_on_path(name)
+            if spec is None and not (package and _spec_on_path(package)):
+                spec = importlib.util.find_spec(name)
+            return spec
         finally:
             sys.path[:] = saved_path
 
@@ -92,6 +103,26 @@ class Program:
             raise UsageError(f"script not found: {self.target}")
         if os.path.isdir(self.path) and not os.path.exists(os.path.join(self.path, "__main__.py")):
             raise UsageError(f"{self.target} is a directory without __main__.py")
+
+
+def _spec_on_path(name: str):
+    """The module's spec found through its packages' folders on sys.path, without importing
+    them: a package whose `__init__` fails (or prints) must do so in the program's run, once,
+    as the program's error. None where the path finder cannot tell (a package already imported,
+    or found by another finder, such as an editable install's): importlib's own search then."""
+    parts = name.split(".")
+    if any(".".join(parts[:end]) in sys.modules for end in range(1, len(parts))):
+        return None
+    search = None  # sys.path for the top-level package, then each package's own folders
+    spec = None
+    for end in range(1, len(parts) + 1):
+        if end > 1 and search is None:
+            return None  # a module, not a package: importlib says why
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:end]), search)
+        if spec is None:
+            return None
+        search = spec.submodule_search_locations
+    return spec
 
 
 def as_program(target: Program | str, argv: Sequence[str] = (), module: bool = False) -> Program:

@@ -164,3 +164,43 @@ def test_worker_death_seen_by_the_loaders_timeout_check_names_the_signal():
         "a DataLoader worker (pid 4242) was killed (signal 9, most often the out-of-memory "
         "killer); lower --workers, --prefetch-factor or the batch size, or free host memory"
     )
+
+
+def test_stop_and_continue_run_no_op_per_step_and_trainer_fetches_tensors_whole():
+    # The Trainer's own diagnosis (test_trainer_diagnosis, a timing test) flaked on its own code:
+    # the guard's six small ops every step were 10-18% of a small step (D801 on faults.py), and
+    # its loader indexed a TensorDataset one sample at a time (D108, 25-41% of the step).
+    from torch.overrides import TorchFunctionMode
+
+    class CountOps(TorchFunctionMode):
+        calls = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            CountOps.calls += 1
+            return func(*args, **(kwargs or {}))
+
+    guard = NonFiniteGuard("stop")
+    losses = [torch.tensor(float(step)) for step in range(10)]
+    with CountOps():
+        for step, loss in enumerate(losses):
+            guard.observe(loss, epoch=0, step=step, batch=step)
+            assert guard.step_ok()
+    assert CountOps.calls == len(losses)  # observe()'s detach, nothing else
+    guard.observe(torch.tensor(float("inf")), epoch=0, step=10, batch=10)
+    with pytest.raises(NonFiniteLossError, match="step 11, batch index 10"):
+        guard.flush()
+    from torchdoctor.trainer.data import build_loader
+    from torchdoctor.trainer.setup import resolve_setup
+
+    data = TensorDataset(torch.arange(10.0), torch.arange(10.0))
+    handle = build_loader(
+        data,
+        resolve_setup(TrainerConfig(), nn.Linear(1, 1)),
+        4,
+        shuffle=True,
+        drop_last=False,
+        seed=0,
+    )
+    batches = [x.tolist() for x, _ in handle.epoch_batches(0)]
+    assert handle.loader.batch_size is None and len(handle) == len(batches) == 3
+    assert sorted(sum(batches, [])) == list(range(10)) and [len(b) for b in batches] == [4, 4, 2]

@@ -140,12 +140,13 @@ def is_library_file(filename: str) -> bool:
     return _is_library(filename)
 
 
-# What runs the program and watches it: our machinery, and runpy, which `python script.py` never
-# shows. torch's own frames and the standard library's frozen modules (`<frozen os>`) stay in
-# the program's traceback, as Python prints them.
-_RUNNERS = (*_OURS, _PACKAGE + "__main__.py", "<frozen runpy>", _SKIP[-1])
+# What runs the program and watches it: our machinery. runpy's frames stay: the runner calls
+# runpy only where Python does (`-m`, a directory or zip: `_run_module_as_main`, whose
+# `<frozen runpy>` frames the plain run's traceback shows too), and a program's own
+# `runpy.run_path` is the program's. torch's frames and the standard library's stay as well.
+_RUNNERS = (*_OURS, _PACKAGE + "__main__.py")
 
 
 def is_runner_file(filename: str) -> bool:
-    """torchdoctor's own machinery or runpy: frames to take out of the program's traceback."""
+    """torchdoctor's own machinery: frames to take out of the program's traceback."""
     return filename.startswith(_RUNNERS)

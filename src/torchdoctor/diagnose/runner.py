@@ -1,7 +1,8 @@
 """Run an unmodified Python program in this process, the way `python script.py` / `python -m`
 would, while a diagnosis Session watches it.
 
-`__main__` semantics come from runpy; sys.argv is the program's argv and sys.path[0] its directory
+`__main__` semantics are Python's own (`-m`, a directory or a zip through runpy's
+`_run_module_as_main`, as Python runs them); sys.argv is the program's argv and sys.path[0] its directory
 (the current directory for -m), it runs in the Program's working directory, and everything
 (the working directory, sys.stdout and sys.stderr included) is put back afterwards. The
 program's own output goes straight to our stdout/stderr. Its end is classified: finished,
@@ -14,6 +15,7 @@ from __future__ import annotations
 import atexit
 import io
 import os
+import pkgutil
 import runpy
 import signal
 import sys
@@ -31,6 +33,7 @@ from torchdoctor.diagnose.program_exit import (
     streams_fail_at_exit,
 )
 from torchdoctor.diagnose.program_signals import ProgramSignals, Terminated
+from torchdoctor.diagnose.recursion_room import RecursionRoom
 from torchdoctor.diagnose.session import Session, StopDiagnosis
 from torchdoctor.diagnose.thread_stop import ThreadStop
 from torchdoctor.intercept.patching import Patcher, raised_by_the_original
@@ -54,8 +57,8 @@ def _exit_code(code) -> int:
 
 
 def program_traceback(exc: BaseException) -> traceback.TracebackException:
-    """The traceback as Python would print it, minus torchdoctor's and runpy's frames (torch's
-    own stay, as Python shows them)."""
+    """The traceback as Python would print it, minus torchdoctor's frames (torch's and runpy's
+    stay, as Python shows them)."""
     report = traceback.TracebackException.from_exception(exc)
     pending = [report]
     while pending:
@@ -103,7 +106,7 @@ def _is_program_file(filename: str) -> bool:
 def _print_traceback(exc: BaseException) -> None:
     """The program's traceback, after what it printed, as Python prints it at the program's end:
     through the program's own sys.excepthook when it set one (rich.traceback.install(), a
-    logger's hook), with our frames and runpy's taken out of the traceback it gets."""
+    logger's hook), with our frames taken out of the traceback it gets."""
     _flush(sys.stdout)
     hook = sys.excepthook
     if hook is not sys.__excepthook__:
@@ -131,7 +134,7 @@ def _to_stderr(text: str) -> None:
 
 
 def _program_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """The traceback without torchdoctor's and runpy's frames (the program's and its libraries')."""
+    """The traceback without torchdoctor's frames (the program's and its libraries')."""
     kept = []
     while tb is not None:
         if not is_runner_file(tb.tb_frame.f_code.co_filename):
@@ -198,18 +201,35 @@ def _run_path(path: str) -> None:
     """`python path` as __main__: __file__ (and the code's file name) absolute, as Python 3.9+
     sets them, so a program that changes directory still finds its own files through
     os.path.dirname(__file__); sys.argv[0] stays as typed (runpy.run_path would set both to
-    the same name). A directory, a zip or compiled code: runpy, which knows those."""
-    if os.path.isdir(path) or zipfile.is_zipfile(path) or path.endswith((".pyc", ".pyo")):
-        runpy.run_path(path, run_name="__main__")
+    the same name). A directory or a zip: its `__main__` from sys.path[0], as Python runs it."""
+    if os.path.isdir(path) or zipfile.is_zipfile(path):
+        _run_as_main("__main__", alter_argv=False)
         return
     with io.open_code(path) as source:
-        code = compile(source.read(), path, "exec", dont_inherit=True)
+        code = pkgutil.read_code(source) if path.endswith((".pyc", ".pyo")) else None
+    if code is None:  # source (or a .pyc of another Python: compiling it fails as Python's does)
+        with io.open_code(path) as source:
+            code = compile(source.read(), path, "exec", dont_inherit=True)
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __spec__=None)
     saved_main = sys.modules.get("__main__")
     sys.modules["__main__"] = main
     try:
         exec(code, main.__dict__)
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+def _run_as_main(module: str, alter_argv: bool) -> None:
+    """`python -m module` (alter_argv) or `python dir_or_zip` (`__main__` found on sys.path[0]):
+    through runpy's `_run_module_as_main`, the function Python itself calls for both, so the
+    program's traceback starts with the same `<frozen runpy>` frames as its plain run's. It runs
+    the code in `sys.modules["__main__"]`'s namespace: a fresh module, not ours."""
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        runpy._run_module_as_main(module, alter_argv=alter_argv)  # type: ignore[attr-defined]
     finally:
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
@@ -337,6 +357,7 @@ def run_program(
         """`program_ended`: False at os._exit, where no exit handler runs."""
         nonlocal program_streams
         process_patches.restore()
+        recursion_room.restore()
         program_signals.restore()
         session.uninstall()
         restore_torch_modes()
@@ -361,9 +382,10 @@ def run_program(
         _hard_exit_patch(process_patches, hard_exit, lambda: cleanup(program_ended=False))
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
     _exec_note_patch(process_patches)
+    recursion_room = RecursionRoom(process_patches)  # made here: counts the frames above this
     try:
         if program.module:
-            runpy.run_module(program.target, run_name="__main__", alter_sys=True)
+            _run_as_main(program.target, alter_argv=True)
         else:
             _run_path(os.path.abspath(program.path))
         end = ProgramEnd("completed", 0)

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from itertools import islice
 
 import torch
-from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset
+from torch.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    Subset,
+    TensorDataset,
+)
 
 from torchdoctor.errors import UsageError
 from torchdoctor.trainer.sampler import ResumableSampler, loader_seed
@@ -29,6 +36,7 @@ class LoaderHandle:
     batch_size: int | None
     seed: int
     rank: int = 0
+    drop_last: bool = False  # the last partial batch of an epoch
 
     def __len__(self) -> int:
         """Batches in a full epoch."""
@@ -36,7 +44,7 @@ class LoaderHandle:
             return len(self.loader)
         full = self.sampler.num_samples
         size = self.batch_size
-        return full // size if self.loader.drop_last else -(-full // size)
+        return full // size if self.drop_last else -(-full // size)
 
     def epoch_batches(self, epoch: int, skip_batches: int = 0) -> Iterator:
         if self.sampler is None:
@@ -96,6 +104,18 @@ def build_loader(
             "persistent_workers": setup.persistent_workers,
             "prefetch_factor": setup.prefetch_factor,
         }
+    if workers == 0 and isinstance(data, TensorDataset):
+        # Indexed with a whole batch's indices at once: one op per tensor instead of one
+        # `__getitem__` per sample and a stack (D108; its share of a small step was ~25-30%).
+        # The same batches in the same order.
+        loader = DataLoader(
+            data,
+            batch_size=None,
+            sampler=BatchSampler(sampler, batch_size, drop_last),
+            pin_memory=setup.pin_memory,
+            generator=torch.Generator(),
+        )
+        return LoaderHandle(loader, sampler, batch_size, seed, rank, drop_last)
     loader = DataLoader(
         data,
         batch_size=batch_size,
@@ -106,7 +126,7 @@ def build_loader(
         generator=torch.Generator(),
         **extra,
     )
-    return LoaderHandle(loader, sampler, batch_size, seed, rank)
+    return LoaderHandle(loader, sampler, batch_size, seed, rank, drop_last)
 
 
 def split_batch(batch) -> tuple:

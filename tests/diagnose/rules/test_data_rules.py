@@ -315,6 +315,18 @@ def test_d108_silent_when_fetching_is_a_small_share_or_items_do_work():
     assert d108.check(good_cpu_run()) == []
 
 
+def test_d108_silent_on_a_loader_that_already_fetches_whole_batches():
+    # D108's own fix (a BatchSampler as the sampler, batch_size=None) still got D108 when its
+    # data wait was a large share of a busy machine's step (the Trainer over in-memory tensors,
+    # which fetches that way, flaked on it in CI's timing stage)
+    batched = indexing_run(0.004)
+    batched.loaders[0].batch_size = None
+    batched.loaders[0].samples_per_batch = 1.0  # one __getitem__ per batch: no auto-batching
+    batched.loaders[0].sampler_type = "BatchSampler"
+    batched.loaders[0].collate_s = 0.00001  # default_convert of the batch: no stacking
+    assert d108.check(batched) == []
+
+
 def test_d105_caps_item_time_by_the_steady_data_time():
     run = data_bound_run(item_s=0.0004)
     run.loaders[0].item_s = 0.004  # one very slow fetch inflated the mean

@@ -41,6 +41,12 @@ def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
     return loader.dataset_type in IN_MEMORY_DATASETS or trivial_items(run, loader)
 
 
+def fetches_whole_batches(loader: LoaderObservation) -> bool:
+    """Automatic batching off (`batch_size=None`): each fetch is one `__getitem__` that returns
+    a whole batch (a BatchSampler as the sampler: D108's fix), with no per-sample collate."""
+    return loader.batch_size is None and loader.samples_per_batch == 1
+
+
 # The default collate stacks a sample in one to three trivial ops' time (measured: 0.1-2.6x the
 # dispatch floor per sample for 64 to 3x32x32 floats); a collate_fn well above that does work of
 # its own (padding in Python, per-token loops): rule D111, and not D108's per-sample indexing.

@@ -5,7 +5,8 @@ Flags a training `DataLoader` in the training process (`num_workers=0`) over a m
 whose `__getitem__` only indexes tensors held in memory (a `TensorDataset`, or each sample
 measured at ten trivial ops or less), when waiting for that loader takes 25% or more of the step
 (with several loaders, its own share of the data wait). A `collate_fn` that does work of its own
-(50 trivial ops per sample or more) is rule D111's case instead.
+(50 trivial ops per sample or more) is rule D111's case instead, and a loader without automatic
+batching (`batch_size=None`, a `BatchSampler` as its sampler: this rule's fix) is left alone.
 
 ## Why is this bad
 The data is already a batch-shaped tensor, but the default loader indexes it once per sample (a
@@ -54,7 +55,12 @@ from torchdoctor.diagnose.rules._common import (
     training_loaders,
 )
 from torchdoctor.diagnose.rules._data_fixes import BATCHED_FETCH_COST, batched_fetch_fix
-from torchdoctor.diagnose.rules._loaders import heavy_collate, in_memory, wait_share
+from torchdoctor.diagnose.rules._loaders import (
+    fetches_whole_batches,
+    heavy_collate,
+    in_memory,
+    wait_share,
+)
 from torchdoctor.diagnose.rules._measured import fastest, how
 
 CODE = "D108"
@@ -75,7 +81,10 @@ def check(run: RunObservation) -> list[Finding]:
     loaders = [
         ld
         for ld in training_loaders(run)
-        if ld.num_workers == 0 and in_memory(run, ld) and not heavy_collate(run, ld)
+        if ld.num_workers == 0
+        and in_memory(run, ld)
+        and not heavy_collate(run, ld)
+        and not fetches_whole_batches(ld)  # indexed a batch at a time already
     ]
     if profile is None or not loaders:
         return []
