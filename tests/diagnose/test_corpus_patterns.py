@@ -1442,3 +1442,55 @@ def test_host_reads_per_step_are_counted_as_a_reader_counts(diagnose_here):
     ]
     assert len(counts) == 3, d401.evidence  # the total and the two lines
     assert all(len(count.replace(".", "")) <= 3 for count in counts), d401.evidence
+
+
+def test_a_models_method_called_directly_is_its_forward():
+    """A tagger trained through `model.nll(tokens, tags)` (styles8/e26; CRFs, VAEs'
+    `loss_function`, Lightning-style `training_step` run by hand, an agent's
+    `get_action_and_value`): each submodule the method called was a root forward of its own
+    (three "models", three training forwards a step) and the forward algorithm between and after
+    them was booked "other". The method's later calls are root forwards of the model."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "model_method_called_directly.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert [m.class_name for m in report.run.models] == ["Tagger"], report.run.models
+    assert report.run.precision.forwards == 6, report.run.precision  # one per measured step
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    loop = _line_of(CORPUS_SCRIPTS / "model_method_called_directly.py", "alpha = torch.logsumexp")
+    phases = {s.phase for s in report.run.lines.lines if s.location.endswith(f".py:{loop}")}
+    assert phases <= {"forward", "backward"}, report.run.lines.lines[:6]
+
+
+def test_a_method_that_runs_its_own_backward_stays_outside_the_forward(diagnose_here):
+    """A model whose `train_step` method runs the whole step (forward, backward, the optimizer)
+    and returns a float is no forward: wrapped as one, its output (no grad_fn) would make every
+    step an evaluation. Its submodules stay the root forwards."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+
+            def train_step(self, x, optimizer):
+                loss = self.body(x).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                return loss.item()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(20):
+            model.train_step(torch.randn(32, 16), opt)
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert report.run.precision.forwards == 8, report.run.precision
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+

@@ -35,6 +35,7 @@ from torchdoctor.diagnose.probes.base import (
     getrusage,
     grad_fns,
 )
+from torchdoctor.diagnose.probes.method_spans import MethodSpans
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
 from torchdoctor.diagnose.steps import ForwardRecord, only_itself
 from torchdoctor.intercept.patching import transforming
@@ -127,6 +128,10 @@ class ForwardProbe(Probe):
         # the weak reference: a freed tensor's id is soon another tensor's.
         self.step_tensors: dict[int, Any] = {}
         self._keep = patcher.keep_handle
+        # a model's method called instead of the model (`model.nll(x, y)`): a root forward too
+        self.method_spans = MethodSpans(
+            patcher, self._root_call, lambda: self.in_root, self.training_calls
+        )
         self.tracker.submodule_ids = self._submodule_ids
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
@@ -247,6 +252,8 @@ class ForwardProbe(Probe):
             has_params = next(module.parameters(), None) is not None
             observation = describe_module(module, user_location()) if has_params else None
             entry = self.models[id(module)] = (module, observation)
+            # 4: the caller of the `__call__` wrapper (frames: this, _root_enter, _root_call)
+            self.method_spans.first_root_call(module, sys._getframe(4))
             if observation is not None and observation.wrapper == "compiled":
                 self.session.compiled_model_seen = True
             if observation is not None:
@@ -370,8 +377,9 @@ class ForwardProbe(Probe):
             record.awaits_grad = True  # judged when the step after this one closes
 
     def contribute(self, run, measured) -> None:
+        held = self.method_spans.held_by_an_owner()
         for module_id, (_, observation) in self.models.items():
-            if observation is None:
+            if observation is None or module_id in held:
                 continue
             layouts = self.conv_layouts.get(module_id)
             if layouts:

@@ -1,0 +1,145 @@
+"""A model's own method called instead of the model: `model.nll(x, y)`, `model.loss(batch)`,
+`model.training_step(batch)`, `agent.get_action_and_value(obs)`.
+
+The forward probe times the root module call. A program that calls a method of its model rather
+than the model makes each submodule the method calls a root forward of its own, and the work
+between them (a CRF's forward algorithm, a VAE's loss, a policy's distribution) falls outside
+every forward: it was booked "other". So when a module is first seen as a root, the frames that
+called it are read once: the outermost method of a module holding it, up the chain of such
+methods, is wrapped on the class that defines it, and its later calls are root forwards of that
+module (the step's forward then spans the method, as `model(x)` spans `forward`). The first call
+is missed: it runs within the warm-up steps.
+
+Left as they are: torch's and installed packages' methods, dunder methods (`__init__` probing a
+shape), generators, static and class methods, and a method that runs a backward or an optimizer
+step itself or through one of its class's methods it names (`train_step(self, batch)` holding the
+whole step is no forward; its output is a detached loss, which would make it an evaluation).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from torch import nn
+
+from torchdoctor.diagnose.callsite import installed_package, is_library_code
+
+MAX_FRAMES = 8  # callers read above a module's first root call, once per module
+# a method naming one of these runs (part of) a training step itself, not a forward
+STEP_NAMES = frozenset(
+    {"backward", "manual_backward", "step", "zero_grad", "grad", "autograd", "clip_grad_norm_"}
+)
+WRAPPED = "_torchdoctor_method"  # our wrapper's attribute: the method it wraps
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _method_of(frame) -> tuple[nn.Module, type, types.FunctionType] | None:
+    """(the module, the class defining the method, the method) when `frame` runs a plain method
+    of the program's own on an nn.Module; else None."""
+    code = frame.f_code
+    name = code.co_name
+    if not code.co_argcount or code.co_flags & _NOT_PLAIN or name.startswith("__"):
+        return None
+    if is_library_code(code) or installed_package(code.co_filename) is not None:
+        return None
+    owner = frame.f_locals.get(code.co_varnames[0])
+    if not isinstance(owner, nn.Module):
+        return None
+    for klass in type(owner).__mro__:
+        function = klass.__dict__.get(name)
+        if function is not None:
+            break
+    function = getattr(function, WRAPPED, function)  # a method this module wrapped already
+    if not isinstance(function, types.FunctionType) or function.__code__ is not code:
+        return None
+    return owner, klass, function
+
+
+def _runs_a_step(klass: type, function: types.FunctionType) -> bool:
+    """The method, or a method of its class it names (`self.update(loss)`), names a backward, an
+    optimizer step or a gradient computation."""
+    names = set(function.__code__.co_names)
+    if names & STEP_NAMES:
+        return True
+    for name in names:
+        helper = getattr(klass, name, None)
+        if isinstance(helper, types.FunctionType) and STEP_NAMES & set(helper.__code__.co_names):
+            return True
+    return False
+
+
+def _holds(owner: nn.Module, module: nn.Module) -> bool:
+    return owner is not module and any(m is module for m in owner.modules())
+
+
+class MethodSpans:
+    """Wraps the program's model methods found calling submodules as roots (see the module's
+    docstring). `root_call(original, module, args, kwargs)` is the forward probe's root call;
+    `in_root()` tells whether a root forward is running; `training_calls` is the probe's map of
+    each model's latest training call, which the what-if replays call as `module(*args)`."""
+
+    def __init__(
+        self,
+        patcher,
+        root_call: Callable,
+        in_root: Callable[[], bool],
+        training_calls: dict[int, tuple],
+    ) -> None:
+        self._patcher = patcher
+        self._root_call = root_call
+        self._in_root = in_root
+        self._training_calls = training_calls
+        self._wrapped: set[tuple[type, str]] = set()
+        self.owners: dict[int, nn.Module] = {}  # id -> a module whose method is a root forward
+
+    def first_root_call(self, module: nn.Module, frame) -> None:
+        """`module` is a root for the first time, called from `frame`."""
+        found = None
+        for _ in range(MAX_FRAMES):
+            if frame is None:
+                break
+            method = _method_of(frame)
+            if method is None or not (
+                (found is not None and method[0] is found[0]) or _holds(method[0], module)
+            ):
+                break
+            found, module, frame = method, method[0], frame.f_back
+        if found is None:
+            return
+        owner, klass, function = found
+        key = (klass, function.__name__)
+        if key in self._wrapped or _runs_a_step(klass, function):
+            return
+        self._wrapped.add(key)
+        self.owners[id(owner)] = owner
+        self._patcher.replace(klass, function.__name__, self._wrap)
+
+    def held_by_an_owner(self) -> set[int]:
+        """The ids of the submodules of the modules whose methods became root forwards: their
+        first calls were roots too, and a model counted inside another is counted twice."""
+        return {id(m) for owner in self.owners.values() for m in owner.modules() if m is not owner}
+
+    def _wrap(self, original: Callable) -> Callable:
+        root_call, in_root, training_calls = self._root_call, self._in_root, self._training_calls
+
+        @wraps(original)  # Lightning and others read a training_step's signature
+        def method(self, *args: Any, **kwargs: Any) -> Any:
+            if in_root() or not isinstance(self, nn.Module):
+                return original(self, *args, **kwargs)
+            # the what-if replays call a model as `module(*args)`: a method's arguments are not
+            # its forward's, so the method's call is not kept as the model's training call
+            kept = training_calls.get(id(self))
+            try:
+                return root_call(original, self, args, kwargs)
+            finally:
+                if kept is None:
+                    training_calls.pop(id(self), None)
+                else:
+                    training_calls[id(self)] = kept
+
+        setattr(method, WRAPPED, original)
+        return method
