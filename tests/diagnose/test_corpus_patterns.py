@@ -1549,3 +1549,19 @@ def test_a_queue_read_by_another_thread_is_not_the_training_threads_data(diagnos
     )
     assert report.run.status == "stopped", report.run.error
     assert report.run.queue_waits == 0, report.run.queue_waits
+
+
+def test_hundreds_of_host_reads_per_step_are_a_whole_number():
+    """shangzhihao/toylora fine-tunes on an MNIST dataset read in the main process: its
+    `int(target)` and `.numpy()` per sample made D401 say "1.06e+03 host-device sync(s) per
+    step" (the 2-3 digit format of round 11 on a count in the thousands)."""
+    from torchdoctor.diagnose.rules.d401_host_syncs import _how_often
+
+    assert [_how_often(n) for n in (1058.3, 529.0, 100.0, 99.5, 2.342, 0.00784)] == [
+        "1058",
+        "529",
+        "100",
+        "99.5",
+        "2.34",
+        "0.0078",
+    ]
