@@ -1565,3 +1565,30 @@ def test_hundreds_of_host_reads_per_step_are_a_whole_number():
         "2.34",
         "0.0078",
     ]
+
+
+def test_one_prediction_after_the_training_loop_is_no_acting(diagnose_here):
+    """A script that predicts once after its loop (the PyTorch BiLSTM-CRF tutorial prints
+    `model(precheck_sent)` after training; others check a scripted copy) on fewer rows than
+    a training batch, with autograd on: D301 called it "Acting forwards run with autograd on" and
+    the notes "1 acting forward(s) (the policy picking actions in the environment loop)". Acting
+    runs between updates, inside the loop; this forward ran in no step: evaluation."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(12):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print(model(torch.randn(2, 8)))  # one prediction after training, autograd on
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards == 1, report.run.evaluation
+    assert not evaluation_is_acting(report.run)
+    assert not any("acting" in note for note in report.run.notes), report.run.notes
+    d301 = [f for f in report.findings if f.id == "D301"]
+    assert d301 and "Acting" not in d301[0].title, report.findings

@@ -186,7 +186,10 @@ def acts_in_the_loop(run: RunObservation) -> bool:
     run on a batch a training forward had seen (the policy acts on what the environment
     returned). A few may have: an update's own no-grad forward on its replay batch (SAC's
     entropy-coefficient target, `actor.get_action(data.observations)` under no_grad) is
-    part of the update, not a metric; a second forward for a metric runs on every batch."""
+    part of the update, not a metric; a second forward for a metric runs on every batch.
+    Acting is in the loop: some of it was cut out of the measured steps, between updates. A
+    prediction after the training loop (a demo on one input, a scripted model's check) runs in
+    no step and acts on nothing."""
     evaluation = run.evaluation
     on_training = evaluation.on_training_batches
     return (
@@ -194,6 +197,7 @@ def acts_in_the_loop(run: RunObservation) -> bool:
         and on_training is not None
         and on_training * 2 < evaluation.forwards
         and not evaluation_is_validation(run)
+        and any(s.evaluation_s > 0 for s in measured_steps(run))
     )
 
 
