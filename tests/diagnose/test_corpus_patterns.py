@@ -1592,3 +1592,65 @@ def test_one_prediction_after_the_training_loop_is_no_acting(diagnose_here):
     assert not any("acting" in note for note in report.run.notes), report.run.notes
     d301 = [f for f in report.findings if f.id == "D301"]
     assert d301 and "Acting" not in d301[0].title, report.findings
+
+
+def test_a_shape_probe_in_a_models_constructor_is_no_evaluation(diagnose_here):
+    """ThuanNaN/Captcha-OCR sizes its Linear layer by running its conv stack (with Dropout) on
+    a zero image under no_grad inside the model's `__init__`: that call was an evaluation forward
+    in train mode, "D302 [error] Model evaluated in train mode (Dropout/BatchNorm active)", and a
+    note about "1 acting forward(s)". A module called while a model is built is no forward."""
+    report = diagnose_here(
+        """
+        class Reader(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cnn = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Dropout(0.2))
+                with torch.no_grad():
+                    features = self._features(torch.zeros(1, 1, 12, 12)).shape[1]
+                self.head = nn.Linear(features, 3)
+
+            def _features(self, x):
+                return self.cnn(x).flatten(1)
+
+            def forward(self, x):
+                return self.head(self._features(x))
+
+        model = Reader()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(16):
+            loss = model(torch.randn(8, 1, 12, 12)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+    assert [m.class_name for m in report.run.models] == ["Reader"], report.run.models
+
+
+def test_a_model_called_beside_its_wrapper_is_counted_once(diagnose_here):
+    """rosinality/glow-pytorch wraps Glow in nn.DataParallel and runs `model.module(x)` once
+    (ActNorm's data-dependent initialisation) before training through the wrapper: the report
+    listed two models, Glow and Glow, whose parameters the memory rules added up twice."""
+    report = diagnose_here(
+        """
+        net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+        model = nn.DataParallel(net)
+        with torch.no_grad():
+            model.module(torch.randn(64, 16))  # initialise from a first batch
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(16):
+            loss = model(torch.randn(32, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert [m.wrapper for m in report.run.models] == ["DataParallel"], report.run.models

@@ -72,6 +72,21 @@ def _runs_a_step(klass: type, function: types.FunctionType) -> bool:
     return False
 
 
+def in_a_constructor(frame) -> bool:
+    """`frame`, or one of the MAX_FRAMES frames above it, runs the `__init__` of an nn.Module: a
+    module called there is the model probing its layers' output size on a dummy input while it
+    is built (`self.cnn(torch.zeros(1, *shape))` to size the next Linear), not a forward."""
+    for _ in range(MAX_FRAMES):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name == "__init__" and code.co_argcount:
+            if isinstance(frame.f_locals.get(code.co_varnames[0]), nn.Module):
+                return True
+        frame = frame.f_back
+    return False
+
+
 def _holds(owner: nn.Module, module: nn.Module) -> bool:
     return owner is not module and any(m is module for m in owner.modules())
 
@@ -80,7 +95,8 @@ class MethodSpans:
     """Wraps the program's model methods found calling submodules as roots (see the module's
     docstring). `root_call(original, module, args, kwargs)` is the forward probe's root call;
     `in_root()` tells whether a root forward is running; `training_calls` is the probe's map of
-    each model's latest training call, which the what-if replays call as `module(*args)`."""
+    each model's latest training call, which the what-if replays call as `module(*args)`: a
+    method's call is kept there as its MethodCall."""
 
     def __init__(
         self,
@@ -94,7 +110,6 @@ class MethodSpans:
         self._in_root = in_root
         self._training_calls = training_calls
         self._wrapped: set[tuple[type, str]] = set()
-        self.owners: dict[int, nn.Module] = {}  # id -> a module whose method is a root forward
 
     def first_root_call(self, module: nn.Module, frame) -> None:
         """`module` is a root for the first time, called from `frame`."""
@@ -115,31 +130,40 @@ class MethodSpans:
         if key in self._wrapped or _runs_a_step(klass, function):
             return
         self._wrapped.add(key)
-        self.owners[id(owner)] = owner
         self._patcher.replace(klass, function.__name__, self._wrap)
-
-    def held_by_an_owner(self) -> set[int]:
-        """The ids of the submodules of the modules whose methods became root forwards: their
-        first calls were roots too, and a model counted inside another is counted twice."""
-        return {id(m) for owner in self.owners.values() for m in owner.modules() if m is not owner}
 
     def _wrap(self, original: Callable) -> Callable:
         root_call, in_root, training_calls = self._root_call, self._in_root, self._training_calls
+        name = original.__name__
+        adapters: dict[int, MethodCall] = {}  # id(model) -> its method as a callable module
 
         @wraps(original)  # Lightning and others read a training_step's signature
         def method(self, *args: Any, **kwargs: Any) -> Any:
             if in_root() or not isinstance(self, nn.Module):
                 return original(self, *args, **kwargs)
-            # the what-if replays call a model as `module(*args)`: a method's arguments are not
-            # its forward's, so the method's call is not kept as the model's training call
-            kept = training_calls.get(id(self))
-            try:
-                return root_call(original, self, args, kwargs)
-            finally:
-                if kept is None:
-                    training_calls.pop(id(self), None)
-                else:
-                    training_calls[id(self)] = kept
+            output = root_call(original, self, args, kwargs)
+            call = training_calls.get(id(self))
+            if call is not None and call[0] is self:
+                # the what-if replays call the model kept here as `module(*args)`: this method
+                # took the arguments, so the method is what they call
+                adapter = adapters.get(id(self))
+                if adapter is None or adapter.target is not self:
+                    adapter = adapters[id(self)] = MethodCall(self, name)
+                training_calls[id(self)] = (adapter, call[1], call[2])
+            return output
 
         setattr(method, WRAPPED, original)
         return method
+
+
+class MethodCall(nn.Module):
+    """A model's method as a module: `MethodCall(model, "nll")(x, y)` is `model.nll(x, y)` (the
+    what-if replays deep-copy and call a training forward's module on its arguments)."""
+
+    def __init__(self, target: nn.Module, name: str) -> None:
+        super().__init__()
+        self.target = target
+        self.method_name = name
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.target, self.method_name)(*args, **kwargs)
