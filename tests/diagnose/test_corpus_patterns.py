@@ -1654,3 +1654,35 @@ def test_a_model_called_beside_its_wrapper_is_counted_once(diagnose_here):
     )
     assert report.run.status == "stopped", report.run.error
     assert [m.wrapper for m in report.run.models] == ["DataParallel"], report.run.models
+
+
+def test_a_rollout_outside_the_measured_updates_is_still_acting(diagnose_here):
+    """Lightning's fabric PPO collects a rollout (128 steps of 2 environments, no_grad, train
+    mode) and then runs its updates: the measured steps can all fall inside the updates, with
+    the rollouts before and after them. That is acting, not an evaluation (D303 told it to act
+    under inference_mode, whose tensors the update cannot save for backward)."""
+    report = diagnose_here(
+        """
+        policy = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 2))
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+        for update in range(3):
+            observations = []
+            with torch.no_grad():
+                obs = torch.randn(1, 4)
+                for t in range(64):  # the rollout: one observation a step
+                    action = policy(obs).argmax(1)
+                    observations.append(obs)
+                    obs = torch.randn(1, 4) + action
+            batch = torch.cat(observations)
+            for epoch in range(12):  # the updates, on the rollout's batch
+                loss = policy(batch).logsumexp(1).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards >= 64, report.run.evaluation
+    assert evaluation_is_acting(report.run)
+    assert "D303" not in {f.id for f in report.findings}, report.findings
