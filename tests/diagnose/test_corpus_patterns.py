@@ -1686,3 +1686,37 @@ def test_a_rollout_outside_the_measured_updates_is_still_acting(diagnose_here):
     assert report.run.evaluation.forwards >= 64, report.run.evaluation
     assert evaluation_is_acting(report.run)
     assert "D303" not in {f.id for f in report.findings}, report.findings
+
+
+def test_a_method_wrapped_as_a_forward_can_still_be_scripted(diagnose_here):
+    """A model whose method is called directly in the loop (so it is wrapped as a root forward)
+    and called again by its forward, scripted after training: TorchScript compiled our wrapper
+    (its closure, not the method's names) and the program crashed under diagnose only."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 16)
+                self.head = nn.Linear(16, 1)
+
+            def features(self, x):
+                return torch.relu(self.body(x)) * 2.0
+
+            def forward(self, x):
+                return self.head(self.features(x))
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(12):
+            loss = model.head(model.features(torch.randn(32, 8))).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        scripted = torch.jit.script(model)
+        assert scripted(torch.randn(2, 8)).shape == (2, 1)
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.status == "completed", report.run.error

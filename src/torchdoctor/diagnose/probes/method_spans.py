@@ -24,6 +24,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+import torch
+import torch.jit._script
 from torch import nn
 
 from torchdoctor.diagnose.callsite import installed_package, is_library_code
@@ -110,6 +112,7 @@ class MethodSpans:
         self._in_root = in_root
         self._training_calls = training_calls
         self._wrapped: set[tuple[type, str]] = set()
+        self._methods: list[tuple[type, str, Any]] = []  # (class, name, its own function)
 
     def first_root_call(self, module: nn.Module, frame) -> None:
         """`module` is a root for the first time, called from `frame`."""
@@ -130,7 +133,29 @@ class MethodSpans:
         if key in self._wrapped or _runs_a_step(klass, function):
             return
         self._wrapped.add(key)
+        if not self._methods:  # the first method wrapped: TorchScript must not see the wrappers
+            self._patcher.replace(torch.jit._script, "_script_impl", self._unwrapped_for_script)
+        self._methods.append((klass, function.__name__, function))
         self._patcher.replace(klass, function.__name__, self._wrap)
+
+    def _unwrapped_for_script(self, original: Callable) -> Callable:
+        """torch.jit.script compiles a module's methods from their source, resolving names in
+        the function it finds on the class: there it must find the program's own (our wrapper's
+        closure and globals are not the method's), so they are put back while it compiles."""
+        methods = self._methods
+
+        @wraps(original)
+        def _script_impl(*args: Any, **kwargs: Any) -> Any:
+            wrappers = [(k, name, k.__dict__.get(name)) for k, name, _ in methods]
+            for klass, name, function in methods:
+                setattr(klass, name, function)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                for klass, name, wrapper in wrappers:
+                    setattr(klass, name, wrapper)
+
+        return _script_impl
 
     def _wrap(self, original: Callable) -> Callable:
         root_call, in_root, training_calls = self._root_call, self._in_root, self._training_calls
