@@ -1720,3 +1720,38 @@ def test_a_method_wrapped_as_a_forward_can_still_be_scripted(diagnose_here):
         warmup=2,
     )
     assert report.run.status == "completed", report.run.error
+
+
+def test_a_programs_error_inside_a_wrapped_method_is_the_programs(diagnose_here):
+    """The program's own error raised inside a method wrapped as a root forward is shown as
+    the program's crash, and the what-if replays call the method, not the model's missing
+    `forward` ("NotImplementedError: Module [Net] is missing the required forward function":
+    the training call kept for them when the method raised was the model's own)."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 16)
+                self.head = nn.Linear(16, 1)
+
+            def loss(self, x, y, step):
+                h = torch.relu(self.body(x))
+                if step == 9:
+                    h = h[:, :3]  # the program's own shape error
+                return (self.head(h) - y).pow(2).mean()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(20):
+            loss = model.loss(torch.randn(32, 8), torch.randn(32, 1), step)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.status == "crashed", report.run.status
+    assert "mat1 and mat2 shapes cannot be multiplied" in (report.run.error or "")
+    assert not any("missing the required" in note for note in report.run.notes), report.run.notes

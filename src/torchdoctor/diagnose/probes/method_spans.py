@@ -166,16 +166,17 @@ class MethodSpans:
         def method(self, *args: Any, **kwargs: Any) -> Any:
             if in_root() or not isinstance(self, nn.Module):
                 return original(self, *args, **kwargs)
-            output = root_call(original, self, args, kwargs)
-            call = training_calls.get(id(self))
-            if call is not None and call[0] is self:
-                # the what-if replays call the model kept here as `module(*args)`: this method
-                # took the arguments, so the method is what they call
-                adapter = adapters.get(id(self))
-                if adapter is None or adapter.target is not self:
-                    adapter = adapters[id(self)] = MethodCall(self, name)
-                training_calls[id(self)] = (adapter, call[1], call[2])
-            return output
+            try:
+                return root_call(original, self, args, kwargs)
+            finally:  # also when the program's error ends the run inside the method
+                call = training_calls.get(id(self))
+                if call is not None and call[0] is self:
+                    # the what-if replays call the model kept here as `module(*args)`: this
+                    # method took the arguments, so the method is what they call
+                    adapter = adapters.get(id(self))
+                    if adapter is None or adapter.target is not self:
+                        adapter = adapters[id(self)] = MethodCall(self, name)
+                    training_calls[id(self)] = (adapter, call[1], call[2])
 
         setattr(method, WRAPPED, original)
         return method
