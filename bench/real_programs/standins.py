@@ -166,6 +166,46 @@ def image_folder(
             Image.fromarray(pixels, mode="L").save(root / f"{n}.png")
 
 
+def captcha_images(
+    workdir: Path,
+    folder: str,
+    count: int = 1040,
+    size: tuple[int, int] = (200, 50),
+    length: int = 5,
+    alphabet: str = "2345678bcdefgmnpwxy",
+) -> None:
+    """`folder/<text>.png` captcha-like RGB images, the label being the file name (the layout of
+    the captcha_images_v2 set that CRNN+CTC captcha readers train on): `length` characters of
+    `alphabet` drawn with PIL's default font at jittered places, noise lines and dots over a light
+    background; file names are unique."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng(13)
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    width, height = size
+    seen: set[str] = set()
+    while len(seen) < count:
+        text = "".join(rng.choice(list(alphabet), length))
+        if text in seen:
+            continue
+        seen.add(text)
+        image = Image.new("RGB", size, tuple(int(v) for v in rng.integers(200, 256, 3)))
+        draw = ImageDraw.Draw(image)
+        for i, char in enumerate(text):
+            x = 20 + i * (width - 40) // length + int(rng.integers(-3, 4))
+            y = height // 3 + int(rng.integers(-6, 7))
+            draw.text((x, y), char, fill=tuple(int(v) for v in rng.integers(0, 100, 3)))
+        for _ in range(3):
+            points = [(int(rng.integers(0, width)), int(rng.integers(0, height))) for _ in range(2)]
+            draw.line(points, fill=(90, 90, 90), width=1)
+        pixels = np.asarray(image).copy()
+        dots = rng.random(pixels.shape[:2]) < 0.02
+        pixels[dots] = 0
+        Image.fromarray(pixels, mode="RGB").save(root / f"{text}.png")
+
+
 def segmentation_pairs(
     workdir: Path, images: str, masks: str, count: int = 60, size: tuple[int, int] = (160, 128)
 ) -> None:

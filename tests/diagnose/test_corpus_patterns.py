@@ -1387,7 +1387,8 @@ def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagno
     )
     assert report.run.status == "stopped", report.run.error
     _, stats = _sampled_line(report, tmp_path / "train.py", "the batch waited for")
-    assert {kind_of(s).name for s in stats} == {"queue_wait"}
+    # the wait itself is data (the queue probe); the line's own Python around it stays "other"
+    assert {kind_of(s).name for s in stats if s.phase == "data"} == {"queue_wait"}
     found = [f for f in report.findings if f.id == "D801" and f.details["kind"] == "queue_wait"]
     assert found and "DataLoader" in found[0].fix, [(f.id, f.details) for f in report.findings]
 
@@ -1442,3 +1443,315 @@ def test_host_reads_per_step_are_counted_as_a_reader_counts(diagnose_here):
     ]
     assert len(counts) == 3, d401.evidence  # the total and the two lines
     assert all(len(count.replace(".", "")) <= 3 for count in counts), d401.evidence
+
+
+def test_a_models_method_called_directly_is_its_forward():
+    """A tagger trained through `model.nll(tokens, tags)` (styles8/e26; CRFs, VAEs'
+    `loss_function`, Lightning-style `training_step` run by hand, an agent's
+    `get_action_and_value`): each submodule the method called was a root forward of its own
+    (three "models", three training forwards a step) and the forward algorithm between and after
+    them was booked "other". The method's later calls are root forwards of the model."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "model_method_called_directly.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert [m.class_name for m in report.run.models] == ["Tagger"], report.run.models
+    assert report.run.precision.forwards == 6, report.run.precision  # one per measured step
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    loop = _line_of(CORPUS_SCRIPTS / "model_method_called_directly.py", "alpha = torch.logsumexp")
+    phases = {s.phase for s in report.run.lines.lines if s.location.endswith(f".py:{loop}")}
+    assert phases <= {"forward", "backward"}, report.run.lines.lines[:6]
+
+
+def test_a_method_that_runs_its_own_backward_stays_outside_the_forward(diagnose_here):
+    """A model whose `train_step` method runs the whole step (forward, backward, the optimizer)
+    and returns a float is no forward: wrapped as one, its output (no grad_fn) would make every
+    step an evaluation. Its submodules stay the root forwards."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+
+            def train_step(self, x, optimizer):
+                loss = self.body(x).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                return loss.item()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(20):
+            model.train_step(torch.randn(32, 16), opt)
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert report.run.precision.forwards == 8, report.run.precision
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+
+
+@pytest.mark.timing
+def test_a_prefetch_threads_queue_wait_is_data():
+    """A program whose own thread makes the batches and hands them over through a queue.Queue:
+    the training thread's blocking `get()` was booked "other" (data 0% of a step that mostly
+    waits for data). It is the step's data time, and D801 still names the wait."""
+    import torch
+
+    torch.set_num_threads(1)
+    script = CORPUS_SCRIPTS / "prefetch_thread_queue.py"
+    report = diagnose_script(str(script), steps=8)
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.queue_waits >= 8, report.run.queue_waits
+    profile = step_profile(report.run)
+    assert profile.phase_s["data"] > 0.5 * profile.step_s, profile
+    assert profile.phase_s["other"] < 0.25 * profile.step_s, profile
+    line = _line_of(script, "the wait for data")
+    d801 = [f for f in report.findings if f.id == "D801"]
+    assert d801 and d801[0].details["location"].endswith(f".py:{line}"), report.findings
+    assert d801[0].details["kind"] == "queue_wait", d801[0].details
+    assert not any("data wait is not separated" in note for note in report.run.notes)
+
+
+def test_a_queue_read_by_another_thread_is_not_the_training_threads_data(diagnose_here):
+    """Only the training thread's gets are its data wait: a logging thread of the program
+    blocking on its own queue is that thread's business, not the steps'."""
+    report = diagnose_here(
+        """
+        import queue, threading
+
+        logs = queue.Queue()
+
+        def write_logs():
+            while logs.get() is not None:
+                pass
+
+        writer = threading.Thread(target=write_logs, daemon=True)
+        writer.start()
+        model = nn.Linear(16, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(20):
+            loss = model(torch.randn(32, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            logs.put(step)
+        logs.put(None)
+        writer.join()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.queue_waits == 0, report.run.queue_waits
+
+
+def test_hundreds_of_host_reads_per_step_are_a_whole_number():
+    """shangzhihao/toylora fine-tunes on an MNIST dataset read in the main process: its
+    `int(target)` and `.numpy()` per sample made D401 say "1.06e+03 host-device sync(s) per
+    step" (the 2-3 digit format of round 11 on a count in the thousands)."""
+    from torchdoctor.diagnose.rules.d401_host_syncs import _how_often
+
+    assert [_how_often(n) for n in (1058.3, 529.0, 100.0, 99.5, 2.342, 0.00784)] == [
+        "1058",
+        "529",
+        "100",
+        "99.5",
+        "2.34",
+        "0.0078",
+    ]
+
+
+def test_one_prediction_after_the_training_loop_is_no_acting(diagnose_here):
+    """A script that predicts once after its loop (the PyTorch BiLSTM-CRF tutorial prints
+    `model(precheck_sent)` after training; others check a scripted copy) on fewer rows than
+    a training batch, with autograd on: D301 called it "Acting forwards run with autograd on" and
+    the notes "1 acting forward(s) (the policy picking actions in the environment loop)". Acting
+    runs between updates, inside the loop; this forward ran in no step: evaluation."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(12):
+            loss = model(torch.randn(32, 8)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print(model(torch.randn(2, 8)))  # one prediction after training, autograd on
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards == 1, report.run.evaluation
+    assert not evaluation_is_acting(report.run)
+    assert not any("acting" in note for note in report.run.notes), report.run.notes
+    d301 = [f for f in report.findings if f.id == "D301"]
+    assert d301 and "Acting" not in d301[0].title, report.findings
+
+
+def test_a_shape_probe_in_a_models_constructor_is_no_evaluation(diagnose_here):
+    """ThuanNaN/Captcha-OCR sizes its Linear layer by running its conv stack (with Dropout) on
+    a zero image under no_grad inside the model's `__init__`: that call was an evaluation forward
+    in train mode, "D302 [error] Model evaluated in train mode (Dropout/BatchNorm active)", and a
+    note about "1 acting forward(s)". A module called while a model is built is no forward."""
+    report = diagnose_here(
+        """
+        class Reader(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cnn = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Dropout(0.2))
+                with torch.no_grad():
+                    features = self._features(torch.zeros(1, 1, 12, 12)).shape[1]
+                self.head = nn.Linear(features, 3)
+
+            def _features(self, x):
+                return self.cnn(x).flatten(1)
+
+            def forward(self, x):
+                return self.head(self._features(x))
+
+        model = Reader()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(16):
+            loss = model(torch.randn(8, 1, 12, 12)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert not {"D301", "D302", "D303"} & {f.id for f in report.findings}, report.findings
+    assert [m.class_name for m in report.run.models] == ["Reader"], report.run.models
+
+
+def test_a_model_called_beside_its_wrapper_is_counted_once(diagnose_here):
+    """rosinality/glow-pytorch wraps Glow in nn.DataParallel and runs `model.module(x)` once
+    (ActNorm's data-dependent initialisation) before training through the wrapper: the report
+    listed two models, Glow and Glow, whose parameters the memory rules added up twice."""
+    report = diagnose_here(
+        """
+        net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+        model = nn.DataParallel(net)
+        with torch.no_grad():
+            model.module(torch.randn(64, 16))  # initialise from a first batch
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(16):
+            loss = model(torch.randn(32, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert [m.wrapper for m in report.run.models] == ["DataParallel"], report.run.models
+
+
+def test_a_rollout_outside_the_measured_updates_is_still_acting(diagnose_here):
+    """Lightning's fabric PPO collects a rollout (128 steps of 2 environments, no_grad, train
+    mode) and then runs its updates: the measured steps can all fall inside the updates, with
+    the rollouts before and after them. That is acting, not an evaluation (D303 told it to act
+    under inference_mode, whose tensors the update cannot save for backward)."""
+    report = diagnose_here(
+        """
+        policy = nn.Sequential(nn.Linear(4, 32), nn.Tanh(), nn.Linear(32, 2))
+        opt = torch.optim.Adam(policy.parameters(), lr=1e-3)
+        for update in range(3):
+            observations = []
+            with torch.no_grad():
+                obs = torch.randn(1, 4)
+                for t in range(64):  # the rollout: one observation a step
+                    action = policy(obs).argmax(1)
+                    observations.append(obs)
+                    obs = torch.randn(1, 4) + action
+            batch = torch.cat(observations)
+            for epoch in range(12):  # the updates, on the rollout's batch
+                loss = policy(batch).logsumexp(1).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """,
+        steps=8,
+        warmup=2,
+    )
+    assert report.run.evaluation.forwards >= 64, report.run.evaluation
+    assert evaluation_is_acting(report.run)
+    assert "D303" not in {f.id for f in report.findings}, report.findings
+
+
+def test_a_method_wrapped_as_a_forward_can_still_be_scripted(diagnose_here):
+    """A model whose method is called directly in the loop (so it is wrapped as a root forward)
+    and called again by its forward, scripted after training: TorchScript compiled our wrapper
+    (its closure, not the method's names) and the program crashed under diagnose only."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 16)
+                self.head = nn.Linear(16, 1)
+
+            def features(self, x):
+                return torch.relu(self.body(x)) * 2.0
+
+            def forward(self, x):
+                return self.head(self.features(x))
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(12):
+            loss = model.head(model.features(torch.randn(32, 8))).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        scripted = torch.jit.script(model)
+        assert scripted(torch.randn(2, 8)).shape == (2, 1)
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.status == "completed", report.run.error
+
+
+def test_a_programs_error_inside_a_wrapped_method_is_the_programs(diagnose_here):
+    """The program's own error raised inside a method wrapped as a root forward is shown as
+    the program's crash, and the what-if replays call the method, not the model's missing
+    `forward` ("NotImplementedError: Module [Net] is missing the required forward function":
+    the training call kept for them when the method raised was the model's own)."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 16)
+                self.head = nn.Linear(16, 1)
+
+            def loss(self, x, y, step):
+                h = torch.relu(self.body(x))
+                if step == 9:
+                    h = h[:, :3]  # the program's own shape error
+                return (self.head(h) - y).pow(2).mean()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(20):
+            loss = model.loss(torch.randn(32, 8), torch.randn(32, 1), step)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=20,
+        warmup=2,
+    )
+    assert report.run.status == "crashed", report.run.status
+    assert "mat1 and mat2 shapes cannot be multiplied" in (report.run.error or "")
+    assert not any("missing the required" in note for note in report.run.notes), report.run.notes

@@ -619,6 +619,9 @@ class RunObservation:
     environment: EnvironmentObservation = field(default_factory=EnvironmentObservation)
     loaders: list[LoaderObservation] = field(default_factory=list)
     models: list[ModuleObservation] = field(default_factory=list)
+    # blocking gets the training thread made on a queue a producer of the program's fills
+    # (probes/queue_wait.py): booked as data
+    queue_waits: int = 0
     optimizers: list[OptimizerObservation] = field(default_factory=list)
     manual_updates: bool = False  # parameters updated by hand (no torch.optim optimizer)
     precision: PrecisionObservation = field(default_factory=PrecisionObservation)

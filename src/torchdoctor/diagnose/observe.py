@@ -144,7 +144,12 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
             "DataLoader worker processes are not probed: dataset, collate and torch.tensor() "
             "calls inside workers are not timed (the main process's waits are)"
         )
-    if not run.loaders and all_steps:
+    if not run.loaders and all_steps and run.queue_waits:
+        notes.append(
+            "no DataLoader seen: the waits on a queue the program's own producer fills are the "
+            "data time"
+        )
+    elif not run.loaders and all_steps:
         notes.append("no DataLoader seen: batches came from elsewhere, data wait is not separated")
     if not run.models and all_steps:
         notes.append("no nn.Module with parameters was called: model time is counted as other")

@@ -24,6 +24,9 @@ RARE_SHARE = 0.25
 # with its work, squared (attention's time grows with the square of the sequence length).
 WORK_POWER = 2.0
 COMPUTE_PHASES = ("forward", "backward", "optimizer")
+# Evaluation forwards outside the measured steps that can still be an RL loop's acting: a
+# rollout's worth (a few predictions after the training loop are not)
+ACTING_FORWARDS = 16
 
 
 def median(values: list[float]) -> float:
@@ -186,7 +189,12 @@ def acts_in_the_loop(run: RunObservation) -> bool:
     run on a batch a training forward had seen (the policy acts on what the environment
     returned). A few may have: an update's own no-grad forward on its replay batch (SAC's
     entropy-coefficient target, `actor.get_action(data.observations)` under no_grad) is
-    part of the update, not a metric; a second forward for a metric runs on every batch."""
+    part of the update, not a metric; a second forward for a metric runs on every batch.
+    Acting is a loop: some of it was cut out of the measured steps, between updates, or it ran
+    at least a rollout's ACTING_FORWARDS (a rollout between the measured steps: fabric's PPO
+    collects 128 steps of 2 environments before its updates and after them). A prediction
+    after the training loop (a demo on one input, a scripted model's check) runs in no step and
+    acts on nothing."""
     evaluation = run.evaluation
     on_training = evaluation.on_training_batches
     return (
@@ -194,6 +202,10 @@ def acts_in_the_loop(run: RunObservation) -> bool:
         and on_training is not None
         and on_training * 2 < evaluation.forwards
         and not evaluation_is_validation(run)
+        and (
+            evaluation.forwards >= ACTING_FORWARDS
+            or any(s.evaluation_s > 0 for s in measured_steps(run))
+        )
     )
 
 

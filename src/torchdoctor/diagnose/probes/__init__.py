@@ -21,6 +21,7 @@ from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 from torchdoctor.diagnose.probes.optimizer import OptimizerProbe
 from torchdoctor.diagnose.probes.processes import ChildProcessProbe
 from torchdoctor.diagnose.probes.profiler import ProfilerProbe
+from torchdoctor.diagnose.probes.queue_wait import QueueWaitProbe
 from torchdoctor.diagnose.probes.sampling import SamplingProbe
 from torchdoctor.diagnose.probes.syncs import SyncProbe
 from torchdoctor.diagnose.probes.tensor_creation import TensorCreationProbe
@@ -28,6 +29,7 @@ from torchdoctor.diagnose.probes.transfers import TransferProbe
 
 PROBE_TYPES: tuple[type[Probe], ...] = (
     LoaderProbe,
+    QueueWaitProbe,  # a producer thread's queue: data, like a DataLoader's next()
     OptimizerProbe,
     ForwardProbe,
     BackwardProbe,

@@ -35,6 +35,7 @@ from torchdoctor.diagnose.probes.base import (
     getrusage,
     grad_fns,
 )
+from torchdoctor.diagnose.probes.method_spans import MethodSpans, in_a_constructor
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
 from torchdoctor.diagnose.steps import ForwardRecord, only_itself
 from torchdoctor.intercept.patching import transforming
@@ -127,6 +128,10 @@ class ForwardProbe(Probe):
         # the weak reference: a freed tensor's id is soon another tensor's.
         self.step_tensors: dict[int, Any] = {}
         self._keep = patcher.keep_handle
+        # a model's method called instead of the model (`model.nll(x, y)`): a root forward too
+        self.method_spans = MethodSpans(
+            patcher, self._root_call, lambda: self.in_root, self.training_calls
+        )
         self.tracker.submodule_ids = self._submodule_ids
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
@@ -244,9 +249,17 @@ class ForwardProbe(Probe):
     def _model_entry(self, module) -> tuple:
         entry = self.models.get(id(module))
         if entry is None:
+            # 4: the caller of the `__call__` wrapper (frames: this, _root_enter, _root_call)
+            caller = sys._getframe(4)
+            if in_a_constructor(caller):
+                # a model's __init__ probing its layers' output shape on a dummy input: no
+                # forward of the program's (not an evaluation in train mode); not remembered, so
+                # the module's next call is seen as a first one
+                return (module, None)
             has_params = next(module.parameters(), None) is not None
             observation = describe_module(module, user_location()) if has_params else None
             entry = self.models[id(module)] = (module, observation)
+            self.method_spans.first_root_call(module, caller)
             if observation is not None and observation.wrapper == "compiled":
                 self.session.compiled_model_seen = True
             if observation is not None:
@@ -370,8 +383,9 @@ class ForwardProbe(Probe):
             record.awaits_grad = True  # judged when the step after this one closes
 
     def contribute(self, run, measured) -> None:
+        held = _inside_another_model(self.models)
         for module_id, (_, observation) in self.models.items():
-            if observation is None:
+            if observation is None or module_id in held:
                 continue
             layouts = self.conv_layouts.get(module_id)
             if layouts:
@@ -433,6 +447,19 @@ class ForwardProbe(Probe):
         evaluation.beside_training_with_grad = _beside_training(
             self.tracker.steps, self.tracker.origin, with_grad=True
         )
+
+
+def _inside_another_model(models: dict[int, tuple]) -> set[int]:
+    """The ids of models seen that are submodules of another model seen: counted inside it (a
+    model's method called directly made its submodules roots at first; `model.module(x)` beside
+    its DataParallel wrapper's call; `model.encoder(x)` beside `model(x)`), not again."""
+    return {
+        id(m)
+        for module, observation in models.values()
+        if observation is not None
+        for m in module.modules()
+        if m is not module
+    }
 
 
 def _generator_samples(forwards, steps) -> set[int]:

@@ -89,7 +89,13 @@ def _unexplained(bound: Bound, findings: list[Finding], train_share: float) -> U
     savings are shares of the run (steps plus evaluation), the bound's a share of the step: the
     savings are put on the step's scale (divided by the steps' share of the run) to compare."""
     prefixes = ACTS_ON.get(bound.kind, ())
-    of_run = sum(f.saving for f in findings if f.id.startswith(prefixes))
+    of_run = sum(
+        f.saving
+        for f in findings
+        # a line's finding whose line ran in the data phase (a wait on the program's own
+        # producer queue) acts on the data time
+        if f.id.startswith(prefixes) or (bound.kind == "data" and f.details.get("phase") == "data")
+    )
     explained = min(1.0, of_run / train_share) if train_share > 0 else of_run
     if explained >= EXPLAINED * bound.share:
         return None

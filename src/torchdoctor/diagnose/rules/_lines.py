@@ -22,8 +22,11 @@ from torchdoctor.diagnose.step_analysis import acts_in_the_loop as acts_in_the_l
 from torchdoctor.diagnose.step_analysis import evaluation_is_validation as evaluation_is_validation
 
 # Phases whose time a user line can own. Forward/backward/optimizer are the model's compute; data
-# and h2d are the D1xx rules'. In "evaluation", the model call itself is D304's.
-LINE_PHASES = ("other", "evaluation")
+# and h2d are the D1xx rules', but for a wait on a queue the program's own producer fills (booked
+# as data by the queue probe; no DataLoader rule speaks of it). In "evaluation", the model call
+# itself is D304's.
+LINE_PHASES = ("other", "data", "evaluation")
+DATA_PHASE_KINDS = ("queue_wait",)
 MODEL_CALL_SHARE = 0.5  # an evaluation line mostly inside the model's forward is the model call
 # What a line called that makes its time model compute (a loss or module call, autograd, optim)
 # or data loading (a DataLoader's iterator starting or shutting down workers: the D1xx rules')
@@ -426,6 +429,8 @@ def hot_lines(run: RunObservation, min_share: float) -> list[HotLine]:
                 # beside a module's forward (PyG's `recon_loss`): the package's own loop
                 if kind.name not in ENCLOSING_KINDS or not line.encloses_training:
                     spots.append(HotLine(line, kind, line.self_share, False))
+        if phase == "data":
+            spots = [h for h in spots if h.kind.name in DATA_PHASE_KINDS]
         found += [h for h in spots if phase != "evaluation" or h.kind.name not in IN_STEP_ONLY]
     if acts_in_the_loop(run):  # no metric to accumulate on the device: the action is needed
         found = [_as_acting(h) for h in found]

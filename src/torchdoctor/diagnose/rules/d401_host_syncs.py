@@ -164,5 +164,8 @@ def check(run: RunObservation) -> list[Finding]:
 
 def _how_often(per_step: float) -> str:
     """A mean count per step as a reader counts (`3.3`, `1`, `0.01`), not the mean's digits
-    (`3.34228`, `0.00784314`: a read in 2 of 255 steps)."""
+    (`3.34228`, `0.00784314`: a read in 2 of 255 steps); hundreds as whole numbers (`1058`, not
+    `1.06e+03`: a per-sample read in a dataset of the main process's loader)."""
+    if per_step >= 100:
+        return f"{per_step:.0f}"
     return f"{per_step:.2g}" if per_step < 1 else f"{per_step:.3g}"

@@ -3,7 +3,8 @@
 ## What it does
 Flags a line of the training script (or of the user's own modules: not torch, installed packages,
 the standard library) on which the training thread spent a large share of the measured steps
-outside the model's forward and backward, the optimizer and data loading, as sampled by the line
+outside the model's forward and backward, the optimizer and data loading (but for a wait on a queue
+the program's own producer fills, which the step books as data), as sampled by the line
 profile (a sampler thread reading the training thread's stack every 3 ms). When a call spreads
 its time over many lines of a user function, the call is the line named; a loop within the step
 counts its lines together, its header (evaluated once an iteration) included. The finding says what

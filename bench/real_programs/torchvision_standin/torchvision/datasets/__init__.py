@@ -91,3 +91,35 @@ class CelebA(_Generated):
     def __getitem__(self, index):
         image, _ = super().__getitem__(index)
         return image, self.attr[index]
+
+
+class ImageFolder(torch.utils.data.Dataset):
+    """`root/<class>/<image>` files, read with PIL as RGB (a corpus stand-in writes them:
+    standins.image_folder); classes sorted by folder name, as torchvision's."""
+
+    extensions = (".png", ".jpg", ".jpeg", ".bmp")
+
+    def __init__(self, root, transform=None, target_transform=None, **kwargs):
+        self.classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+        self.class_to_idx = {name: i for i, name in enumerate(self.classes)}
+        self.samples = [
+            (os.path.join(root, name, file), self.class_to_idx[name])
+            for name in self.classes
+            for file in sorted(os.listdir(os.path.join(root, name)))
+            if file.lower().endswith(self.extensions)
+        ]
+        self.targets = [target for _, target in self.samples]
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        path, target = self.samples[index]
+        with open(path, "rb") as f:
+            image = Image.open(f).convert("RGB")
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
