@@ -7,6 +7,7 @@ import libcst as cst
 from torchdoctor.lint.patterns import (
     argument,
     int_value,
+    is_model_like,
     method_call,
     receiver,
     terminal_name,
@@ -61,6 +62,16 @@ def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
     if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
         return True
     return is_tensor(ctx, name) or _tensor_parameter(ctx, name)
+
+
+def _model_output(ctx, name: cst.Name) -> bool:
+    """`name` holds what a model call returned (`preds = model(batch)`): a model may return a
+    list of outputs (one per head or position), which `len()` walks; a tensor is counted by
+    `size(0)`/`shape[0]` far more often."""
+    values = ctx.assigned_values(name) or []
+    return bool(values) and all(
+        isinstance(v, cst.Call) and is_model_like(ctx, v.func) for v in values
+    )
 
 
 def _tensor_parameter(ctx, name: cst.Name) -> bool:
@@ -198,6 +209,8 @@ class RowByRowLoop(Rule):
         for name, node in _rows_indexed(ctx, loop).items():
             if not _is_tensor(ctx, node, counted == name and _counted_by_size(bound)):
                 continue
+            if counted == name and not _counted_by_size(bound) and _model_output(ctx, node):
+                continue  # `len(out)` of what a model returned: a list or tuple of outputs
             shape = known_shape(ctx, node)
             if counted == name or (shape and int_value(bound) == shape[0]):
                 if _accumulates_rows(ctx, lines):

@@ -14,7 +14,8 @@ class GradientsNeverCleared(Rule):
     Flags the `step()` calls of an optimizer built in this file (`torch.optim.*(...)`) when the
     file calls `backward()` but never clears that optimizer's gradients: no `zero_grad()` of
     this optimizer or of anything not known to be another optimizer (a module), no
-    `p.grad = None`, no `p.grad.zero_()`. With two optimizers (a GAN's generator and
+    `p.grad = None`, no `p.grad.zero_()`, no call of a helper function named for it
+    (`zero_grad(params)`, defined here or imported). With two optimizers (a GAN's generator and
     discriminator), `opt_g.zero_grad()` does not clear `opt_d`'s gradients.
 
     ## Why is this bad
@@ -97,11 +98,14 @@ def _builds_optimizer(ctx, value: cst.BaseExpression) -> bool:
 
 
 def _clears_by_hand(ctx) -> bool:
-    """`x.grad = None` or `x.grad.zero_()` anywhere in the file."""
+    """`x.grad = None`, `x.grad.zero_()`, or a helper function `zero_grad(params)` (a plain call:
+    mixed-precision trainers clear their parameter lists themselves) anywhere in the file."""
     for target, _ in ctx.index.attribute_assigns:
         if target.attr.value == "grad":
             return True
     for call in ctx.index.calls:
+        if isinstance(call.func, cst.Name) and "zero_grad" in call.func.value:
+            return True
         if method_call(call, "zero_", "detach_"):
             receiver = call.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad":
