@@ -244,3 +244,35 @@ def test_code_after_a_helper_returns_never_runs():
     assert codes(lint_text(EARLY_RETURN, select="TD116")) == []
     reached = EARLY_RETURN.replace("    return\n", "")
     assert codes(lint_text(reached, select="TD116")) == ["TD116"]
+
+
+TIMED_STEPS = """import torch
+
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def make_step():
+    def step():
+        optimizer.zero_grad()
+        loss = model(torch.randn(8, 8)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    return step
+
+
+def time_runs(runs):
+    for name, step in runs:
+        step()
+"""
+
+
+def test_a_loop_variable_named_like_a_helper_does_not_call_it():
+    assert codes(lint_text(TIMED_STEPS, select="TD116")) == []
+    called = TIMED_STEPS.replace(
+        "    for name, step in runs:\n        step()\n", "    return runs\n"
+    )
+    called = called.replace("    return step\n", "    for _ in range(10):\n        step()\n")
+    assert codes(lint_text(called, select="TD116")) == ["TD116"]

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchdoctor.lint.patterns import (
     argument,
+    is_plain_function,
     method_call,
     receiver,
     terminal_name,
@@ -207,8 +208,16 @@ _EVAL_WORDS = {"validate", "validation", "evaluate", "evaluation", "eval", "val"
 def called_every_step(ctx, function: cst.FunctionDef) -> bool:
     """A step loop of this file calls `function` (by name, `self.name(...)` included) under no
     `if`, and that loop is no `for epoch in ...` loop."""
+    # a plain function is called by its name (`step(batch)`), a method on an object
+    # (`self.step()`): `optimizer.step()` calls no local function `step`
+    kind = cst.Name if is_plain_function(ctx, function) else cst.Attribute
     for call in ctx.index.calls:
-        if terminal_name(call.func) != function.name.value or ctx.is_inside(call, function):
+        if (
+            not isinstance(call.func, kind)
+            or terminal_name(call.func) != function.name.value
+            or ctx.is_inside(call, function)
+            or (isinstance(call.func, cst.Name) and not _binds(ctx, call.func, function))
+        ):
             continue
         loop = ctx.enclosing(call, (cst.For, cst.While))
         if (
@@ -254,6 +263,15 @@ def _built_on_host(ctx, value: cst.BaseExpression) -> bool:
     return False
 
 
+def _binds(ctx, name: cst.Name, function: cst.FunctionDef) -> bool:
+    """`name`, where it is used, may be `function` (the `def` is one of its bindings in that
+    scope), not a loop variable or a parameter of the same name."""
+    scope = ctx.scope(name)
+    if scope is None:
+        return False
+    return any(getattr(a, "node", None) is function for a in scope[name.value])
+
+
 def _tensor_parameter_read(ctx, value: cst.BaseExpression) -> bool:
     """`value` (or the name it is a method or subscript of) is a parameter every call passes a
     tensor for."""
@@ -289,7 +307,8 @@ def _feeds_an_environment(ctx, sync: cst.Call, loop) -> bool:
         names = {terminal_name(t.target) for t in statement.targets} - {None}
     for node in walk(ctx, loop.body):
         if not (
-            method_call(node, "step")
+            isinstance(node, cst.Call)
+            and method_call(node, "step")
             and not _OPTIMIZER_RE.search(terminal_name(receiver(node)) or "")
         ):
             continue
