@@ -276,3 +276,26 @@ def test_a_loop_variable_named_like_a_helper_does_not_call_it():
     )
     called = called.replace("    return step\n", "    for _ in range(10):\n        step()\n")
     assert codes(lint_text(called, select="TD116")) == ["TD116"]
+
+
+CLEARED_WHEN_LOGGING = """import torch
+
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(600):
+    loss = model(torch.randn(8, 8)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        print(step)
+        optimizer.zero_grad()
+"""
+
+
+def test_zero_grad_indented_into_a_logging_block_clears_one_step_in_fifty():
+    assert codes(lint_text(CLEARED_WHEN_LOGGING, select="TD125")) == ["TD125"]
+    accumulation = CLEARED_WHEN_LOGGING.replace(
+        "    optimizer.step()\n    if step % 50 == 0:\n",
+        "    if step % 50 == 0:\n        optimizer.step()\n",
+    )
+    assert codes(lint_text(accumulation, select="TD125")) == []
