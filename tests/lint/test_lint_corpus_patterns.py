@@ -235,3 +235,151 @@ def test_a_model_never_moved_off_the_cpu_reloads_cpu_tensors():
     assert codes(lint_text(moved, select="TD110")) == ["TD110"]
     built_on = CPU_MODEL_RESUME.replace("Linear(4, 1)", "Linear(4, 1, device=device)")
     assert codes(lint_text(built_on, select="TD110")) == ["TD110"]
+
+
+# --- round 12's corpus review (ogb, improved-diffusion, minimalRL, deepspeech.pytorch) -------
+
+EVALUATOR_SELF_TEST = """import numpy as np
+import torch
+
+if __name__ == "__main__":
+    y_pred = torch.tensor(np.random.randn(100, 128))
+    print(y_pred.mean())
+"""
+
+
+def test_random_arrays_of_a_module_self_test_are_one_copy_once():
+    assert codes(lint_text(EVALUATOR_SELF_TEST, select="TD101")) == []
+    per_item = EVALUATOR_SELF_TEST.replace(
+        'if __name__ == "__main__":\n', "for step in range(1000):\n"
+    )
+    assert codes(lint_text(per_item, select="TD101")) == ["TD101"]
+
+
+HELPER_CLEARS_GRADIENTS = """import torch
+from .fp16_util import zero_grad
+
+model = torch.nn.Linear(4, 1)
+params = list(model.parameters())
+opt = torch.optim.AdamW(params, lr=1e-3)
+for step in range(100):
+    zero_grad(params)
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+"""
+
+
+def test_a_zero_grad_helper_function_clears_the_gradients():
+    assert codes(lint_text(HELPER_CLEARS_GRADIENTS, select="TD125")) == []
+    never = HELPER_CLEARS_GRADIENTS.replace("    zero_grad(params)\n", "")
+    assert codes(lint_text(never, select="TD125")) == ["TD125"]
+
+
+SMOKE_TEST_HARNESS = """import torch
+from tests.smoke_test import SmokeTest
+
+
+class PretrainedSmokeTest(SmokeTest):
+    def test_pretrained_eval_inference(self):
+        for url in ["an4.ckpt", "librispeech.ckpt"]:
+            self.eval_model(model_path=url, cuda=False)
+"""
+
+
+def test_a_method_named_for_evaluating_a_model_is_not_a_model():
+    assert codes(lint_text(SMOKE_TEST_HARNESS, select="TD106")) == []
+    held = SMOKE_TEST_HARNESS.replace(
+        "        for url", "        self.eval_model = torch.nn.Linear(4, 1)\n        for url"
+    )
+    assert codes(lint_text(held, select="TD106")) == ["TD106"]
+
+
+PER_POSITION_HEADS = """import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for batch in loader:
+        pred_list = model(batch.x)
+        loss = 0
+        for i in range(len(pred_list)):
+            loss += criterion(pred_list[i], batch.y[:, i])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_len_of_a_model_output_walks_a_list_of_heads():
+    assert codes(lint_text(PER_POSITION_HEADS, select="TD120")) == []
+    rows = PER_POSITION_HEADS.replace("len(pred_list)", "pred_list.size(0)")
+    assert codes(lint_text(rows, select="TD120")) == ["TD120"]
+
+
+A3C_WORKER = """import torch
+
+global_model = torch.nn.Linear(4, 2)
+local_model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.Adam(global_model.parameters(), lr=1e-3)
+for update in range(1000):
+    loss = local_model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    for global_param, local_param in zip(global_model.parameters(), local_model.parameters()):
+        global_param._grad = local_param.grad
+    optimizer.step()
+    local_model.load_state_dict(global_model.state_dict())
+"""
+
+
+def test_an_a3c_worker_pulls_the_shared_weights_after_each_update():
+    assert codes(lint_text(A3C_WORKER, select="TD130")) == []
+    target_net = A3C_WORKER.replace(
+        "    for global_param, local_param in zip(global_model.parameters(), "
+        "local_model.parameters()):\n        global_param._grad = local_param.grad\n",
+        "",
+    )
+    assert codes(lint_text(target_net, select="TD130")) == ["TD130"]
+
+
+CACHED_ADJACENCY = """import os
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 1).to(device)
+path = "adjacency.pt"
+if os.path.exists(path):
+    adj = torch.load(path)
+else:
+    adj = torch.randn(4, 4)
+    torch.save(adj, path)
+adj = adj.to(device)
+"""
+
+
+def test_a_cache_filled_in_the_other_branch_is_read_on_this_machine():
+    assert codes(lint_text(CACHED_ADJACENCY, select="TD110")) == []
+    not_cached = CACHED_ADJACENCY.replace("    torch.save(adj, path)\n", "")
+    assert codes(lint_text(not_cached, select="TD110")) == ["TD110"]
+
+
+EMBEDDING_READER = """import torch
+
+x = torch.randn(10, 4)
+embedding = torch.load("embedding.pt", map_location="cpu")
+x = torch.cat([x, embedding], dim=-1)
+"""
+EMBEDDING_WRITER = """import torch
+
+weight = torch.randn(10, 4)
+torch.save(weight, "embedding.pt")
+"""
+
+
+def test_data_an_earlier_script_of_the_folder_writes_is_its_own(tmp_path):
+    reader = tmp_path / "mlp.py"
+    assert codes(lint_text(EMBEDDING_READER, select="TD111", path=str(reader))) == ["TD111"]
+    (tmp_path / "node2vec.py").write_text(EMBEDDING_WRITER)
+    assert codes(lint_text(EMBEDDING_READER, select="TD111", path=str(reader))) == []
+    checkpoint = EMBEDDING_READER.replace("embedding.pt", "ckpt.pt")
+    (tmp_path / "train.py").write_text(EMBEDDING_WRITER.replace("embedding.pt", "ckpt.pt"))
+    assert codes(lint_text(checkpoint, select="TD111", path=str(reader))) == ["TD111"]

@@ -117,3 +117,185 @@ class Rows(torch.utils.data.Dataset):
 def test_rows_of_an_array_attribute_but_not_the_whole_attribute():
     found = lint_text(ROWS_OF_SELF_ARRAY, select="TD101").violations
     assert [v.line for v in found] == [11]
+
+
+# --- round 12: TD116 reads that run every step outside the training loop's own level -------
+
+PER_SAMPLE_READS = """import torch
+
+model = torch.nn.Linear(20, 5)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+correct = 0
+for step in range(60):
+    x, y = torch.randn(32, 20), torch.randint(0, 5, (32,))
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    hits = logits.argmax(1) == y
+    for i in range(len(y)):
+        correct += hits[i].item()
+"""
+
+
+def test_reads_in_a_loop_nested_in_the_training_loop_run_every_step():
+    assert codes(lint_text(PER_SAMPLE_READS, select="TD116")) == ["TD116"]
+    sampled = PER_SAMPLE_READS.replace(
+        "        correct += hits[i].item()\n",
+        "        if i == 0:\n            print(hits[i].item())\n",
+    )
+    assert codes(lint_text(sampled, select="TD116")) == []
+
+
+ENVIRONMENT_ACTIONS = """import torch
+
+policy = torch.nn.Linear(4, 2)
+optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
+for episode in range(100):
+    state, log_probs = env.reset(), []
+    for t in range(200):
+        dist = torch.distributions.Categorical(logits=policy(torch.as_tensor(state)))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        state, reward, done, _ = env.step(action.item())
+    loss = -torch.stack(log_probs).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_an_action_handed_to_the_environment_is_needed_on_the_host():
+    assert codes(lint_text(ENVIRONMENT_ACTIONS, select="TD116")) == []
+    logged = ENVIRONMENT_ACTIONS.replace(
+        "        log_probs.append(",
+        "        print(policy(torch.as_tensor(state)).max().item())\n        log_probs.append(",
+    )
+    assert codes(lint_text(logged, select="TD116")) == ["TD116"]
+
+
+STEP_HELPERS = """import torch
+
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+index = torch.arange(64)
+
+
+def clip_gradients(model):
+    for p in model.parameters():
+        norm = p.grad.norm().item()
+        if norm > 1.0:
+            p.grad.mul_(1.0 / norm)
+
+
+def pick_rows():
+    return index[torch.randperm(64)[:8]].tolist()
+
+
+def evaluate_batch(x):
+    return model(x).mean().item()
+
+
+for step in range(100):
+    x = torch.randn(8, 8)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    clip_gradients(model)
+    opt.step()
+    rows = pick_rows()
+    score = evaluate_batch(x)
+"""
+
+
+def test_reads_in_a_helper_the_training_loop_calls_every_step():
+    found = lint_text(STEP_HELPERS, select="TD116").violations
+    assert [(v.code, v.line) for v in found] == [("TD116", 10)]  # not the CPU index, not eval
+    every_tenth = STEP_HELPERS.replace(
+        "    clip_gradients(model)\n", "    if step % 10 == 0:\n        clip_gradients(model)\n"
+    )
+    assert codes(lint_text(every_tenth, select="TD116")) == []
+
+
+EARLY_RETURN = """import torch
+import torch.nn as nn
+
+model = nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def clip_gradients(model):
+    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    return
+    for p in model.parameters():
+        print(p.grad.norm().item())
+
+
+for step in range(100):
+    model(torch.randn(8, 8)).pow(2).mean().backward()
+    clip_gradients(model)
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_code_after_a_helper_returns_never_runs():
+    assert codes(lint_text(EARLY_RETURN, select="TD116")) == []
+    reached = EARLY_RETURN.replace("    return\n", "")
+    assert codes(lint_text(reached, select="TD116")) == ["TD116"]
+
+
+TIMED_STEPS = """import torch
+
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def make_step():
+    def step():
+        optimizer.zero_grad()
+        loss = model(torch.randn(8, 8)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        loss.item()
+
+    return step
+
+
+def time_runs(runs):
+    for name, step in runs:
+        step()
+"""
+
+
+def test_a_loop_variable_named_like_a_helper_does_not_call_it():
+    assert codes(lint_text(TIMED_STEPS, select="TD116")) == []
+    called = TIMED_STEPS.replace(
+        "    for name, step in runs:\n        step()\n", "    return runs\n"
+    )
+    called = called.replace("    return step\n", "    for _ in range(10):\n        step()\n")
+    assert codes(lint_text(called, select="TD116")) == ["TD116"]
+
+
+CLEARED_WHEN_LOGGING = """import torch
+
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(600):
+    loss = model(torch.randn(8, 8)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        print(step)
+        optimizer.zero_grad()
+"""
+
+
+def test_zero_grad_indented_into_a_logging_block_clears_one_step_in_fifty():
+    assert codes(lint_text(CLEARED_WHEN_LOGGING, select="TD125")) == ["TD125"]
+    accumulation = CLEARED_WHEN_LOGGING.replace(
+        "    optimizer.step()\n    if step % 50 == 0:\n",
+        "    if step % 50 == 0:\n        optimizer.step()\n",
+    )
+    assert codes(lint_text(accumulation, select="TD125")) == []

@@ -15,7 +15,8 @@ SCRIPTS = Path(__file__).parent / "scripts"
     "name, expected",
     [
         # the dataset indexes arrays loaded in __init__: no TD102; TD105 (info) is off by default
-        ("seed001_cifar.py", [(51, "TD116")]),
+        # line 35: the accuracy `.item()` of `step()`, which the batch loop calls every step
+        ("seed001_cifar.py", [(35, "TD116"), (51, "TD116")]),
         (
             "seed002_tips.py",
             [(3, "TD115"), (5, "TD111"), (10, "TD115"), (14, "TD115"), (17, "TD109")],

@@ -7,6 +7,11 @@ leaves an option out; does the loaded value go into `load_state_dict` or into Nu
 
 from __future__ import annotations
 
+import ast
+import re
+from functools import lru_cache
+from pathlib import Path
+
 import libcst as cst
 
 from torchdoctor.lint.patterns import argument, method_call, string_value, walk
@@ -72,6 +77,71 @@ def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
     return [save for save in ctx.calls_to(_SAVE) if keys & _path_keys(ctx, argument(save, "f", 1))]
 
 
+# file names of a model's checkpoint, which people share (`ckpt.pt`, `best_model.pth`)
+_CHECKPOINT_NAME_RE = re.compile(
+    r"ckpt|checkpoint|model|weight|best|last|epoch|state|\.(pth|ckpt|tar|bin)$", re.IGNORECASE
+)
+
+
+def saved_by_a_sibling_script(ctx, load: cst.Call) -> bool:
+    """The data file name the load spells (`'embedding.pt'`, not a checkpoint's) is written by
+    `torch.save` in another script of the same folder (a `node2vec.py` that writes the
+    embedding `mlp.py` reads): a pipeline reading back its own earlier stage."""
+    keys = _path_keys(ctx, argument(load, "f", 0))
+    names = {key[len("literal:") :] for key in keys if key.startswith("literal:")}
+    if not names or not ctx.path or any(_CHECKPOINT_NAME_RE.search(name) for name in names):
+        return False
+    here = Path(ctx.path).resolve()
+    try:  # the folder's modification time keys the cache: a script added since is read
+        changed = here.parent.stat().st_mtime_ns
+    except OSError:
+        return False
+    saved = _names_saved_in_folder(str(here.parent), changed)
+    return any(names & spelled for script, spelled in saved.items() if script != here.name)
+
+
+@lru_cache(maxsize=64)
+def _names_saved_in_folder(folder: str, changed: int) -> dict[str, frozenset[str]]:
+    """For each `.py` of `folder`, the file names its `torch.save` calls write: string literals
+    in the path argument, or in what the file assigns to a name passed there."""
+    found: dict[str, frozenset[str]] = {}
+    for script in sorted(Path(folder).glob("*.py"))[:200]:
+        try:
+            text = script.read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(text) if "save(" in text else None
+        except (OSError, SyntaxError, ValueError):
+            continue
+        if tree is not None:
+            found[script.name] = frozenset(_saved_file_names(tree))
+    return found
+
+
+def _saved_file_names(tree: ast.AST) -> set[str]:
+    assigned: dict[str, list[ast.AST]] = {}
+    paths: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "save"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in ("torch", "th")
+        ):
+            paths += node.args[1:2] + [k.value for k in node.keywords if k.arg == "f"]
+    names = set()
+    for path in paths:
+        values = [path, *(assigned.get(path.id, []) if isinstance(path, ast.Name) else [])]
+        for value in values:
+            for node in ast.walk(value):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    names.add(node.value.replace("\\", "/").rsplit("/", 1)[-1])
+    return names
+
+
 def saved_from_cpu(ctx, save: cst.Call) -> bool:
     """The saved object is moved to CPU in the call (`.cpu()`, `.to("cpu")`) or is a name bound
     to such a value (a CPU-offloaded state dict)."""
@@ -110,6 +180,18 @@ def saved_earlier_in_scope(ctx, save: cst.Call, load: cst.Call) -> bool:
     reads back what this run wrote, onto the devices it runs on."""
     same = ctx.enclosing(save, cst.FunctionDef) is ctx.enclosing(load, cst.FunctionDef)
     return same and ctx.line(save) < ctx.line(load)
+
+
+def cached_in_other_branch(ctx, save: cst.Call, load: cst.Call) -> bool:
+    """`if exists(path): x = torch.load(path) else: x = compute(); torch.save(x, path)`: a cache
+    this program fills on this machine and reads back there."""
+    branch_if = ctx.enclosing(load, cst.If)
+    while branch_if is not None:
+        if ctx.is_inside(save, branch_if):  # the innermost `if` holding both decides
+            in_body = ctx.is_inside(load, branch_if.body)
+            return branch_if.orelse is not None and in_body != ctx.is_inside(save, branch_if.body)
+        branch_if = ctx.enclosing(branch_if, cst.If)
+    return False
 
 
 def sibling_branch_sets(ctx, call: cst.Call, option: str, position: int) -> bool:

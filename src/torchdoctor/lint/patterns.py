@@ -39,6 +39,11 @@ _MODEL_NAME_RE = re.compile(
 )
 # `get_model()`, `build_net()`: functions that return a model, not models
 _FACTORY_RE = re.compile(r"(get|build|make|create|load|init|setup|new)_", re.IGNORECASE)
+# `self.eval_model(...)`, `train_net(...)`: named for what they do to a model; a model only when
+# the file binds that name to a value
+_ACTION_RE = re.compile(
+    r"(eval|evaluate|test|train|run|validate|fit|predict|save|export)_", re.IGNORECASE
+)
 
 
 # --- call arguments ------------------------------------------------------------------------
@@ -284,7 +289,7 @@ def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """A name or attribute that holds a model: named like one, or built from an nn.Module."""
     name = terminal_name(expr)
     if name and _MODEL_NAME_RE.search(name) and not _FACTORY_RE.match(name):
-        return True
+        return not (_ACTION_RE.match(name) and _names_a_function(ctx, expr, name))
     value = ctx.single_value(expr)
     if isinstance(value, cst.Call) and not isinstance(
         value.func, cst.Call
@@ -292,6 +297,20 @@ def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
         qualified = ctx.call_name(value) or ""
         return qualified.startswith("torch.nn.") and qualified[9:10].isupper()
     return False
+
+
+def _names_a_function(ctx: FileContext, expr: cst.BaseExpression, name: str) -> bool:
+    """`name` is a function or method, not a variable holding a model: a `def` of this file or
+    an import, or `self.<name>` that the file never assigns (a method of a base class)."""
+    functions = ctx.memo.get("function_names")
+    if functions is None:
+        functions = ctx.memo["function_names"] = {f.name.value for f in ctx.index.functions}
+    assert isinstance(functions, set)
+    if isinstance(expr, cst.Name):
+        return name in functions or ctx.is_imported(expr)
+    if not (isinstance(expr, cst.Attribute) and terminal_name(expr.value) == "self"):
+        return False
+    return not any(target.attr.value == name for target, _ in ctx.index.attribute_assigns)
 
 
 def calls_model(ctx: FileContext, body: cst.CSTNode, direct: bool = False) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import is_model_like, terminal_name
+from torchdoctor.lint.patterns import argument, is_model_like, terminal_name
 
 # torch namespaces whose lower-case functions return tensors
 _TENSOR_NAMESPACES = (
@@ -127,3 +127,28 @@ def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
         if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call):
             values.append(statement.value)
     return values
+
+
+def tensor_parameter(ctx, name: cst.Name) -> bool:
+    """`name` is a parameter of a function that every call in this file passes a tensor for
+    (`weighted_loss(model(x), y, w)` for `def weighted_loss(pred, target, weights)`; a method's
+    `self` is not passed: `meter.update(loss)` for `def update(self, value)`)."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None:
+        return False
+    params = [p.name.value for p in function.params.params]
+    if name.value not in params:
+        return False
+    position = params.index(name.value)
+    if params[0] in ("self", "cls"):
+        position -= 1
+        if position < 0:
+            return False
+    calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
+    passed = []
+    for call in calls:
+        given = argument(call, name.value, position)
+        if given is None:
+            return False
+        passed.append(given)
+    return bool(passed) and all(is_tensor(ctx, value) for value in passed)

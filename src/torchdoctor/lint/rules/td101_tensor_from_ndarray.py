@@ -108,8 +108,9 @@ class TensorFromNdarray(Rule):
     Flags `torch.tensor(x)` where `x` is known to be a NumPy array (built by a `numpy` function,
     `.numpy()`, or a list comprehension of arrays; an item of a list of arrays or a row of an
     array, `self.data[i]` where `self.data` is one). A one-off conversion of an array generated
-    from a few numbers (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange` outside any loop and any
-    `__getitem__`) is left alone: one small copy.
+    from a few numbers or drawn at random (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange`,
+    `np.random.randn(100, 8)` outside any loop and any `__getitem__`) is left alone: one copy,
+    once.
 
     ## Why is this bad
     `torch.tensor` always copies its input, and on a list of arrays it converts element by
@@ -177,14 +178,20 @@ class TensorFromNdarray(Rule):
         return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})
 
 
-# NumPy constructors of a range or a grid of points from a few numbers (a time grid, a plot axis)
-_GENERATED = {f"numpy.{n}" for n in ("linspace", "arange", "logspace", "geomspace")}
+# NumPy constructors of a range or a grid of points from a few numbers (a time grid, a plot axis),
+# and random draws (a module's self-test feeding random inputs once)
+_GENERATED = (
+    {f"numpy.{n}" for n in ("linspace", "arange", "logspace", "geomspace")}
+    | _SIZED_RANDOM
+    | _SIZE_KW_RANDOM
+)
 _PER_ITEM_FUNCTIONS = ("__getitem__", "__iter__", "collate")
 
 
 def _one_off_generated(ctx, call: cst.Call, data: cst.BaseExpression) -> bool:
-    """`torch.tensor(np.linspace(...))` run once (in no loop, not per item of a dataset): one
-    small copy of an array the code generates, nothing worth a change."""
+    """`torch.tensor(np.linspace(...))`, `torch.tensor(np.random.randn(...))` run once (in no
+    loop, not per item of a dataset): one copy of an array the code generates, nothing worth a
+    change."""
     if not isinstance(data, cst.Call) or ctx.call_name(data) not in _GENERATED:
         return False
     if (

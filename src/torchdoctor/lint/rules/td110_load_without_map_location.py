@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from torchdoctor.lint.checkpoints import (
+    cached_in_other_branch,
     loaded_into_model,
     loaded_into_numpy,
     offloads_state_to_cpu,
@@ -33,7 +34,8 @@ class LoadWithoutMapLocation(Rule):
     is where tensors saved from a GPU come from. Loads of other data are left alone (the code
     does not show their device), and so is a file this
     program saves itself from CPU (`.cpu()` before `torch.save`, CPU-offloaded state dicts) or
-    saves earlier in the same function (a reload in the same process, on the same devices), or
+    saves earlier in the same function (a reload in the same process, on the same devices) or
+    in the other branch of the `if` that loads it (a cache filled and read on this machine), or
     loads after a training loop of the same function (the best checkpoint the run just wrote) or
     names the same checkpoint file as such a reload, or whose file is the state dict of a model
     the file builds and never moves off the CPU (no `model.to(...)`, `.cuda()`, `device=`);
@@ -84,6 +86,7 @@ def _device_is_known(ctx, call) -> bool:
     if any(
         saved_from_cpu(ctx, save)
         or saved_earlier_in_scope(ctx, save, call)
+        or cached_in_other_branch(ctx, save, call)
         or _saved_model_stays_on_cpu(ctx, save)
         for save in saves
     ):

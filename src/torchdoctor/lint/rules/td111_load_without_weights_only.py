@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from torchdoctor.lint.checkpoints import (
     in_safe_globals_block,
+    loaded_into_model,
     loaded_into_numpy,
     loads_into_state_dict,
+    saved_by_a_sibling_script,
     saves_of_same_file,
 )
 from torchdoctor.lint.edits import add_keyword
@@ -20,8 +22,14 @@ _ARGUMENT_FROM = (1, 13)
 
 def _own_file(ctx, call) -> bool:
     """The program reads back a file it writes itself (a `torch.save` of the same path in this
-    file), or its own NumPy data: nobody else's pickle runs."""
-    return bool(saves_of_same_file(ctx, call)) or loaded_into_numpy(ctx, call)
+    file), or its own NumPy data, or data (not a model's state: checkpoints are what people
+    share) that another script of its folder writes under that name: nobody else's pickle
+    runs."""
+    return (
+        bool(saves_of_same_file(ctx, call))
+        or loaded_into_numpy(ctx, call)
+        or (saved_by_a_sibling_script(ctx, call) and not loaded_into_model(ctx, call))
+    )
 
 
 class LoadWithoutWeightsOnly(Rule):
@@ -31,8 +39,9 @@ class LoadWithoutWeightsOnly(Rule):
     (`pyproject.toml`, `setup.cfg` or `requirements*.txt` next to the file or above it), where
     that is the default, or declares only versions before 1.13, which lack the argument. A load
     inside `with torch.serialization.safe_globals(...)` already expects a weights-only load,
-    a file this program writes itself (a `torch.save` of the same path in the file) or its
-    own NumPy data runs nobody else's pickle, and an explicit `weights_only=False` is a
+    a file this program writes itself (a `torch.save` of the same path in the file; data that
+    is not a model's state under the file name another script of its folder saves, an earlier
+    stage of its pipeline) or its own NumPy data runs nobody else's pickle, and an explicit `weights_only=False` is a
     decision: all are left alone.
 
     ## Why is this bad

@@ -6,9 +6,18 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import method_call, receiver, terminal_name, value_method, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    is_plain_function,
+    method_call,
+    receiver,
+    terminal_name,
+    value_method,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
-from torchdoctor.lint.tensors import is_tensor
+from torchdoctor.lint.steps import guarded_in, is_epoch_loop, is_step_loop
+from torchdoctor.lint.tensors import is_tensor, tensor_parameter
 
 SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
 _OPTIMIZER_RE = re.compile(r"opt|scaler", re.IGNORECASE)
@@ -34,8 +43,10 @@ class PerStepHostSync(Rule):
     """
     ## What it does
     Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(loss)` that run on every
-    iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`), i.e.
-    not under an `if` such as `if step % log_every == 0:`. Only values the code shows to be
+    iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`), also
+    in a loop nested in it (one read per sample, per parameter, per environment step), i.e.
+    not under an `if` such as `if step % log_every == 0:`. A value a nested loop hands to an
+    environment's `step()` (`env.step(action.item())`) is needed on the host and left alone. Only values the code shows to be
     tensors count: the loss, a model's or a loss module's output (`nn.CrossEntropyLoss()(out, y)`
     included), results of `torch` functions and of arithmetic, comparisons and tensor methods
     on them, `param.grad`. `.cpu()` on a model, or on a value of unknown type, is not flagged,
@@ -75,6 +86,53 @@ class PerStepHostSync(Rule):
     name = "per-step-host-sync"
 
     def check(self, ctx):
+        yield from self._check_loops(ctx)
+        yield from self._check_step_helpers(ctx)
+
+    def _check_step_helpers(self, ctx):
+        """Reads in a function of this file that a training loop calls on every step, under no
+        `if` (a metrics helper, a hand-written clipping, `train_step` itself): they run once per
+        step too. Values count as tensors by what the code shows, parameters included when
+        every call in the file passes a tensor (`meter.update(loss)`)."""
+        for function in ctx.index.functions:
+            if set(function.name.value.lower().strip("_").split("_")) & _EVAL_WORDS:
+                continue  # an evaluation helper: its metrics need the host (full-graph loops)
+            if any(
+                is_training_loop(ctx, loop)
+                for loop in ctx.index.loops
+                if ctx.is_inside(loop, function)
+            ) or not called_every_step(ctx, function):
+                continue
+            losses = {
+                terminal_name(_unscaled(n.func.value))
+                for n in walk(ctx, function.body)
+                if method_call(n, "backward")
+            } - {None}
+            syncs = [
+                node
+                for statement in _reachable(function)
+                for node in walk(ctx, statement)
+                if value_method(ctx, node, *SYNC_METHODS)
+                and (
+                    is_tensor(ctx, node.func.value, losses)
+                    or _tensor_parameter_read(ctx, node.func.value)
+                )
+                and not _built_on_host(ctx, node.func.value)
+                and not guarded_in(ctx, node, function)
+            ]
+            chained = {id(call) for n in syncs for call in _chain_below(n)}
+            for node in syncs:
+                if id(node) in chained:  # `loss.cpu().numpy().item()` reported once
+                    continue
+                yield ctx.violation(
+                    self,
+                    node,
+                    f"`.{node.func.attr.value}()` in `{function.name.value}()`, which the "
+                    "training loop calls on every step, waits for the GPU; accumulate on "
+                    "the device and read it every N steps",
+                )
+
+    def _check_loops(self, ctx):
         for loop in ctx.index.loops:
             if not is_training_loop(ctx, loop):
                 continue
@@ -85,10 +143,11 @@ class PerStepHostSync(Rule):
             } - {None}
             syncs = [
                 n
-                for n in walk(ctx, loop.body, skip_loops=True)
+                for n in _run_every_step(ctx, loop)
                 if self._is_sync(ctx, n, losses)
                 and not self._guarded(ctx, n, loop)
                 and not _decides_exit(ctx, n, loop)
+                and not _feeds_an_environment(ctx, n, loop)
             ]
             if syncs:
                 # once the loop is shown to sync on a loss, its other `.item()` reads (other
@@ -140,6 +199,126 @@ class PerStepHostSync(Rule):
             if isinstance(ancestor, cst.If):
                 return True
         return False
+
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_EVAL_WORDS = {"validate", "validation", "evaluate", "evaluation", "eval", "val", "valid", "test"}
+
+
+def called_every_step(ctx, function: cst.FunctionDef) -> bool:
+    """A step loop of this file calls `function` (by name, `self.name(...)` included) under no
+    `if`, and that loop is no `for epoch in ...` loop."""
+    # a plain function is called by its name (`step(batch)`), a method on an object
+    # (`self.step()`): `optimizer.step()` calls no local function `step`
+    kind = cst.Name if is_plain_function(ctx, function) else cst.Attribute
+    for call in ctx.index.calls:
+        if (
+            not isinstance(call.func, kind)
+            or terminal_name(call.func) != function.name.value
+            or ctx.is_inside(call, function)
+            or (isinstance(call.func, cst.Name) and not _binds(ctx, call.func, function))
+        ):
+            continue
+        loop = ctx.enclosing(call, (cst.For, cst.While))
+        if (
+            loop is not None
+            and is_step_loop(ctx, loop)
+            and not is_epoch_loop(loop)
+            and not guarded_in(ctx, call, loop)
+        ):
+            return True
+    return False
+
+
+def _reachable(function: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The statements of `function`'s body up to its first unconditional `return`."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    reached: list[cst.CSTNode] = []
+    for statement in body:
+        reached.append(statement)
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Return) for small in statement.body
+        ):
+            break
+    return reached
+
+
+# torch factories that build a tensor on the CPU unless given `device=`
+_HOST_FACTORIES = {
+    f"torch.{n}"
+    for n in "randperm randint arange tensor zeros ones rand randn empty full linspace".split()
+}
+
+
+def _built_on_host(ctx, value: cst.BaseExpression) -> bool:
+    """`classes.tolist()` for `classes = torch.randperm(n)[:p]`: a tensor a torch factory
+    built on the CPU (no `device=`); reading it waits for no GPU."""
+    while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
+        if isinstance(value, cst.Call) and ctx.call_name(value) in _HOST_FACTORIES:
+            return argument(value, "device", 99) is None
+        value = value.func if isinstance(value, cst.Call) else value.value
+    if isinstance(value, cst.Name):
+        bound = ctx.single_value(value)
+        return bound is not None and _built_on_host(ctx, bound)
+    return False
+
+
+def _binds(ctx, name: cst.Name, function: cst.FunctionDef) -> bool:
+    """`name`, where it is used, may be `function` (the `def` is one of its bindings in that
+    scope), not a loop variable or a parameter of the same name."""
+    scope = ctx.scope(name)
+    if scope is None:
+        return False
+    return any(getattr(a, "node", None) is function for a in scope[name.value])
+
+
+def _tensor_parameter_read(ctx, value: cst.BaseExpression) -> bool:
+    """`value` (or the name it is a method or subscript of) is a parameter every call passes a
+    tensor for."""
+    while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
+        value = value.func if isinstance(value, cst.Call) else value.value
+    return isinstance(value, cst.Name) and tensor_parameter(ctx, value)
+
+
+def _run_every_step(ctx, loop: cst.For | cst.While):
+    """The nodes of training loop `loop`'s body, and of the loops nested in it that are no
+    training loops themselves (`for i in range(len(y)): correct += hits[i].item()` runs all its
+    reads on every step; a nested training loop is checked on its own)."""
+    stack = list(reversed(ctx.children(loop.body)))
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, _SCOPES) or (
+            isinstance(current, (cst.For, cst.While)) and is_training_loop(ctx, current)
+        ):
+            continue
+        stack.extend(reversed(ctx.children(current)))
+
+
+def _feeds_an_environment(ctx, sync: cst.Call, loop) -> bool:
+    """In a loop nested in the training loop, the read value goes to an environment's `step()`
+    (`env.step(action.item())`, directly or through a name): the environment needs the number
+    on the host."""
+    if ctx.enclosing(sync, (cst.For, cst.While)) is loop:
+        return False
+    statement = ctx.parent(sync)
+    names = set()
+    if isinstance(statement, cst.Assign):
+        names = {terminal_name(t.target) for t in statement.targets} - {None}
+    for node in walk(ctx, loop.body):
+        if not (
+            isinstance(node, cst.Call)
+            and method_call(node, "step")
+            and not _OPTIMIZER_RE.search(terminal_name(receiver(node)) or "")
+        ):
+            continue
+        for arg in node.args:
+            inside = [arg.value, *walk(ctx, arg.value)]
+            if any(n is sync for n in inside) or any(
+                isinstance(n, cst.Name) and n.value in names for n in inside
+            ):
+                return True
+    return False
 
 
 def _chain_below(call: cst.Call) -> list[cst.Call]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.patterns import (
-    argument,
     int_value,
+    is_model_like,
     method_call,
     receiver,
     terminal_name,
@@ -14,7 +14,7 @@ from torchdoctor.lint.patterns import (
 )
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.shapes import known_shape
-from torchdoctor.lint.tensors import is_tensor
+from torchdoctor.lint.tensors import is_tensor, tensor_parameter
 
 
 def _row_count_of(ctx, expr) -> str | None:
@@ -60,27 +60,17 @@ def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
     value = ctx.single_value(name)
     if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
         return True
-    return is_tensor(ctx, name) or _tensor_parameter(ctx, name)
+    return is_tensor(ctx, name) or tensor_parameter(ctx, name)
 
 
-def _tensor_parameter(ctx, name: cst.Name) -> bool:
-    """`name` is a parameter of a function that every call in this file passes a tensor for
-    (`weighted_loss(model(x), y, w)` for `def weighted_loss(pred, target, weights)`)."""
-    function = ctx.enclosing(name, cst.FunctionDef)
-    if function is None:
-        return False
-    params = [p.name.value for p in function.params.params]
-    if name.value not in params:
-        return False
-    position = params.index(name.value)
-    calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
-    passed = []
-    for call in calls:
-        given = argument(call, name.value, position)
-        if given is None:
-            return False
-        passed.append(given)
-    return bool(passed) and all(is_tensor(ctx, value) for value in passed)
+def _model_output(ctx, name: cst.Name) -> bool:
+    """`name` holds what a model call returned (`preds = model(batch)`): a model may return a
+    list of outputs (one per head or position), which `len()` walks; a tensor is counted by
+    `size(0)`/`shape[0]` far more often."""
+    values = ctx.assigned_values(name) or []
+    return bool(values) and all(
+        isinstance(v, cst.Call) and is_model_like(ctx, v.func) for v in values
+    )
 
 
 def _rows_indexed(ctx, loop: cst.For) -> dict[str, cst.Name]:
@@ -198,6 +188,8 @@ class RowByRowLoop(Rule):
         for name, node in _rows_indexed(ctx, loop).items():
             if not _is_tensor(ctx, node, counted == name and _counted_by_size(bound)):
                 continue
+            if counted == name and not _counted_by_size(bound) and _model_output(ctx, node):
+                continue  # `len(out)` of what a model returned: a list or tuple of outputs
             shape = known_shape(ctx, node)
             if counted == name or (shape and int_value(bound) == shape[0]):
                 if _accumulates_rows(ctx, lines):

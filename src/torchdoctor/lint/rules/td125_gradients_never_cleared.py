@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import method_call, terminal_name
+from torchdoctor.lint.patterns import method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import guarded_in
 
 _OPTIMIZER_PREFIX = "torch.optim."
 
@@ -14,8 +15,12 @@ class GradientsNeverCleared(Rule):
     Flags the `step()` calls of an optimizer built in this file (`torch.optim.*(...)`) when the
     file calls `backward()` but never clears that optimizer's gradients: no `zero_grad()` of
     this optimizer or of anything not known to be another optimizer (a module), no
-    `p.grad = None`, no `p.grad.zero_()`. With two optimizers (a GAN's generator and
-    discriminator), `opt_g.zero_grad()` does not clear `opt_d`'s gradients.
+    `p.grad = None`, no `p.grad.zero_()`, no call of a helper function named for it
+    (`zero_grad(params)`, defined here or imported). With two optimizers (a GAN's generator and
+    discriminator), `opt_g.zero_grad()` does not clear `opt_d`'s gradients. Also flags a
+    `zero_grad()` that only runs under an `if` (a logging block, `if step % 50 == 0:`) in a
+    loop that calls that optimizer's `step()` on every iteration (gradient accumulation steps
+    under the same `if` and is left alone).
 
     ## Why is this bad
     `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
@@ -48,6 +53,7 @@ class GradientsNeverCleared(Rule):
     name = "gradients-never-cleared"
 
     def check(self, ctx):
+        yield from self._cleared_only_sometimes(ctx)
         calls = ctx.index.calls
         if not any(method_call(c, "backward") for c in calls) or _clears_by_hand(ctx):
             return
@@ -71,6 +77,46 @@ class GradientsNeverCleared(Rule):
                     f"gradients are never cleared ({why}): every `step()` applies the sum of "
                     "all gradients so far",
                 )
+
+    def _cleared_only_sometimes(self, ctx):
+        """In a loop that steps an optimizer of this file on every iteration, that optimizer's
+        `zero_grad()` calls all sit under an `if` without an `else` that clears too (`if step %
+        log_every == 0:`): the gradients of the other iterations add up."""
+        optimizers = _optimizer_names(ctx)
+        for loop in ctx.index.loops:
+            own = [n for n in walk(ctx, loop.body, skip_loops=True) if isinstance(n, cst.Call)]
+            stepped = {
+                terminal_name(c.func.value)
+                for c in own
+                if method_call(c, "step") and not guarded_in(ctx, c, loop)
+            }
+            for name in sorted((stepped & optimizers) - {None}):
+                clears = [
+                    c
+                    for c in own
+                    if method_call(c, "zero_grad") and terminal_name(c.func.value) == name
+                ]
+                if not clears or any(_every_path(ctx, c, loop) for c in clears):
+                    continue
+                yield ctx.violation(
+                    self,
+                    clears[0],
+                    f"`{name}.zero_grad()` runs only under an `if` while `{name}.step()` runs on "
+                    "every iteration: the gradients of the other iterations add up",
+                )
+
+
+def _every_path(ctx, clear: cst.Call, loop) -> bool:
+    """`clear` runs on every iteration of `loop`: under no `if`, or under one whose other
+    branch clears too."""
+    for ancestor in ctx.ancestors(clear):
+        if ancestor is loop:
+            return True
+        if isinstance(ancestor, cst.If):
+            other = ancestor.orelse
+            if other is None or not any(method_call(n, "zero_grad") for n in walk(ctx, other)):
+                return False
+    return True
 
 
 def _optimizer_names(ctx) -> set[str]:
@@ -97,11 +143,14 @@ def _builds_optimizer(ctx, value: cst.BaseExpression) -> bool:
 
 
 def _clears_by_hand(ctx) -> bool:
-    """`x.grad = None` or `x.grad.zero_()` anywhere in the file."""
+    """`x.grad = None`, `x.grad.zero_()`, or a helper function `zero_grad(params)` (a plain call:
+    mixed-precision trainers clear their parameter lists themselves) anywhere in the file."""
     for target, _ in ctx.index.attribute_assigns:
         if target.attr.value == "grad":
             return True
     for call in ctx.index.calls:
+        if isinstance(call.func, cst.Name) and "zero_grad" in call.func.value:
+            return True
         if method_call(call, "zero_", "detach_"):
             receiver = call.func.value
             if isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad":

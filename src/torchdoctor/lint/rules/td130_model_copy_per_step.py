@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.modules import LayerFinder, is_nn_class
-from torchdoctor.lint.patterns import argument, is_model_like, method_call, receiver
+from torchdoctor.lint.patterns import argument, is_model_like, method_call, receiver, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.steps import every_step
 
@@ -18,8 +18,10 @@ class ModelCopyPerStep(Rule):
     `AveragedModel(model)` (which deep-copies it), in a
     loop that calls `backward()` or `optimizer.step()` (or in a function such a loop calls) and
     under no `if` (a copy taken when the validation loss improves, or every N steps, is left
-    alone, and so is one in a `for epoch in ...` loop: full-graph training, one step per epoch). The copied value must be a model: named like one (`model`, `net`, `encoder`...) or
-    built from an `nn` module class.
+    alone, and so is one in a `for epoch in ...` loop: full-graph training, one step per epoch,
+    and an A3C/Hogwild worker that hands its gradients to a shared model by hand and loads the
+    shared weights back). The copied value must be a model: named like one (`model`, `net`,
+    `encoder`...) or built from an `nn` module class.
 
     ## Why is this bad
     A deep copy allocates and copies every parameter and buffer and walks the module tree in
@@ -73,6 +75,7 @@ class ModelCopyPerStep(Rule):
             if method_call(call, "load_state_dict")
             and _is_model_or_its_state(ctx, argument(call, "state_dict", 0), state_only=True)
             and _is_model(ctx, receiver(call))
+            and not _worker_pulls_shared_weights(ctx, call)
         ]
         for call in sorted(copies, key=ctx.line):
             if not every_step(ctx, call):
@@ -86,6 +89,24 @@ class ModelCopyPerStep(Rule):
 
 
 _AVERAGED_MODEL = "torch.optim.swa_utils.AveragedModel"
+
+
+def _worker_pulls_shared_weights(ctx, call: cst.Call) -> bool:
+    """`local.load_state_dict(shared.state_dict())` in a loop that hands `local`'s gradients over
+    by hand (`local.parameters()` and `.grad` read in the loop): an A3C/Hogwild worker stepping a
+    shared model and pulling its weights back, which the algorithm needs after every update."""
+    loop = ctx.enclosing(call, (cst.For, cst.While))
+    target = receiver(call)
+    if loop is None or target is None:
+        return False
+    target_code = ctx.code(target)
+    reads_parameters = reads_grad = False
+    for node in walk(ctx, loop.body):
+        if method_call(node, "parameters", "named_parameters"):
+            reads_parameters |= ctx.code(receiver(node)) == target_code
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("grad", "_grad"):
+            reads_grad = True
+    return reads_parameters and reads_grad
 
 
 def _is_model_or_its_state(ctx, expr, state_only: bool = False) -> bool:
