@@ -56,7 +56,7 @@ class DiagnoseConfig:
     # next training epoch (the evaluation and checkpoints between epochs seen), within budget_s
     cycle: bool = False
     min_steps: int = 20
-    budget_s: float = 60.0  # wall seconds since the diagnosis began
+    budget_s: float = 60.0  # wall seconds since the first measured step began
     whatif: bool = True  # time the fixes on copies after the run (diagnose/whatif)
     whatif_budget_s: float | None = None  # None: 10% of the diagnosed wall time
 
@@ -93,6 +93,7 @@ class Session:
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.deferred_stop = ""  # a whole-cycle stop found while a step's forwards were unjudged
         self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
+        self._budget_start: float | None = None  # when the first measured step began (clock)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
         self._step_listeners: list = []  # chosen at install: a probe may know then it is idle
@@ -211,17 +212,20 @@ class Session:
 
     def evaluation_forward_starting(self) -> None:
         """Whole-cycle mode: an evaluation forward (autograd off) is about to run after the budget
-        ran out: stop here (before MIN_CYCLE_STEPS measured steps, only at twice the budget). The
+        ran out: stop here (before MIN_CYCLE_STEPS measured steps, only at twice the budget since
+        the diagnosis began, start-up included). The
         cycle is judged at step ends, and a program that evaluates for minutes before its first
         step (nanoGPT-style loss estimates over hundreds of batches) or inside one would
         otherwise run past any budget with no report."""
         if not (self.config.cycle and self.config.stop) or self.config.steps or self.stopped:
             return
-        elapsed = self.tracker.clock() - self.tracker.origin
         count = self.measured_count()
-        if elapsed <= self.config.budget_s * (
-            1.0 if count >= MIN_CYCLE_STEPS else EVALUATION_HARD_BUDGETS
-        ):
+        if count >= MIN_CYCLE_STEPS:
+            over = self._budget_elapsed() > self.config.budget_s
+        else:  # e.g. before the first step: counted from the diagnosis's start
+            elapsed = self.tracker.clock() - self.tracker.origin
+            over = elapsed > EVALUATION_HARD_BUDGETS * self.config.budget_s
+        if not over:
             return
         reason = (
             f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
@@ -260,10 +264,22 @@ class Session:
         self.stop_reason = self.rank_stop.wanted or "another rank's whole cycle was measured"
         return True
 
+    def _budget_elapsed(self) -> float:
+        """Seconds of --budget spent: since the first measured step began. The program's start-up
+        (imports, data, model) and the warm-up steps are its own time, not the measurement's:
+        counted from the session's start, a start-up of 3 s left `--budget 5` 3 measured steps
+        at load (round 11)."""
+        if self._budget_start is None:
+            at = self.first_measured - self.tracker.dropped
+            if self.measured_count() == 0 or not 0 <= at < len(self.tracker.steps):
+                return 0.0
+            self._budget_start = self.tracker.origin + self.tracker.steps[at].start
+        return self.tracker.clock() - self._budget_start
+
     def _cycle_done(self) -> str:
         """Whole-cycle mode: why to stop now ("" to go on)."""
         count = self.measured_count()
-        elapsed = self.tracker.clock() - self.tracker.origin
+        elapsed = self._budget_elapsed()
         over_budget = elapsed > self.config.budget_s
         if count < self.config.min_steps:
             if over_budget and count >= MIN_CYCLE_STEPS:
@@ -290,8 +306,7 @@ class Session:
         if not self.epoch_starts or not self.epoch_length:
             return self._cycle_without_epochs_done(count, elapsed)
         epoch_end = self.epoch_starts[-1] + self.epoch_length
-        started = self.tracker.steps[-count].start if count <= len(self.tracker.steps) else 0.0
-        per_step = (elapsed - started) / count  # evaluation and checkpoints included
+        per_step = elapsed / count  # evaluation and checkpoints included
         if elapsed + (epoch_end - index + 1) * per_step > self.config.budget_s:
             return (
                 f"the next epoch starts at step {epoch_end}, beyond the --budget of "
