@@ -13,6 +13,7 @@ from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
 from torchdoctor.diagnose.whatif.allocator import fault_share, mixed, with_handed_back
 from torchdoctor.diagnose.whatif.guard import (
+    MIN_ROUNDS,
     clock_name,
     compute_clock,
     interleaved_samples,
@@ -60,6 +61,14 @@ def _output_change(replay: Replay) -> float | None:
     reference = float(in_eval.float().norm())
     difference = float((in_train.float() - in_eval.float()).norm())
     return difference / reference if reference > 0 else None
+
+
+def fewest_forwards(with_grad: bool, in_train_mode: bool) -> int:
+    """The fewest evaluation forwards `measure_evaluation` runs, as its floor in the plan: the
+    resized replay's trial forward, then per timing a warm-up and MIN_ROUNDS rounds of both sides
+    (one forward a call at the least), and the two forwards of the train mode's output change."""
+    timings = int(with_grad) + int(in_train_mode)
+    return 1 + timings * 2 * (MIN_ROUNDS + 1) + (2 if in_train_mode else 0)
 
 
 def evaluation_replay(replay: Replay, batch: int | None) -> Replay:
