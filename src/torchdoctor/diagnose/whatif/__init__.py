@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept, require
-from torchdoctor.diagnose.whatif.replay import Replay, make_replay
+from torchdoctor.diagnose.whatif.replay import Replay, at_typical_batch, make_replay
 
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
 # A short run's budget is raised, up to this share of the diagnosed time, to what the DataLoader
@@ -59,6 +59,12 @@ def _run_share(run: RunObservation, phase: str) -> float:
     return sum(s.phases.get(phase, 0.0) for s in run.steps) / total
 
 
+def _typical_rows(run: RunObservation) -> int | None:
+    """The median first dimension of the steps' training forwards (None: not seen)."""
+    rows = [s.training_forward_rows for s in run.steps if s.training_forward_rows]
+    return round(statistics.median(rows)) if rows else None
+
+
 def _probe(session, name: str):
     return next((p for p in session.probes if type(p).__name__ == name), None)
 
@@ -86,6 +92,8 @@ class _Plan:
             calls = getattr(forward, "training_calls", {}) if forward else {}
             self._replay, self._replay_why = make_replay(calls)
             self._replay_made = True
+            if self._replay is not None:
+                self._replay = at_typical_batch(self._replay, _typical_rows(self.run))
             if self._replay is None:
                 self.run.whatif.skipped.append(f"model copies: {self._replay_why}")
         return self._replay
