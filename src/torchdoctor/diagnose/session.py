@@ -90,6 +90,9 @@ class Session:
         # dataset is the same loop; a dataset not iterated before is another stage's
         self.epoch_datasets: list[int] = []
         self.epoch_length: int | None = None  # len() of the training loader, when it has one
+        # the datasets (ids, as the loaders hold them: a split's Subset is its own) that began a
+        # training epoch
+        self._training_datasets: set[int] = set()
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.deferred_stop = ""  # a whole-cycle stop found while a step's forwards were unjudged
         self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
@@ -181,11 +184,18 @@ class Session:
             self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
 
     def loader_iter_started(self, loader) -> None:
-        """A DataLoader epoch begins; in a training context it is a training epoch boundary."""
+        """A DataLoader epoch begins; in a training context it is a training epoch boundary, and
+        so is a loader over a dataset that began one before, iterated again with autograd on
+        while the model is still in eval mode: a program that calls `model.train()` inside its
+        loop, after the fetch, left eval mode on from its evaluation (DKT: no epoch boundary
+        was seen and whole-cycle mode ran its 60 s budget over 3-step epochs)."""
+        fed = getattr(loader, "dataset", loader)
         if not self.training_context():
-            return
+            if not (torch.is_grad_enabled() and id(fed) in self._training_datasets):
+                return
+        self._training_datasets.add(id(fed))
         self.epoch_starts.append(self.tracker.index)
-        dataset = getattr(loader, "dataset", loader)
+        dataset = fed
         while isinstance(dataset, Subset):  # a curriculum's new pool of one dataset: same loop
             dataset = dataset.dataset
         self.epoch_datasets.append(id(dataset))
