@@ -145,7 +145,13 @@ def at_typical_batch(replay: Replay, rows: int | None) -> Replay:
     seen = replay_batch(replay)
     if not rows or seen is None or abs(seen - rows) <= TYPICAL_BATCH_TOLERANCE * rows:
         return replay
-    resized_replay = at_batch(replay, rows)
+    return taken_at_batch(replay, rows)
+
+
+def taken_at_batch(replay: Replay, batch: int | None) -> Replay:
+    """The replay at `batch` (`at_batch`), or as it is where the model refuses the resized inputs
+    (an input whose first dimension only happened to equal the batch)."""
+    resized_replay = at_batch(replay, batch)
     if resized_replay is replay:
         return replay
     try:
