@@ -51,7 +51,8 @@ def _absolute(path: str | None) -> str | None:
     type=click.FloatRange(min=1),
     default=60.0,
     show_default=True,
-    help="Whole-cycle mode: wall seconds the measurement may take.",
+    help="Whole-cycle mode: wall seconds the measurement may take, from the first measured step "
+    "(the program's start-up and warm-up steps are not counted).",
 )
 @click.option(
     "--warmup",

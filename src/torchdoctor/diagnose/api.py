@@ -53,7 +53,7 @@ def diagnose_script(
 
     `steps`: measured steps before the script is stopped (0: let it finish; None: whole-cycle
     mode, at least 20 steps and then until the next training epoch begins, within `budget_s`
-    seconds of wall time). `quiet=False` also
+    seconds of wall time from the first measured step). `quiet=False` also
     prints the terminal report. The script's exit code is `report.run.exit_code`.
     `rank_dir`: under torchrun, every rank writes its observation there and rank 0's report
     merges them (per-rank step times and batch sizes: stragglers show up).

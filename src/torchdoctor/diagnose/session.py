@@ -56,7 +56,7 @@ class DiagnoseConfig:
     # next training epoch (the evaluation and checkpoints between epochs seen), within budget_s
     cycle: bool = False
     min_steps: int = 20
-    budget_s: float = 60.0  # wall seconds since the diagnosis began
+    budget_s: float = 60.0  # wall seconds since the first measured step began
     whatif: bool = True  # time the fixes on copies after the run (diagnose/whatif)
     whatif_budget_s: float | None = None  # None: 10% of the diagnosed wall time
 
@@ -90,9 +90,13 @@ class Session:
         # dataset is the same loop; a dataset not iterated before is another stage's
         self.epoch_datasets: list[int] = []
         self.epoch_length: int | None = None  # len() of the training loader, when it has one
+        # the datasets (ids, as the loaders hold them: a split's Subset is its own) that began a
+        # training epoch
+        self._training_datasets: set[int] = set()
         self.stop_reason = ""  # why whole-cycle mode stopped, in words (a note)
         self.deferred_stop = ""  # a whole-cycle stop found while a step's forwards were unjudged
         self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
+        self._budget_start: float | None = None  # when the first measured step began (clock)
         self.insister = StopInsister(StopDiagnosis)
         self.probes = make_probes(self)
         self._step_listeners: list = []  # chosen at install: a probe may know then it is idle
@@ -180,11 +184,18 @@ class Session:
             self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
 
     def loader_iter_started(self, loader) -> None:
-        """A DataLoader epoch begins; in a training context it is a training epoch boundary."""
+        """A DataLoader epoch begins; in a training context it is a training epoch boundary, and
+        so is a loader over a dataset that began one before, iterated again with autograd on
+        while the model is still in eval mode: a program that calls `model.train()` inside its
+        loop, after the fetch, left eval mode on from its evaluation (DKT: no epoch boundary
+        was seen and whole-cycle mode ran its 60 s budget over 3-step epochs)."""
+        fed = getattr(loader, "dataset", loader)
         if not self.training_context():
-            return
+            if not (torch.is_grad_enabled() and id(fed) in self._training_datasets):
+                return
+        self._training_datasets.add(id(fed))
         self.epoch_starts.append(self.tracker.index)
-        dataset = getattr(loader, "dataset", loader)
+        dataset = fed
         while isinstance(dataset, Subset):  # a curriculum's new pool of one dataset: same loop
             dataset = dataset.dataset
         self.epoch_datasets.append(id(dataset))
@@ -211,17 +222,20 @@ class Session:
 
     def evaluation_forward_starting(self) -> None:
         """Whole-cycle mode: an evaluation forward (autograd off) is about to run after the budget
-        ran out: stop here (before MIN_CYCLE_STEPS measured steps, only at twice the budget). The
+        ran out: stop here (before MIN_CYCLE_STEPS measured steps, only at twice the budget since
+        the diagnosis began, start-up included). The
         cycle is judged at step ends, and a program that evaluates for minutes before its first
         step (nanoGPT-style loss estimates over hundreds of batches) or inside one would
         otherwise run past any budget with no report."""
         if not (self.config.cycle and self.config.stop) or self.config.steps or self.stopped:
             return
-        elapsed = self.tracker.clock() - self.tracker.origin
         count = self.measured_count()
-        if elapsed <= self.config.budget_s * (
-            1.0 if count >= MIN_CYCLE_STEPS else EVALUATION_HARD_BUDGETS
-        ):
+        if count >= MIN_CYCLE_STEPS:
+            over = self._budget_elapsed() > self.config.budget_s
+        else:  # e.g. before the first step: counted from the diagnosis's start
+            elapsed = self.tracker.clock() - self.tracker.origin
+            over = elapsed > EVALUATION_HARD_BUDGETS * self.config.budget_s
+        if not over:
             return
         reason = (
             f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
@@ -260,10 +274,22 @@ class Session:
         self.stop_reason = self.rank_stop.wanted or "another rank's whole cycle was measured"
         return True
 
+    def _budget_elapsed(self) -> float:
+        """Seconds of --budget spent: since the first measured step began. The program's start-up
+        (imports, data, model) and the warm-up steps are its own time, not the measurement's:
+        counted from the session's start, a start-up of 3 s left `--budget 5` 3 measured steps
+        at load (round 11)."""
+        if self._budget_start is None:
+            at = self.first_measured - self.tracker.dropped
+            if self.measured_count() == 0 or not 0 <= at < len(self.tracker.steps):
+                return 0.0
+            self._budget_start = self.tracker.origin + self.tracker.steps[at].start
+        return self.tracker.clock() - self._budget_start
+
     def _cycle_done(self) -> str:
         """Whole-cycle mode: why to stop now ("" to go on)."""
         count = self.measured_count()
-        elapsed = self.tracker.clock() - self.tracker.origin
+        elapsed = self._budget_elapsed()
         over_budget = elapsed > self.config.budget_s
         if count < self.config.min_steps:
             if over_budget and count >= MIN_CYCLE_STEPS:
@@ -290,8 +316,7 @@ class Session:
         if not self.epoch_starts or not self.epoch_length:
             return self._cycle_without_epochs_done(count, elapsed)
         epoch_end = self.epoch_starts[-1] + self.epoch_length
-        started = self.tracker.steps[-count].start if count <= len(self.tracker.steps) else 0.0
-        per_step = (elapsed - started) / count  # evaluation and checkpoints included
+        per_step = elapsed / count  # evaluation and checkpoints included
         if elapsed + (epoch_end - index + 1) * per_step > self.config.budget_s:
             return (
                 f"the next epoch starts at step {epoch_end}, beyond the --budget of "

@@ -66,6 +66,7 @@ def summarize(name: str, fixes: list[str], outcomes: list[RunOutcome], warmup: i
         error=error,
         stderr_tail=stderr_tail,
         prefetch_steps=max((r.get("prefetch_steps", 0) for r in results), default=0),
+        files_not_restored=sorted({f for r in results for f in r.get("files_not_restored", [])}),
     )
 
 

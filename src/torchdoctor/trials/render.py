@@ -7,7 +7,7 @@ import json
 from rich.table import Table
 
 from torchdoctor.trials.analysis import MIN_ROUNDS
-from torchdoctor.trials.report import Spread, TrialReport, VariantResult
+from torchdoctor.trials.report import ConfigResult, Spread, TrialReport, VariantResult
 from torchdoctor.trials.semantics import OPTIMISATION_CHANGED, RANDOM_DRAWS_DIFFER
 
 
@@ -160,6 +160,9 @@ def render_terminal(report: TrialReport, console) -> None:
             "(a wall-time speedup must clear it unless 5 paired rounds or more decide it)",
             markup=False,
         )
+    for config in [report.baseline, *(v.config for v in report.variants)]:
+        if config.files_not_restored:
+            console.print(not_restored_line(config), markup=False, highlight=False)
     for name, reason in report.not_applicable.items():
         console.print(f"{name}: not tried: {reason}", markup=False)
     for suggestion in report.suggestions:
@@ -170,6 +173,17 @@ def render_terminal(report: TrialReport, console) -> None:
     if report.permanent_change:
         console.print("To make the kept fixes permanent:", markup=False)
         console.print(report.permanent_change, markup=False, highlight=False)
+
+
+def not_restored_line(config: ConfigResult) -> str:
+    """The files a configuration's runs changed in the program's folder and could not put back:
+    the user should know their folder is not as it was."""
+    files = config.files_not_restored
+    return (
+        f"{config.name}: {len(files)} file(s) in the program's folder changed by its runs and "
+        "not put back (changed by a process started afresh, which the trial does not watch, or "
+        "past the copy limit): " + ", ".join(files)
+    )
 
 
 DECIDED = ("faster", "slower", "no clear gain")

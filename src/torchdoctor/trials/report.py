@@ -44,6 +44,9 @@ class ConfigResult:
     prefetch_steps: int = 0  # steps discarded after warm-up: the loaders' prefetch queue
     error: str | None = None
     stderr_tail: str = ""
+    # files in the program's folder its runs changed and could not put back (a process started
+    # afresh changed them, or they were past the copy limit: trials/program_files.py), sorted
+    files_not_restored: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -413,6 +413,36 @@ def test_planner_calls_for_the_cuda_probes_only_on_a_cuda_run_that_needs_them():
     assert "float32 instead of float64" in float64 and "autocast" not in float64
 
 
+def test_planner_times_a_train_mode_evaluation_before_autocast_on_a_cpu(monkeypatch):
+    """d302 (round 11): a 2.4 s run had 0.24 s of what-if budget; autocast, whose stake (the
+    forward and backward) was larger, ran first and spent it, and D302 stated no saving where
+    `--try inference_mode` gained 23%. On a CPU D204 is information ranked after the problems:
+    its probe runs after theirs. The evaluation probe has a floor (its fewest forwards at the
+    evaluation's observed time), which a short run's budget is raised to."""
+    from torchdoctor.diagnose.whatif import precision
+
+    monkeypatch.setattr(precision, "native_bf16_cpu", lambda: True)
+    run = good_cpu_run()
+    for step in run.steps:  # evaluation 23% of the run, forward and backward 68%
+        step.evaluation_s = 0.004
+    ev = run.evaluation
+    ev.in_train_mode, ev.train_mode_sensitive, ev.forward_seconds = 4, True, 0.02
+    order = planned(run)
+    assert order.index("evaluation forward") < order.index("autocast"), order
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _Plan, _raised
+    from torchdoctor.diagnose.whatif.guard import Budget
+
+    plan = _Plan(SimpleNamespace(probes=[]), run)
+    plan.build()
+    floor = plan.floors["evaluation forward"]
+    assert floor >= 2 * 3 * 0.005  # both sides' fewest rounds of a 5 ms forward at least
+    assert _raised(plan, Budget(0.01), most_s=10.0) >= floor
+    run.environment = h100_environment()  # on CUDA autocast keeps its stake
+    assert planned(run).index("autocast") < planned(run).index("evaluation forward")
+
+
 def test_planner_replays_4x_the_batch_only_where_it_fits():
     run = overhead_run(ops=1000, tensors=40)  # overhead-bound at batch 4
     assert "larger batch" in planned(run)

@@ -19,15 +19,18 @@ from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
 from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept, require
-from torchdoctor.diagnose.whatif.replay import Replay, make_replay
+from torchdoctor.diagnose.whatif.replay import Replay, at_typical_batch, make_replay
 
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
 # A short run's budget is raised, up to this share of the diagnosed time, to what the DataLoader
 # workers what-if needs at least: a 1.5 s run (d101) had 0.15 s, the probe never fitted, and D101
-# stated an estimate (36%) ten times what `--try workers` gained (3%). Only that probe: its fix
-# is the one the other probes cannot stand in for, and only where it was planned.
+# stated an estimate (36%) ten times what `--try workers` gained (3%). The evaluation what-if too:
+# a 2.4 s run of d302 had 0.24 s, the 26 ms evaluation forwards did not fit, and D302 stated no
+# saving where `--try inference_mode` gained 23%. Only these probes: their findings' savings
+# have no stand-in (no other probe times a loader's workers or an evaluation forward), and only
+# where they were planned.
 SHORT_RUN_SHARE = 0.25
-RAISED_FOR = "DataLoader workers"
+RAISED_FOR = ("DataLoader workers", "evaluation forward")
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
@@ -56,6 +59,12 @@ def _run_share(run: RunObservation, phase: str) -> float:
     return sum(s.phases.get(phase, 0.0) for s in run.steps) / total
 
 
+def _typical_rows(run: RunObservation) -> int | None:
+    """The median first dimension of the steps' training forwards (None: not seen)."""
+    rows = [s.training_forward_rows for s in run.steps if s.training_forward_rows]
+    return round(statistics.median(rows)) if rows else None
+
+
 def _probe(session, name: str):
     return next((p for p in session.probes if type(p).__name__ == name), None)
 
@@ -73,6 +82,9 @@ class _Plan:
         # label: the least a probe's work is predicted to take (its fewest runs, from the step
         # and start-up times observed); the probes before it leave it that much of the budget
         self.floors: dict[str, float] = {}
+        # labels of probes whose finding ranks after every problem (D204 on a CPU: the user's
+        # choice, `info`): they run after the others, whatever their stake
+        self.after_problems: set[str] = set()
 
     def replay(self) -> Replay | None:
         if not self._replay_made:
@@ -80,6 +92,8 @@ class _Plan:
             calls = getattr(forward, "training_calls", {}) if forward else {}
             self._replay, self._replay_why = make_replay(calls)
             self._replay_made = True
+            if self._replay is not None:
+                self._replay = at_typical_batch(self._replay, _typical_rows(self.run))
             if self._replay is None:
                 self.run.whatif.skipped.append(f"model copies: {self._replay_why}")
         return self._replay
@@ -99,7 +113,7 @@ class _Plan:
         self._plan_copies()
         self._plan_padded_dims()
         self._plan_profiler()
-        self.items.sort(key=lambda item: -item[0])
+        self.items.sort(key=lambda item: (item[1] in self.after_problems, -item[0]))
 
     def _plan_data(self) -> None:
         from torchdoctor.diagnose.whatif.data import fewest_runs_s, measure, unsupported
@@ -222,7 +236,7 @@ class _Plan:
         )
 
     def _plan_evaluation(self) -> None:
-        from torchdoctor.diagnose.whatif.evaluation import measure_evaluation
+        from torchdoctor.diagnose.whatif.evaluation import fewest_forwards, measure_evaluation
 
         ev = self.run.evaluation
         with_grad = ev.with_grad > 0
@@ -239,6 +253,9 @@ class _Plan:
             )
 
         self.items.append((_run_share(self.run, "evaluation"), "evaluation forward", work))
+        if ev.forwards > 0 and ev.forward_seconds > 0:
+            per_forward = ev.forward_seconds / ev.forwards
+            self.floors["evaluation forward"] = fewest_forwards(with_grad, in_train) * per_forward
 
     def _plan_anomaly(self) -> None:
         from torchdoctor.diagnose.whatif.anomaly import measure_anomaly
@@ -369,6 +386,8 @@ class _Plan:
             # stays silent after such a measurement, so its budget goes to the other probes
             return
         self.items.append((stake, "autocast", self._replayed(measure_autocast)))
+        if not on_cuda(self.run):  # D204 on a CPU: information, ranked after the problems
+            self.after_problems.add("autocast")
 
     def _plan_batch(self) -> None:
         from torchdoctor.diagnose.rules._common import memory_use, on_cuda
@@ -538,23 +557,39 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
 
 
 def _raised(plan: _Plan, budget: Budget, most_s: float) -> float:
-    """The budget, raised (to at most `most_s`) to what is spent plus the RAISED_FOR probe's
-    floor where that probe was planned and its floor does not fit."""
-    floor = plan.floors.get(RAISED_FOR)
-    if floor is None or not any(label == RAISED_FOR for _, label, _ in plan.items):
+    """The budget, raised (to at most `most_s`) to what is spent plus the floors of the
+    RAISED_FOR probes that were planned, where they do not fit."""
+    planned = {label for _, label, _ in plan.items}
+    floors = [
+        plan.floors[label] for label in RAISED_FOR if label in planned and label in plan.floors
+    ]
+    if not floors:
         return budget.seconds
-    return max(budget.seconds, min(most_s, budget.spent + floor))
+    return max(budget.seconds, min(most_s, budget.spent + sum(floors)))
+
+
+# the probe modules the plan imports: their import is not the probes' time
+PROBE_MODULES = (
+    "anomaly", "batch", "batched_fetch", "collate", "data", "evaluation", "optimizer",
+    "padded_dims", "pinned_copy", "precision", "profiler", "respawn",
+)  # fmt: skip
 
 
 def _import_rules() -> None:
-    """Import the rule modules the plan reads (the rules' thresholds) before the what-if clock
-    starts: the report imports them all anyway, and they took half of a 0.3 s budget."""
+    """Import the rule modules the plan reads (the rules' thresholds) and the probes' modules
+    before the what-if clock starts: the report imports the rules anyway, and they took half of
+    a 0.3 s budget; the probes' modules took 0.2 s at load, all of d211's 0.3 s budget before
+    the anomaly probe began (D211 stated an estimate)."""
+    import importlib
+
     from torchdoctor.diagnose.rules_runner import load_rules
 
     try:
         load_rules()
     except Exception:  # noqa: BLE001 - the rules runner reports a rule that fails to import
         pass
+    for name in PROBE_MODULES:
+        importlib.import_module(f"{__name__}.{name}")
 
 
 def _run_plan(plan: _Plan, budget: Budget) -> None:
@@ -620,7 +655,11 @@ def _summary(run: RunObservation, raised: bool) -> str:
         f"what-if probes: {len(whatif.timings)} fix(es) timed on copies of the program's objects "
         f"in {whatif.seconds:.1f} s (budget {whatif.budget_s:.1f} s, {WHATIF_SHARE:.0%} of the "
         "diagnosed time"
-        + (f", raised for the {RAISED_FOR} what-if on a short run)" if raised else ")")
+        + (
+            f", raised for the {' and '.join(RAISED_FOR)} what-ifs on a short run)"
+            if raised
+            else ")"
+        )
     )
     if whatif.skipped:
         words += "; not measured: " + "; ".join(whatif.skipped)

@@ -13,13 +13,14 @@ from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.probes.base import first_tensor
 from torchdoctor.diagnose.whatif.allocator import fault_share, mixed, with_handed_back
 from torchdoctor.diagnose.whatif.guard import (
+    MIN_ROUNDS,
     clock_name,
     compute_clock,
     interleaved_samples,
     paired_ratio,
     timed,
 )
-from torchdoctor.diagnose.whatif.replay import Replay, at_batch
+from torchdoctor.diagnose.whatif.replay import Replay, taken_at_batch
 
 # CPU or wall seconds one timed call takes at least: single 1.3 ms forwards of an MLP, medians
 # of each side over 3-11 rounds, gave 0.48-1.12 for a ratio of 0.83-0.92 (load 7-10; the trial
@@ -62,18 +63,17 @@ def _output_change(replay: Replay) -> float | None:
     return difference / reference if reference > 0 else None
 
 
+def fewest_forwards(with_grad: bool, in_train_mode: bool) -> int:
+    """The fewest evaluation forwards `measure_evaluation` runs, as its floor in the plan: the
+    resized replay's trial forward, then per timing a warm-up and MIN_ROUNDS rounds of both sides
+    (one forward a call at the least), and the two forwards of the train mode's output change."""
+    timings = int(with_grad) + int(in_train_mode)
+    return 1 + timings * 2 * (MIN_ROUNDS + 1) + (2 if in_train_mode else 0)
+
+
 def evaluation_replay(replay: Replay, batch: int | None) -> Replay:
-    """The replay at the evaluation's batch (`at_batch`), or as it is where the model refuses
-    the resized inputs (an input whose first dimension only happened to equal the batch)."""
-    resized = at_batch(replay, batch)
-    if resized is replay:
-        return replay
-    try:
-        with torch.inference_mode():
-            resized.forward()
-    except Exception:  # noqa: BLE001  # the program's model: any error means "not this batch"
-        return replay
-    return resized
+    """The replay at the evaluation's batch, where the model takes it (`taken_at_batch`)."""
+    return taken_at_batch(replay, batch)
 
 
 def calls_per_timing(work: Callable[[], object], device_type: str) -> int:

@@ -130,6 +130,38 @@ def at_batch(replay: Replay, batch: int | None) -> Replay:
     return resized(replay, seen, min(batch, seen * MAX_BATCH_FACTOR))
 
 
+TYPICAL_BATCH_TOLERANCE = 0.25  # a replayed batch this close to the steps' typical one is kept
+
+
+def at_typical_batch(replay: Replay, rows: int | None) -> Replay:
+    """The replay on the steps' typical batch (`rows`, the median first dimension of their
+    training forwards), where the call it kept had another: the last training call is often an
+    epoch's short last batch (DKT: 28 rows where the steps had 256), and a fix's gain on 28 rows
+    is not its gain on 256, which the rules apply to the whole step's forward and backward.
+    The replay as it is where the model refuses the resized inputs (`at_batch`)."""
+    # imported here: batch.py builds on Replay
+    from torchdoctor.diagnose.whatif.batch import replay_batch
+
+    seen = replay_batch(replay)
+    if not rows or seen is None or abs(seen - rows) <= TYPICAL_BATCH_TOLERANCE * rows:
+        return replay
+    return taken_at_batch(replay, rows)
+
+
+def taken_at_batch(replay: Replay, batch: int | None) -> Replay:
+    """The replay at `batch` (`at_batch`), or as it is where the model refuses the resized inputs
+    (an input whose first dimension only happened to equal the batch)."""
+    resized_replay = at_batch(replay, batch)
+    if resized_replay is replay:
+        return replay
+    try:
+        with torch.inference_mode():
+            resized_replay.forward()
+    except Exception:  # noqa: BLE001  # the program's model: any error means "not this batch"
+        return replay
+    return resized_replay
+
+
 def resized(replay: Replay, seen: int, target: int) -> Replay:
     """The replay on `target` samples: every input whose first dimension is the replayed batch
     `seen` repeated, then cut to `target` (other inputs, e.g. a shared mask, are kept)."""
