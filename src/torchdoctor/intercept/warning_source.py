@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, TextIO
 
 from torchdoctor.intercept.patching import calling_the_original
@@ -50,6 +50,20 @@ def program_frame_of(filename: str, lineno: int) -> FrameType | None:
 
 _WARNINGS_FILE = warnings.__file__
 
+# wrappers of ours that sit between warn() and showwarning (the io probe times
+# `warnings._showwarnmsg`): part of the warning machinery, not the code that warned
+_SEEN_THROUGH: set[CodeType] = set()
+
+
+def see_through(code: CodeType) -> None:
+    """Count frames running `code` as the warnings module's own when finding who warned."""
+    _SEEN_THROUGH.add(code)
+
+
+def _warning_machinery(frame: FrameType) -> bool:
+    code = frame.f_code
+    return code.co_filename in (_WARNINGS_FILE, __file__) or code in _SEEN_THROUGH
+
 
 def plain_run_frame_of(filename: str, lineno: int) -> FrameType | None:
     """The frame a warning raised with `stacklevel=N` names in the plain run, when wrappers of
@@ -57,9 +71,7 @@ def plain_run_frame_of(filename: str, lineno: int) -> FrameType | None:
     lands short: torch's full-backward-hook warning read `torch/_tensor.py:623` instead of the
     program's `loss.backward()` line). None: nothing of ours in between, or the warning is ours."""
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename == _WARNINGS_FILE or frame.f_code.co_filename == __file__
-    ):
+    while frame is not None and _warning_machinery(frame):
         frame = frame.f_back  # warnings' own frames and ours here: then the caller of warn()
     if frame is None or _ours(frame):
         return None

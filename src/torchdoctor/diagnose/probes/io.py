@@ -24,6 +24,7 @@ from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import IOObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
 from torchdoctor.intercept.patching import transforming
+from torchdoctor.intercept.warning_source import see_through
 
 
 class IOProbe(Probe):
@@ -42,10 +43,15 @@ class IOProbe(Probe):
         # program's way of logging, to stderr) is a log record too; C's warn() looks this
         # module attribute up at each warning it shows, so both warn() and warn_explicit() pass
         if hasattr(warnings, "_showwarnmsg"):
-            patcher.replace(warnings, "_showwarnmsg", lambda original: self._timed(original, "log"))
+            patcher.replace(warnings, "_showwarnmsg", self._timed_warning)
         self.depth = 0  # inside a timed call: formatting there is part of its time
         for method in ("__format__", "__repr__"):
             patcher.replace(torch.Tensor, method, self._timed_format)
+
+    def _timed_warning(self, original):
+        timed = self._timed(original, "log")
+        see_through(timed.__code__)  # the warning's place is found past this wrapper
+        return timed
 
     def _timed_format(self, original):
         probe = self
