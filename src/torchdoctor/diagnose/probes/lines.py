@@ -46,8 +46,10 @@ FULL_RATE_SAMPLES = 300
 # (Python's default is 5 ms). A sample is taken where the training thread drops the GIL: with
 # 5 ms, Python work shorter than that (a NumPy loop of 2 ms) would be booked to the next line
 # that releases the GIL (the next torch op). It only matters when another thread waits for the
-# GIL, which the sampler does once per sample.
-SWITCH_INTERVAL_S = 0.0002
+# GIL, which the sampler does once per sample. At 0.2 ms, a progress bar's 0.23 ms redraw in pure
+# Python was sampled in 1 of its steps (0.5% of the step) at idle on a fast CPU, its share going
+# to the torch ops around it (which drop the GIL): a Python line is seen only past this interval.
+SWITCH_INTERVAL_S = 0.00005
 # While the sampler walks the training thread's frames, no other thread is to be handed the GIL:
 # a walk that lets the training thread run on reads frames it is tearing down (CPython 3.11: a
 # segmentation fault in `_walk`, seen in a CI run; a frame's f_back read as a dict, seen once in
