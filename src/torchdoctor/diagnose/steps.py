@@ -283,14 +283,13 @@ class StepTracker:
         # ids of a root module and its submodules, by the root's id (the forward probe knows the
         # modules; by default a module is only itself)
         self.submodule_ids: Callable[[int | None], set[int]] = only_itself
-        self._state = _StepState(self.origin)
-        # the step in progress's counters (its state's): an attribute, not a property, rebound
-        # with each new state, because the probes add to it at every timed call (an RL loop's
-        # host read per action)
-        self.counters: defaultdict[str, float] = self._state.counters
-        # the step in progress's root forwards so far (its state's), rebound with it: the forward
-        # probe links each new forward with the earlier ones (an RL step: dozens)
-        self.step_forwards: list[ForwardRecord] = self._state.forwards
+        # the step in progress's counters and root forwards so far (its state's): attributes,
+        # not properties, rebound with each new state (_begin), because the probes read them at
+        # every timed call (an RL loop's host read per action; dozens of forwards a step, each
+        # linked with the earlier ones)
+        self.counters: defaultdict[str, float]
+        self.step_forwards: list[ForwardRecord]
+        self._begin(_StepState(self.origin))
         self._unsettled: tuple[StepRecord, _StepState] | None = None
 
     # -- events from the probes ---------------------------------------------------------------
@@ -378,9 +377,7 @@ class StepTracker:
                 if not forward.got_grad and forward.awaits_grad and forward.t1 is not None:
                     self._unsettled = (record, state)
                     break
-            self._state = _StepState(now, cpu_start=cpu_next)
-            self.counters = self._state.counters
-            self.step_forwards = self._state.forwards
+            self._begin(_StepState(now, cpu_start=cpu_next))
             for listener in list(self.on_step_end):
                 listener(record)
             # a step of one forward (the usual one) keeps that forward's references: its first
@@ -423,11 +420,15 @@ class StepTracker:
         for span_start, span_end in spans:
             self.eval_seconds += span_end - span_start
             self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
-        self._state = _StepState(now)
-        self.counters = self._state.counters
-        self.step_forwards = self._state.forwards
+        self._begin(_StepState(now))
 
     # -- internals ----------------------------------------------------------------------------
+    def _begin(self, state: _StepState) -> None:
+        """`state` is the step in progress's: the probes' shortcuts to it rebound with it."""
+        self._state = state
+        self.counters = state.counters
+        self.step_forwards = state.forwards
+
     def _close(self, now: float) -> None:
         if now > self._t_last:
             phase = self.stack[-1] if self.stack else OTHER
