@@ -3,7 +3,10 @@
 The host times of the tracker say when the host *issued* work; on an asynchronous device the
 forward may be issued in 2 ms and run for 20. Events recorded on the current stream at the same
 transitions give, per phase, the device time between them. They are read after the run, so no
-sync is added. Evaluation spans are not cut out of device times. Without CUDA this probe is idle.
+sync is added. Evaluation spans are not cut out of device times. Without CUDA this probe is idle,
+and so it is while the program has not initialized CUDA itself: a CPU program on a machine with
+a GPU must not get a CUDA context (hundreds of MiB of GPU memory, seconds) from our events, nor
+pay for them at every phase.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.memory_reading import cuda_in_use
 
 
 def phase_times(marks: list) -> dict[str, float]:
@@ -37,6 +41,8 @@ class CudaPhaseProbe(Probe):
         return self.enabled  # CUDA available at install (it cannot appear later)
 
     def on_step_end(self, record) -> None:
+        if not cuda_in_use():  # a flag read: the program has not touched CUDA (yet)
+            return
         if self.current:
             self._mark("other")  # the closing boundary of the step
             self.per_step[record.index] = self.current
