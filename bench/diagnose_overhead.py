@@ -9,7 +9,9 @@ makes each sample in `__getitem__` as torchvision's MNIST does, `int()` of its l
 read per sample inside the DataLoader), `rl_episode` (REINFORCE as pytorch/examples writes it:
 one small policy forward per environment step with autograd on, the episode's loss
 backpropagated once and one optimizer step per episode: many root forwards per training
-step). For each row it runs the same loop plain, under
+step), `prefetch_thread` (an MLP fed through a queue by a thread of the program's own that
+builds each batch in pure Python: two busy Python threads, so the GIL changes hands at the
+switch interval the line sampler lowers). For each row it runs the same loop plain, under
 the probes (torchdoctor.watch(), which installs exactly the hooks `torchdoctor diagnose`
 installs) and under the probes without the line sampler, in interleaved rounds in one process
 (bench/_paired.py), and prints the paired ratio of the median step times with its spread
@@ -38,7 +40,8 @@ The line sampler takes its first FULL_RATE_SAMPLES samples at the full rate and 
 rounds measure what a short diagnosis pays, `--steps 600` rounds a long one's steady state.
 
     .venv/bin/python bench/diagnose_overhead.py [--rounds 20] [--steps 30] [--threads 1]
-        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm,per_sample_dataset,rl_episode] [--per-probe]
+        [--loops mlp,lstm_cell_lbfgs,many_modules,transformer_lm,per_sample_dataset,rl_episode,
+        prefetch_thread] [--per-probe]
 """
 
 from __future__ import annotations
@@ -302,6 +305,40 @@ def make_rl_episode_loop(acting_steps: int = 50):
     return lambda steps: _timed_steps(episode, steps)
 
 
+def make_prefetch_thread_loop(batch_size: int = 64, width: int = 256):
+    """An MLP fed by a thread of the program's own that builds each batch in pure Python (a
+    list of floats per sample, scaled and shifted, as a hand-written loader or an environment
+    does), a queue between them: two Python threads busy at once, so the GIL changes hands at
+    the switch interval, which the line sampler lowers for the whole process while it waits
+    (diagnose/probes/lines.py)."""
+    import queue
+    import random
+    import threading
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, width), nn.ReLU(), nn.Linear(width, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    batches: queue.Queue = queue.Queue(maxsize=4)
+    rng = random.Random(0)
+
+    def produce() -> None:
+        while True:
+            rows = [[rng.random() * 2.0 - 1.0 for _ in range(64)] for _ in range(batch_size)]
+            batches.put((rows, [int(row[0] > 0) for row in rows]))
+
+    threading.Thread(target=produce, daemon=True, name="prefetch").start()
+
+    def step() -> None:
+        rows, labels = batches.get()
+        x, y = torch.tensor(rows), torch.tensor(labels)
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return lambda steps: _timed_steps(step, steps)
+
+
 LOOPS = {
     "mlp": lambda args: make_loop(args.batch_size, args.width),
     "lstm_cell_lbfgs": lambda args: make_lstm_cell_lbfgs_loop(16),
@@ -309,6 +346,7 @@ LOOPS = {
     "transformer_lm": lambda args: make_transformer_lm_loop(16),
     "per_sample_dataset": lambda args: make_per_sample_loop(),
     "rl_episode": lambda args: make_rl_episode_loop(),
+    "prefetch_thread": lambda args: make_prefetch_thread_loop(),
 }
 DESCRIPTIONS = {
     "mlp": "MLP 784-{width}-{width}-10, batch {batch_size}",
@@ -317,6 +355,7 @@ DESCRIPTIONS = {
     "transformer_lm": "causal transformer LM, 2 layers x 64 wide, context 32, AdamW + clipping, batch 16",
     "per_sample_dataset": "MLP 784-500-10 on an MNIST-style dataset (int() of a label per sample), Adam, batch 100",
     "rl_episode": "REINFORCE on a Python cart-pole: 50 policy forwards (4-128-2) per episode, one backward and Adam step",
+    "prefetch_thread": "MLP 64-256-10, batch 64, fed by a thread of its own building batches in pure Python",
 }
 
 
