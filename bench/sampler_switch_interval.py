@@ -10,7 +10,10 @@ that releases the GIL (the next torch op), which then gets the Python work's sam
 Two parts, each in paired interleaved rounds in one process (bench/_paired.py):
 1. cost: rows of bench/diagnose_overhead.py (`--loops`) run plain, under torchdoctor.watch()
    without the line sampler, and with it at each interval of `--intervals` (ms); main-thread
-   CPU-time ratios against plain, against no sampler and against the first interval.
+   CPU-time ratios against plain, against no sampler and against the first interval, then the
+   wall-time and whole-process CPU ratios (the `prefetch_thread` row: a program whose own
+   Python thread is busy waits for the GIL at each hand-over, which is not the main thread's
+   CPU; the hand-overs' own cost is in both threads' CPU).
 2. accuracy: a loop whose step is torch work (a matmul chain, about 3 ms, the GIL released)
    then a pure-Python function of `--python-ms` (each value in turn), timed by the loop itself;
    per interval, the share of the step the sampler books to that function's lines over the
@@ -127,6 +130,15 @@ def cost(name: str, args) -> None:
         if mode not in ("no sampler", first):
             line += f"; / {first} {paired_ratio(rounds[first], times, 1).describe()}"
         print(line)
+        # wall too: a program with busy Python threads of its own waits for the GIL (no CPU
+        # time of the main thread) at every hand-over the interval makes
+        # and the whole process's CPU: the hand-overs' own cost, in both threads
+        for clock, index in (("wall", 0), ("proc", 3)):
+            line = f"  {'':16s} {clock} / plain {paired_ratio(rounds['plain'], times, index).describe()}"
+            if mode != "no sampler":
+                no_sampler = paired_ratio(rounds["no sampler"], times, index)
+                line += f"; / no sampler {no_sampler.describe()}"
+            print(line)
 
 
 def _mode(interval_ms: float) -> str:

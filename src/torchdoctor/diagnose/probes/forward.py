@@ -372,15 +372,18 @@ class ForwardProbe(Probe):
             record.output_ref = weakref.ref(tensor)
         if not record.grad_enabled:
             return
-        if single:
-            nodes = [] if output.grad_fn is None else [output.grad_fn]
-        else:
-            nodes = grad_fns(output)
+        if single:  # the usual output: its one node, without a list
+            node = output.grad_fn
+            if node is not None:
+                node.register_prehook(partial(_mark_training, record))
+                record.awaits_grad = True  # judged when the step after this one closes
+            return
+        nodes = grad_fns(output)
         if nodes:
             mark = partial(_mark_training, record)
             for node in nodes:
                 node.register_prehook(mark)
-            record.awaits_grad = True  # judged when the step after this one closes
+            record.awaits_grad = True
 
     def contribute(self, run, measured) -> None:
         held = _inside_another_model(self.models)

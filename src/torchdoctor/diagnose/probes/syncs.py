@@ -176,7 +176,8 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
             if tensor.is_cpu:
                 if kind == "cpu" or (phases and phases[-1] == "data"):  # .cpu(): no copy
                     return original(tensor, *args, **kwargs)
-                code = getframe(1).f_code
+                caller = getframe(1)
+                code = caller.f_code
                 library = library_code.get(code)
                 if library is None:
                     library = library_code[code] = is_library_code(code)
@@ -184,7 +185,8 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     return original(tensor, *args, **kwargs)
                 if transforming():
                     return unpatched_tensor_method(method)(tensor, *args, **kwargs)
-                key = (code, getframe(1).f_lasti, kind)
+                key = (code, caller.f_lasti, kind)
+                del caller
                 counts = own_sites.get(key)
                 if counts is None:
                     counts = probe.site(kind, "cpu", 3)
