@@ -26,7 +26,7 @@ from torchdoctor.diagnose.rules._lines import (
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
-from torchdoctor.diagnose.step_analysis import evaluation_is_acting, step_profile
+from torchdoctor.diagnose.step_analysis import analyze, evaluation_is_acting, step_profile
 
 
 def _line_of(path, marker: str) -> int:
@@ -1755,3 +1755,81 @@ def test_a_programs_error_inside_a_wrapped_method_is_the_programs(diagnose_here)
     assert report.run.status == "crashed", report.run.status
     assert "mat1 and mat2 shapes cannot be multiplied" in (report.run.error or "")
     assert not any("missing the required" in note for note in report.run.notes), report.run.notes
+
+
+def test_a_models_functional_method_on_weights_passed_in_is_its_forward():
+    """MAML (Jayhwan/maml-pytorch-sine): the model is only ever run as
+    `model.adapted(x, fast_weights)`, F.linear on clones of its parameters moved by inner
+    gradient steps, no submodule called. It was no forward at all (no model, forward 0%, D203's
+    evidence "a model with 0 parameter tensors"); the method found calling torch functions
+    outside every phase, on a model never trained through `model(x)`, is its forward."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "functional_forward_method.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert [(m.class_name, m.parameter_tensors) for m in report.run.models] == [("Regressor", 6)]
+    assert report.run.precision.forwards == 6 * 16, report.run.precision  # 8 tasks, 2 calls each
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert analyze(report.run).breakdown["forward"] > 0.05
+
+
+def test_a_models_loss_method_beside_its_training_call_is_not_its_forward(diagnose_here):
+    """`out = model(x)` then `model.loss(out, y)` (capsnet's margin loss, no submodule): the
+    model's forward stays `model(x)`; the loss method is not made a second forward, whose call
+    the what-if replays would take for the model's (they replay the latest training call)."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+            def forward(self, x):
+                return self.body(x)
+
+            def loss(self, out, y):
+                return torch.relu(0.9 - out.gather(1, y[:, None])).pow(2).mean() + out.pow(2).mean()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(40):
+            x, y = torch.randn(32, 16), torch.randint(0, 4, (32,))
+            loss = model.loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.precision.forwards == 6, report.run.precision  # model(x) only
+
+
+def test_d203_counts_the_optimizers_tensors_when_the_forward_is_written_with_weights(
+    diagnose_here,
+):
+    """No nn.Module at all: weights held as tensors, the forward written with F.linear on them,
+    a per-sample Python loop. D203's evidence said "a model with 0 parameter tensors"; the model
+    is the tensors the optimizer steps."""
+    report = diagnose_here(
+        """
+        w1 = torch.randn(8, 16, requires_grad=True)
+        b1 = torch.zeros(16, requires_grad=True)
+        w2 = torch.randn(16, 1, requires_grad=True)
+        opt = torch.optim.SGD([w1, b1, w2], lr=0.01)
+        for step in range(60):
+            x, y = torch.randn(64, 8), torch.randn(64, 1)
+            loss = 0
+            for i in range(64):  # one sample at a time
+                h = torch.tanh(x[i : i + 1] @ w1 + b1)
+                loss = loss + (h @ w2 - y[i]).pow(2).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+    )
+    d203 = [f for f in report.findings if f.id == "D203"]
+    assert d203, [f.id for f in report.findings]
+    assert "a model with 3 parameter tensors" in d203[0].evidence[0], d203[0].evidence

@@ -10,6 +10,12 @@ methods, is wrapped on the class that defines it, and its later calls are root f
 module (the step's forward then spans the method, as `model(x)` spans `forward`). The first call
 is missed: it runs within the warm-up steps.
 
+A model whose forward is functional (MAML's `model.parameterised(x, weights)`: F.linear on weights
+passed in, no submodule called, the model never called itself) has no root call to start from:
+its method is found from the torch calls the program makes outside every phase in the op-counting
+step (the step before the measured ones), when the method's module has parameters and was never
+called as a training forward (a `model.loss(out, y)` beside `model(x)` stays the loss).
+
 Left as they are: torch's and installed packages' methods, dunder methods (`__init__` probing a
 shape), generators, static and class methods, and a method that runs a backward or an optimizer
 step itself or through one of its class's methods it names (`train_step(self, batch)` holding the
@@ -116,7 +122,27 @@ class MethodSpans:
 
     def first_root_call(self, module: nn.Module, frame) -> None:
         """`module` is a root for the first time, called from `frame`."""
-        found = None
+        self._wrap_outermost(None, module, frame)
+
+    def torch_call_outside(self, frame) -> None:
+        """A torch function was called from `frame` (the program's own code) outside every
+        phase, in the step before the measured ones (the op-counting step). A method of a model
+        that has parameters and was never called as a training forward, running torch calls
+        itself, is the model's functional forward (MAML's `model.parameterised(x, weights)`:
+        `F.linear` on weights passed in, no submodule called): its later calls are root
+        forwards of that model. A model also called as `model(x)` in training keeps that as its
+        forward (a `model.loss(out, y)` beside it stays the loss, as a function would)."""
+        method = _method_of(frame)
+        if method is None:
+            return
+        owner = method[0]
+        if id(owner) in self._training_calls or next(owner.parameters(), None) is None:
+            return
+        self._wrap_outermost(method, owner, frame.f_back)
+
+    def _wrap_outermost(self, found, module: nn.Module, frame) -> None:
+        """Wrap the outermost method, from `frame` up, of a module holding `module` (or of
+        `found`'s module, `found` being the method `frame` was called from), up the chain."""
         for _ in range(MAX_FRAMES):
             if frame is None:
                 break
