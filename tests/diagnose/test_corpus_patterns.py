@@ -1833,3 +1833,38 @@ def test_d203_counts_the_optimizers_tensors_when_the_forward_is_written_with_wei
     d203 = [f for f in report.findings if f.id == "D203"]
     assert d203, [f.id for f in report.findings]
     assert "a model with 3 parameter tensors" in d203[0].evidence[0], d203[0].evidence
+
+
+def test_an_averaged_copys_update_method_is_not_made_its_forward(diagnose_here):
+    """A model's own method that runs torch calls outside every phase but records no gradient (an
+    exponential moving average's `update(model)` under no_grad, with Dropout in the average, BYOL
+    and mean-teacher style) is no functional forward: made one, each update was an evaluation of
+    a Dropout model in train mode (D302 [error])."""
+    report = diagnose_here(
+        """
+        class Average(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.copy = copy.deepcopy(model)
+
+            def update(self, model, decay=0.99):
+                with torch.no_grad():
+                    for mine, theirs in zip(self.copy.parameters(), model.parameters()):
+                        mine.mul_(decay).add_(theirs, alpha=1 - decay)
+
+        import copy
+        model = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.1), nn.Linear(32, 1))
+        average = Average(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(40):
+            loss = model(torch.randn(32, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            average.update(model)
+        """,
+        steps=6,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D302" not in [f.id for f in report.findings]

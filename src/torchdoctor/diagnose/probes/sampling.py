@@ -115,7 +115,7 @@ class PythonCallCounter(TorchFunctionMode):
         if not (phases and phases[-1] == "data"):
             self.calls += 1
             self.times.append(self.clock())
-            if not phases and self.outside is not None:
+            if not phases and self.outside is not None and _records_grad(args, kwargs):
                 self._note_caller(sys._getframe(1))
         return func(*args, **(kwargs or {}))
 
@@ -133,6 +133,17 @@ class PythonCallCounter(TorchFunctionMode):
         if code not in self.callers_seen:
             self.callers_seen.add(code)
             self.outside(frame)
+
+
+def _records_grad(args, kwargs) -> bool:
+    """Autograd records this call: grad mode is on and a tensor argument requires grad (a
+    functional forward on weights; not an EMA copy of weights under no_grad, not a metric)."""
+    if not torch.is_grad_enabled():
+        return False
+    for value in (*args, *(kwargs or {}).values()):
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            return True
+    return False
 
 
 def _skip_dynamo_import() -> None:
