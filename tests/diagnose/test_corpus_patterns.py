@@ -1868,3 +1868,38 @@ def test_an_averaged_copys_update_method_is_not_made_its_forward(diagnose_here):
     assert report.run.status == "stopped", report.run.error
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert "D302" not in [f.id for f in report.findings]
+
+
+@pytest.mark.timing
+def test_a_budget_that_runs_out_at_a_target_networks_forward_is_not_said_in_evaluation(
+    diagnose_here,
+):
+    """BYOL (sthalles/PyTorch-BYOL): the target network's forwards under no_grad run inside every
+    step; whole-cycle mode's budget ran out at one, and the note said "the --budget ran out in
+    evaluation" of a program that never evaluates (no evaluation forward was counted)."""
+    report = diagnose_here(
+        """
+        import time
+        online = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        target = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        opt = torch.optim.SGD(online.parameters(), lr=0.01)
+        for step in range(100):
+            x = torch.randn(32, 8)
+            prediction = online(x)
+            time.sleep(0.7)  # a slow step: the budget runs out inside one
+            with torch.no_grad():
+                goal = target(x)
+            loss = (prediction - goal).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        warmup=1,
+        budget_s=1.0,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    stops = [note for note in report.run.notes if "--budget" in note]
+    assert stops and not any("in evaluation" in note for note in stops), report.run.notes
