@@ -1903,3 +1903,17 @@ def test_a_budget_that_runs_out_at_a_target_networks_forward_is_not_said_in_eval
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     stops = [note for note in report.run.notes if "--budget" in note]
     assert stops and not any("in evaluation" in note for note in stops), report.run.notes
+
+
+@pytest.mark.timing
+def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting():
+    """seungeunrho/minimalRL's ppo-lstm: D801 named its `prob[a].item()` line "in evaluation",
+    where the report's line table, the verdict and D301 call those forwards acting."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "acting_host_read.py"), steps=20)
+    assert report.run.status == "stopped", report.run.error
+    d801 = [f for f in report.findings if f.id == "D801"]
+    assert d801, [f.id for f in report.findings]
+    assert "in acting:" in d801[0].evidence[0], d801[0].evidence
