@@ -115,11 +115,12 @@ class PythonCallCounter(TorchFunctionMode):
         if not (phases and phases[-1] == "data"):
             self.calls += 1
             self.times.append(self.clock())
-            if not phases and self.outside is not None and _records_grad(args, kwargs):
-                self._note_caller(sys._getframe(1))
+            outside = self.outside
+            if not phases and outside is not None and _records_grad(args, kwargs):
+                self._note_caller(sys._getframe(1), outside)
         return func(*args, **(kwargs or {}))
 
-    def _note_caller(self, frame) -> None:
+    def _note_caller(self, frame, outside: Callable[[Any], None]) -> None:
         # past torch's Python wrappers (F.relu's has_torch_function relay) to the program's frame
         for _ in range(CALLER_FRAMES):
             if frame is None:
@@ -132,7 +133,7 @@ class PythonCallCounter(TorchFunctionMode):
         code = frame.f_code
         if code not in self.callers_seen:
             self.callers_seen.add(code)
-            self.outside(frame)
+            outside(frame)
 
 
 def _records_grad(args, kwargs) -> bool:
