@@ -1917,3 +1917,21 @@ def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting():
     d801 = [f for f in report.findings if f.id == "D801"]
     assert d801, [f.id for f in report.findings]
     assert "in acting:" in d801[0].evidence[0], d801[0].evidence
+
+
+def test_an_updates_no_grad_targets_from_the_agents_own_methods_are_not_acting():
+    """minimalRL's V-trace: `pi` was found from the acting loop, but `v` and the targets method
+    were never (method spans started from a submodule's first root call, and their chain ends in
+    `train_net`, which runs the step: nothing was wrapped); the update's no_grad `v(s_next)` ran as
+    root forwards of the submodules, sharing no tensor with a training forward: counted as acting
+    (D301's count; the acting span took in the batch's preparation). The methods below the one
+    that runs the step are forwards now, the targets linked to training by their input."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "agent_methods_update.py"), steps=12)
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    # the warm-up step that finds `targets` still runs it unwrapped: its two submodule calls
+    assert evaluation.under_no_grad <= 2, evaluation
+    assert report.run.precision.forwards == 24, report.run.precision  # pi(s) and v(s) a step
