@@ -1806,6 +1806,7 @@ def test_a_models_loss_method_beside_its_training_call_is_not_its_forward(diagno
     assert report.run.precision.forwards == 6, report.run.precision  # model(x) only
 
 
+@pytest.mark.timing  # D203 fires only when the ops measure as trivial against the dispatch floor
 def test_d203_counts_the_optimizers_tensors_when_the_forward_is_written_with_weights(
     diagnose_here,
 ):
