@@ -33,6 +33,9 @@ A program pinned to a commit written for NumPy 1 (`np.Inf`) names `{numpy1_names
 PYTHONPATH: that folder's sitecustomize puts back the NumPy 1 names NumPy 2 removed (the step
 clock's sitecustomize, first on the path, runs it).
 
+A program written for gym 0.26 names `{gym_standin}` on its PYTHONPATH: `gym` as gymnasium (the
+API it kept), which is installed.
+
 Some programs need packages torchdoctor does not: corpus.json lists them under `needs`; a row
 whose needs are missing is skipped with a note.
 """
@@ -97,6 +100,7 @@ def run_one(
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
     places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin"),
               "torchaudio_standin": str(HERE / "torchaudio_standin"),
+              "gym_standin": str(HERE / "gym_standin"),
               "evaluate_standin": str(HERE / "evaluate_standin"),
               "numpy1_names": str(HERE / "numpy1_names")}  # fmt: skip
     env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})

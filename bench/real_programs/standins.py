@@ -511,3 +511,37 @@ def zinc(workdir: Path, folder: str, sizes: tuple = (2000, 200, 200)) -> None:
         with open(root / f"{split}.pickle", "wb") as f:
             pickle.dump(molecules, f)
         (root / f"{split}.index").write_text(",".join(str(i) for i in range(count)) + "\n")
+
+
+def building_damage(workdir: Path, folder: str, train: int = 20000, test: int = 5000) -> None:
+    """The Richter's Predictor tables (`train.csv` with `damage_grade` 1-3, `test.csv` without),
+    with the columns tabtransformers' classification template names: building_id, four
+    categorical columns of letter codes, age / area / height and superstructure flags; the grade
+    follows age and the foundation type so that a model can learn something."""
+    import numpy as np
+
+    rng = np.random.default_rng(13)
+    categorical = {
+        "land_surface_condition": list("not"),
+        "foundation_type": list("hiruw"),
+        "roof_type": list("nqx"),
+        "ground_floor_type": list("fmvxz"),
+    }
+    flags = ["adobe_mud", "stone_flag", "timber", "bamboo"]
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    header = ["building_id", *categorical, "age", "area_percentage", "height_percentage"]
+    header += [f"has_superstructure_{flag}" for flag in flags]
+    for name, rows, labelled in (("train.csv", train, True), ("test.csv", test, False)):
+        lines = [",".join(header + (["damage_grade"] if labelled else []))]
+        for n in range(rows):
+            codes = [str(rng.choice(values)) for values in categorical.values()]
+            age = int(rng.integers(0, 100))
+            numbers = [age, int(rng.integers(1, 40)), int(rng.integers(2, 15))]
+            row = [str(100000 * labelled + n), *codes, *map(str, numbers)]
+            row += [str(int(rng.random() < 0.3)) for _ in flags]
+            if labelled:
+                grade = 1 + (age > 30) + (codes[1] in "ru" and rng.random() < 0.7)
+                row.append(str(grade))
+            lines.append(",".join(row))
+        (root / name).write_text("\n".join(lines) + "\n")

@@ -26,7 +26,7 @@ from torchdoctor.diagnose.rules._lines import (
 from torchdoctor.diagnose.rules.d203_tiny_op_loop import forwards_per_backward
 from torchdoctor.diagnose.rules.d801_hot_user_line import _how_often
 from torchdoctor.diagnose.session import UNKNOWN_EPOCH_MAX_STEPS
-from torchdoctor.diagnose.step_analysis import evaluation_is_acting, step_profile
+from torchdoctor.diagnose.step_analysis import analyze, evaluation_is_acting, step_profile
 
 
 def _line_of(path, marker: str) -> int:
@@ -1761,3 +1761,184 @@ def test_a_programs_error_inside_a_wrapped_method_is_the_programs(diagnose_here)
     assert report.run.status == "crashed", report.run.status
     assert "mat1 and mat2 shapes cannot be multiplied" in (report.run.error or "")
     assert not any("missing the required" in note for note in report.run.notes), report.run.notes
+
+
+def test_a_models_functional_method_on_weights_passed_in_is_its_forward():
+    """MAML (Jayhwan/maml-pytorch-sine): the model is only ever run as
+    `model.adapted(x, fast_weights)`, F.linear on clones of its parameters moved by inner
+    gradient steps, no submodule called. It was no forward at all (no model, forward 0%, D203's
+    evidence "a model with 0 parameter tensors"); the method found calling torch functions
+    outside every phase, on a model never trained through `model(x)`, is its forward."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "functional_forward_method.py"), steps=6)
+    assert report.run.status == "stopped", report.run.error
+    assert [(m.class_name, m.parameter_tensors) for m in report.run.models] == [("Regressor", 6)]
+    assert report.run.precision.forwards == 6 * 16, report.run.precision  # 8 tasks, 2 calls each
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert analyze(report.run).breakdown["forward"] > 0.05
+
+
+def test_a_models_loss_method_beside_its_training_call_is_not_its_forward(diagnose_here):
+    """`out = model(x)` then `model.loss(out, y)` (capsnet's margin loss, no submodule): the
+    model's forward stays `model(x)`; the loss method is not made a second forward, whose call
+    the what-if replays would take for the model's (they replay the latest training call)."""
+    report = diagnose_here(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+
+            def forward(self, x):
+                return self.body(x)
+
+            def loss(self, out, y):
+                return torch.relu(0.9 - out.gather(1, y[:, None])).pow(2).mean() + out.pow(2).mean()
+
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(40):
+            x, y = torch.randn(32, 16), torch.randint(0, 4, (32,))
+            loss = model.loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.precision.forwards == 6, report.run.precision  # model(x) only
+
+
+@pytest.mark.timing  # D203 fires only when the ops measure as trivial against the dispatch floor
+def test_d203_counts_the_optimizers_tensors_when_the_forward_is_written_with_weights(
+    diagnose_here,
+):
+    """No nn.Module at all: weights held as tensors, the forward written with F.linear on them,
+    a per-sample Python loop. D203's evidence said "a model with 0 parameter tensors"; the model
+    is the tensors the optimizer steps."""
+    report = diagnose_here(
+        """
+        w1 = torch.randn(8, 16, requires_grad=True)
+        b1 = torch.zeros(16, requires_grad=True)
+        w2 = torch.randn(16, 1, requires_grad=True)
+        opt = torch.optim.SGD([w1, b1, w2], lr=0.01)
+        for step in range(60):
+            x, y = torch.randn(64, 8), torch.randn(64, 1)
+            loss = 0
+            for i in range(64):  # one sample at a time
+                h = torch.tanh(x[i : i + 1] @ w1 + b1)
+                loss = loss + (h @ w2 - y[i]).pow(2).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+    )
+    d203 = [f for f in report.findings if f.id == "D203"]
+    assert d203, [f.id for f in report.findings]
+    assert "a model with 3 parameter tensors" in d203[0].evidence[0], d203[0].evidence
+
+
+def test_an_averaged_copys_update_method_is_not_made_its_forward(diagnose_here):
+    """A model's own method that runs torch calls outside every phase but records no gradient (an
+    exponential moving average's `update(model)` under no_grad, with Dropout in the average, BYOL
+    and mean-teacher style) is no functional forward: made one, each update was an evaluation of
+    a Dropout model in train mode (D302 [error])."""
+    report = diagnose_here(
+        """
+        class Average(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.copy = copy.deepcopy(model)
+
+            def update(self, model, decay=0.99):
+                with torch.no_grad():
+                    for mine, theirs in zip(self.copy.parameters(), model.parameters()):
+                        mine.mul_(decay).add_(theirs, alpha=1 - decay)
+
+        import copy
+        model = nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.1), nn.Linear(32, 1))
+        average = Average(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(40):
+            loss = model(torch.randn(32, 16)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            average.update(model)
+        """,
+        steps=6,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D302" not in [f.id for f in report.findings]
+
+
+@pytest.mark.timing
+def test_a_budget_that_runs_out_at_a_target_networks_forward_is_not_said_in_evaluation(
+    diagnose_here,
+):
+    """BYOL (sthalles/PyTorch-BYOL): the target network's forwards under no_grad run inside every
+    step; whole-cycle mode's budget ran out at one, and the note said "the --budget ran out in
+    evaluation" of a program that never evaluates (no evaluation forward was counted)."""
+    report = diagnose_here(
+        """
+        import time
+        online = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        target = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+        opt = torch.optim.SGD(online.parameters(), lr=0.01)
+        for step in range(100):
+            x = torch.randn(32, 8)
+            prediction = online(x)
+            time.sleep(0.7)  # a slow step: the budget runs out inside one
+            with torch.no_grad():
+                goal = target(x)
+            loss = (prediction - goal).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=None,
+        warmup=1,
+        budget_s=1.0,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    stops = [note for note in report.run.notes if "--budget" in note]
+    assert stops and not any("in evaluation" in note for note in stops), report.run.notes
+
+
+@pytest.mark.timing
+def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting():
+    """seungeunrho/minimalRL's ppo-lstm: D801 named its `prob[a].item()` line "in evaluation",
+    where the report's line table, the verdict and D301 call those forwards acting."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "acting_host_read.py"), steps=20)
+    assert report.run.status == "stopped", report.run.error
+    d801 = [f for f in report.findings if f.id == "D801"]
+    assert d801, [f.id for f in report.findings]
+    assert "in acting:" in d801[0].evidence[0], d801[0].evidence
+
+
+def test_an_updates_no_grad_targets_from_the_agents_own_methods_are_not_acting():
+    """minimalRL's V-trace: `pi` was found from the acting loop, but `v` and the targets method
+    were never (method spans started from a submodule's first root call, and their chain ends in
+    `train_net`, which runs the step: nothing was wrapped); the update's no_grad `v(s_next)` ran as
+    root forwards of the submodules, sharing no tensor with a training forward: counted as acting
+    (D301's count; the acting span took in the batch's preparation). The methods below the one
+    that runs the step are forwards now, the targets linked to training by their input."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "agent_methods_update.py"), steps=12)
+    assert report.run.status == "stopped", report.run.error
+    evaluation = report.run.evaluation
+    # the warm-up step that finds `targets` still runs it unwrapped: its two submodule calls
+    assert evaluation.under_no_grad <= 2, evaluation
+    assert report.run.precision.forwards == 24, report.run.precision  # pi(s) and v(s) a step

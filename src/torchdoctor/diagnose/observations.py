@@ -135,6 +135,7 @@ class OptimizerObservation:
     class_name: str
     location: str = ""
     param_bytes: int = 0
+    param_tensors: int = 0  # the tensors it steps (a functional model's, when no module is called)
     state_bytes: int = 0  # optimizer state after the first step
     steps: int = 0
     grad_scaler: bool = False  # stepped through a torch.amp.GradScaler

@@ -238,9 +238,11 @@ class Session:
         if not over:
             return
         reason = (
-            f"the --budget of {self.config.budget_s:g} s ran out in evaluation, after {count} "
-            f"measured step{'' if count == 1 else 's'} (a longer --budget, or --steps N, "
-            "measures past it)"
+            # a forward without autograd: an evaluation's, or one inside the training step (a
+            # target network's, a teacher's: BYOL's target forwards, every step)
+            f"the --budget of {self.config.budget_s:g} s ran out, at a forward without autograd, "
+            f"after {count} measured step{'' if count == 1 else 's'} (a longer --budget, or "
+            "--steps N, measures past it)"
         )
         if grouped():  # the ranks agree at a step end; this one may be evaluating alone
             self.rank_stop.want(reason)

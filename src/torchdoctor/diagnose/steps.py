@@ -283,6 +283,9 @@ class StepTracker:
         # ids of a root module and its submodules, by the root's id (the forward probe knows the
         # modules; by default a module is only itself)
         self.submodule_ids: Callable[[int | None], set[int]] = only_itself
+        # told of the program's frame that called a torch function outside every phase in the
+        # op-counting step (the forward probe's model methods: a model's functional forward)
+        self.torch_call_outside: Callable[[Any], None] | None = None
         # the step in progress's counters and root forwards so far (its state's): attributes,
         # not properties, rebound with each new state (_begin), because the probes read them at
         # every timed call (an RL loop's host read per action; dozens of forwards a step, each

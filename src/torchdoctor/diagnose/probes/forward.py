@@ -115,6 +115,7 @@ class ForwardProbe(Probe):
     def install(self, patcher) -> None:
         self.in_root = False
         self.models: dict[int, tuple] = {}  # id(module) -> (module, observation or None)
+        self.held: set[int] = set()  # ids of the submodules of the models seen
         self.conv_layouts: dict[int, list[bool]] = {}
         self.checkpointing = False
         # id(module) -> (module, args, kwargs) of its latest call with autograd on in train mode:
@@ -133,6 +134,7 @@ class ForwardProbe(Probe):
             patcher, self._root_call, lambda: self.in_root, self.training_calls
         )
         self.tracker.submodule_ids = self._submodule_ids
+        self.tracker.torch_call_outside = self.method_spans.torch_call_outside
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
         # torch's own forwards, not the program's evaluation; inside them every module call
@@ -259,6 +261,8 @@ class ForwardProbe(Probe):
             has_params = next(module.parameters(), None) is not None
             observation = describe_module(module, user_location()) if has_params else None
             entry = self.models[id(module)] = (module, observation)
+            if observation is not None:
+                self.held.update(id(m) for m in module.modules() if m is not module)
             self.method_spans.first_root_call(module, caller)
             if observation is not None and observation.wrapper == "compiled":
                 self.session.compiled_model_seen = True
@@ -269,7 +273,11 @@ class ForwardProbe(Probe):
 
     def _root_enter(self, module, args, kwargs) -> ForwardRecord | None:
         entry = self.models.get(id(module))  # seen before: every forward after the first
-        facts = (entry if entry is not None else self._model_entry(module))[1]
+        if entry is None:
+            entry = self._model_entry(module)
+        elif id(module) in self.held:  # a model's submodule called on its own: from a method?
+            self.method_spans.held_root_call(module, sys._getframe(3))
+        facts = entry[1]
         if facts is None:
             return None
         session = self.session

@@ -10,10 +10,21 @@ methods, is wrapped on the class that defines it, and its later calls are root f
 module (the step's forward then spans the method, as `model(x)` spans `forward`). The first call
 is missed: it runs within the warm-up steps.
 
+A model whose forward is functional (MAML's `model.parameterised(x, weights)`: F.linear on weights
+passed in, no submodule called, the model never called itself) has no root call to start from:
+its method is found from the torch calls the program makes outside every phase in the op-counting
+step (the step before the measured ones), when the method's module has parameters and was never
+called as a training forward (a `model.loss(out, y)` beside `model(x)` stays the loss).
+
+A model's submodule called as a root again after the model was seen is looked at too, once per
+calling code: a second method calling submodules the first one found (a policy's `v(s)` beside its
+`pi(s)`) is wrapped then.
+
 Left as they are: torch's and installed packages' methods, dunder methods (`__init__` probing a
 shape), generators, static and class methods, and a method that runs a backward or an optimizer
 step itself or through one of its class's methods it names (`train_step(self, batch)` holding the
-whole step is no forward; its output is a detached loss, which would make it an evaluation).
+whole step is no forward; its output is a detached loss, which would make it an evaluation): the
+walk up the chain stops below it, at the method it called (`train_net` -> `v(s)`).
 """
 
 from __future__ import annotations
@@ -113,10 +124,42 @@ class MethodSpans:
         self._training_calls = training_calls
         self._wrapped: set[tuple[type, str]] = set()
         self._methods: list[tuple[type, str, Any]] = []  # (class, name, its own function)
+        self._callers_seen: set[tuple] = set()  # held_root_call's (code, its caller's code)
 
     def first_root_call(self, module: nn.Module, frame) -> None:
         """`module` is a root for the first time, called from `frame`."""
-        found = None
+        self._wrap_outermost(None, module, frame)
+
+    def held_root_call(self, module: nn.Module, frame) -> None:
+        """`module`, a submodule of a model seen, is a root again, called from `frame`: from a
+        method of that model not wrapped yet (a policy's `v(s)` beside its `pi(s)`, which the
+        submodules' first root call found), looked at once per calling code and its caller."""
+        back = frame.f_back
+        key = (frame.f_code, back.f_code if back is not None else None)
+        if key in self._callers_seen:
+            return
+        self._callers_seen.add(key)
+        self._wrap_outermost(None, module, frame)
+
+    def torch_call_outside(self, frame) -> None:
+        """A torch function was called from `frame` (the program's own code) outside every
+        phase, in the step before the measured ones (the op-counting step). A method of a model
+        that has parameters and was never called as a training forward, running torch calls
+        itself, is the model's functional forward (MAML's `model.parameterised(x, weights)`:
+        `F.linear` on weights passed in, no submodule called): its later calls are root
+        forwards of that model. A model also called as `model(x)` in training keeps that as its
+        forward (a `model.loss(out, y)` beside it stays the loss, as a function would)."""
+        method = _method_of(frame)
+        if method is None:
+            return
+        owner = method[0]
+        if id(owner) in self._training_calls or next(owner.parameters(), None) is None:
+            return
+        self._wrap_outermost(method, owner, frame.f_back)
+
+    def _wrap_outermost(self, found, module: nn.Module, frame) -> None:
+        """Wrap the outermost method, from `frame` up, of a module holding `module` (or of
+        `found`'s module, `found` being the method `frame` was called from), up the chain."""
         for _ in range(MAX_FRAMES):
             if frame is None:
                 break
@@ -124,6 +167,10 @@ class MethodSpans:
             if method is None or not (
                 (found is not None and method[0] is found[0]) or _holds(method[0], module)
             ):
+                break
+            if found is not None and _runs_a_step(method[1], method[2]):
+                # the method that runs the step (`train_net`: backward and step) is no forward;
+                # the one it called is (`v(s)`, a V-trace's targets under no_grad)
                 break
             found, module, frame = method, method[0], frame.f_back
         if found is None:

@@ -278,6 +278,9 @@ class OptimizerProbe(Probe):
         if observation.steps == 1:
             observation.state_bytes = _state_bytes(optimizer)
             observation.param_bytes = _param_bytes(optimizer)
+            observation.param_tensors = sum(
+                len(group["params"]) for group in optimizer.param_groups
+            )
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
             self.reads_own_steps[id(optimizer)] = _reads_cpu_step_counts(optimizer)
         self._watch_gradients(optimizer, observation)

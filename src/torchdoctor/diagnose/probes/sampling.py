@@ -25,6 +25,7 @@ from torch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
+from torchdoctor.diagnose.callsite import is_library_code
 from torchdoctor.diagnose.observations import OpCount
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.steps import StepRecord
@@ -36,6 +37,7 @@ _COMPUTE = {
 }  # fmt: skip
 _LOW_PRECISION = {torch.float16, torch.bfloat16}
 TOP_OPS = 10  # ops of the sampled step named in the report
+CALLER_FRAMES = 4  # frames walked up from a torch call to the program's own frame
 
 
 class OpCounter(TorchDispatchMode):
@@ -92,18 +94,57 @@ class PythonCallCounter(TorchFunctionMode):
     makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once;
     the Python backwards of custom autograd Functions it runs are counted (`in_backward`)."""
 
-    def __init__(self, phases: list[str], clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        phases: list[str],
+        clock: Callable[[], float] = time.perf_counter,
+        outside: Callable[[Any], None] | None = None,
+    ) -> None:
         super().__init__()
         self.phases = phases
         self.clock = clock
         self.calls = 0
         self.times = array("d")  # when each counted call was made (see OpCounter.times)
+        # told, once per calling code, of the program's frame that made a call outside every
+        # phase (the step's "other" time: a model's functional forward is found there)
+        self.outside = outside
+        self.callers_seen: set[Any] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if not (self.phases and self.phases[-1] == "data"):
+        phases = self.phases
+        if not (phases and phases[-1] == "data"):
             self.calls += 1
             self.times.append(self.clock())
+            outside = self.outside
+            if not phases and outside is not None and _records_grad(args, kwargs):
+                self._note_caller(sys._getframe(1), outside)
         return func(*args, **(kwargs or {}))
+
+    def _note_caller(self, frame, outside: Callable[[Any], None]) -> None:
+        # past torch's Python wrappers (F.relu's has_torch_function relay) to the program's frame
+        for _ in range(CALLER_FRAMES):
+            if frame is None:
+                return
+            if not is_library_code(frame.f_code):
+                break
+            frame = frame.f_back
+        else:
+            return
+        code = frame.f_code
+        if code not in self.callers_seen:
+            self.callers_seen.add(code)
+            outside(frame)
+
+
+def _records_grad(args, kwargs) -> bool:
+    """Autograd records this call: grad mode is on and a tensor argument requires grad (a
+    functional forward on weights; not an EMA copy of weights under no_grad, not a metric)."""
+    if not torch.is_grad_enabled():
+        return False
+    for value in (*args, *(kwargs or {}).values()):
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            return True
+    return False
 
 
 def _skip_dynamo_import() -> None:
@@ -202,7 +243,9 @@ class SamplingProbe(Probe):
         _skip_dynamo_import()
         self.counter = OpCounter(self.tracker.stack, self.tracker.clock)
         self.counter.__enter__()
-        self.calls = PythonCallCounter(self.tracker.stack, self.tracker.clock)
+        self.calls = PythonCallCounter(
+            self.tracker.stack, self.tracker.clock, self.tracker.torch_call_outside
+        )
         self.calls.__enter__()
 
     def _leave(self) -> None:

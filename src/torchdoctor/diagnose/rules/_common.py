@@ -142,7 +142,10 @@ def stepped_optimizers(run: RunObservation) -> list[OptimizerObservation]:
 
 
 def parameter_tensors(run: RunObservation) -> int:
-    return sum(m.parameter_tensors for m in run.models)
+    """The models' parameter tensors; when no module with parameters was called (a forward
+    written with F.* on weight tensors the program holds), the tensors its optimizers step."""
+    in_models = sum(m.parameter_tensors for m in run.models)
+    return in_models or sum(o.param_tensors for o in run.optimizers)
 
 
 # A training step dispatches a bounded number of ops per parameter tensor: a few in the forward,

@@ -87,6 +87,7 @@ from torchdoctor.diagnose.rules._lines import (
     sampled_severity,
     samples_of,
 )
+from torchdoctor.diagnose.step_analysis import evaluation_is_acting
 
 CODE = "D801"
 TITLE = "A line of the program's own code takes a large share of every step"
@@ -158,7 +159,9 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
     cap = MAX_GIVEN_BACK * _phase_share(run, profile, line.phase)
     saving = min(clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share), cap)
     samples = samples_of(hot)
-    where = "evaluation" if line.phase == "evaluation" else "the step"
+    where = "the step"
+    if line.phase == "evaluation":  # an RL loop's acting, as the report's line table names it
+        where = "acting" if evaluation_is_acting(run) else "evaluation"
     evidence = [
         f"{line.location} (in {line.function}) took {pct(hot.share)} of the step "
         f"({secs(hot.share * step_s)} of {secs(step_s)}; {samples} samples of "

@@ -1,4 +1,4 @@
-"""Generated stand-ins for MNIST, FashionMNIST, CIFAR10, FakeData and CelebA (PIL images, int
+"""Generated stand-ins for MNIST, FashionMNIST, CIFAR10, STL10, FakeData and CelebA (PIL images, int
 labels; CelebA: 40 binary attributes)."""
 
 from __future__ import annotations
@@ -66,13 +66,43 @@ class CIFAR10(_Generated):
         return self.data
 
 
-class FakeData(_Generated):
+class STL10(_Generated):
+    """96x96 RGB images, 10 classes; `split` as torchvision names it ("train+unlabeled": the
+    training stand-in)."""
+
+    size = (96, 96, 3)
+    mode = "RGB"
+
+    def __init__(self, root=None, split="train", folds=None, transform=None,
+                 target_transform=None, download=False):  # fmt: skip
+        super().__init__(root, train=split != "test", download=download, transform=transform,
+                         target_transform=target_transform)  # fmt: skip
+
+
+class FakeData(torch.utils.data.Dataset):
+    """Like torchvision's: each image drawn when read, from its index's seed (pytorch/examples
+    imagenet's `--dummy` asks for 1281167 images of 224x224: never held at once)."""
+
     def __init__(self, size=1000, image_size=(3, 64, 64), num_classes=10, transform=None,
                  target_transform=None, random_offset=0):  # fmt: skip
-        self.size = (image_size[1], image_size[2], image_size[0])
-        self.mode = "RGB" if image_size[0] == 3 else "L"
-        self.classes = [str(i) for i in range(num_classes)]
-        super().__init__(transform=transform, target_transform=target_transform, length=size)
+        self.length, self.image_size, self.num_classes = size, image_size, num_classes
+        self.random_offset = random_offset
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index):
+        rng = np.random.default_rng(index + self.random_offset)
+        target = int(rng.integers(0, self.num_classes))
+        channels, height, width = self.image_size
+        pixels = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
+        image = Image.fromarray(pixels.squeeze(2) if channels == 1 else pixels)
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
 
 
 class CelebA(_Generated):
