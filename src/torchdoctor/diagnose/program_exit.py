@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -151,6 +152,79 @@ class ProgramExitHandlers:
                 text = "".join(program_traceback(exc).format())
                 print(f"Exception ignored in atexit callback: {func!r}", file=sys.stderr)
                 print(text, end="", file=sys.stderr, flush=True)
+
+
+class ProgramRemains:
+    """What the program leaves to Python's exit: its `__main__` namespace and the streams it left
+    as sys.stdout and sys.stderr. After the program's last line (and its atexit handlers),
+    Python's exit lets the namespace go, and the objects only it held are finalized: a `__del__`
+    that prints or writes a file, a progress bar closed by its own `__del__`. Under diagnose the
+    namespace outlives the program (the what-if probes use its objects after the run), so that
+    came after the report. `release()` does it once the report is built, before it is printed."""
+
+    def __init__(self, namespace: dict, streams: tuple) -> None:
+        self._namespace: dict | None = namespace
+        self._streams = streams
+
+    def release(self) -> None:
+        """Let the namespace go as Python's exit does, printing to the program's streams: first
+        dropped, its objects finalized by a collection with the names still there to use; where
+        something else still holds it, cleared (names with one leading underscore first, then
+        the others but `__builtins__`). Not while a thread other than the main one runs: Python
+        would wait for a non-daemon one first, and a daemon one may still use the names."""
+        namespace, self._namespace = self._namespace, None
+        if namespace is None or threading.active_count() > 1:
+            return
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self._streams
+        try:
+            marker = _Marker()
+            namespace[_MARKER] = marker  # gone with the namespace: it was nobody else's
+            namespace_gone = weakref.ref(marker)
+            del marker, namespace
+            gc.collect()
+            namespace = _still_held(namespace_gone)
+            if namespace is not None:
+                _clear_module_dict(namespace)
+                gc.collect()  # what lives in reference cycles
+            _flush(sys.stdout)
+        finally:
+            sys.stdout, sys.stderr = saved
+
+
+_MARKER = "__torchdoctor_exit_marker__"
+
+
+class _Marker:
+    pass
+
+
+def _still_held(marker_ref: weakref.ref) -> dict | None:
+    """The namespace the marker lives in, when it survived the collection."""
+    marker = marker_ref()
+    if marker is None:
+        return None
+    for holder in gc.get_referrers(marker):
+        if isinstance(holder, dict) and holder.get(_MARKER) is marker:
+            del holder[_MARKER]
+            return holder
+    return None
+
+
+def _clear_module_dict(namespace: dict) -> None:
+    """CPython's `_PyModule_ClearDict`, as its exit clears a module still alive."""
+    for first_pass in (True, False):
+        for name in list(namespace):
+            single_underscore = name.startswith("_") and not name.startswith("__")
+            if name != "__builtins__" and (single_underscore or not first_pass):
+                namespace[name] = None
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # closed or odd stream: it was the program's
+        pass
 
 
 def exit_after_program(code: int, stopped: bool) -> NoReturn:
