@@ -1,0 +1,85 @@
+"""Programs that do unusual things (issue 11, round 13): each test is a difference between a
+program's plain run and its run under diagnose (or `--try`), found by bench/robust_programs.py's
+round 13 rows or by hand."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from textwrap import dedent
+
+TRAIN = """
+import sys, torch
+torch.set_num_threads(1)
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def train(steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        model(torch.randn(16, 8)).pow(2).mean().backward()
+        opt.step()
+"""
+
+
+def _plain_and_diagnosed(tmp_path, body: str, *options: str):
+    (tmp_path / "train.py").write_text(TRAIN + dedent(body))
+
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, *command, "train.py"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    return run(), run("-m", "torchdoctor", "diagnose", *options)
+
+
+FINALIZED_AT_EXIT = """
+import pathlib
+class Run:
+    def __init__(self, name): self.name, self.steps = name, 0
+    def __del__(self):  # pathlib: Python's exit has taken `open` away from a __del__ by then
+        print(self.name, "closed after", self.steps, "steps")
+        pathlib.Path(self.name + ".txt").write_text("closed")
+run = Run("run")
+_private = Run("private")
+class Cyclic:
+    def __init__(self): self.me = self
+    def __del__(self): print("cycle collected")
+cyclic = Cyclic()
+for _ in range(12):
+    train(1); run.steps += 1
+print("trained")
+"""
+
+
+def test_objects_finalized_at_the_exit_print_where_python_prints_them(tmp_path):
+    # A `__del__` of the program's that prints at the interpreter's exit (a run logger, a
+    # progress bar closing itself) printed after our report: the program's objects lived on
+    # for the what-if probes. Python's exit clears __main__ after the program's last line.
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, FINALIZED_AT_EXIT, "--steps", "0")
+    assert plain.returncode == diagnosed.returncode == 0, diagnosed.stderr[-2000:]
+    assert plain.stdout.startswith("trained\nrun closed after 12 steps\n"), plain.stdout
+    assert "cycle collected" in plain.stdout
+    assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:600]
+    assert diagnosed.stdout.count("closed after") == 2
+
+
+def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
+    # `python -m pkg` imports the package before it finds no __main__: a failing __init__ shows
+    # its traceback (exit 1), a working one prints, then Python's one-line refusal (exit 1).
+    # diagnose refused both before the run, exit 2, and the __init__'s error was never shown.
+    for name, init in (("broken", "print('init runs')\nraise ValueError('bad init')\n"),
+                       ("plain", "print('init runs')\n")):  # fmt: skip
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(init)
+
+        def run(*command: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, *command, "-m", name],
+                capture_output=True, text=True, cwd=tmp_path, timeout=120,
+            )  # fmt: skip
+
+        plain, diagnosed = run(), run("-m", "torchdoctor", "diagnose", "--steps", "0")
+        assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
+        assert diagnosed.stdout.startswith("init runs\n"), diagnosed.stdout[:300]
+        assert diagnosed.stderr == plain.stderr
