@@ -22,9 +22,8 @@ def train(steps):
 
 
 def _plain_and_diagnosed(tmp_path, body: str, *options: str):
-    (tmp_path / "train.py").write_text(TRAIN + dedent(body))
-
     def run(*command: str) -> subprocess.CompletedProcess:
+        (tmp_path / "train.py").write_text(TRAIN + dedent(body))  # the run before may remove it
         return subprocess.run(
             [sys.executable, *command, "train.py"],
             capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL,
@@ -83,3 +82,23 @@ def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
         assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
         assert diagnosed.stdout.startswith("init runs\n"), diagnosed.stdout[:300]
         assert diagnosed.stderr == plain.stderr
+
+
+def test_a_script_that_removes_itself_is_quoted_from_the_text_that_ran(tmp_path):
+    # A generated script that removes itself at its start: the report quoted its lines as
+    # empty backticks; its crash's traceback shows no source line, as plainly.
+    body = """
+    import os
+    os.remove(__file__)
+    for _ in range(25):
+        opt.zero_grad()
+        loss_of_the_removed_script = model(torch.randn(16, 8)).pow(2).mean()
+        loss_of_the_removed_script.backward()
+        opt.step()
+    raise RuntimeError("no source to show")
+    """
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, body, "--steps", "0")
+    assert plain.returncode == diagnosed.returncode == 1
+    assert diagnosed.stderr == plain.stderr  # no source line in the traceback
+    report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
+    assert "loss_of_the_removed_script.backward()" in report, report

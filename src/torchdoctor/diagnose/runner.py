@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import atexit
 import io
+import linecache
 import os
 import pkgutil
 import runpy
 import signal
 import sys
+import tokenize
 import traceback
 import types
 import zipfile
@@ -223,6 +225,26 @@ def _run_path(path: str, main: types.ModuleType) -> None:
             sys.modules["__main__"] = saved_main
 
 
+def _script_source(path: str) -> str | None:
+    """The script's text as it runs (None: a folder, a zip, compiled code, unreadable)."""
+    if not path.endswith(".py") or not os.path.isfile(path):
+        return None
+    try:
+        with tokenize.open(path) as source:  # its coding cookie, as Python reads it
+            return source.read()
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def _keep_source_of_a_removed_script(path: str, source: str | None) -> None:
+    """A program that removed its own script (a generated one, cleaned up at its start): the
+    report quotes its lines from the text that ran. Only after the run: a traceback printed
+    while it runs shows no source line, as plainly."""
+    if source is not None and not os.path.exists(path):
+        lines = source.splitlines(keepends=True)
+        linecache.cache[path] = (len(source), None, lines, path)  # no mtime: never re-read
+
+
 def _run_as_main(module: str, alter_argv: bool, main: types.ModuleType) -> None:
     """`python -m module` (alter_argv) or `python dir_or_zip` (`__main__` found on sys.path[0]):
     through runpy's `_run_module_as_main`, the function Python itself calls for both, so the
@@ -386,11 +408,13 @@ def run_program(
     _exec_note_patch(process_patches)
     recursion_room = RecursionRoom(process_patches)  # made here: counts the frames above this
     main = types.ModuleType("__main__")  # the program's namespace: a fresh module, not ours
+    script = os.path.abspath(program.path)
+    source = None if program.module else _script_source(script)
     try:
         if program.module:
             _run_as_main(program.target, alter_argv=True, main=main)
         else:
-            _run_path(os.path.abspath(program.path), main)
+            _run_path(script, main)
         end = ProgramEnd("completed", 0)
     except StopDiagnosis:
         end = ProgramEnd("stopped", 0)
@@ -407,6 +431,7 @@ def run_program(
     finally:
         thread_stop.finished()
         cleanup()
+    _keep_source_of_a_removed_script(script, source)
     if os.getpid() != owner:
         _end_forked_child(end.exit_code)
     remains = ProgramRemains(main.__dict__, program_streams)
