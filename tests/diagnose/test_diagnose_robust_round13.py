@@ -72,7 +72,7 @@ def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(init)
 
-        def run(*command: str) -> subprocess.CompletedProcess:
+        def run(*command: str, name: str = name) -> subprocess.CompletedProcess:
             return subprocess.run(
                 [sys.executable, *command, "-m", name],
                 capture_output=True, text=True, cwd=tmp_path, timeout=120,
