@@ -105,11 +105,12 @@ def _ignored_on_flush(stream, exc: BaseException) -> None:
 
 class ProgramExitHandlers:
     """The `atexit` handlers the program's own code registers (a summary written and printed at
-    its end). Python runs them at the process's exit, after the program: under diagnose that is
-    after the report, where their output would follow ours. While the program runs,
-    `atexit.register` called from the program's code is noted; at its end, unless a thread of
-    its own still runs (Python would wait for it first), they run in Python's order, last first,
-    with an error shown as Python shows it, and are taken off atexit's list."""
+    its end), and its `weakref.finalize` callbacks. Python runs them at the process's exit,
+    after the program: under diagnose that is after the report, where their output would follow
+    ours. While the program runs, `atexit.register` and `weakref.finalize` called from the
+    program's code are noted; at its end, unless a thread of its own still runs (Python would
+    wait for it first), they run in Python's order, last first, with an error shown as Python
+    shows it, and are taken off atexit's list."""
 
     def __init__(self, patcher, is_program_file: Callable[[str], bool]) -> None:
         self._registered: list[tuple[Callable, tuple, dict]] = []
@@ -131,12 +132,37 @@ class ProgramExitHandlers:
 
             return unregister
 
+        def make_finalize(real_init):
+            def init(finalizer, *args, **kwargs):
+                real_init(finalizer, *args, **kwargs)
+                caller = sys._getframe(1).f_code.co_filename
+                if os.getpid() == owner and is_program_file(caller):
+                    self._finalizers.append(finalizer)
+
+            return init
+
+        self._finalizers: list[weakref.finalize] = []
         patcher.replace(atexit, "register", make_register)
         patcher.replace(atexit, "unregister", make_unregister)
+        patcher.replace(weakref.finalize, "__init__", make_finalize)
 
     def run(self) -> None:
-        """Run the noted handlers now (where Python's exit would not wait for threads first)."""
-        if not self._registered or _waited_for():
+        """Run the noted handlers now (where Python's exit would not wait for threads first),
+        then the program's `weakref.finalize` callbacks still pending (their `atexit` left on),
+        last made first, as weakref's own exit handler runs them."""
+        if _waited_for():
+            return
+        self._run_handlers()
+        finalizers, self._finalizers = self._finalizers, []
+        for finalizer in reversed(finalizers):
+            if finalizer.alive and finalizer.atexit:
+                try:
+                    finalizer()
+                except BaseException:  # weakref's exit handler shows it through the hook
+                    sys.excepthook(*sys.exc_info())
+
+    def _run_handlers(self) -> None:
+        if not self._registered:
             return
         registered, self._registered = self._registered, []
         for func, _, _ in registered:
