@@ -105,3 +105,26 @@ def test_a_script_that_removes_itself_is_quoted_from_the_text_that_ran(tmp_path)
     assert diagnosed.stderr == plain.stderr  # no source line in the traceback
     report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
     assert "loss_of_the_removed_script.backward()" in report, report
+
+
+def test_a_log_record_names_the_programs_line_not_ours(tmp_path):
+    # A log format with %(filename)s:%(lineno)d %(funcName)s (and torch's own log lines, which
+    # show the path) named torchdoctor/diagnose/probes/io.py's wrapper for every record: the
+    # io probe's timing wrapper of Logger._log sat where logging looks for the caller.
+    body = """
+    import logging
+    logging.basicConfig(format="%(filename)s:%(lineno)d %(funcName)s %(message)s")
+    log = logging.getLogger("train")
+    def report(step):
+        log.warning("step %d", step, stacklevel=2)  # names report's caller
+    for step in range(25):
+        train(1)
+        if step % 10 == 0:
+            log.warning("at step %d", step)
+            report(step)
+    logging.LoggerAdapter(log, {}).warning("done")
+    """
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, body, "--steps", "0")
+    assert plain.returncode == diagnosed.returncode == 0
+    assert "train.py:" in plain.stderr and "<module>" in plain.stderr
+    assert diagnosed.stderr == plain.stderr
