@@ -1148,22 +1148,23 @@ train(25)
         ("--steps", "0"),
     ),
     "multiprocessing_spawn_ddp": (
-        "torch.multiprocessing.spawn of 2 processes, gloo, DDP over a file store",
+        "torch.multiprocessing.spawn of 2 processes, gloo over TCP, DDP, a barrier at the end",
         """
-import os, tempfile
+import socket
 import torch.distributed as dist, torch.multiprocessing as tmp
-def worker(rank, store_path):
+def worker(rank, port):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="file://" + store_path, rank=rank, world_size=2)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
     ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 1))
     o = torch.optim.SGD(ddp.parameters(), lr=0.01)
     for _ in range(15):
         o.zero_grad(); ddp(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+    dist.barrier()  # a file store without it: rank 0 waited for rank 1, gone, for good
     dist.destroy_process_group()
-    print("rank", rank, "done", flush=True)
 if __name__ == "__main__":
-    store = os.path.join(tempfile.mkdtemp(), "store")
-    tmp.spawn(worker, args=(store,), nprocs=2, join=True)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0)); port = free.getsockname()[1]
+    tmp.spawn(worker, args=(port,), nprocs=2, join=True)
     print("spawned training done")
 """,
         ("--steps", "0"),
