@@ -1473,8 +1473,9 @@ def compare(plain: subprocess.CompletedProcess, diagnosed, stopped: bool) -> str
         problems.append(f"exit {diagnosed.returncode} after our stop")
     if not stopped and not diagnosed.stdout.startswith(plain.stdout):
         problems.append("program output changed")
-    if diagnosed.stdout.count("torchdoctor diagnose ") != 1:
-        problems.append(f"{diagnosed.stdout.count('torchdoctor diagnose ')} reports")
+    reports = len(re.findall(r"^torchdoctor diagnose ", diagnosed.stdout, re.MULTILINE))
+    if reports != 1:  # a report's first line (a verdict may quote the command further on)
+        problems.append(f"{reports} reports")
     err = diagnosed.stderr
     if "Exception in thread" in err or "internal error" in err or "no report" in err:
         problems.append("our error: " + _last_line(err)[:60])
