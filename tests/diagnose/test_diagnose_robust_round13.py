@@ -32,8 +32,16 @@ def _plain_and_diagnosed(tmp_path, body: str, *options: str):
     return run(), run("-m", "torchdoctor", "diagnose", *options)
 
 
-FINALIZED_AT_EXIT = """
-import pathlib
+# One program for three differences at its end and in its output (one plain run and one
+# diagnosed run keep the tests' time down): it removes its own script, logs through a format
+# that shows the caller's place, keeps objects Python's exit finalizes, and crashes.
+PROGRAM_END = """
+import logging, os, pathlib, weakref
+os.remove(__file__)  # a generated script that cleans up after itself
+logging.basicConfig(format="%(filename)s:%(lineno)d %(funcName)s %(message)s")
+log = logging.getLogger("train")
+def report(step):
+    log.warning("step %d", step, stacklevel=2)  # names report's caller
 class Run:
     def __init__(self, name): self.name, self.steps = name, 0
     def __del__(self):  # pathlib: Python's exit has taken `open` away from a __del__ by then
@@ -45,25 +53,40 @@ class Cyclic:
     def __init__(self): self.me = self
     def __del__(self): print("cycle collected")
 cyclic = Cyclic()
-import weakref
 weakref.finalize(model, print, "model finalized")  # at the exit, before the namespace goes
-for _ in range(12):
-    train(1); run.steps += 1
+for step in range(25):
+    opt.zero_grad()
+    loss_of_the_removed_script = model(torch.randn(16, 8)).pow(2).mean()
+    loss_of_the_removed_script.backward()
+    opt.step()
+    run.steps += 1
+    if step % 10 == 0:
+        log.warning("at step %d", step)
+        report(step)
+logging.LoggerAdapter(log, {}).warning("done")
 print("trained")
+raise RuntimeError("no source to show")
 """
 
 
-def test_objects_finalized_at_the_exit_print_where_python_prints_them(tmp_path):
+def test_the_programs_end_and_its_log_lines_read_as_in_its_plain_run(tmp_path):
     # A `__del__` of the program's that prints at the interpreter's exit (a run logger, a
     # progress bar closing itself) printed after our report: the program's objects lived on
-    # for the what-if probes. Python's exit clears __main__ after the program's last line. A
-    # weakref.finalize callback (weakref's own atexit handler runs it) printed after it too.
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, FINALIZED_AT_EXIT, "--steps", "0")
-    assert plain.returncode == diagnosed.returncode == 0, diagnosed.stderr[-2000:]
-    assert plain.stdout.startswith("trained\nmodel finalized\nrun closed after 12 steps\n")
+    # for the what-if probes (Python's exit lets __main__ go after the program's last line);
+    # a weakref.finalize callback (weakref's own atexit handler runs it) printed after it too.
+    # A log format with %(filename)s:%(lineno)d %(funcName)s (and torch's own log lines) named
+    # torchdoctor/diagnose/probes/io.py's wrapper for every record. A script that removed
+    # itself was quoted in the report as empty backticks.
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, PROGRAM_END, "--steps", "0")
+    assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
+    assert plain.stdout.startswith("trained\nmodel finalized\nrun closed after 25 steps\n")
     assert "cycle collected" in plain.stdout
     assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:600]
     assert diagnosed.stdout.count("closed after") == 2
+    assert "train.py:" in plain.stderr and "<module>" in plain.stderr
+    assert diagnosed.stderr == plain.stderr  # log lines; a traceback without source lines
+    report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
+    assert "loss_of_the_removed_script.backward()" in report, report
 
 
 def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
@@ -85,46 +108,3 @@ def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
         assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
         assert diagnosed.stdout.startswith("init runs\n"), diagnosed.stdout[:300]
         assert diagnosed.stderr == plain.stderr
-
-
-def test_a_script_that_removes_itself_is_quoted_from_the_text_that_ran(tmp_path):
-    # A generated script that removes itself at its start: the report quoted its lines as
-    # empty backticks; its crash's traceback shows no source line, as plainly.
-    body = """
-    import os
-    os.remove(__file__)
-    for _ in range(25):
-        opt.zero_grad()
-        loss_of_the_removed_script = model(torch.randn(16, 8)).pow(2).mean()
-        loss_of_the_removed_script.backward()
-        opt.step()
-    raise RuntimeError("no source to show")
-    """
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, body, "--steps", "0")
-    assert plain.returncode == diagnosed.returncode == 1
-    assert diagnosed.stderr == plain.stderr  # no source line in the traceback
-    report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
-    assert "loss_of_the_removed_script.backward()" in report, report
-
-
-def test_a_log_record_names_the_programs_line_not_ours(tmp_path):
-    # A log format with %(filename)s:%(lineno)d %(funcName)s (and torch's own log lines, which
-    # show the path) named torchdoctor/diagnose/probes/io.py's wrapper for every record: the
-    # io probe's timing wrapper of Logger._log sat where logging looks for the caller.
-    body = """
-    import logging
-    logging.basicConfig(format="%(filename)s:%(lineno)d %(funcName)s %(message)s")
-    log = logging.getLogger("train")
-    def report(step):
-        log.warning("step %d", step, stacklevel=2)  # names report's caller
-    for step in range(25):
-        train(1)
-        if step % 10 == 0:
-            log.warning("at step %d", step)
-            report(step)
-    logging.LoggerAdapter(log, {}).warning("done")
-    """
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, body, "--steps", "0")
-    assert plain.returncode == diagnosed.returncode == 0
-    assert "train.py:" in plain.stderr and "<module>" in plain.stderr
-    assert diagnosed.stderr == plain.stderr
