@@ -1124,6 +1124,292 @@ print(inspect.getsource(Head).splitlines()[0], Head.forward.__qualname__, Head._
 """,
         ("--steps", "0"),
     ),
+    # round 13
+    "reads_config_from_stdin": (
+        "reads its config from sys.stdin (empty: no pipe), then trains",
+        """
+text = sys.stdin.read()
+steps = int(text) if text.strip() else 25
+train(steps)
+print("trained", steps, "steps from stdin", repr(text))
+""",
+        ("--steps", "0"),
+    ),
+    "input_without_tty": (
+        "input() with no terminal: EOFError caught, a default taken, then training",
+        """
+try:
+    answer = input("resume from checkpoint? [y/N] ")
+except EOFError:
+    answer = "n"
+print("answer", answer)
+train(25)
+""",
+        ("--steps", "0"),
+    ),
+    "multiprocessing_spawn_ddp": (
+        "torch.multiprocessing.spawn of 2 processes, gloo over TCP, DDP, a barrier at the end",
+        """
+import socket
+import torch.distributed as dist, torch.multiprocessing as tmp
+def worker(rank, port):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 1))
+    o = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    for _ in range(15):
+        o.zero_grad(); ddp(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+    dist.barrier()  # a file store without it: rank 0 waited for rank 1, gone, for good
+    dist.destroy_process_group()
+if __name__ == "__main__":
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0)); port = free.getsockname()[1]
+    tmp.spawn(worker, args=(port,), nprocs=2, join=True)
+    print("spawned training done")
+""",
+        ("--steps", "0"),
+    ),
+    "deterministic_algorithms": (
+        "torch.use_deterministic_algorithms(True) at its top, index_add_ and scatter in the step",
+        """
+torch.use_deterministic_algorithms(True)
+emb = torch.nn.Embedding(50, 8)
+o = torch.optim.SGD(emb.parameters(), lr=0.1)
+for _ in range(25):
+    ids = torch.randint(0, 50, (32,))
+    out = torch.zeros(10, 8).index_add_(0, ids % 10, emb(ids))
+    o.zero_grad(); out.pow(2).mean().backward(); o.step()
+print("deterministic", torch.are_deterministic_algorithms_enabled())
+""",
+        ("--steps", "0"),
+    ),
+    "default_dtype_float64": (
+        "torch.set_default_dtype(torch.float64) before building its model; prints its last loss",
+        """
+torch.set_default_dtype(torch.float64)
+torch.manual_seed(1)
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+o = torch.optim.Adam(net.parameters(), lr=0.01)
+for _ in range(25):
+    o.zero_grad(); loss = net(torch.randn(16, 8)).pow(2).mean(); loss.backward(); o.step()
+print("float64 loss", loss.dtype, f"{loss.item():.17g}")
+""",
+        ("--steps", "0"),
+    ),
+    "default_device_set": (
+        "torch.set_default_device('cpu') (a device mode on torch's function stack), then training",
+        """
+torch.set_default_device("cpu")
+net = torch.nn.Linear(8, 1)
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(25):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+torch.set_default_device(None)
+with torch.device("cpu"):
+    train(5)
+print("default device", torch.tensor(1.0).device)
+""",
+        ("--steps", "0"),
+    ),
+    "steps_from_a_generator_in_list": (
+        "a training loop written as a generator, run to its end by list()",
+        """
+def steps(n):
+    for _ in range(n):
+        opt.zero_grad()
+        loss = model(torch.randn(16, 8)).pow(2).mean()
+        loss.backward(); opt.step()
+        yield loss.item()
+losses = list(steps(30))
+print("losses", len(losses))
+""",
+        ("--steps", "0"),
+    ),
+    "sys_exit_in_finally": (
+        "a crash mid-training replaced by sys.exit(2) in a finally block",
+        """
+try:
+    train(20)
+    raise RuntimeError("diverged")
+finally:
+    print("cleaning up")
+    sys.exit(2)
+""",
+        ("--steps", "0"),
+    ),
+    "environ_changed_mid_run": (
+        "os.environ changed mid-run (OMP_NUM_THREADS, a new variable), then a subprocess reads it",
+        """
+import os, subprocess
+train(10)
+os.environ["OMP_NUM_THREADS"] = "2"
+os.environ["RUN_PHASE"] = "second"
+train(10)
+child = subprocess.run([sys.executable, "-c", "import os; print(os.environ['RUN_PHASE'], os.environ['OMP_NUM_THREADS'])"],
+                       capture_output=True, text=True)
+print("child sees", child.stdout.strip())
+""",
+        ("--steps", "0"),
+    ),
+    "numpy_reseeded_every_step": (
+        "numpy and torch reseeded every step, data from numpy; prints its exact losses",
+        """
+import numpy as np
+losses = []
+for step in range(25):
+    np.random.seed(step); torch.manual_seed(step)
+    x = torch.from_numpy(np.random.randn(16, 8).astype("float32"))
+    opt.zero_grad(); loss = model(x + 0.01 * torch.randn(16, 8)).pow(2).mean(); loss.backward(); opt.step()
+    losses.append(loss.item())
+print("losses", " ".join(f"{v:.9g}" for v in losses[-3:]), np.random.rand())
+""",
+        ("--steps", "0"),
+    ),
+    "compiled_whole_step": (
+        "torch.compile (eager backend) of a whole step: forward, backward and the optimizer's step",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+@torch.compile(backend="eager")
+def step(x):
+    o.zero_grad()
+    loss = net(x).pow(2).mean()
+    loss.backward()
+    o.step()
+    return loss
+for _ in range(25):
+    loss = step(torch.randn(16, 8))
+print("compiled step", loss.shape)
+""",
+        ("--steps", "0"),
+    ),
+    "warning_as_error_caught": (
+        "a torch UserWarning made an error and caught around the torch call that warns",
+        """
+import warnings
+warnings.filterwarnings("error", category=UserWarning)
+train(20)
+try:
+    torch.tensor(torch.ones(2))  # torch warns: use clone().detach()
+except UserWarning as warning:
+    print("caught:", str(warning)[:40])
+train(5)
+""",
+        ("--steps", "0"),
+    ),
+    "redirect_stdout_around_loop": (
+        "contextlib.redirect_stdout into a StringIO around the loop (stopped inside it)",
+        """
+import contextlib, io
+captured = io.StringIO()
+with contextlib.redirect_stdout(captured):
+    for i in range(300):
+        train(1)
+        print("step", i)
+print("captured", len(captured.getvalue().splitlines()), "lines")
+""",
+        ("--steps", "5"),
+    ),
+    "exit_with_message": (
+        "sys.exit('a message') after training (Python prints it, exit 1)",
+        "train(20)\nsys.exit('stopping: validation loss did not improve')\n",
+        ("--steps", "0"),
+    ),
+    "relative_imports_in_package": (
+        "imports a package of its own whose modules import each other relatively",
+        """
+import os
+os.makedirs("mypkg", exist_ok=True)
+with open("mypkg/__init__.py", "w") as f:
+    f.write("from .model import make\\n")
+with open("mypkg/model.py", "w") as f:
+    f.write("import torch\\nfrom . import layers\\ndef make():\\n    return torch.nn.Sequential(layers.block(), torch.nn.Linear(4, 1))\\n")
+with open("mypkg/layers.py", "w") as f:
+    f.write("import torch\\ndef block():\\n    return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())\\n")
+import mypkg
+net = mypkg.make(); o = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(25):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+print("package model", type(net[0]).__name__, mypkg.model.__name__)
+""",
+        ("--steps", "0"),
+    ),
+    "saved_tensors_hooks_offload": (
+        "torch.autograd.graph.saved_tensors_hooks packing saved activations (an offload pattern)",
+        """
+packed = {"n": 0}
+def pack(t):
+    packed["n"] += 1
+    return t.clone()
+def unpack(t):
+    return t
+net = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.Linear(32, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+for _ in range(25):
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        loss = net(torch.randn(16, 8)).pow(2).mean()
+    o.zero_grad(); loss.backward(); o.step()
+print("packed per step", packed["n"] // 25)
+""",
+        ("--steps", "0"),
+    ),
+    "weakref_finalize_at_exit": (
+        "weakref.finalize callbacks (one on its model) that print at the interpreter's exit",
+        """
+import weakref
+class Logger:
+    pass
+log = Logger()
+weakref.finalize(log, print, "logger finalized")
+weakref.finalize(model, print, "model finalized")
+train(25)
+print("trained")
+""",
+        ("--steps", "0"),
+    ),
+    "settrace_line_counter": (
+        "sys.settrace of its own (a line counter, as coverage.py or a debugger sets one)",
+        """
+lines = {"n": 0}
+def tracer(frame, event, arg):
+    if event == "line":
+        lines["n"] += 1
+    return tracer
+sys.settrace(tracer)
+train(20)
+sys.settrace(None)
+print("traced lines", lines["n"] > 0, sys.gettrace() is None)
+""",
+        ("--steps", "0"),
+    ),
+    "breakpoint_disabled_by_env": (
+        "breakpoint() in its loop, disabled through PYTHONBREAKPOINT=0 set by the program",
+        """
+import os
+os.environ["PYTHONBREAKPOINT"] = "0"
+for i in range(25):
+    train(1)
+    if i == 10:
+        breakpoint()
+print("no debugger")
+""",
+        ("--steps", "0"),
+    ),
+    "checkpointed_blocks": (
+        "activation checkpointing (torch.utils.checkpoint, non-reentrant and reentrant) in its model",
+        """
+from torch.utils.checkpoint import checkpoint
+blocks = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()) for _ in range(3))
+o = torch.optim.SGD(blocks.parameters(), lr=0.01)
+for i in range(25):
+    x = torch.randn(16, 8, requires_grad=True)
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=bool(i % 2))
+    o.zero_grad(); x.pow(2).mean().backward(); o.step()
+print("checkpointed", blocks[0][0].weight.grad is not None)
+""",
+        ("--steps", "0"),
+    ),
 }
 
 
@@ -1187,8 +1473,9 @@ def compare(plain: subprocess.CompletedProcess, diagnosed, stopped: bool) -> str
         problems.append(f"exit {diagnosed.returncode} after our stop")
     if not stopped and not diagnosed.stdout.startswith(plain.stdout):
         problems.append("program output changed")
-    if diagnosed.stdout.count("torchdoctor diagnose ") != 1:
-        problems.append(f"{diagnosed.stdout.count('torchdoctor diagnose ')} reports")
+    reports = len(re.findall(r"^torchdoctor diagnose ", diagnosed.stdout, re.MULTILINE))
+    if reports != 1:  # a report's first line (a verdict may quote the command further on)
+        problems.append(f"{reports} reports")
     err = diagnosed.stderr
     if "Exception in thread" in err or "internal error" in err or "no report" in err:
         problems.append("our error: " + _last_line(err)[:60])

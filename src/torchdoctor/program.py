@@ -61,6 +61,9 @@ class Program:
         return ["-m", self.target, *self.argv] if self.module else [self.target, *self.argv]
 
     def _check_module(self) -> None:
+        """A package without `__main__.py` is not refused here: `python -m pkg` imports the
+        package first (its `__init__` may train, print or fail: the program's), then says in one
+        line that it cannot be run, exit 1; the run does the same through runpy."""
         try:
             spec = self._find_spec(self.target)
         except (ImportError, ValueError) as exc:
@@ -69,32 +72,14 @@ class Program:
             return  # shown as its traceback when the run imports it, as `python -m` shows it
         if spec is None:
             raise UsageError(f"no module named {self.target!r}")
-        if spec.submodule_search_locations is not None and not self._has_main():
-            raise UsageError(  # python -m says so too, after importing the package
-                f"{self.target!r} is a package without __main__.py: `-m` runs a module "
-                f"(`-m {self.target}.train`) or a package's __main__"
-            )
 
-    def _has_main(self) -> bool:
-        try:
-            return self._find_spec(f"{self.target}.__main__", package=self.target) is not None
-        except (ImportError, ValueError):
-            return False
-        except Exception:  # noqa: BLE001 - the package's own code failed: the run shows it
-            return True
-
-    def _find_spec(self, name: str, package: str | None = None):
-        """`package`: where it was found on the path without importing it, a module it lacks
-        there is not there (no import to ask)."""
+    def _find_spec(self, name: str):
         # Look where `python -m` looks: the program's directory first (our console script's own
         # sys.path[0] is its bin/ folder). The runners set the same path for the run itself.
         saved_path = sys.path[:]
         sys.path.insert(0, self.cwd)
         try:
-            spec = _spec_on_path(name)
-            if spec is None and not (package and _spec_on_path(package)):
-                spec = importlib.util.find_spec(name)
-            return spec
+            return _spec_on_path(name) or importlib.util.find_spec(name)
         finally:
             sys.path[:] = saved_path
 

@@ -75,26 +75,37 @@ def diagnose_script(
     )
     session = Session(config, hooks)
 
-    def report_for(end) -> Report:
+    def report_for(session: Session, end) -> Report:
         run = build_run(
             session, program.target, list(program.argv), end.status, end.exit_code, end.error
         )
         if rank_dir:
             run = _merge_ranks(run, rank_dir)
-        report = build_report(run, check_all(run))
-        if not quiet:
-            from torchdoctor.diagnose.report.terminal import render_terminal
+        return build_report(run, check_all(run))
 
-            render_terminal(report)
-        return report
-
-    def hard_exit(end) -> None:
-        report = report_for(end)
+    # os._exit: Python finalizes none of the program's objects (the session is bound, not
+    # closed over, so that deleting the name below lets it go)
+    def hard_exit(end, session: Session = session) -> None:
+        report = report_for(session, end)
+        _render(report, quiet)
         if on_hard_exit is not None:
             on_hard_exit(report)
 
     end = run_program(session, program, on_hard_exit=hard_exit)
-    return report_for(end)
+    report = report_for(session, end)
+    # what-ifs done: the probes' hold on the program's objects goes, and its exit finalizes them
+    del session, hard_exit
+    if end.remains is not None:
+        end.remains.release()
+    _render(report, quiet)
+    return report
+
+
+def _render(report: Report, quiet: bool) -> None:
+    if not quiet:
+        from torchdoctor.diagnose.report.terminal import render_terminal
+
+        render_terminal(report)
 
 
 def _merge_ranks(run, rank_dir: str):

@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -104,11 +105,12 @@ def _ignored_on_flush(stream, exc: BaseException) -> None:
 
 class ProgramExitHandlers:
     """The `atexit` handlers the program's own code registers (a summary written and printed at
-    its end). Python runs them at the process's exit, after the program: under diagnose that is
-    after the report, where their output would follow ours. While the program runs,
-    `atexit.register` called from the program's code is noted; at its end, unless a thread of
-    its own still runs (Python would wait for it first), they run in Python's order, last first,
-    with an error shown as Python shows it, and are taken off atexit's list."""
+    its end), and its `weakref.finalize` callbacks. Python runs them at the process's exit,
+    after the program: under diagnose that is after the report, where their output would follow
+    ours. While the program runs, `atexit.register` and `weakref.finalize` called from the
+    program's code are noted; at its end, unless a thread of its own still runs (Python would
+    wait for it first), they run in Python's order, last first, with an error shown as Python
+    shows it, and are taken off atexit's list."""
 
     def __init__(self, patcher, is_program_file: Callable[[str], bool]) -> None:
         self._registered: list[tuple[Callable, tuple, dict]] = []
@@ -130,12 +132,37 @@ class ProgramExitHandlers:
 
             return unregister
 
+        def make_finalize(real_init):
+            def init(finalizer, *args, **kwargs):
+                real_init(finalizer, *args, **kwargs)
+                caller = sys._getframe(1).f_code.co_filename
+                if os.getpid() == owner and is_program_file(caller):
+                    self._finalizers.append(finalizer)
+
+            return init
+
+        self._finalizers: list[weakref.finalize] = []
         patcher.replace(atexit, "register", make_register)
         patcher.replace(atexit, "unregister", make_unregister)
+        patcher.replace(weakref.finalize, "__init__", make_finalize)
 
     def run(self) -> None:
-        """Run the noted handlers now (where Python's exit would not wait for threads first)."""
-        if not self._registered or _waited_for():
+        """Run the noted handlers now (where Python's exit would not wait for threads first),
+        then the program's `weakref.finalize` callbacks still pending (their `atexit` left on),
+        last made first, as weakref's own exit handler runs them."""
+        if _waited_for():
+            return
+        self._run_handlers()
+        finalizers, self._finalizers = self._finalizers, []
+        for finalizer in reversed(finalizers):
+            if finalizer.alive and finalizer.atexit:
+                try:
+                    finalizer()
+                except BaseException:  # weakref's exit handler shows it through the hook
+                    sys.excepthook(*sys.exc_info())
+
+    def _run_handlers(self) -> None:
+        if not self._registered:
             return
         registered, self._registered = self._registered, []
         for func, _, _ in registered:
@@ -151,6 +178,79 @@ class ProgramExitHandlers:
                 text = "".join(program_traceback(exc).format())
                 print(f"Exception ignored in atexit callback: {func!r}", file=sys.stderr)
                 print(text, end="", file=sys.stderr, flush=True)
+
+
+class ProgramRemains:
+    """What the program leaves to Python's exit: its `__main__` namespace and the streams it left
+    as sys.stdout and sys.stderr. After the program's last line (and its atexit handlers),
+    Python's exit lets the namespace go, and the objects only it held are finalized: a `__del__`
+    that prints or writes a file, a progress bar closed by its own `__del__`. Under diagnose the
+    namespace outlives the program (the what-if probes use its objects after the run), so that
+    came after the report. `release()` does it once the report is built, before it is printed."""
+
+    def __init__(self, namespace: dict, streams: tuple) -> None:
+        self._namespace: dict | None = namespace
+        self._streams = streams
+
+    def release(self) -> None:
+        """Let the namespace go as Python's exit does, printing to the program's streams: first
+        dropped, its objects finalized by a collection with the names still there to use; where
+        something else still holds it, cleared (names with one leading underscore first, then
+        the others but `__builtins__`). Not while a thread other than the main one runs: Python
+        would wait for a non-daemon one first, and a daemon one may still use the names."""
+        namespace, self._namespace = self._namespace, None
+        if namespace is None or threading.active_count() > 1:
+            return
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self._streams
+        try:
+            marker = _Marker()
+            namespace[_MARKER] = marker  # gone with the namespace: it was nobody else's
+            namespace_gone = weakref.ref(marker)
+            del marker, namespace
+            gc.collect()
+            namespace = _still_held(namespace_gone)
+            if namespace is not None:
+                _clear_module_dict(namespace)
+                gc.collect()  # what lives in reference cycles
+            _flush(sys.stdout)
+        finally:
+            sys.stdout, sys.stderr = saved
+
+
+_MARKER = "__torchdoctor_exit_marker__"
+
+
+class _Marker:
+    pass
+
+
+def _still_held(marker_ref: weakref.ref) -> dict | None:
+    """The namespace the marker lives in, when it survived the collection."""
+    marker = marker_ref()
+    if marker is None:
+        return None
+    for holder in gc.get_referrers(marker):
+        if isinstance(holder, dict) and holder.get(_MARKER) is marker:
+            del holder[_MARKER]
+            return holder
+    return None
+
+
+def _clear_module_dict(namespace: dict) -> None:
+    """CPython's `_PyModule_ClearDict`, as its exit clears a module still alive."""
+    for first_pass in (True, False):
+        for name in list(namespace):
+            single_underscore = name.startswith("_") and not name.startswith("__")
+            if name != "__builtins__" and (single_underscore or not first_pass):
+                namespace[name] = None
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # closed or odd stream: it was the program's
+        pass
 
 
 def exit_after_program(code: int, stopped: bool) -> NoReturn:

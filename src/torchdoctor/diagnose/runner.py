@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import atexit
 import io
+import linecache
 import os
 import pkgutil
 import runpy
 import signal
 import sys
+import tokenize
 import traceback
 import types
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 from torchdoctor.diagnose.callsite import installed_package, is_library_file, is_runner_file
 from torchdoctor.diagnose.program_exit import (
     EXIT_FLUSH_FAILED,
     ProgramExitHandlers,
+    ProgramRemains,
     streams_fail_at_exit,
 )
 from torchdoctor.diagnose.program_signals import ProgramSignals, Terminated
@@ -45,6 +48,8 @@ class ProgramEnd:
     status: str  # "completed", "stopped", "crashed", "interrupted"
     exit_code: int
     error: str | None = None
+    # its namespace and streams, for what Python's exit does with them after the program
+    remains: ProgramRemains | None = field(default=None, repr=False, compare=False)
 
 
 def _exit_code(code) -> int:
@@ -197,20 +202,19 @@ def _flush(stream) -> None:
         pass
 
 
-def _run_path(path: str) -> None:
+def _run_path(path: str, main: types.ModuleType) -> None:
     """`python path` as __main__: __file__ (and the code's file name) absolute, as Python 3.9+
     sets them, so a program that changes directory still finds its own files through
     os.path.dirname(__file__); sys.argv[0] stays as typed (runpy.run_path would set both to
     the same name). A directory or a zip: its `__main__` from sys.path[0], as Python runs it."""
     if os.path.isdir(path) or zipfile.is_zipfile(path):
-        _run_as_main("__main__", alter_argv=False)
+        _run_as_main("__main__", alter_argv=False, main=main)
         return
     with io.open_code(path) as source:
         code = pkgutil.read_code(source) if path.endswith((".pyc", ".pyo")) else None
     if code is None:  # source (or a .pyc of another Python: compiling it fails as Python's does)
         with io.open_code(path) as source:
             code = compile(source.read(), path, "exec", dont_inherit=True)
-    main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __spec__=None)
     saved_main = sys.modules.get("__main__")
     sys.modules["__main__"] = main
@@ -221,13 +225,33 @@ def _run_path(path: str) -> None:
             sys.modules["__main__"] = saved_main
 
 
-def _run_as_main(module: str, alter_argv: bool) -> None:
+def _script_source(path: str) -> str | None:
+    """The script's text as it runs (None: a folder, a zip, compiled code, unreadable)."""
+    if not path.endswith(".py") or not os.path.isfile(path):
+        return None
+    try:
+        with tokenize.open(path) as source:  # its coding cookie, as Python reads it
+            return source.read()
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def _keep_source_of_a_removed_script(path: str, source: str | None) -> None:
+    """A program that removed its own script (a generated one, cleaned up at its start): the
+    report quotes its lines from the text that ran. Only after the run: a traceback printed
+    while it runs shows no source line, as plainly."""
+    if source is not None and not os.path.exists(path):
+        lines = source.splitlines(keepends=True)
+        linecache.cache[path] = (len(source), None, lines, path)  # no mtime: never re-read
+
+
+def _run_as_main(module: str, alter_argv: bool, main: types.ModuleType) -> None:
     """`python -m module` (alter_argv) or `python dir_or_zip` (`__main__` found on sys.path[0]):
     through runpy's `_run_module_as_main`, the function Python itself calls for both, so the
     program's traceback starts with the same `<frozen runpy>` frames as its plain run's. It runs
     the code in `sys.modules["__main__"]`'s namespace: a fresh module, not ours."""
     saved_main = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
     try:
         runpy._run_module_as_main(module, alter_argv=alter_argv)  # type: ignore[attr-defined]
     finally:
@@ -383,11 +407,14 @@ def run_program(
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
     _exec_note_patch(process_patches)
     recursion_room = RecursionRoom(process_patches)  # made here: counts the frames above this
+    main = types.ModuleType("__main__")  # the program's namespace: a fresh module, not ours
+    script = os.path.abspath(program.path)
+    source = None if program.module else _script_source(script)
     try:
         if program.module:
-            _run_as_main(program.target, alter_argv=True)
+            _run_as_main(program.target, alter_argv=True, main=main)
         else:
-            _run_path(os.path.abspath(program.path))
+            _run_path(script, main)
         end = ProgramEnd("completed", 0)
     except StopDiagnosis:
         end = ProgramEnd("stopped", 0)
@@ -404,10 +431,12 @@ def run_program(
     finally:
         thread_stop.finished()
         cleanup()
+    _keep_source_of_a_removed_script(script, source)
     if os.getpid() != owner:
         _end_forked_child(end.exit_code)
+    remains = ProgramRemains(main.__dict__, program_streams)
     if session.stopped and end.status != "crashed":
-        return ProgramEnd("stopped", 0)
+        return ProgramEnd("stopped", 0, remains=remains)
     # its own writers in place of ours: Python's exit would flush them, after the program's end
     own_streams = tuple(
         stream if stream is not ours else None
@@ -415,4 +444,5 @@ def run_program(
     )
     if end.status in ("completed", "crashed") and streams_fail_at_exit(own_streams):
         end = ProgramEnd(end.status, EXIT_FLUSH_FAILED, end.error)
+    end.remains = remains
     return end

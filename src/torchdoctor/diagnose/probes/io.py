@@ -37,7 +37,9 @@ class IOProbe(Probe):
         # records below the logger's level never reach _log: only emitted ones are timed, and
         # booked to the user's line past the logging module's frames
         patcher.replace(
-            logging.Logger, "_log", lambda original: self._timed(original, "log", _log_caller)
+            logging.Logger,
+            "_log",
+            lambda original: self._timed(_past_our_frames(original), "log", _log_caller),
         )
         # a warning shown (warnings.warn with a filter that lets it through every time: the
         # program's way of logging, to stderr) is a log record too; C's warn() looks this
@@ -140,6 +142,18 @@ def typical_per_step(measured, counters: tuple[str, ...]) -> float:
     if not spent:
         return 0.0
     return statistics.median_low(spent) * len(spent) / len(measured)
+
+
+def _past_our_frames(log: Callable) -> Callable:
+    """`Logger._log` asked to look 2 frames further for the record's place (this one and the
+    timed wrapper's; logging skips its own): its filename, lineno and funcName, which a log
+    format shows, are the program's line, not our wrapper's."""
+
+    def log_past_us(logger, level, msg, args, exc_info=None, extra=None, stack_info=False,
+                    stacklevel=1):  # fmt: skip
+        return log(logger, level, msg, args, exc_info, extra, stack_info, stacklevel + 2)
+
+    return log_past_us
 
 
 def _log_caller() -> str:
