@@ -23,7 +23,9 @@ def test_accumulated_windows_match_full_batch_including_short_last_window():
     model = make_mlp()
     optimizer = RecordingSGD(model.parameters(), lr=0.0)  # lr 0: every window sees same weights
     model(dataset.tensors[0]).sum().backward()  # stale gradients fit() must not add to window 1
-    config = TrainerConfig(batch_size=batch, accumulate=accumulate, workers=0, quiet=True, seed=3)
+    config = TrainerConfig(
+        batch_size=batch, accumulate=accumulate, workers=0, quiet=True, seed=3, device="cpu"
+    )  # the CPU: the windows' gradients are compared with gradients computed on CPU tensors
     trainer = Trainer(model, optimizer, nn.CrossEntropyLoss(), config)
     trainer.fit(dataset)
 

@@ -8,7 +8,8 @@ from torchdoctor.trainer import Trainer, TrainerConfig
 
 
 def make_trainer(model, **config):
-    config = TrainerConfig(workers=0, quiet=True, batch_size=8, **config)
+    # the CPU: these tests compare the Trainer's outputs with the model called on CPU tensors
+    config = TrainerConfig(workers=0, quiet=True, batch_size=8, device="cpu", **config)
     return Trainer(model, lambda p: torch.optim.SGD(p, lr=0.1), nn.CrossEntropyLoss(), config)
 
 

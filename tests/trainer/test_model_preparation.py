@@ -49,7 +49,7 @@ def test_channels_last_converts_weights_and_inputs():
 
 def test_channels_last_auto_is_off_on_cpu():
     model = SmallConvNet()
-    conv_trainer(model).fit(image_data())
+    conv_trainer(model, device="cpu").fit(image_data())
     assert model.stem.weight.is_contiguous()
 
 
