@@ -18,7 +18,7 @@ BATCH = 256 if FIXED else 1
 
 def event_stream(n, fields=12, buckets=2**16, seed=0):
     g = torch.Generator().manual_seed(seed)
-    for _ in range(n // 512):
+    for _ in range(max(1, n // 512)):
         feats = torch.randint(0, buckets, (512, fields), generator=g)
         clicks = ((feats[:, 0] % 5 == 0) | (feats[:, 3] % 7 == 0)).float()
         yield from zip(feats, clicks)
@@ -40,7 +40,7 @@ if __name__ == "__main__":
     model = CTR()
     opt = torch.optim.Adagrad(model.parameters(), lr=0.02)
     seen, correct, pending = 0, 0.0, []
-    for feats, click in event_stream(400_000):
+    for feats, click in event_stream(BATCH * 600):
         pending.append((feats, click))
         if len(pending) < BATCH:
             continue
