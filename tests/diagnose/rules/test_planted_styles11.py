@@ -33,3 +33,12 @@ def test_evaluation_in_train_mode_through_a_no_grad_decorator_is_d302():
     report = diagnose("d302_no_grad_decorated_eval", steps=12)
     assert report.run.evaluation.in_train_mode == report.run.evaluation.forwards > 0, found(report)
     assert ("D302", "error") in found(report), found(report)
+
+
+@pytest.mark.timing
+def test_a_metrics_dict_pretty_printed_every_step_is_logging():
+    """`pprint.pprint(metrics)` every step (k21): pprint writes to the stream itself, so no
+    print() was counted and D702 could not fire at any cost."""
+    report = diagnose("d702_pprint_every_step", steps=10)
+    assert report.run.io.prints_per_step == 1, report.run.io
+    assert "D702" in [code for code, _ in found(report)], found(report)
