@@ -2,9 +2,7 @@
 
 ## What it does
 Flags runs in which validation ran in at least a third of the measured training steps and took
-25% or more of the measured time (training steps plus the evaluation cut out of them), or ran in
-at least a tenth of them and took half of that time or more (validation on a clock, every few
-steps, costing more than the training between), in total
+25% or more of the measured time (training steps plus the evaluation cut out of them), in total
 and with every evaluation and every step at its median (one evaluation that another process
 interrupted on a busy machine does not make validation look long), unless it
 ran about once per training epoch or less (a small data set whose epochs are a few steps, or
@@ -74,9 +72,6 @@ TITLE = "Evaluation runs so often that it takes a large share of the run"
 SAVING_OF = "run"
 MIN_FREQUENCY = 1 / 3  # of the measured steps with an evaluation in them
 MIN_SHARE = 0.25  # of the measured time
-# a rarer validation that still outweighs the training between two of them
-MIN_FREQUENCY_DOMINANT = 1 / 10
-DOMINANT_SHARE = 0.5
 LESS_OFTEN = 10
 ONCE_PER_EPOCH = 1.5  # evaluations per training epoch, with slack for a partly measured epoch
 
@@ -142,10 +137,7 @@ def check(run: RunObservation) -> list[Finding]:
     frequency = len(evaluated) / len(steps)
     evaluation_s = sum(s.evaluation_s for s in steps)
     share = min(_share(evaluation_s, steps), _typical_share(evaluated, steps))
-    if share < MIN_SHARE:
-        return []
-    dominant = frequency >= MIN_FREQUENCY_DOMINANT and share >= DOMINANT_SHARE
-    if frequency < MIN_FREQUENCY and not dominant:
+    if frequency < MIN_FREQUENCY or share < MIN_SHARE:
         return []
     per_epoch = training_steps_per_epoch(run)
     if per_epoch is not None and frequency * per_epoch <= ONCE_PER_EPOCH:
