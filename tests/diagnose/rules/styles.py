@@ -26,6 +26,7 @@ STYLES7 = Path(__file__).parent / "scripts" / "styles7"
 STYLES8 = Path(__file__).parent / "scripts" / "styles8"
 STYLES9 = Path(__file__).parent / "scripts" / "styles9"
 STYLES10 = Path(__file__).parent / "scripts" / "styles10"
+STYLES11 = Path(__file__).parent / "scripts" / "styles11"
 
 
 class Planted(NamedTuple):
@@ -531,5 +532,57 @@ PLANTED10 = [
         ("i06_clean_transformer_xl_memory_trimmed_detached", "D504", "clean", "trimmed"),
         ("i07_clean_sklearn_like_estimator_index_slices", "D108", "clean", "slices"),
         ("i08_clean_random_search_sweep_models_in_sequence", "D202", "clean", "batch 128+"),
+    ]
+]
+
+# round 13: an eleventh set in styles no earlier set used (SAM wrappers, loss plugins, active
+# learning, self-training, continual learning with replay, a callback registry, Lookahead, an
+# ExitStack of configured contexts over a sparse GCN, a profiling decorator, a checkpoint-all
+# helper, DINO, online learning from a stream, packed sequences, argparse subcommands, an LR
+# finder, DER, a spawn-guarded main, FixMatch's zipped loaders, molecule strings, a feature
+# store, islice, ConcatDataset, BatchSampler with batch_size=None, PyG-like graph batching,
+# length bucketing, torch.func training ...)
+PLANTED11 = [
+    Planted(*row, folder=STYLES11)
+    for row in [
+        ("k01_sam_optimizer_two_passes_config_dtype_float64", "D201", "speed", 'dtype "float64"'),
+        ("k02_spectrogram_autoencoder_loss_plugins_retain_graph", "D214", "speed", "3 backwards"),
+        ("k03_active_learning_pool_scored_with_autograd", "D301", "speed", "pool scoring"),
+        ("k04_self_training_pseudo_labels_dropout_on", "D302", "error", "no eval()"),
+        ("k05_continual_tasks_replay_buffer_eval_leaves_eval_mode", "D305", "error", "train once"),
+        ("k06_callback_registry_zero_grad_on_misspelled_event", "D221", "error", "wrong event"),
+        ("k07_sam_second_step_after_zero_grad", "D222", "error", "zero, step"),
+        ("k08_lookahead_wrapper_inner_radam_foreach_off", "D210", "speed", "foreach=False"),
+        ("k09_exit_stack_contexts_from_config_anomaly_sparse_gcn", "D211", "speed", "ExitStack"),
+        ("k10_profiled_decorator_on_recommender_main", "D212", "speed", "@profiled"),
+        ("k11_memory_saver_wraps_every_child_in_checkpoint", "D213", "speed", "memory_saver"),
+        ("k12_dino_teacher_rebuilt_from_student_every_step", "D215", "speed", "deepcopy/step"),
+        ("k13_mel_cnn_zero_grad_positional_false", "D220", "speed", "zero_grad(False)"),
+        ("k14_online_learning_event_stream_one_at_a_time", "D202", "speed", "batch 1"),
+        ("k15_packed_sequences_attention_per_segment_loop", "D203", "speed", "per segment"),
+        ("k16_argparse_subcommands_eval_interval_units", "D304", "speed", "every step"),
+        ("k17_lr_finder_python_math_on_loss_tensor", "D401", "info", "float(loss)"),
+        ("k18_dark_experience_replay_stores_logits_with_graph", "D503", "speed", "logits kept"),
+        ("k19_weight_trajectory_tracker_distance_to_every_snapshot", "D504", "speed", "all kept"),
+        ("k20_preemption_safe_checkpoint_under_spawn_guard", "D701", "speed", "save/step"),
+        ("k21_pprint_metrics_dict_with_tensors_every_step", "D702", "speed", "pprint/step"),
+        ("k22_scheduled_sampling_coin_flips_in_python", "D801", "speed", "B*T random()"),
+        ("k23_spawn_guarded_main_stft_dataset_no_workers", "D101", "speed", "0 workers"),
+        ("k24_fixmatch_zipped_loaders_workers_respawned", "D103", "speed", "2 loaders"),
+        ("k25_molecule_graphs_parsed_from_strings_in_getitem", "D105", "speed", "parse/fetch"),
+        ("k26_recsys_feature_rows_list_of_arrays_to_tensor", "D106", "speed", "list of arrays"),
+        ("k27_islice_on_loader_each_step_fresh_iterator", "D107", "speed", "islice"),
+        ("k28_concat_dataset_of_tensor_sources_default_loader", "D108", "speed", "ConcatDataset"),
+        ("k29_batch_sampler_slices_through_worker_batch_size_none", "D109", "speed", "2 workers"),
+        ("k30_graph_batch_collate_offsets_edges_in_python", "D111", "speed", "per edge"),
+        ("k31_bucketing_batch_sampler_divides_batch_by_buckets", "D112", "speed", "batch 2"),
+        ("l01_clean_sam_two_passes_float32", "D214", "clean", "two passes"),
+        ("l02_clean_der_replay_detached_logits", "D503", "clean", "detached"),
+        ("l03_clean_active_learning_inference_mode_scoring", "D301", "clean", "inference_mode"),
+        ("l04_clean_functional_grad_manual_sgd", "D221", "clean", "torch.func.grad"),
+        ("l05_clean_weight_tied_lm_adamw_param_groups", "D210", "clean", "param groups"),
+        ("l06_clean_fixmatch_zipped_persistent_loaders", "D103", "clean", "persistent"),
+        ("l07_clean_dino_teacher_foreach_lerp", "D215", "clean", "foreach_lerp_"),
+        ("l08_clean_argparse_subcommands_eval_per_epoch", "D304", "clean", "per epoch"),
     ]
 ]

@@ -15,6 +15,7 @@ That is decided by autograd, not by the output's Python type.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 import weakref
@@ -520,7 +521,10 @@ def _beside_training(steps, origin: float, with_grad: bool = False) -> int:
     return count
 
 
-_UPDATE_BN = torch.optim.swa_utils.update_bn.__code__
+# update_bn's own code, not its @torch.no_grad() wrapper's: that wrapper's code is the one every
+# no_grad-decorated function shares, and any `@torch.no_grad() def evaluate(...)` that ran its
+# model in train mode passed for a statistics refresh (D302 silent)
+_UPDATE_BN = inspect.unwrap(torch.optim.swa_utils.update_bn).__code__
 
 
 def _averages_batchnorm(module) -> bool:

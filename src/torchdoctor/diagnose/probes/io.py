@@ -1,5 +1,5 @@
-"""Host I/O probe: `torch.save`, `print()`, emitted `logging` records and shown warnings inside
-training steps, counted and timed (a clock read either side of each call).
+"""Host I/O probe: `torch.save`, `print()` (and `pprint.pprint`), emitted `logging` records and
+shown warnings inside training steps, counted and timed (a clock read either side of each call).
 
 Formatting tensors for a log line (`Tensor.__format__` / `__repr__`, run by an f-string *before*
 print() is called) is timed too: that is where most of a logging line's cost hides. Formatting
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import pprint
 import statistics
 import sys
 import time
@@ -34,6 +35,9 @@ class IOProbe(Probe):
         self.stdout = sys.stdout  # where our report goes after the program
         patcher.replace(torch, "save", lambda original: self._timed(original, "save"))
         patcher.replace(builtins, "print", lambda original: self._timed_print(original))
+        # pprint writes to the stream itself, not through print(): a metrics dict pretty-printed
+        # every step (its tensors' reprs included) is a print too
+        patcher.replace(pprint, "pprint", lambda original: self._timed(original, "print"))
         # records below the logger's level never reach _log: only emitted ones are timed, and
         # booked to the user's line past the logging module's frames
         patcher.replace(
