@@ -383,3 +383,26 @@ def test_data_an_earlier_script_of_the_folder_writes_is_its_own(tmp_path):
     checkpoint = EMBEDDING_READER.replace("embedding.pt", "ckpt.pt")
     (tmp_path / "train.py").write_text(EMBEDDING_WRITER.replace("embedding.pt", "ckpt.pt"))
     assert codes(lint_text(checkpoint, select="TD111", path=str(reader))) == ["TD111"]
+
+
+CLEARED_UNDER_THE_STEPS_CONDITION = """import torch
+
+
+def train(model, opt, loader, k):
+    for j, (x, y) in enumerate(loader):
+        loss = model(x).sum()
+        if (j + 1) % k == 0:
+            opt.zero_grad()
+        loss.backward()
+        if (j + 1) % k == 0:
+            opt.step()
+"""
+
+
+def test_gradients_cleared_under_the_steps_condition_before_backward_do_not_accumulate():
+    # DLRM's mlperf accumulation: each step sees one backward's gradient, not k times too large
+    assert codes(lint_text(CLEARED_UNDER_THE_STEPS_CONDITION, select="TD109")) == []
+    stepped_then_cleared = CLEARED_UNDER_THE_STEPS_CONDITION.replace(
+        "            opt.zero_grad()\n", "            opt.step()\n            opt.zero_grad()\n", 1
+    )
+    assert codes(lint_text(stepped_then_cleared, select="TD109")) == ["TD109"]

@@ -77,3 +77,9 @@ class Encoder(nn.Module):
 def test_loops_along_a_dimension_and_per_element_writes_in_forward_are_flagged():
     # the last loop calls a different layer per column (one embedding per feature): left alone
     assert lines(MODULE_LOOPS) == [8, 11, 14]
+    recurrent = MODULE_LOOPS.replace(
+        "            pooled = pooled + seq[:, t]\n",
+        "            h = torch.tanh(seq[:, t] + h)\n            outs.append(h)\n",
+    )
+    # a state carried from step to step is a recurrence (TD135's cells), not independent rows
+    assert lines(recurrent) == [12, 15]

@@ -169,7 +169,7 @@ class RowByRowLoop(Rule):
                 continue  # `len(out)` of what a model returned: a list or tuple of outputs
             shape = known_shape(ctx, node)
             if name == indexed or (dim == 0 and shape and int_value(bound) == shape[0]):
-                if _accumulates_rows(ctx, lines):
+                if _accumulates_rows(ctx, lines) and not _recurrence(ctx, lines):
                     return indexed
         return None
 
@@ -360,3 +360,18 @@ def _module_per_index(ctx, loop: cst.For) -> bool:
         )
         for node in walk(ctx, loop.body)
     )
+
+
+def _recurrence(ctx, lines: list[cst.SimpleStatementLine]) -> bool:
+    """A temporary carried from one iteration to the next (`h = cell(x[:, t], h)`): a
+    recurrence over the rows, not independent rows (an accumulation such as `z = z + x[i]` is
+    carried by design)."""
+    accumulated = {
+        terminal_name(t.target)
+        for line in lines
+        if _accumulates(ctx, line)
+        for small in line.body
+        if isinstance(small, cst.Assign)
+        for t in small.targets
+    }
+    return bool(carried_names(ctx, lines) - accumulated)
