@@ -406,3 +406,28 @@ def test_gradients_cleared_under_the_steps_condition_before_backward_do_not_accu
         "            opt.zero_grad()\n", "            opt.step()\n            opt.zero_grad()\n", 1
     )
     assert codes(lint_text(stepped_then_cleared, select="TD109")) == ["TD109"]
+
+
+WEIGHTS_DRAWN_IN_NUMPY = """import numpy as np
+import torch
+from torch import nn
+
+
+def create_mlp(sizes):
+    layers = nn.ModuleList()
+    for n, m in zip(sizes[:-1], sizes[1:]):
+        layer = nn.Linear(n, m)
+        w = np.random.normal(0.0, np.sqrt(2 / (m + n)), size=(m, n)).astype(np.float32)
+        layer.weight.data = torch.tensor(w, requires_grad=True)
+        layers.append(layer)
+    return layers
+"""
+
+
+def test_initial_weights_drawn_in_numpy_are_converted_once():
+    # DLRM builds every layer and embedding table this way: one copy while the model is built
+    assert codes(lint_text(WEIGHTS_DRAWN_IN_NUMPY, select="TD101")) == []
+    per_batch = WEIGHTS_DRAWN_IN_NUMPY.replace(
+        "layer.weight.data = torch.tensor(", "x = torch.tensor("
+    )
+    assert codes(lint_text(per_batch, select="TD101")) == ["TD101"]
