@@ -52,7 +52,7 @@ def _item_per_row(ctx, loop: cst.For, counted) -> str | None:
     """`x` when the loop runs along a dimension of tensor `x` and calls `.item()` on `x[i]`
     (in any statement, `if` tests included)."""
     name, dim, by_size = counted
-    rows = indexed_along(ctx, loop.body, loop.target.value, dim)
+    rows = indexed_along(ctx, loop.body, _variable(loop), dim)
     if name not in rows:
         return None
     for node in walk(ctx, loop.body):
@@ -162,7 +162,7 @@ class RowByRowLoop(Rule):
         if not statements or len(lines) != len(statements):
             return None
         name, dim, by_size = counted if counted else (None, 0, False)
-        for indexed, node in indexed_along(ctx, loop.body, loop.target.value, dim).items():
+        for indexed, node in indexed_along(ctx, loop.body, _variable(loop), dim).items():
             if not _is_tensor(ctx, node, name == indexed and by_size):
                 continue
             if name == indexed and not by_size and _model_output(ctx, node):
@@ -230,7 +230,7 @@ def _written_row_by_row(ctx, loop: cst.For, bound, counted) -> str | None:
     lines = [s for s in statements if isinstance(s, cst.SimpleStatementLine)]
     if not statements or len(lines) != len(statements):
         return None
-    variable = loop.target.value
+    variable = _variable(loop)
     targets: list[cst.Subscript] = []
     for line in lines:
         for small in line.body:
@@ -350,7 +350,7 @@ def _base_name(expr: cst.BaseExpression) -> str | None:
 def _module_per_index(ctx, loop: cst.For) -> bool:
     """The body calls a different module for each index (`self.embeddings[i](x[:, i])`): a loop
     over a list of layers, one per feature column, not over a tensor's data."""
-    variable = loop.target.value
+    variable = _variable(loop)
     return any(
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Subscript)
@@ -375,3 +375,9 @@ def _recurrence(ctx, lines: list[cst.SimpleStatementLine]) -> bool:
         for t in small.targets
     }
     return bool(carried_names(ctx, lines) - accumulated)
+
+
+def _variable(loop: cst.For) -> str:
+    """The loop's variable (`check` only takes loops whose target is one name)."""
+    assert isinstance(loop.target, cst.Name)
+    return loop.target.value
