@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import int_value, method_call, receiver, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    int_value,
+    method_call,
+    names_in,
+    receiver,
+    terminal_name,
+    walk,
+)
 
 
 def counted_dimension(ctx, bound) -> tuple[str, int, bool] | None:
@@ -91,7 +98,7 @@ def carried_names(ctx, statements: list[cst.SimpleStatementLine]) -> set[str]:
         for small in line.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    assigned |= _target_names(target.target)
+                    assigned |= names_in(target.target)
     carried = set()
     bound_so_far: set[str] = set()
     for line in statements:
@@ -104,19 +111,16 @@ def carried_names(ctx, statements: list[cst.SimpleStatementLine]) -> set[str]:
             carried |= (reads & assigned) - bound_so_far
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    bound_so_far |= _target_names(target.target)
+                    bound_so_far |= names_in(target.target)
     return carried
 
 
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out: set[str] = set()
-        for element in target.elements:
-            out |= _target_names(element.value)
-        return out
-    return set()
+def all_names(node: cst.CSTNode) -> set[str]:
+    """Every name anywhere in `node` (`{"agg", "dst", "e"}` for `agg[dst[e]]`)."""
+    found = {node.value} if isinstance(node, cst.Name) else set()
+    for child in node.children:
+        found |= all_names(child)
+    return found
 
 
 def _is_target(ctx, name: cst.Name) -> bool:

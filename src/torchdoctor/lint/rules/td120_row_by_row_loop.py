@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.loops import carried_names, counted_dimension, indexed_along
+from torchdoctor.lint.loops import all_names, carried_names, counted_dimension, indexed_along
 from torchdoctor.lint.patterns import (
     int_value,
     is_model_like,
@@ -266,16 +266,9 @@ def _row_write_target(small: cst.BaseSmallStatement, variable: str) -> cst.Subsc
         return None
     for element in target.slice:
         index = element.slice
-        if isinstance(index, cst.Index) and variable in _names(index.value):
+        if isinstance(index, cst.Index) and variable in all_names(index.value):
             return target
     return None
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    found = {node.value} if isinstance(node, cst.Name) else set()
-    for child in node.children:
-        found |= _names(child)
-    return found
 
 
 def _reads_only_written_cells(ctx, lines, name: str, targets: list[cst.Subscript]) -> bool:
@@ -330,7 +323,7 @@ def _row_computed_from_tensor(ctx, lines, variable: str, written: str) -> bool:
                     and _is_tensor(ctx, node.value)
                 ):
                     return True
-                if isinstance(node, cst.Comparison) and variable in _names(node):
+                if isinstance(node, cst.Comparison) and variable in all_names(node):
                     parent = ctx.parent(node)
                     if isinstance(parent, cst.Attribute) and parent.value is node:
                         return True  # `(dst == node).sum()`: a tensor compared with the index

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.loops import counted_dimension, index_along
+from torchdoctor.lint.loops import all_names, counted_dimension, index_along
 from torchdoctor.lint.patterns import int_value, positional, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 
@@ -76,7 +76,7 @@ class RnnCellLoop(Rule):
                 if layer is None or not args:
                     continue
                 given = args[0].value
-                if _names(given) & assigned or not any(
+                if all_names(given) & assigned or not any(
                     step_input(n) for n in [given, *walk(ctx, given)]
                 ):
                     continue  # its input comes from the loop itself (decoding) or not per step
@@ -150,12 +150,5 @@ def _assigned_in(ctx, body: cst.CSTNode) -> set[str]:
     found: set[str] = set()
     for node in walk(ctx, body):
         if isinstance(node, cst.AssignTarget):
-            found |= _names(node.target)
-    return found
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    found = {node.value} if isinstance(node, cst.Name) else set()
-    for child in node.children:
-        found |= _names(child)
+            found |= all_names(node.target)
     return found
