@@ -431,3 +431,22 @@ def test_initial_weights_drawn_in_numpy_are_converted_once():
         "layer.weight.data = torch.tensor(", "x = torch.tensor("
     )
     assert codes(lint_text(per_batch, select="TD101")) == ["TD101"]
+
+
+PROFILER_ON_A_FLAG = """import torch
+
+
+def train(args, model, opt, loader):
+    with torch.autograd.profiler.profile(args.enable_profiling, record_shapes=True) as prof:
+        for x, y in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+"""
+
+
+def test_a_profiler_enabled_by_a_profiling_flag_is_an_explicit_choice():
+    # DLRM: `profile(args.enable_profiling, ...)`, as `if args.profile:` around the profiler
+    assert codes(lint_text(PROFILER_ON_A_FLAG, select="TD134")) == []
+    always = PROFILER_ON_A_FLAG.replace("args.enable_profiling, ", "")
+    assert codes(lint_text(always, select="TD134")) == ["TD134"]
