@@ -4,13 +4,21 @@ bench/lint_corpus/labels.tsv holds one row per finding that lint gave on the cor
 bench/lint_corpus/files.tsv (public repositories at fixed commits; the code is not
 committed), each read against the surrounding code and labelled `right`, `wrong` or
 `negligible` (true but not worth a change), with the fix lint offered (`safe`, `unsafe`,
-`none`) and whether applying it would break the program.
+`none`) and whether applying it would break the program. A label is keyed by its repository,
+file, rule and the text of the finding's line (`source`, whitespace collapsed; the n-th finding
+of a rule on lines of the same text in a file gets the n-th such label), not by line number, so
+a rule change that moves a finding within its line or a label written against another commit's
+line numbers still match; `location` is kept for the reader.
 
 Prints precision overall and per rule from the table. With the corpus present locally
 (bench/lint_corpus_fetch.py rebuilds it), it also re-lints the files and lists findings that
 are not labelled yet and labels whose finding is gone, so the table stays the truth.
 
 Usage: python bench/lint_precision.py [--corpus /tmp/corpus] [--no-relint] [--jobs 2]
+                                     [--unlabelled rows.tsv]
+
+`--unlabelled` writes the findings that have no label yet as rows of labels.tsv with the label,
+fix and reason left for the reader to fill in.
 """
 
 from __future__ import annotations
@@ -30,8 +38,28 @@ def read_tsv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle, delimiter="\t"))
 
 
-def finding_key(repository: str, location: str, rule: str) -> tuple[str, str, str]:
-    return (repository, location, rule)
+FIELDS = ("repository", "commit", "location", "rule", "label", "fix", "fix_breaks", "why", "source")
+
+
+def source_line(corpus: Path, repository: str, location: str) -> str:
+    """The corpus file's line at `location` (`path:line:column`), whitespace collapsed."""
+    path, line, _ = location.rsplit(":", 2)
+    file = corpus / repository.replace("/", "+", 1) / path
+    lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    number = int(line)
+    return " ".join(lines[number - 1].split()) if 0 < number <= len(lines) else ""
+
+
+def keyed(rows) -> dict[tuple[str, str, str, str, int], object]:
+    """{(repository, path, rule, source, n): row}, n counting rows of equal text in order."""
+    seen: Counter = Counter()
+    out = {}
+    for repository, location, rule, source, row in rows:
+        path = location.rsplit(":", 2)[0]
+        base = (repository, path, rule, source)
+        out[(*base, seen[base])] = row
+        seen[base] += 1
+    return out
 
 
 def summarize(labels: list[dict[str, str]]) -> int:
@@ -68,7 +96,9 @@ def summarize(labels: list[dict[str, str]]) -> int:
     return 0
 
 
-def relint(corpus: Path, files: list[dict[str, str]], labels, jobs: int) -> int:
+def relint(
+    corpus: Path, files: list[dict[str, str]], labels, jobs: int, unlabelled_out: Path | None
+) -> int:
     from torchdoctor.lint.runner import LintOptions, run_lint
 
     paths = [corpus / row["repository"].replace("/", "+", 1) / row["path"] for row in files]
@@ -78,22 +108,45 @@ def relint(corpus: Path, files: list[dict[str, str]], labels, jobs: int) -> int:
         return 0
     print(f"\nre-linting {len(present)} of {len(paths)} corpus files under {corpus} ...")
     result = run_lint([str(p) for p in present], LintOptions(jobs=jobs))
-    found = {}
-    for violation in result.violations:
+    commits = {row["repository"]: row["commit"] for row in files}
+    rows = []
+    for violation in sorted(result.violations, key=lambda v: (v.path, v.line, v.column, v.code)):
         relative = Path(violation.path).resolve().relative_to(corpus.resolve())
         repo_dir, _, path = str(relative).partition("/")
         repository = repo_dir.replace("+", "/", 1)
         location = f"{path}:{violation.line}:{violation.column}"
-        found[finding_key(repository, location, violation.code)] = violation
-    labelled = {finding_key(r["repository"], r["location"], r["rule"]) for r in labels}
-    unlabelled = sorted(set(found) - labelled)
-    gone = sorted(labelled - set(found))
+        source = source_line(corpus, repository, location)
+        rows.append((repository, location, violation.code, source, violation))
+    found = keyed(rows)
+    known = keyed(
+        (r["repository"], r["location"], r["rule"], r["source"], r)
+        for r in sorted(labels, key=lambda r: (r["repository"], _line_order(r["location"])))
+    )
+    unlabelled = sorted(set(found) - set(known))
+    gone = sorted(set(known) - set(found))
     for key in unlabelled:
-        print(f"  not labelled: {key[0]} {key[1]} {key[2]} {found[key].message}")
+        violation = found[key]
+        print(f"  not labelled: {key[0]} {key[1]}:{violation.line} {key[2]} {violation.message}")
     for key in gone:
-        print(f"  labelled but no longer found: {key[0]} {key[1]} {key[2]}")
+        print(f"  labelled but no longer found: {key[0]} {known[key]['location']} {key[2]}")
     print(f"{len(found)} findings now; {len(unlabelled)} not labelled, {len(gone)} gone")
+    if unlabelled_out is not None and unlabelled:
+        with unlabelled_out.open("w", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            for key in unlabelled:
+                v = found[key]
+                fix = v.fix.safety if v.fix is not None else "none"
+                location = f"{key[1]}:{v.line}:{v.column}"
+                writer.writerow(
+                    [key[0], commits[key[0]], location, key[2], "", fix, "", "", key[3]]
+                )
+        print(f"unlabelled findings written to {unlabelled_out}")
     return 1 if unlabelled else 0
+
+
+def _line_order(location: str) -> tuple[str, int, int]:
+    path, line, column = location.rsplit(":", 2)
+    return (path, int(line), int(column))
 
 
 def main() -> int:
@@ -101,6 +154,7 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=Path("/tmp/corpus"))
     parser.add_argument("--no-relint", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--unlabelled", type=Path, help="write unlabelled findings as rows here")
     args = parser.parse_args()
     labels = read_tsv(HERE / "labels.tsv")
     files = read_tsv(HERE / "files.tsv")
@@ -108,7 +162,7 @@ def main() -> int:
     print(f"corpus: {len(files)} files from {len(repos)} repositories")
     status = summarize(labels)
     if not args.no_relint:
-        status |= relint(args.corpus, files, labels, args.jobs)
+        status |= relint(args.corpus, files, labels, args.jobs, args.unlabelled)
     return status
 
 

@@ -163,7 +163,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "vectorize_loops",
         "Vectorised tensor code instead of Python loops over elements",
         diagnose=("D203",),
-        lint=("TD120",),
+        lint=("TD120", "TD135"),
         page="vectorize-python-loops.md",
     ),
     Technique(

@@ -383,3 +383,70 @@ def test_data_an_earlier_script_of_the_folder_writes_is_its_own(tmp_path):
     checkpoint = EMBEDDING_READER.replace("embedding.pt", "ckpt.pt")
     (tmp_path / "train.py").write_text(EMBEDDING_WRITER.replace("embedding.pt", "ckpt.pt"))
     assert codes(lint_text(checkpoint, select="TD111", path=str(reader))) == ["TD111"]
+
+
+CLEARED_UNDER_THE_STEPS_CONDITION = """import torch
+
+
+def train(model, opt, loader, k):
+    for j, (x, y) in enumerate(loader):
+        loss = model(x).sum()
+        if (j + 1) % k == 0:
+            opt.zero_grad()
+        loss.backward()
+        if (j + 1) % k == 0:
+            opt.step()
+"""
+
+
+def test_gradients_cleared_under_the_steps_condition_before_backward_do_not_accumulate():
+    # DLRM's mlperf accumulation: each step sees one backward's gradient, not k times too large
+    assert codes(lint_text(CLEARED_UNDER_THE_STEPS_CONDITION, select="TD109")) == []
+    stepped_then_cleared = CLEARED_UNDER_THE_STEPS_CONDITION.replace(
+        "            opt.zero_grad()\n", "            opt.step()\n            opt.zero_grad()\n", 1
+    )
+    assert codes(lint_text(stepped_then_cleared, select="TD109")) == ["TD109"]
+
+
+WEIGHTS_DRAWN_IN_NUMPY = """import numpy as np
+import torch
+from torch import nn
+
+
+def create_mlp(sizes):
+    layers = nn.ModuleList()
+    for n, m in zip(sizes[:-1], sizes[1:]):
+        layer = nn.Linear(n, m)
+        w = np.random.normal(0.0, np.sqrt(2 / (m + n)), size=(m, n)).astype(np.float32)
+        layer.weight.data = torch.tensor(w, requires_grad=True)
+        layers.append(layer)
+    return layers
+"""
+
+
+def test_initial_weights_drawn_in_numpy_are_converted_once():
+    # DLRM builds every layer and embedding table this way: one copy while the model is built
+    assert codes(lint_text(WEIGHTS_DRAWN_IN_NUMPY, select="TD101")) == []
+    per_batch = WEIGHTS_DRAWN_IN_NUMPY.replace(
+        "layer.weight.data = torch.tensor(", "x = torch.tensor("
+    )
+    assert codes(lint_text(per_batch, select="TD101")) == ["TD101"]
+
+
+PROFILER_ON_A_FLAG = """import torch
+
+
+def train(args, model, opt, loader):
+    with torch.autograd.profiler.profile(args.enable_profiling, record_shapes=True) as prof:
+        for x, y in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+"""
+
+
+def test_a_profiler_enabled_by_a_profiling_flag_is_an_explicit_choice():
+    # DLRM: `profile(args.enable_profiling, ...)`, as `if args.profile:` around the profiler
+    assert codes(lint_text(PROFILER_ON_A_FLAG, select="TD134")) == []
+    always = PROFILER_ON_A_FLAG.replace("args.enable_profiling, ", "")
+    assert codes(lint_text(always, select="TD134")) == ["TD134"]

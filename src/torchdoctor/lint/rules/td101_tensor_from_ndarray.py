@@ -110,7 +110,8 @@ class TensorFromNdarray(Rule):
     array, `self.data[i]` where `self.data` is one). A one-off conversion of an array generated
     from a few numbers or drawn at random (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange`,
     `np.random.randn(100, 8)` outside any loop and any `__getitem__`) is left alone: one copy,
-    once.
+    once; so are a layer's initial weights (`layer.weight.data = torch.tensor(w)`,
+    `nn.Parameter(torch.tensor(w))`), set once while the model is built.
 
     ## Why is this bad
     `torch.tensor` always copies its input, and on a list of arrays it converts element by
@@ -149,7 +150,11 @@ class TensorFromNdarray(Rule):
                     "`torch.tensor()` on a list of NumPy arrays converts "
                     "element by element; `np.stack` them and use `torch.from_numpy`",
                 )
-            elif is_ndarray(ctx, data) and not _one_off_generated(ctx, call, data):
+            elif (
+                is_ndarray(ctx, data)
+                and not _one_off_generated(ctx, call, data)
+                and not _initializes_parameter(ctx, call)
+            ):
                 yield ctx.violation(
                     self,
                     call,
@@ -201,3 +206,19 @@ def _one_off_generated(ctx, call: cst.Call, data: cst.BaseExpression) -> bool:
         return False
     function = ctx.enclosing(call, cst.FunctionDef)
     return function is None or not function.name.value.startswith(_PER_ITEM_FUNCTIONS)
+
+
+def _initializes_parameter(ctx, call: cst.Call) -> bool:
+    """`layer.weight.data = torch.tensor(w)`, `nn.Parameter(torch.tensor(w))`: a layer's initial
+    weights, set once while the model is built (DLRM draws each table's in NumPy)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Arg):
+        outer = ctx.parent(parent)
+        return isinstance(outer, cst.Call) and ctx.call_name(outer) == "torch.nn.Parameter"
+    if isinstance(parent, cst.Assign) and parent.value is call:
+        return any(
+            isinstance(t.target, cst.Attribute)
+            and t.target.attr.value in ("data", "weight", "bias")
+            for t in parent.targets
+        )
+    return False

@@ -59,6 +59,25 @@ def _steps_here(statement: cst.CSTNode) -> bool:
     return False
 
 
+def _cleared_just_before(ctx, loop, backward: cst.Call, guards: list[cst.If]) -> bool:
+    """`zero_grad()` runs under the step's own condition before the backward (`if (j + 1) %
+    k == 0: zero_grad()`; backward; `if (j + 1) % k == 0: step()`): the gradients of the
+    iterations between steps are wiped before the one the step uses."""
+    tests = {ctx.code(g.test) for g in guards}
+    line = ctx.line(backward)
+    for node in walk(ctx, loop.body, skip_loops=True):
+        if (
+            isinstance(node, cst.If)
+            and ctx.code(node.test) in tests
+            and ctx.line(node) < line
+            and not ctx.is_inside(backward, node)
+            and any(method_call(n, "zero_grad") for n in walk(ctx, node.body))
+            and not _steps_optimizer(ctx, node.body)  # a step there uses what accumulated
+        ):
+            return True
+    return False
+
+
 def _has_division(ctx, node: cst.CSTNode) -> bool:
     return any(
         isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Divide, cst.FloorDivide))
@@ -70,7 +89,8 @@ class UnscaledAccumulatedLoss(Rule):
     """
     ## What it does
     Flags `loss.backward()` in a loop that steps the optimizer only every `k` iterations
-    (`if (i + 1) % k == 0: optimizer.step()`) when the loss is never divided.
+    (`if (i + 1) % k == 0: optimizer.step()`) when the loss is never divided. Left alone: a
+    `zero_grad()` under the step's own condition before the backward, where nothing accumulates.
 
     ## Why is this bad
     Gradients add up over the `k` backward passes, so the update is `k` times larger than one
@@ -124,6 +144,8 @@ class UnscaledAccumulatedLoss(Rule):
                     continue
                 if _stepped_right_after(ctx, node):
                     continue  # its own optimizer steps every iteration (another one is delayed)
+                if _cleared_just_before(ctx, loop, node, guards):
+                    continue  # the step sees one backward's gradient: nothing accumulates
                 loss = node.func.value
                 if method_call(loss, "scale") and loss.args:
                     loss = loss.args[0].value

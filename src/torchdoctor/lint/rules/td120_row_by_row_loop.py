@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchdoctor.lint.loops import all_names, carried_names, counted_dimension, indexed_along
 from torchdoctor.lint.patterns import (
     int_value,
     is_model_like,
     method_call,
-    receiver,
     terminal_name,
     walk,
 )
@@ -17,50 +17,25 @@ from torchdoctor.lint.shapes import known_shape
 from torchdoctor.lint.tensors import is_tensor, tensor_parameter
 
 
-def _row_count_of(ctx, expr) -> str | None:
-    """Name of `x` in `len(x)`, `x.shape[0]`, `x.size(0)`, `x.size()[0]`."""
-    if isinstance(expr, cst.Call) and ctx.call_name(expr) == "builtins.len" and len(expr.args) == 1:
-        return (
-            terminal_name(expr.args[0].value) if isinstance(expr.args[0].value, cst.Name) else None
-        )
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-        index = expr.slice[0].slice
-        if isinstance(index, cst.Index) and int_value(index.value) == 0:
-            base = expr.value
-            if (
-                isinstance(base, cst.Attribute)
-                and base.attr.value == "shape"
-                and isinstance(base.value, cst.Name)
-            ):
-                return base.value.value
-            sized = receiver(base) if method_call(base, "size") else None
-            if isinstance(base, cst.Call) and not base.args and isinstance(sized, cst.Name):
-                return sized.value
-    if (
-        isinstance(expr, cst.Call)
-        and method_call(expr, "size")
-        and len(expr.args) == 1
-        and int_value(expr.args[0].value) == 0
-    ):
-        sized = receiver(expr)
-        return sized.value if isinstance(sized, cst.Name) else None
-    return None
-
-
-def _counted_by_size(bound) -> bool:
-    """`x.size(0)` / `x.size()[0]`: only tensors have a `size()` method (NumPy's is a field)."""
-    if isinstance(bound, cst.Subscript):
-        bound = bound.value
-    return method_call(bound, "size")
-
-
 def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
     if sized:
         return True
     value = ctx.single_value(name)
     if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
         return True
-    return is_tensor(ctx, name) or tensor_parameter(ctx, name)
+    return is_tensor(ctx, name) or tensor_parameter(ctx, name) or _module_input(ctx, name)
+
+
+def _module_input(ctx, name: cst.Name) -> bool:
+    """A parameter of a class's `forward` or `backward` (a module's or an autograd Function's):
+    the tensors the model computes on."""
+    function = ctx.enclosing(name, cst.FunctionDef)
+    if function is None or function.name.value not in ("forward", "backward"):
+        return False
+    block = ctx.parent(function)
+    if block is None or not isinstance(ctx.parent(block), cst.ClassDef):
+        return False
+    return name.value in {p.name.value for p in function.params.params[1:]}
 
 
 def _model_output(ctx, name: cst.Name) -> bool:
@@ -73,30 +48,12 @@ def _model_output(ctx, name: cst.Name) -> bool:
     )
 
 
-def _rows_indexed(ctx, loop: cst.For) -> dict[str, cst.Name]:
-    """Names `x` indexed as `x[i]` by the loop's variable `i` in its body."""
-    if not isinstance(loop.target, cst.Name):
-        return {}
-    index = loop.target.value
-    rows = {}
-    for node in walk(ctx, loop.body):
-        if (
-            isinstance(node, cst.Subscript)
-            and isinstance(node.value, cst.Name)
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-            and terminal_name(node.slice[0].slice.value) == index
-        ):
-            rows[node.value.value] = node.value
-    return rows
-
-
-def _item_per_row(ctx, loop: cst.For, bound) -> str | None:
-    """`x` when the loop runs over the rows of tensor `x` and calls `x[i].item()` (in any
-    statement, `if` tests included)."""
-    counted = _row_count_of(ctx, bound)
-    rows = _rows_indexed(ctx, loop)
-    if counted not in rows:
+def _item_per_row(ctx, loop: cst.For, counted) -> str | None:
+    """`x` when the loop runs along a dimension of tensor `x` and calls `.item()` on `x[i]`
+    (in any statement, `if` tests included)."""
+    name, dim, by_size = counted
+    rows = indexed_along(ctx, loop.body, _variable(loop), dim)
+    if name not in rows:
         return None
     for node in walk(ctx, loop.body):
         if not (
@@ -107,9 +64,9 @@ def _item_per_row(ctx, loop: cst.For, bound) -> str | None:
             continue
         receiver = node.func.value
         subscripts = [n for n in [receiver, *walk(ctx, receiver)] if isinstance(n, cst.Subscript)]
-        if any(isinstance(n.value, cst.Name) and n.value.value == counted for n in subscripts):
-            if _is_tensor(ctx, rows[counted], _counted_by_size(bound)):
-                return counted
+        if any(isinstance(n.value, cst.Name) and n.value.value == name for n in subscripts):
+            if _is_tensor(ctx, rows[name], by_size):
+                return name
     return None
 
 
@@ -118,9 +75,15 @@ class RowByRowLoop(Rule):
     ## What it does
     Flags `for i in range(len(x))` (or `range(x.shape[0])`, `range(x.size(0))`, or the literal
     row count) over a tensor `x` (built by a torch function, computed from one, or known by
-    its `size()` method, or a parameter every call in the file passes a tensor for), whose body
-    only accumulates `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
-    `err = x[i] - y[i]`) or calls `x[i].item()` (one device sync per element).
+    its `size()` method, a parameter every call in the file passes a tensor for, or an input of
+    a module's `forward` or an autograd Function's `backward`), whose body only accumulates
+    `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
+    `err = x[i] - y[i]`) or calls `x[i].item()` (one device sync per element); the same along
+    another dimension (`for t in range(x.size(1))` over `x[:, t]`). Also flags a loop that fills
+    a tensor one row at a time from a tensor indexed by the loop's variable (`out[i] = grad[i] *
+    s[i]`, `agg[dst[e]] += msg[e]`, `deg[n] = (dst == n).sum()`). Left alone: a recurrence (a
+    value carried from one iteration to the next, `out[t]` read from `out[t - 1]`), a loop that
+    calls a different layer per index (`self.embeddings[i]` on column `i`), code after a `return`.
 
     ## Why is this bad
     Every `x[i]` is a separate indexing op with its own Python and dispatch overhead (and a
@@ -158,8 +121,11 @@ class RowByRowLoop(Rule):
                 and len(loop.iter.args) == 1
             ):
                 continue
+            if _after_return(ctx, loop) or _module_per_index(ctx, loop):
+                continue  # unreachable (an earlier `return` of the block), or over layers
             bound = loop.iter.args[0].value
-            synced = _item_per_row(ctx, loop, bound)
+            counted = counted_dimension(ctx, bound)
+            synced = _item_per_row(ctx, loop, counted) if counted else None
             if synced is not None:
                 yield ctx.violation(
                     self,
@@ -169,31 +135,42 @@ class RowByRowLoop(Rule):
                     f"(`{synced}.tolist()`)",
                 )
                 continue
-            tensor = self._indexed_tensor(ctx, loop, bound)
+            tensor = self._indexed_tensor(ctx, loop, bound, counted)
             if tensor is not None:
+                dim = counted[1] if counted else 0
+                along = "the rows" if dim == 0 else f"dimension {dim}"
                 yield ctx.violation(
                     self,
                     loop,
-                    f"Python loop over the rows of `{tensor}`; use a "
-                    f"vectorized op (or `torch.unbind({tensor})`)",
+                    f"Python loop over {along} of `{tensor}`; use a "
+                    f"vectorized op (or `torch.unbind({tensor}, {dim})`)",
+                )
+                continue
+            written = _written_row_by_row(ctx, loop, bound, counted)
+            if written is not None:
+                yield ctx.violation(
+                    self,
+                    loop,
+                    f"Python loop fills `{written}` one row at a time; compute every row in "
+                    f"one vectorized op (broadcasting, `index_add_`, `scatter_add_`, `bincount`)",
                 )
 
     @staticmethod
-    def _indexed_tensor(ctx, loop: cst.For, bound) -> str | None:
+    def _indexed_tensor(ctx, loop: cst.For, bound, counted) -> str | None:
         statements = loop.body.body
         lines = [s for s in statements if isinstance(s, cst.SimpleStatementLine)]
         if not statements or len(lines) != len(statements):
             return None
-        counted = _row_count_of(ctx, bound)
-        for name, node in _rows_indexed(ctx, loop).items():
-            if not _is_tensor(ctx, node, counted == name and _counted_by_size(bound)):
+        name, dim, by_size = counted if counted else (None, 0, False)
+        for indexed, node in indexed_along(ctx, loop.body, _variable(loop), dim).items():
+            if not _is_tensor(ctx, node, name == indexed and by_size):
                 continue
-            if counted == name and not _counted_by_size(bound) and _model_output(ctx, node):
+            if name == indexed and not by_size and _model_output(ctx, node):
                 continue  # `len(out)` of what a model returned: a list or tuple of outputs
             shape = known_shape(ctx, node)
-            if counted == name or (shape and int_value(bound) == shape[0]):
-                if _accumulates_rows(ctx, lines):
-                    return name
+            if name == indexed or (dim == 0 and shape and int_value(bound) == shape[0]):
+                if _accumulates_rows(ctx, lines) and not _recurrence(ctx, lines):
+                    return indexed
         return None
 
 
@@ -222,8 +199,178 @@ def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:
         if isinstance(small, cst.Expr) and method_call(small.value, "append"):
             continue
         if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
-            targets = {terminal_name(t.target) for t in small.targets}
-            if terminal_name(small.value.left) in targets:
+            targets = {_base_name(t.target) for t in small.targets} - {None}
+            if _base_name(small.value.left) in targets:
                 continue
         return False
     return True
+
+
+def _after_return(ctx, loop: cst.For) -> bool:
+    block = ctx.parent(loop)
+    body = getattr(block, "body", ())
+    for statement in body if isinstance(body, (list, tuple)) else ():
+        if statement is loop:
+            return False
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Return) for small in statement.body
+        ):
+            return True
+    return False
+
+
+def _written_row_by_row(ctx, loop: cst.For, bound, counted) -> str | None:
+    """`y` when the loop's body only binds temporaries and writes `y[...i...]` of one tensor `y`
+    (the last statement writes), carries no value from one iteration to the next, reads `y` only
+    at the cell it writes (`agg[dst[e]] = agg[dst[e]] + msg[e]`), and computes each row from a
+    tensor indexed by `i` (`grad[i]`, `x[t]`) or compared with it (`(dst == node).sum()`). A
+    recurrence (`out[t] = out[t - 1] * decay + x[t]`, `gae = delta + gamma * gae`) is left alone:
+    it is not one vectorized op."""
+    statements = loop.body.body
+    lines = [s for s in statements if isinstance(s, cst.SimpleStatementLine)]
+    if not statements or len(lines) != len(statements):
+        return None
+    variable = _variable(loop)
+    targets: list[cst.Subscript] = []
+    for line in lines:
+        for small in line.body:
+            target = _row_write_target(small, variable)
+            if target is not None:
+                targets.append(target)
+            elif not _binds_temporary(cst.SimpleStatementLine(body=[small])):
+                return None
+    if not targets or _row_write_target(lines[-1].body[-1], variable) is None:
+        return None
+    written = {t.value.value for t in targets if isinstance(t.value, cst.Name)}
+    if len(written) != 1 or carried_names(ctx, lines):
+        return None
+    name = written.pop()
+    base = targets[0].value
+    assert isinstance(base, cst.Name)
+    if not _is_tensor(ctx, base) or not _reads_only_written_cells(ctx, lines, name, targets):
+        return None
+    if not _bound_counts_rows(ctx, bound, counted, base):
+        return None
+    return name if _row_computed_from_tensor(ctx, lines, variable, name) else None
+
+
+def _row_write_target(small: cst.BaseSmallStatement, variable: str) -> cst.Subscript | None:
+    """`y[...]` of `y[... i ...] = value` / `y[... i ...] += value`, `i` the loop's variable."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+    elif isinstance(small, cst.AugAssign):
+        target = small.target
+    else:
+        return None
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+        return None
+    for element in target.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and variable in all_names(index.value):
+            return target
+    return None
+
+
+def _reads_only_written_cells(ctx, lines, name: str, targets: list[cst.Subscript]) -> bool:
+    cells = {ctx.code(t) for t in targets}
+    for line in lines:
+        for small in line.body:
+            value = getattr(small, "value", None)
+            if value is None:
+                continue
+            for node in [value, *walk(ctx, value)]:
+                if isinstance(node, cst.Name) and node.value == name:
+                    parent = ctx.parent(node)
+                    if not (isinstance(parent, cst.Subscript) and ctx.code(parent) in cells):
+                        return False
+    return True
+
+
+def _bound_counts_rows(ctx, bound, counted, written: cst.Name) -> bool:
+    """The loop runs over the rows of a tensor: `range(x.shape[0])`, `range(len(x))` of a
+    tensor `x`, or `range(n)` for `y = torch.zeros(n, ...)`, the tensor it writes."""
+    if counted is not None:
+        name, _, by_size = counted
+        if name == written.value or by_size:
+            return True
+        for node in walk(ctx, ctx.statement_of(bound)):
+            if isinstance(node, cst.Name) and node.value == name:
+                return _is_tensor(ctx, node)
+        return False
+    value = ctx.single_value(written)
+    if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None:
+        first = value.args[0].value
+        sizes = first.elements[0].value if isinstance(first, (cst.Tuple, cst.List)) else first
+        return (ctx.call_name(value) or "").startswith("torch.") and ctx.code(sizes) == ctx.code(
+            bound
+        )
+    return False
+
+
+def _row_computed_from_tensor(ctx, lines, variable: str, written: str) -> bool:
+    for line in lines:
+        for small in line.body:
+            value = getattr(small, "value", None)
+            for node in [value, *walk(ctx, value)] if value is not None else ():
+                if (
+                    isinstance(node, cst.Subscript)
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value != written
+                    and any(
+                        isinstance(e.slice, cst.Index) and terminal_name(e.slice.value) == variable
+                        for e in node.slice
+                    )
+                    and _is_tensor(ctx, node.value)
+                ):
+                    return True
+                if isinstance(node, cst.Comparison) and variable in all_names(node):
+                    parent = ctx.parent(node)
+                    if isinstance(parent, cst.Attribute) and parent.value is node:
+                        return True  # `(dst == node).sum()`: a tensor compared with the index
+    return False
+
+
+def _base_name(expr: cst.BaseExpression) -> str | None:
+    """`total` of `total`, `self.total`, `counts[k]`, `counts.get(k, 0)`: what an accumulating
+    assignment (`counts[k] = counts.get(k, 0) + 1`) reads and writes."""
+    if isinstance(expr, cst.Subscript):
+        return _base_name(expr.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return _base_name(expr.func.value)
+    return terminal_name(expr)
+
+
+def _module_per_index(ctx, loop: cst.For) -> bool:
+    """The body calls a different module for each index (`self.embeddings[i](x[:, i])`): a loop
+    over a list of layers, one per feature column, not over a tensor's data."""
+    variable = _variable(loop)
+    return any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Subscript)
+        and any(
+            isinstance(e.slice, cst.Index) and terminal_name(e.slice.value) == variable
+            for e in node.func.slice
+        )
+        for node in walk(ctx, loop.body)
+    )
+
+
+def _recurrence(ctx, lines: list[cst.SimpleStatementLine]) -> bool:
+    """A temporary carried from one iteration to the next (`h = cell(x[:, t], h)`): a
+    recurrence over the rows, not independent rows (an accumulation such as `z = z + x[i]` is
+    carried by design)."""
+    accumulated = {
+        terminal_name(t.target)
+        for line in lines
+        if _accumulates(ctx, line)
+        for small in line.body
+        if isinstance(small, cst.Assign)
+        for t in small.targets
+    }
+    return bool(carried_names(ctx, lines) - accumulated)
+
+
+def _variable(loop: cst.For) -> str:
+    """The loop's variable (`check` only takes loops whose target is one name)."""
+    assert isinstance(loop.target, cst.Name)
+    return loop.target.value

@@ -21,8 +21,9 @@ class ProfilerRecordsEveryStep(Rule):
     training loop (one that calls `backward()` or `optimizer.step()`, or a function of the file
     that runs one), or a profiler assigned to a name whose `.start()` is called in a function
     (or module) that then runs such a loop. A profiler under an `if` that names profiling
-    (`if args.profile:`) or on a switch the file leaves off is an explicit choice and is left
-    alone, and so are `enabled=False` and `**kwargs` that may hold a schedule.
+    (`if args.profile:`), enabled by such a switch (`profile(args.enable_profiling)`), or on a
+    switch the file leaves off is an explicit choice and is left alone, and so are
+    `enabled=False` and `**kwargs` that may hold a schedule.
 
     ## Why is this bad
     Without a schedule the profiler records every operator of every step (with shapes, stacks
@@ -59,8 +60,11 @@ class ProfilerRecordsEveryStep(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to(*_PROFILERS):
-            if argument(call, "schedule", 99) is not None or is_false(argument(call, "enabled", 0)):
+            enabled = argument(call, "enabled", 0)
+            if argument(call, "schedule", 99) is not None or is_false(enabled):
                 continue
+            if enabled is not None and "profil" in (terminal_name(enabled) or "").lower():
+                continue  # `profile(args.enable_profiling)`: on when asked for, as `if args.profile:`
             if not _star_arguments_known_without_schedule(ctx, call):
                 continue  # `**kwargs` that may hold a schedule
             if under_named_switch(ctx, call, "profil") or guarded(ctx, call):
