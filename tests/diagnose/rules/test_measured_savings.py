@@ -464,6 +464,35 @@ def test_planner_times_a_train_mode_evaluation_before_autocast_on_a_cpu(monkeypa
     assert planned(run).index("autocast") < planned(run).index("evaluation forward")
 
 
+def test_a_probe_whose_fewest_rounds_cannot_fit_at_the_steps_times_is_not_begun():
+    """yolov1-mini (6 s steps, forward and backward 97%): each probe's warm-up was paid before
+    its rounds were refused, and the what-ifs ran 37.8 s against a 14 s budget. A probe's
+    warm-up and fewest rounds, predicted from the steps' phases, must fit before it begins."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _Plan, _run_plan
+    from torchdoctor.diagnose.whatif.guard import Budget
+
+    def planned_and_run(forward_s: float) -> tuple[list[str], list[str]]:
+        run = good_cpu_run(steps=make_steps(forward=forward_s, backward=2 * forward_s))
+        run.environment.anomaly_detection = True
+        plan = _Plan(SimpleNamespace(probes=[]), run)
+        plan.build()
+        begun: list[str] = []
+        plan.items = [
+            (stake, label, lambda allowance, label=label: begun.append(label) or [])
+            for stake, label, _ in plan.items
+        ]
+        _run_plan(plan, Budget(5.0))
+        return begun, run.whatif.skipped
+
+    begun, skipped = planned_and_run(2.0)  # 6 s a step in forward and backward
+    assert "anomaly detection" not in begun
+    assert any(s.startswith("anomaly detection:") and "fewest rounds" in s for s in skipped)
+    begun, skipped = planned_and_run(0.002)
+    assert "anomaly detection" in begun and not skipped
+
+
 def test_planner_replays_4x_the_batch_only_where_it_fits():
     run = overhead_run(ops=1000, tensors=40)  # overhead-bound at batch 4
     assert "larger batch" in planned(run)
