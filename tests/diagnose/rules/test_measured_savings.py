@@ -568,9 +568,12 @@ def test_d202_counts_a_batchs_hand_over_from_workers_that_keep_up_once_per_step(
     profile = step_profile(run)
     handover = 0.0012 / profile.step_s * (1 - 1 / 4)  # the wait and the 0.2 ms already there
     expected = compute_only * 0.0102 / profile.step_s + handover
-    assert only(d202.check(run), "D202").saving == pytest.approx(expected)
+    finding = only(d202.check(run), "D202")
+    assert finding.saving == pytest.approx(expected) and "hand-over" in finding.saving_how
     run.loaders[0].worker_cpu_s = 0.030  # 15 ms of work a batch per worker: they make it wait
-    assert only(d202.check(run), "D202").saving == pytest.approx(expected - handover)
+    finding = only(d202.check(run), "D202")
+    assert finding.saving == pytest.approx(expected - handover)
+    assert "hand-over" not in finding.saving_how
 
 
 def test_d202_counts_the_optimizer_step_at_most_as_long_as_its_clone_took():

@@ -364,9 +364,14 @@ def check(run: RunObservation) -> list[Finding]:
         if timing is None:
             return []
         factor, basis = timing.batch_factor or BATCH_FACTOR, "measured"
+        per_step = (
+            "the optimizer step, the loop's other work and the batch's hand-over from the workers"
+            if _batch_handover_s(run, profile) > 0
+            else "the optimizer step and the loop's other work"
+        )
         saving_how = (
             how(timing, f"forward and backward at {factor}x the batch")
-            + "; the optimizer step and the loop's other work counted once per step"
+            + f"; {per_step} counted once per step"
         )
     if saving < MIN_SAVING:
         return []
