@@ -224,6 +224,8 @@ def test_d210_and_d220_state_the_median_steps_seconds_over_the_input_waits_as_ru
     weight = 0.020 / (0.020 + 2 * 0.08 / 8)
     assert only(d210.check(run), "D210").saving == pytest.approx(fused * weight)
     assert only(d220.check(run), "D220").saving == pytest.approx(zero * weight)
+    run.loaders[0].num_workers = 0  # loaded in the training process: work, preempted alike
+    assert only(d210.check(run), "D210").saving == pytest.approx(fused)
 
 
 def test_d301_measured_autograd_cost_outranks_what_the_constant_under_ranked():

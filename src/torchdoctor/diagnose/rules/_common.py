@@ -127,9 +127,12 @@ def over_input_waits(run: RunObservation, share: float, step_s: float, waited_s:
     step in four; D202 stated 44% of the typical step where `--try batch_size` gained 12%, and
     8% in runs where one more slow step put the epoch starts back in the profile). The rest of
     a slow step (a busy machine's preemption, spread over its phases) grows with the work the
-    fix removes, and is left as it is. Never more than `share`."""
+    fix removes, and is left as it is; so is a wait where no training loader has workers (the
+    training process loads the batch itself: its time there is work, preempted as the rest on a
+    busy machine). Never more than `share`."""
     steps = measured_steps(run)
-    if share <= 0 or step_s <= 0 or not steps:
+    idle = any(ld.num_workers > 0 for ld in training_loaders(run))
+    if share <= 0 or step_s <= 0 or not steps or not idle:
         return clamp(share)
     mean_wait_s = sum(sum(s.phases.get(p, 0.0) for p in INPUT_PHASES) for s in steps) / len(steps)
     return clamp(share * step_s / (step_s + max(0.0, mean_wait_s - waited_s)))
