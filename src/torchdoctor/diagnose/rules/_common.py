@@ -114,6 +114,30 @@ def typical_step_s(run: RunObservation) -> float:
     return analyze(run).median_step_s
 
 
+INPUT_PHASES = ("data", "h2d")
+
+
+def over_input_waits(run: RunObservation, share: float, step_s: float, waited_s: float) -> float:
+    """`share` of a step of `step_s` that waited `waited_s` for its input (the profile's typical
+    step, or the median step, and that step's wait) as a share of the measured steps as they
+    ran: its seconds over `step_s` plus what the measured steps waited for input beyond
+    `waited_s` on average. A fix of the step's own work divides none of that wait, and a
+    typical or median step does not weigh it: an epoch's start-up of respawned workers, left
+    out of the profile as a rare outlier (d103_workers_respawned: 41 ms first batches, one
+    step in four; D202 stated 44% of the typical step where `--try batch_size` gained 12%, and
+    8% in runs where one more slow step put the epoch starts back in the profile). The rest of
+    a slow step (a busy machine's preemption, spread over its phases) grows with the work the
+    fix removes, and is left as it is; so is a wait where no training loader has workers (the
+    training process loads the batch itself: its time there is work, preempted as the rest on a
+    busy machine). Never more than `share`."""
+    steps = measured_steps(run)
+    idle = any(ld.num_workers > 0 for ld in training_loaders(run))
+    if share <= 0 or step_s <= 0 or not steps or not idle:
+        return clamp(share)
+    mean_wait_s = sum(sum(s.phases.get(p, 0.0) for p in INPUT_PHASES) for s in steps) / len(steps)
+    return clamp(share * step_s / (step_s + max(0.0, mean_wait_s - waited_s)))
+
+
 def model_time_s(run: RunObservation) -> float:
     """Median seconds per step outside data loading and copies: where the model's ops run."""
     return median(

@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from torchdoctor.diagnose.observations import RunObservation, WhatIfTiming
-from torchdoctor.diagnose.whatif.guard import Budget, OverBudget, program_state_kept, require
+from torchdoctor.diagnose.whatif.guard import (
+    MIN_ROUNDS,
+    Budget,
+    OverBudget,
+    program_state_kept,
+    require,
+)
 from torchdoctor.diagnose.whatif.replay import Replay, at_typical_batch, make_replay
 
 WHATIF_SHARE = 0.10  # of the diagnosed wall time
@@ -35,6 +41,12 @@ MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a pr
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
 MAX_MEMORY_FOR_4X = 0.5  # of GPU memory at the run's peak: above it, no 4x-batch replay on CUDA
+FORWARD_BACKWARD = ("forward", "backward")
+# A probe's least time is predicted at this share of its calls at the steps' observed times: the
+# copies run without our hooks (on a 1 ms step the hooks took as long as the work), and a fix's
+# alternative may take half the time as run; k times the batch takes at least 0.8x the batch
+# (batch.MIN_PLAUSIBLE_TOTAL), so it is not counted at k
+LEAST_SHARE = 0.5
 
 
 def _median_step_s(run: RunObservation) -> float:
@@ -46,6 +58,12 @@ def _median_rest_s(run: RunObservation, phase: str) -> float:
     """Median seconds per step outside `phase`: the work a fix of that phase runs beside."""
     rest = [s.wall_s - s.phases.get(phase, 0.0) for s in run.steps if s.wall_s > 0]
     return max(0.0, statistics.median(rest)) if rest else 0.0
+
+
+def _median_phases_s(run: RunObservation, *phases: str) -> float:
+    """Median seconds per step in `phases`: what one call of the program's work took there."""
+    values = [sum(s.phases.get(p, 0.0) for p in phases) for s in run.steps if s.wall_s > 0]
+    return statistics.median(values) if values else 0.0
 
 
 def _run_share(run: RunObservation, phase: str) -> float:
@@ -85,6 +103,19 @@ class _Plan:
         # labels of probes whose finding ranks after every problem (D204 on a CPU: the user's
         # choice, `info`): they run after the others, whatever their stake
         self.after_problems: set[str] = set()
+        # label: what the probe's warm-up and fewest rounds are predicted to take from the
+        # steps' observed phases (`fewest_rounds_s`); one that does not fit in what is left of
+        # the budget is not begun: on a 6 s step the warm-ups alone ran the what-ifs to 2.7x
+        # their budget (yolov1-mini: 37.8 s of 14 s) before a round was refused
+        self.least: dict[str, float] = {}
+
+    def fewest_rounds_s(self, label: str, *calls: tuple[str, ...]) -> None:
+        """Record `label`'s least time: its warm-up and MIN_ROUNDS rounds of its `calls` (one
+        per variant: the work as run, each alternative, a reference timed beside them), each
+        at the steps' median time in its phases, times LEAST_SHARE (a lower bound: what may
+        not fit is still tried)."""
+        per_round = sum(_median_phases_s(self.run, *phases) for phases in calls)
+        self.least[label] = LEAST_SHARE * (1 + MIN_ROUNDS) * per_round
 
     def replay(self) -> Replay | None:
         if not self._replay_made:
@@ -269,6 +300,7 @@ class _Plan:
 
         stake = _run_share(self.run, "forward") + _run_share(self.run, "backward")
         self.items.append((stake, "anomaly detection", work))
+        self.fewest_rounds_s("anomaly detection", FORWARD_BACKWARD, FORWARD_BACKWARD)
 
     def _observed(self, optimizer):
         """The OptimizerObservation of the program's `optimizer`."""
@@ -299,6 +331,7 @@ class _Plan:
         phases = ("forward", "backward", "optimizer", "other")
         stake = sum(_run_share(self.run, phase) for phase in phases)
         self.items.append((stake, "torch.profiler", work))
+        self.fewest_rounds_s("torch.profiler", *[(*FORWARD_BACKWARD, "optimizer")] * 2)
 
     def _program_profiler(self) -> list[str] | None:
         """The options of the torch.profiler the program kept on over most of its steps (None:
@@ -330,6 +363,8 @@ class _Plan:
         faults = self._observed(optimizer).step_page_faults
 
         self.items.append((share, "optimizer step", work))
+        # the clone's step as run and with the fix; the replay's forward and backward beside
+        self.fewest_rounds_s("optimizer step", ("optimizer",), ("optimizer",), FORWARD_BACKWARD)
 
     def _replayed(self, measure: Callable[[Replay, float], list[WhatIfTiming]]):
         """A probe's work on the replay (none: nothing is timed)."""
@@ -363,6 +398,7 @@ class _Plan:
                 else None
             )
             stake += _run_share(self.run, "optimizer") + _run_share(self.run, "evaluation")
+            self.fewest_rounds_s("float32 instead of float64", FORWARD_BACKWARD, FORWARD_BACKWARD)
             self.items.append(
                 (
                     stake,
@@ -386,6 +422,7 @@ class _Plan:
             # stays silent after such a measurement, so its budget goes to the other probes
             return
         self.items.append((stake, "autocast", self._replayed(measure_autocast)))
+        self.fewest_rounds_s("autocast", FORWARD_BACKWARD, FORWARD_BACKWARD)
         if not on_cuda(self.run):  # D204 on a CPU: information, ranked after the problems
             self.after_problems.add("autocast")
 
@@ -438,6 +475,7 @@ class _Plan:
             return measure_batch(replay, seen, allowance, factors)
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
+        self.fewest_rounds_s("larger batch", *[FORWARD_BACKWARD] * (1 + len(factors)))
 
     def _plan_padded_dims(self) -> None:
         """Linear sizes padded to multiples of 8: timed on CUDA under autocast only (rule D208's
@@ -605,6 +643,14 @@ def _run_plan(plan: _Plan, budget: Budget) -> None:
         allowance = max(share, plan.floors.get(label, 0.0))
         if budget.left < MIN_ALLOWANCE_S:
             whatif.skipped.append(f"{label}: over the time budget ({seconds:.1f} s)")
+            continue
+        least = plan.least.get(label, 0.0)
+        if least > budget.left:  # not begun: its warm-up alone would be paid for nothing
+            whatif.skipped.append(
+                f"{label}: over the time budget ({seconds:.1f} s): its warm-up and fewest "
+                f"rounds would take about {least:.2f} s at the steps' times, "
+                f"{budget.left:.2f} s left"
+            )
             continue
         try:
             whatif.timings.extend(work(allowance))
