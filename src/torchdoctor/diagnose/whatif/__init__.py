@@ -13,6 +13,7 @@ cannot finish within what is left: guard.OverBudget). Rules read the results fro
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -563,9 +564,23 @@ class _Plan:
             )
 
 
+NOT_RUN_FROM_A_THREAD = (
+    "what-if probes not run: the report was made in a thread of the program's (os._exit there) "
+    "while its main thread still ran the program, which changes the objects they copy; the "
+    "savings are estimates"
+)
+
+
 def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> None:
     """Fill `run.whatif`; `budget_s` None: WHATIF_SHARE of the time since the diagnosis began."""
     if run.warmup_only or not run.steps or run.distributed is not None:
+        return
+    main = threading.main_thread()
+    if threading.current_thread() is not main and main.is_alive():
+        # os._exit from a thread of the program's: its main thread still runs the program and
+        # changes the objects the what-ifs would copy (cloning an optimizer that thread was
+        # stepping crashed the process, 1 run in ~20)
+        run.notes.append(NOT_RUN_FROM_A_THREAD)
         return
     tracker = session.tracker
     seconds = (
