@@ -8,6 +8,8 @@ import subprocess
 import sys
 from textwrap import dedent
 
+import pytest
+
 TRAIN = """
 import sys, torch
 torch.set_num_threads(1)
@@ -69,6 +71,7 @@ raise RuntimeError("no source to show")
 """
 
 
+@pytest.mark.timing  # its report's top lines come from line samples
 def test_the_programs_end_and_its_log_lines_read_as_in_its_plain_run(tmp_path):
     # A `__del__` of the program's that prints at the interpreter's exit (a run logger, a
     # progress bar closing itself) printed after our report: the program's objects lived on
@@ -86,7 +89,9 @@ def test_the_programs_end_and_its_log_lines_read_as_in_its_plain_run(tmp_path):
     assert "train.py:" in plain.stderr and "<module>" in plain.stderr
     assert diagnosed.stderr == plain.stderr  # log lines; a traceback without source lines
     report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
-    assert "loss_of_the_removed_script.backward()" in report, report
+    # the removed script's lines are quoted from the text that ran (empty backticks before);
+    # which of its lines the line sampler caught in 25 short steps varies
+    assert "loss_of_the_removed_script" in report, report
 
 
 def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
