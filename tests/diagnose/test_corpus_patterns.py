@@ -1913,17 +1913,17 @@ def test_a_budget_that_runs_out_at_a_target_networks_forward_is_not_said_in_eval
 
 
 @pytest.mark.timing
-def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting():
+def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting(diagnose):
     """seungeunrho/minimalRL's ppo-lstm: D801 named its `prob[a].item()` line "in evaluation",
-    where the report's line table, the verdict and D301 call those forwards acting."""
-    import torch
-
-    torch.set_num_threads(1)
-    report = diagnose_script(str(CORPUS_SCRIPTS / "acting_host_read.py"), steps=20)
-    assert report.run.status == "stopped", report.run.error
-    d801 = [f for f in report.findings if f.id == "D801"]
-    assert d801, [f.id for f in report.findings]
-    assert "in acting:" in d801[0].evidence[0], d801[0].evidence
+    where the report's line table, the verdict and D301 call those forwards acting. In its own
+    process: in pytest's, the acting forwards were called evaluation in 2 of 4 runs at idle
+    (D304, no D801; 9 of 9 right in a process of their own; not explained)."""
+    script = (CORPUS_SCRIPTS / "acting_host_read.py").read_text()
+    d = diagnose(script, "--steps", "40", prelude=False)
+    assert d.report["run"]["status"] == "stopped", d.stderr[-2000:]
+    d801 = [f for f in d.report["findings"] if f["id"] == "D801"]
+    assert d801, [f["id"] for f in d.report["findings"]]
+    assert "in acting:" in d801[0]["evidence"][0], d801[0]["evidence"]
 
 
 def test_an_updates_no_grad_targets_from_the_agents_own_methods_are_not_acting():

@@ -15,7 +15,9 @@ for _update in range(200):
     for _t in range(32):
         with torch.no_grad():
             logits = policy(torch.from_numpy(obs))
-        action = int(np.argmax(np.tile(logits.numpy(), 3000)) % 4)  # acting: the action on the host
+        action = int(
+            np.argmax(np.tile(logits.numpy(), 30000)) % 4
+        )  # acting: the action on the host
         observations.append(obs)
         actions.append(action)
         obs = rng.standard_normal(8).astype(np.float32)
