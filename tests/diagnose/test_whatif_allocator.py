@@ -104,6 +104,7 @@ print(json.dumps({"faults": report.run.optimizers[0].step_page_faults,
 
 
 @needs_fault_counts
+@pytest.mark.timing  # the allocator's page faults move with a second test worker beside it
 def test_the_programs_optimizer_steps_page_faults_are_counted_and_its_clone_pays_them():
     """d210: AdamW's per-tensor step over a 786k-parameter layer; its temporaries' memory went
     back to the system between the program's steps, which faulted it in again (1150-1330 pages
