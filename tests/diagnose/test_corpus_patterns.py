@@ -1942,3 +1942,37 @@ def test_an_updates_no_grad_targets_from_the_agents_own_methods_are_not_acting()
     # the warm-up step that finds `targets` still runs it unwrapped: its two submodule calls
     assert evaluation.under_no_grad <= 2, evaluation
     assert report.run.precision.forwards == 24, report.run.precision  # pi(s) and v(s) a step
+
+
+def test_a_model_with_the_deprecated_weight_norm_is_copied_for_the_what_ifs():
+    """locuslab/TCN (four rows): its convolutions use the deprecated `torch.nn.utils.weight_norm`,
+    which keeps `weight` as a plain attribute computed by autograd before every forward; deep
+    copying the trained model raised RuntimeError, and every what-if said "the model could not
+    be copied". The copy gets that attribute detached and recomputes it from its own
+    parameters."""
+    import warnings
+
+    import torch
+    from torch.nn.utils import weight_norm
+
+    from torchdoctor.diagnose.whatif.replay import make_replay
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # weight_norm's deprecation
+        conv = weight_norm(torch.nn.Conv1d(3, 4, 3))
+    model = torch.nn.Sequential(conv, torch.nn.ReLU())
+    x = torch.randn(2, 3, 10)
+    model(x).sum().backward()
+
+    replay, why = make_replay({id(model): (model, (x,), {})})
+    assert replay is not None, why
+    replay.forward_backward()
+    copied = replay.model[0]
+    assert copied.weight_v is not conv.weight_v and conv.weight_v.grad is not None
+    with torch.no_grad():
+        copied.weight_g.mul_(2)
+    # the copy's weight is its own parameters', recomputed at its call; the program's untouched
+    assert torch.allclose(
+        replay.model(x), torch.relu(conv._conv_forward(x, 2 * conv.weight, conv.bias))
+    )
+    assert torch.allclose(model(x), torch.relu(conv._conv_forward(x, conv.weight, conv.bias)))

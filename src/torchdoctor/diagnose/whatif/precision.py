@@ -9,7 +9,6 @@ variant sets is put back after every call, so the program's settings outlive the
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.whatif.evaluation import evaluation_replay, timed_forwards
 from torchdoctor.diagnose.whatif.guard import compare, compute_clock
 from torchdoctor.diagnose.whatif.optimizer import clone_optimizer
-from torchdoctor.diagnose.whatif.replay import Replay
+from torchdoctor.diagnose.whatif.replay import Replay, copy_model
 
 UNIT = "forward and backward"
 FLOAT32_OPTIMIZER = "precision.float32_optimizer"  # the optimizer step on float32 clones
@@ -112,7 +111,7 @@ def _compare(
 def _float32(replay: Replay) -> Replay:
     """A float32 copy of the replay's model on float32 copies of its float64 inputs."""
     return Replay(
-        copy.deepcopy(replay.model).float(),
+        copy_model(replay.model).float(),
         convert_tensors(replay.args, _float64_to_float32),
         convert_tensors(replay.kwargs, _float64_to_float32),
         replay.device_type,
@@ -274,7 +273,7 @@ def measure_channels_last(replay: Replay, autocast: str | None, allowance_s: flo
     on channels_last 4-D inputs."""
     if replay.device_type != "cuda":
         return []
-    model = copy.deepcopy(replay.model)
+    model = copy_model(replay.model)
     model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # not in the stubs
     nhwc = Replay(
         model,

@@ -54,6 +54,19 @@ def predicted_copy_s(module: torch.nn.Module) -> float:
     return size * per_byte + modules * per_module * MODULE_COST_MARGIN
 
 
+def copy_model(module: torch.nn.Module) -> torch.nn.Module:
+    """A deep copy of `module`. A tensor a module keeps as a plain attribute that autograd computed
+    (the deprecated `torch.nn.utils.weight_norm` and `spectral_norm` keep `weight` so, recomputed
+    from their parameters by a pre-hook before every forward) cannot be deep-copied once a forward
+    ran: the copy gets it detached, which its hook replaces at the copy's first call."""
+    memo: dict[int, Any] = {}
+    for submodule in module.modules():
+        for value in vars(submodule).values():
+            if isinstance(value, torch.Tensor) and not value.is_leaf:
+                memo[id(value)] = value.detach().clone()
+    return copy.deepcopy(module, memo)
+
+
 @dataclass
 class Replay:
     model: torch.nn.Module  # the copy
@@ -103,7 +116,7 @@ def make_replay(training_calls: dict[int, tuple]) -> tuple[Replay | None, str]:
         return None, "the model is too large to copy (over 2 GiB of parameters)"
     require(predicted_copy_s(module), "copying the model")
     try:
-        model = copy.deepcopy(module)
+        model = copy_model(module)
     except Exception as exc:  # DDP, a compiled module, unpicklable attributes
         return None, f"the model could not be copied ({type(exc).__name__})"
     _without_program_hooks(model)
