@@ -298,6 +298,10 @@ def test_sac_acting_beside_its_updates_no_grad_forwards_is_named_acting():
     assert "torch.no_grad()" in d301.fix and "inference_mode" not in d301.fix
     shown = [row.phase for row in finding_lines(report.run, d301)]
     assert shown and "evaluation" not in shown, shown
+    # minimalRL's DQN: the note said its acting forwards ran with "no gradient" beside D301's
+    # "ran with autograd enabled"; what it means is that no backward reached their outputs
+    note = next(n for n in report.run.notes if "acting forward(s)" in n)
+    assert "their outputs never got a gradient" in note, note
 
 
 def test_a_module_run_by_the_datasets_transform_is_data_work_not_an_evaluation():

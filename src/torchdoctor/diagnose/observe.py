@@ -156,9 +156,10 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
     if run.evaluation.forwards and evaluation_is_acting(run):
         notes.append(
             f"{run.evaluation.forwards} acting forward(s) (the policy picking actions in the "
-            f"environment loop, no gradient) and their time ({run.evaluation.seconds:.2f} s, from "
-            "the first to the last forward of each run of them: the environment's steps between "
-            "them too) were timed apart from the update steps"
+            "environment loop; their outputs never got a gradient) and their time "
+            f"({run.evaluation.seconds:.2f} s, from the first to the last forward of each run of "
+            "them: the environment's steps between them too) were timed apart from the update "
+            "steps"
         )
     elif run.evaluation.forwards:
         notes.append(
