@@ -1930,6 +1930,27 @@ def test_a_hot_line_of_the_acting_loop_is_said_to_run_in_acting(diagnose):
     assert "in acting:" in d801[0]["evidence"][0], d801[0]["evidence"]
 
 
+@pytest.mark.timing
+def test_the_frames_that_called_an_in_process_diagnosis_are_not_the_programs():
+    """The acting-loop test above, diagnosed in pytest's process, called the acting forwards
+    evaluation in 2 of 4 runs (D304, no D801; right 9 of 9 in a process of its own): the line
+    sampler walked past the program's entry into this file (a user file), so every sampled line's
+    chain ended in a function named `test_...`, which made the acting "called as validation"
+    whenever enough of its samples were taken. The walk ends at diagnose_script's callers."""
+    import torch
+
+    torch.set_num_threads(1)
+    report = diagnose_script(str(CORPUS_SCRIPTS / "acting_host_read.py"), steps=20)
+    assert report.run.status == "stopped", report.run.error
+    here = Path(__file__).name
+    lines = report.run.lines.lines
+    assert lines, report.run.lines
+    ours = [s for s in lines if here in s.location or any(here in c for c in s.chain)]
+    assert not ours, ours[:3]
+    assert evaluation_is_acting(report.run)
+    assert "D304" not in {f.id for f in report.findings}, report.findings
+
+
 def test_an_updates_no_grad_targets_from_the_agents_own_methods_are_not_acting():
     """minimalRL's V-trace: `pi` was found from the acting loop, but `v` and the targets method
     were never (method spans started from a submodule's first root call, and their chain ends in

@@ -9,6 +9,7 @@ w.report.verdict
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from torchdoctor.diagnose.observe import build_run
@@ -74,6 +75,7 @@ def diagnose_script(
         whatif_budget_s=whatif_budget_s,
     )
     session = Session(config, hooks)
+    session.caller_frames = _frames_from(sys._getframe())
 
     def report_for(session: Session, end) -> Report:
         run = build_run(
@@ -99,6 +101,15 @@ def diagnose_script(
         end.remains.release()
     _render(report, quiet)
     return report
+
+
+def _frames_from(frame) -> frozenset[int]:
+    """The ids of `frame` and the frames that called it."""
+    ids = set()
+    while frame is not None:
+        ids.add(id(frame))
+        frame = frame.f_back
+    return frozenset(ids)
 
 
 def _render(report: Report, quiet: bool) -> None:

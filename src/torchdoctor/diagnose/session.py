@@ -98,6 +98,9 @@ class Session:
         self.rank_stop = RankStop()  # whole-cycle stops wait for the other ranks (torchrun)
         self._budget_start: float | None = None  # when the first measured step began (clock)
         self.insister = StopInsister(StopDiagnosis)
+        # ids of the frames that called diagnose_script (alive while the program runs): not the
+        # program's code, whatever file they are in (a test function named test_* in pytest)
+        self.caller_frames: frozenset[int] = frozenset()
         self.probes = make_probes(self)
         self._step_listeners: list = []  # chosen at install: a probe may know then it is idle
         self.tracker.on_step_end.append(self._after_step)

@@ -113,6 +113,9 @@ class LineSampler(Probe):
         self.samples: list[tuple] = []
         self.dropped = 0
         self._kind: dict = {}  # code object -> _USER, _LIBRARY or _MACHINERY
+        # the frames above diagnose_script: a walk ends there (pytest's test function, in a user
+        # file, was on every chain of an in-process diagnosis; its name made acting "validation")
+        self._callers = self.session.caller_frames
         self._lines: dict = {}  # (code, offset) -> line
         # the thread whose lines are sampled: the one that enters the training phases (a
         # program may train in a thread of its own while its main thread waits in join())
@@ -202,10 +205,12 @@ class LineSampler(Probe):
             interval = sampling_interval(len(samples))
 
     def _walk(self, frame) -> tuple[tuple, tuple]:
-        """(the user frames, innermost first, as code, offset, code, offset...; the library code
-        objects below the innermost user frame, innermost first). Runs with the GIL held while
-        the training thread may wait for it: dictionary look-ups only."""
+        """(the user frames, innermost first, as code, offset, code, offset..., up to the frames
+        that called diagnose_script; the library code objects below the innermost user frame,
+        innermost first). Runs with the GIL held while the training thread may wait for it:
+        dictionary and set look-ups only."""
         kinds = self._kind
+        callers = self._callers
         users: list = []
         below: list = []
         while frame is not None:
@@ -214,6 +219,8 @@ class LineSampler(Probe):
             if kind is None:
                 kind = self._kind_of(code)
             if kind == _USER:
+                if id(frame) in callers:
+                    break
                 users.append(code)
                 users.append(frame.f_lasti)
                 if len(users) == 2 * MAX_CHAIN:
