@@ -2001,3 +2001,25 @@ def test_a_model_with_the_deprecated_weight_norm_is_copied_for_the_what_ifs():
         replay.model(x), torch.relu(conv._conv_forward(x, 2 * conv.weight, conv.bias))
     )
     assert torch.allclose(model(x), torch.relu(conv._conv_forward(x, conv.weight, conv.bias)))
+
+
+def test_a_critic_replayed_on_the_policys_action_does_not_backward_into_the_programs_graph():
+    """seungeunrho/minimalRL's SAC: its critic is trained on `q(s, a)` where `a` came from the
+    policy with autograd on; the replay of the critic kept that input, whose graph the program's
+    backward had freed, and the larger-batch and autocast what-ifs said "not measured:
+    RuntimeError: Trying to backward through the graph a second time". The replay's backward
+    goes to the copy's parameters only."""
+    import torch
+
+    from torchdoctor.diagnose.whatif.replay import make_replay, resized
+
+    policy, critic = torch.nn.Linear(3, 1), torch.nn.Linear(4, 1)
+    s = torch.randn(8, 3)
+    a = torch.tanh(policy(s))
+    x = torch.cat([s, a], dim=1)
+    critic(x).mean().backward()  # frees the policy's part of the graph too
+
+    replay, why = make_replay({id(critic): (critic, (x,), {})})
+    assert replay is not None, why
+    replay.forward_backward()
+    resized(replay, 8, 16).forward_backward()

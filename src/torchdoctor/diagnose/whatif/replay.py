@@ -79,8 +79,12 @@ class Replay:
 
     def forward_backward(self) -> None:
         output = first_tensor(self.forward())
-        if output is not None and output.requires_grad and output.is_floating_point():
-            output.float().mean().backward()
+        trained = [p for p in self.model.parameters() if p.requires_grad]
+        if output is not None and output.requires_grad and output.is_floating_point() and trained:
+            # to the copy's parameters only: an input another model computed with autograd (SAC's
+            # critic on the policy's action) reaches into the program's graph, which its own
+            # backward freed ("Trying to backward through the graph a second time")
+            output.float().mean().backward(inputs=trained)
         for parameter in self.model.parameters():
             parameter.grad = None
 
