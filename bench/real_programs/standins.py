@@ -545,3 +545,55 @@ def building_damage(workdir: Path, folder: str, train: int = 20000, test: int = 
                 row.append(str(grade))
             lines.append(",".join(row))
         (root / name).write_text("\n".join(lines) + "\n")
+
+
+def modelnet(
+    workdir: Path, folder: str, categories: int = 10, train: int = 24, test: int = 6,
+    points: int = 1200,
+) -> None:  # fmt: skip
+    """ModelNet's resampled point clouds as the PointNet loaders read them
+    (`modelnet40_normal_resampled`): `modelnet<categories>_shape_names.txt`, `_train.txt` and
+    `_test.txt` (shape ids `<name>_<n>`), and `<name>/<name>_<n>.txt` of `x,y,z,nx,ny,nz` lines:
+    each category's points on its own ellipsoid (axes per category), with noise and the unit
+    normals of that surface, so that a classifier has shapes to tell apart."""
+    import numpy as np
+
+    rng = np.random.default_rng(17)
+    root = workdir / folder
+    root.mkdir(parents=True, exist_ok=True)
+    names = [f"shape{c:02d}" for c in range(categories)]
+    (root / f"modelnet{categories}_shape_names.txt").write_text("\n".join(names) + "\n")
+    splits: dict[str, list[str]] = {"train": [], "test": []}
+    for name in names:
+        (root / name).mkdir(exist_ok=True)
+        axes = 0.4 + rng.random(3)
+        for n in range(train + test):
+            shape_id = f"{name}_{n + 1:04d}"
+            splits["train" if n < train else "test"].append(shape_id)
+            direction = rng.standard_normal((points, 3))
+            direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+            xyz = direction * axes + rng.normal(0, 0.02, (points, 3))
+            normals = direction / axes
+            normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+            lines = [",".join(f"{v:.6f}" for v in row) for row in np.hstack([xyz, normals])]
+            (root / name / f"{shape_id}.txt").write_text("\n".join(lines) + "\n")
+    for split, ids in splits.items():
+        (root / f"modelnet{categories}_{split}.txt").write_text("\n".join(ids) + "\n")
+
+
+def celeba_attributes(
+    workdir: Path, folder: str, count: int = 2100, size: int = 64,
+    attributes: tuple = ("Black_Hair", "Blond_Hair", "Brown_Hair", "Male", "Young", "Smiling"),
+) -> None:  # fmt: skip
+    """CelebA's aligned faces as StarGAN's loader reads them: `folder/<n>.jpg` (`photos`, at
+    `size` square) and `folder/list_attr_celeba.txt` (the count, the attribute names, then one
+    `<file> 1|-1 ...` line per image, each attribute drawn at random)."""
+    import numpy as np
+
+    photos(workdir, folder, count=count, width=size, height=size)
+    rng = np.random.default_rng(19)
+    lines = [str(count), " ".join(attributes)]
+    for n in range(count):
+        values = rng.choice(["1", "-1"], size=len(attributes))
+        lines.append(f"{n}.jpg " + " ".join(values))
+    (workdir / folder / "list_attr_celeba.txt").write_text("\n".join(lines) + "\n")
