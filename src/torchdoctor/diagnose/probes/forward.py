@@ -228,7 +228,8 @@ class ForwardProbe(Probe):
         self.in_root = True
         tracker.push("forward")
         try:
-            run = self._repeated(module, args, kwargs)
+            # the step's first forward (the usual step's only one) repeats none: no call
+            run = self._repeated(module, args, kwargs) if tracker.step_forwards else None
             if run is not None:  # counted into the record of the run it repeats
                 record = None
                 t0 = time.perf_counter()
@@ -268,10 +269,9 @@ class ForwardProbe(Probe):
         each time; the run's last output is kept for the next forward's). A forward on the
         input of the module's last training forward starts a record of its own (D304 counts
         those), as does a forward through --try hooks."""
-        forwards = self.tracker.step_forwards
-        if not forwards or self._run_code is None:
+        if self._run_code is None:
             return None
-        record = forwards[-1]
+        record = self.tracker.step_forwards[-1]
         if (
             record.module_id != id(module)
             or record.t1 is None  # still running: a recursive call
