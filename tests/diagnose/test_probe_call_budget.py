@@ -28,8 +28,9 @@ BUDGET = 82
 ADAMW_BUDGET = 108
 # Round 11: a step of ACTING_FORWARDS root forwards (an RL episode's acting) makes 313 calls a
 # step (561 at e78ac84, where each forward was compared with up to 8 earlier ones of its step
-# and the step's batch size sorted its forwards with a key function). Round 14: 250 (298 at 31ae8af): the
-# step's identical forwards are one record with a count (no record, links or hook of their own).
+# and the step's batch size sorted its forwards with a key function). Round 14: 250 (298 at
+# 31ae8af): the step's identical forwards are one record with a count (no record, links or hook
+# of their own).
 ACTING_FORWARDS = 16
 ACTING_BUDGET = 275
 _OURS = os.path.dirname(torchdoctor.__file__)
