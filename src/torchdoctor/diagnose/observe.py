@@ -7,7 +7,7 @@ import math
 from torchdoctor.diagnose.observations import PHASES, RunObservation, StepObservation
 from torchdoctor.diagnose.session import Session
 from torchdoctor.diagnose.step_analysis import evaluation_is_acting
-from torchdoctor.diagnose.steps import StepRecord
+from torchdoctor.diagnose.steps import StepRecord, counted_median
 
 
 def _loss_value(loss) -> float | None:
@@ -22,18 +22,17 @@ def _loss_value(loss) -> float | None:
 def _median_rows(record: StepRecord) -> int | None:
     """Median rows of the step's training forwards; an input of one dimension is one sample
     (an RL observation vector without a batch dimension), not a batch of its length."""
-    rows = sorted(
-        (f.batch_size if f.shape is not None and len(f.shape) > 1 else 1)
+    return counted_median(
+        (f.batch_size if f.shape is not None and len(f.shape) > 1 else 1, f.count)
         for f in record.training_forwards
         if f.batch_size
     )
-    return rows[len(rows) // 2] if rows else None
 
 
 def _input_elements(record: StepRecord) -> int | None:
     """Elements of the step's training forwards' first inputs, summed (from their shapes)."""
-    shapes = [f.shape for f in record.training_forwards if f.shape is not None]
-    return sum(math.prod(shape) for shape in shapes) if shapes else None
+    counted = [(f.shape, f.count) for f in record.training_forwards if f.shape is not None]
+    return sum(math.prod(shape) * count for shape, count in counted) if counted else None
 
 
 def _step(record: StepRecord) -> StepObservation:
@@ -44,7 +43,7 @@ def _step(record: StepRecord) -> StepObservation:
         phases=phases,
         batch_size=record.batch_size,
         micro_batches=record.micro_batches,
-        training_forwards=len(record.training_forwards),
+        training_forwards=sum(f.count for f in record.training_forwards),
         training_forward_rows=_median_rows(record),
         training_input_elements=_input_elements(record),
         syncs=int(record.counters.get("syncs", 0)),

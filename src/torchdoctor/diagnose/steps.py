@@ -92,6 +92,12 @@ class ForwardRecord:
     # into one fixed input buffer), not the same full batch again
     input_version: int | None = _later()
     output_ref: Any = _later(repr=False, compare=False)
+    # a run of identical forwards is one record (forward.py: the same module, call site, grad,
+    # train and inference mode, input shape and autocast as the step's forward before, no
+    # backward, update or data wait between): `count` forwards, `seconds` their summed time;
+    # t0 is the first one's start, t1 the last one's end
+    count: int = _later(1)
+    seconds: float = _later(0.0)
 
     def feeds_training(self) -> bool:
         return any(other.got_grad for other in self.linked)
@@ -124,6 +130,18 @@ def _link_inside_one_graph(state: _StepState) -> None:
             last_trained = forward
         elif forward.grad_enabled and forward.train_mode and last_trained is not None:
             pending.append(forward)
+
+
+def counted_median(counted) -> Any:
+    """The median of (value, count) pairs, each value counted `count` times (a record of a run
+    of identical forwards stands for `count` of them); None when there are none."""
+    pairs = sorted(counted)
+    middle = sum(count for _, count in pairs) // 2
+    for value, count in pairs:
+        if middle < count:
+            return value
+        middle -= count
+    return None
 
 
 def only_itself(module_id: int | None) -> set[int]:
@@ -183,9 +201,10 @@ def _link_beside_training(state: _StepState) -> None:
             candidates.append(f)
     per_module: dict[int | None, int] = defaultdict(int)
     for f in candidates:
-        per_module[f.module_id] += 1
+        per_module[f.module_id] += f.count
+    trained_forwards = sum(f.count for f in training)
     for f in candidates:
-        if per_module[f.module_id] <= len(training) and not f.feeds_training():
+        if per_module[f.module_id] <= trained_forwards and not f.feeds_training():
             f.linked += (training[0],)
 
 
@@ -271,6 +290,9 @@ class StepTracker:
         self.tail_eval_windows: list[tuple[float, float]] = []  # after the last step (close())
         self.backwards = 0
         self.forwards_seen = 0  # root model forwards, training and evaluation
+        # backwards, optimizer updates and data waits so far: a run of identical forwards (one
+        # record) never spans one of them (micro-batches, per-sample updates stay apart)
+        self.boundaries = 0
         self.on_step_end: list[Callable[[StepRecord], None]] = []
         # called with the phase that starts at each transition (CUDA event timing, per-phase
         # memory, the line sampler); probes add and remove themselves, so keep it cheap when empty
@@ -329,6 +351,7 @@ class StepTracker:
         self._state.forwards.append(record)
 
     def backward_finished(self, loss: Any) -> None:
+        self.boundaries += 1
         self.backwards += 1
         self._state.backward_ends.append(self.clock())
         self._state.loss = loss
@@ -339,9 +362,11 @@ class StepTracker:
         next forward after it; for the wait that ended an epoch, the forward before it) is
         evaluation, cut out of the step: a validation loader's worker start-up is not training
         data time."""
+        self.boundaries += 1
         self._state.data_waits.append((t0, t1, ends_epoch))
 
     def parameters_updated(self) -> None:
+        self.boundaries += 1
         self._state.update_ends.append(self.clock())
 
     def end_step(self) -> StepRecord:

@@ -38,7 +38,7 @@ from torchdoctor.diagnose.probes.base import (
 )
 from torchdoctor.diagnose.probes.method_spans import MethodSpans, in_a_constructor
 from torchdoctor.diagnose.probes.model_facts import describe_module, watch_conv_layouts
-from torchdoctor.diagnose.steps import ForwardRecord, only_itself
+from torchdoctor.diagnose.steps import ForwardRecord, counted_median, only_itself
 from torchdoctor.intercept.patching import transforming
 
 
@@ -130,6 +130,12 @@ class ForwardProbe(Probe):
         # the weak reference: a freed tensor's id is soon another tensor's.
         self.step_tensors: dict[int, Any] = {}
         self._keep = patcher.keep_handle
+        # the program's call site of the latest forward record, its code and instruction, and
+        # the tracker's boundaries then: where a run of identical forwards (one record) goes on
+        self._run_code: Any = None
+        self._run_lasti = -1
+        self._run_boundaries = -1
+        self._call_codes: set[Any] = set()  # the codes of our `__call__` wrappers
         # a model's method called instead of the model (`model.nll(x, y)`): a root forward too
         self.method_spans = MethodSpans(
             patcher, self._root_call, lambda: self.in_root, self.training_calls
@@ -196,6 +202,7 @@ class ForwardProbe(Probe):
                     return original(self, *args, **kwargs)
                 return root_call(original, self, args, kwargs)
 
+        self._call_codes.add(__call__.__code__)
         return __call__
 
     def _root_call(self, original, module, args, kwargs):
@@ -221,20 +228,92 @@ class ForwardProbe(Probe):
         self.in_root = True
         tracker.push("forward")
         try:
-            record = self._root_enter(module, args, kwargs)
-            if record is None:
+            # the step's first forward (the usual step's only one) repeats none: no call
+            run = self._repeated(module, args, kwargs) if tracker.step_forwards else None
+            if run is not None:  # counted into the record of the run it repeats
+                record = None
+                t0 = time.perf_counter()
                 output = original(module, *args, **kwargs)
-            elif self.session.hooks.around_forward:
-                output = self._call_through_hooks(original, module, record, args, kwargs)
             else:
-                record.autocast = autocast_dtype(record.device_type)
-                output = original(module, *args, **kwargs)
+                record = self._root_enter(module, args, kwargs)
+                if record is None:
+                    output = original(module, *args, **kwargs)
+                elif self.session.hooks.around_forward:
+                    output = self._call_through_hooks(original, module, record, args, kwargs)
+                else:
+                    record.autocast = autocast_dtype(record.device_type)
+                    output = original(module, *args, **kwargs)
         finally:
             tracker.pop()
             self.in_root = False
-        if record is not None:
+        if run is not None:
+            self._count_into(run, t0, output)
+        elif record is not None:
             self._root_exit(record, output)
+            caller = sys._getframe(1)  # our `__call__` wrapper's frame, or a method span's
+            if caller.f_code in self._call_codes:
+                caller = caller.f_back  # the program's frame: the call site
+                self._run_code, self._run_lasti = caller.f_code, caller.f_lasti
+                self._run_boundaries = tracker.boundaries
+            else:
+                self._run_code = None
         return output
+
+    def _repeated(self, module, args, kwargs) -> ForwardRecord | None:
+        """The step's latest forward record, when this forward repeats it: the same module from
+        the same call site (code and instruction), in the same grad, train and inference mode,
+        on an input of the same shape, under the same autocast, with no backward, optimizer
+        update or data wait since (an RL episode's acting forwards, an RNN cell per timestep).
+        Its outcome is the record's: autograd's verdict (the pre-hook) on the run's first
+        output stands for the run, and no link is looked for (their inputs are new tensors
+        each time; the run's last output is kept for the next forward's). A forward on the
+        input of the module's last training forward starts a record of its own (D304 counts
+        those), as does a forward through --try hooks."""
+        if self._run_code is None:
+            return None
+        record = self.tracker.step_forwards[-1]
+        if (
+            record.module_id != id(module)
+            or record.t1 is None  # still running: a recursive call
+            or record.on_training_batch
+            or self._run_boundaries != self.tracker.boundaries
+            or record.grad_enabled != torch.is_grad_enabled()
+            or record.train_mode != module.training
+            or record.inference_mode != torch.is_inference_mode_enabled()
+            or self.session.hooks.around_forward
+        ):
+            return None
+        caller = sys._getframe(3)  # frames: this, _root_call, the `__call__` wrapper
+        if caller.f_code is not self._run_code or caller.f_lasti != self._run_lasti:
+            return None
+        x = args[0] if args and isinstance(args[0], torch.Tensor) else first_tensor(args or kwargs)
+        if (None if x is None else x.shape) != record.shape:
+            return None
+        if autocast_dtype(record.device_type) != record.autocast:
+            return None
+        if record.grad_enabled and record.train_mode:
+            self.training_calls[id(module)] = (module, args, kwargs)  # the latest batch
+            if x is not None:
+                self.last_grad_input[id(module)] = weakref.ref(x)
+        else:
+            seen = self.last_grad_input.get(id(module))
+            if seen is not None and _same_data(x, seen()):
+                return None  # on the batch it just trained on: a record of its own
+            if not record.grad_enabled:
+                self.session.evaluation_forward_starting()  # may stop the program
+        return record
+
+    def _count_into(self, run: ForwardRecord, t0: float, output) -> None:
+        """One more forward of the run `run` records: its time, its output for the next
+        forward's links."""
+        t1 = time.perf_counter()
+        run.count += 1
+        run.seconds += t1 - t0
+        run.t1 = t1
+        tensor = output if isinstance(output, torch.Tensor) else first_tensor(output)
+        if tensor is not None:
+            run.output_ref = weakref.ref(tensor)
+        self.tracker.forwards_seen += 1
 
     def _submodule_ids(self, module_id: int | None) -> set[int]:
         """The ids of a root module seen and of its submodules (steps.py asks, rarely: whether a
@@ -373,6 +452,7 @@ class ForwardProbe(Probe):
 
     def _root_exit(self, record: ForwardRecord, output) -> None:
         record.t1 = time.perf_counter()
+        record.seconds = record.t1 - record.t0
         if record.page_faults is not None:
             record.page_faults += getrusage(RUSAGE_THREAD).ru_minflt
         single = isinstance(output, torch.Tensor)  # the usual output: no walk, no call
@@ -406,14 +486,14 @@ class ForwardProbe(Probe):
             run.models.append(observation)
         training = [f for record in measured for f in record.training_forwards]
         precision = run.precision
-        precision.forwards = len(training)
-        precision.autocast_forwards = sum(1 for f in training if f.autocast)
+        precision.forwards = sum(f.count for f in training)
+        precision.autocast_forwards = sum(f.count for f in training if f.autocast)
         dtypes = {f.autocast for f in training if f.autocast}
         precision.autocast_dtype = sorted(dtypes)[0] if dtypes else None
         shapes = {f.shape for f in training if f.shape is not None}
         run.environment.input_shapes_fixed = len(shapes) == 1 if shapes else None
         eval_mode = _eval_mode_training(measured, self._trains)
-        run.habits.eval_mode_training_forwards = len(eval_mode)
+        run.habits.eval_mode_training_forwards = sum(f.count for f in eval_mode)
         run.habits.eval_mode_training_locations = sorted({f.location for f in eval_mode})[:10]
         run.habits.training_input_repeated = _input_repeated(measured)
         self._contribute_evaluation(run)
@@ -427,16 +507,17 @@ class ForwardProbe(Probe):
     def _contribute_evaluation(self, run) -> None:
         evaluation = run.evaluation
         forwards = self.tracker.eval_forwards
-        evaluation.forwards = len(forwards)
-        evaluation.with_grad = sum(1 for f in forwards if f.grad_enabled)
-        evaluation.under_inference_mode = sum(1 for f in forwards if f.inference_mode)
+        # a record stands for `count` forwards (a run of identical ones)
+        evaluation.forwards = sum(f.count for f in forwards)
+        evaluation.with_grad = sum(f.count for f in forwards if f.grad_enabled)
+        evaluation.under_inference_mode = sum(f.count for f in forwards if f.inference_mode)
         evaluation.under_no_grad = sum(
-            1 for f in forwards if not f.grad_enabled and not f.inference_mode
+            f.count for f in forwards if not f.grad_enabled and not f.inference_mode
         )
         samples = _generator_samples(forwards, self.tracker.steps)
         evaluation.generator_samples = len(samples)
         evaluation.in_train_mode = sum(
-            1
+            f.count
             for f in forwards
             if f.train_mode and not f.refreshes_batchnorm and id(f) not in samples
         )
@@ -444,16 +525,17 @@ class ForwardProbe(Probe):
             m.dropout_layers or m.batchnorm_layers for m in run.models
         )
         evaluation.seconds = self.tracker.eval_seconds
-        evaluation.forward_seconds = sum(f.t1 - f.t0 for f in forwards if f.t1 is not None)
+        evaluation.forward_seconds = sum(f.seconds for f in forwards if f.t1 is not None)
         faults = [f.page_faults for f in forwards if f.grad_enabled and f.page_faults is not None]
         evaluation.with_grad_page_faults = sum(faults) / len(faults) if faults else None
-        evaluation.on_training_batches = sum(1 for f in forwards if f.on_training_batch)
+        evaluation.on_training_batches = sum(f.count for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
         evaluation.with_grad_locations = sorted({f.location for f in forwards if f.grad_enabled})[
             :10
         ]
-        sizes = sorted(f.batch_size for f in forwards if f.batch_size)
-        evaluation.batch_size = sizes[len(sizes) // 2] if sizes else None
+        evaluation.batch_size = counted_median(
+            (f.batch_size, f.count) for f in forwards if f.batch_size
+        )
         # over every step kept, warm-up too: `forwards` counts those
         evaluation.beside_training = _beside_training(self.tracker.steps, self.tracker.origin)
         evaluation.beside_training_with_grad = _beside_training(
@@ -510,7 +592,7 @@ def _beside_training(steps, origin: float, with_grad: bool = False) -> int:
         first_backward = origin + min(backward)
         batches = {f.batch_size for f in record.training_forwards}
         count += sum(
-            1
+            f.count
             for f in record.eval_forwards
             if f.module_id not in trained
             and f.grad_enabled == with_grad
