@@ -71,6 +71,30 @@ def transforming() -> bool:
     )
 
 
+# Dynamo's per-code switch (torch's C extension: no dynamo import); absent in an older torch
+try:
+    from torch._C._dynamo.eval_frame import (
+        _FrameAction,
+        _FrameExecStrategy,
+        set_code_exec_strategy,
+    )
+except ImportError:  # pragma: no cover - torch without it
+    set_code_exec_strategy = None  # type: ignore[assignment]
+
+
+def eager_under_dynamo(function: Callable[..., Any]) -> None:
+    """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
+    `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
+    traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
+    state that recompile every step); called, its frame and every frame under it run eagerly.
+    Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
+    skip in torch's C extension."""
+    function._torchdynamo_disable = True  # type: ignore[attr-defined]
+    if set_code_exec_strategy is not None:
+        skip = _FrameAction.SKIP
+        set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
+
+
 def _torchscript_builtins():
     """TorchScript's {id(function): aten op} table (built on first use, from torch's own
     functions: building it before our patches keeps the originals in it)."""

@@ -1,0 +1,78 @@
+"""Programs that do unusual things (issue 11, round 14): each test is a difference between a
+program's plain run and its run under diagnose, found by bench/robust_programs.py's round 14
+rows or named in round 13's closing note."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from textwrap import dedent
+
+TRAIN = """
+import sys, torch
+torch.set_num_threads(1)
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+def train(steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        model(torch.randn(16, 8)).pow(2).mean().backward()
+        opt.step()
+"""
+
+
+def _plain_and_diagnosed(tmp_path, body: str, *options: str):
+    def run(*command: str) -> subprocess.CompletedProcess:
+        (tmp_path / "train.py").write_text(TRAIN + dedent(body))
+        return subprocess.run(
+            [sys.executable, *command, "train.py"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=240, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    return run(), run("-m", "torchdoctor", "diagnose", *options)
+
+
+def _same_run(text: str) -> str:
+    """Process ids, times and dynamo's frame counters differ from run to run."""
+    return re.sub(r"\d+", "N", text)
+
+
+# A whole step compiled (zero_grad, forward, backward and the optimizer's step in one function)
+# and the "compile the optimizer step" recipe beside it.
+COMPILED_STEP = """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+@torch.compile(backend="eager")
+def step(x):
+    o.zero_grad()
+    loss = net(x).pow(2).mean()
+    loss.backward()
+    o.step()
+    return loss
+for _ in range(25):
+    loss = step(torch.randn(16, 8))
+@torch.compile(fullgraph=False, backend="eager")
+def optimizer_step():
+    opt.step()
+for _ in range(10):
+    opt.zero_grad(); model(torch.randn(16, 8)).pow(2).mean().backward(); optimizer_step()
+print("compiled step", loss.shape)
+"""
+
+
+def test_a_step_compiled_whole_runs_our_optimizer_hooks_eagerly(tmp_path):
+    # Dynamo traced our global optimizer step hooks and the memory probe's step end: its
+    # warnings about time.perf_counter and resource.getrusage went to the program's stderr,
+    # and guards on our own state recompiled the step at every step up to dynamo's limit,
+    # which the report then blamed on the program ("compiled new code during step(s) ...").
+    plain, diagnosed = _plain_and_diagnosed(tmp_path, COMPILED_STEP, "--steps", "0")
+    assert plain.returncode == diagnosed.returncode == 0, diagnosed.stderr[-3000:]
+    assert diagnosed.stdout.startswith(plain.stdout)
+    assert _same_run(diagnosed.stderr) == _same_run(plain.stderr), diagnosed.stderr[-3000:]
+    report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
+    # the recipe's function is compiled at its first call (step 25 or so): a true note; the
+    # whole step compiled once, not again at each of its steps
+    recompiled = re.search(r"compiled new code during step\(s\) (\d+)", report)
+    assert recompiled is None or int(recompiled.group(1)) >= 20, report
+    assert re.search(r"completed, \d+ measured steps", report), report
