@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import zipfile
 from textwrap import dedent
 
 TRAIN = """
@@ -76,3 +77,39 @@ def test_a_step_compiled_whole_runs_our_optimizer_hooks_eagerly(tmp_path):
     recompiled = re.search(r"compiled new code during step\(s\) (\d+)", report)
     assert recompiled is None or int(recompiled.group(1)) >= 20, report
     assert re.search(r"completed, \d+ measured steps", report), report
+
+
+def _run_both(folder, target: str) -> tuple[subprocess.CompletedProcess, ...]:
+    def run(*command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, *command, target],
+            capture_output=True, text=True, cwd=folder, timeout=240, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    return run(), run("-m", "torchdoctor", "diagnose", "--steps", "0")
+
+
+def test_how_python_is_given_the_program_reads_as_in_its_plain_run(tmp_path):
+    # Three ways of starting a program (no training: the difference is in the start and end):
+    # - through a symlink in another folder: Python puts the real file's folder first on
+    #   sys.path, diagnose put the link's (its sibling import failed);
+    # - a zip app that crashes: Python's printer finds no source line in the zip, `traceback`
+    #   read one from it (the traceback differed by that line);
+    # - a program that closes sys.stdout at its end: descriptor 1 stays open, but the report
+    #   went to /dev/null with a note of ours on stderr.
+    (tmp_path / "real").mkdir()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "real" / "helper.py").write_text("SCALE = 3\n")
+    (tmp_path / "real" / "train.py").write_text("from helper import SCALE\nprint('scale', SCALE)\n")
+    (tmp_path / "bin" / "train.py").symlink_to(tmp_path / "real" / "train.py")
+    with zipfile.ZipFile(tmp_path / "app.zip", "w") as app:
+        app.writestr("__main__.py", "print('in the zip')\nraise RuntimeError('zip app failed')\n")
+    (tmp_path / "closes.py").write_text(
+        "import sys\nprint('before', flush=True)\nsys.stdout.close()\nprint('after', flush=True)\n"
+    )
+    for target in ("bin/train.py", "app.zip", "closes.py"):
+        plain, diagnosed = _run_both(tmp_path, target)
+        assert diagnosed.returncode == plain.returncode, (target, diagnosed.stderr[-2000:])
+        assert diagnosed.stdout.startswith(plain.stdout), (target, diagnosed.stdout[:500])
+        assert f"torchdoctor diagnose {target}" in diagnosed.stdout, (target, diagnosed.stdout)
+        assert diagnosed.stderr == plain.stderr, target
