@@ -3,7 +3,8 @@
 program's own output kept (in order, before the report), one report, and a stderr with no frame
 or message of ours (no "Exception in thread", no "internal error", no torchdoctor file in a
 traceback), the program's own traceback kept (the same frames and lines; process ids and
-addresses aside).
+addresses aside). A row named in SCRIPT_FORMS gives Python its program in another form (a zip
+app, a symlink, CRLF line endings with a shebang, a latin-1 file with a coding cookie).
 
 With `--baseline SRC` (a source folder of another version, e.g. `git archive dc163b9 src | tar
 -x -C /tmp/base`), every program is also diagnosed by that version, and the table shows both.
