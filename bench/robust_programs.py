@@ -3,7 +3,8 @@
 program's own output kept (in order, before the report), one report, and a stderr with no frame
 or message of ours (no "Exception in thread", no "internal error", no torchdoctor file in a
 traceback), the program's own traceback kept (the same frames and lines; process ids and
-addresses aside).
+addresses aside). A row named in SCRIPT_FORMS gives Python its program in another form (a zip
+app, a symlink, CRLF line endings with a shebang, a latin-1 file with a coding cookie).
 
 With `--baseline SRC` (a source folder of another version, e.g. `git archive dc163b9 src | tar
 -x -C /tmp/base`), every program is also diagnosed by that version, and the table shows both.
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import zipfile
 
 TRAIN = """
 import sys, torch
@@ -1410,6 +1412,234 @@ print("checkpointed", blocks[0][0].weight.grad is not None)
 """,
         ("--steps", "0"),
     ),
+    # round 14
+    "persistent_fork_workers_stopped": (
+        "4 persistent forked DataLoader workers over 3 epochs, diagnose --steps cutting epoch 1",
+        """
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(512, 8)), batch_size=8, num_workers=4,
+                    persistent_workers=True, multiprocessing_context="fork")
+for epoch in range(3):
+    for (x,) in loader:
+        opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+print("three epochs")
+""",
+        ("--steps", "5"),
+    ),
+    "persistent_spawn_workers_stopped": (
+        "4 persistent spawn DataLoader workers (__main__ guard), diagnose --steps cutting epoch 1",
+        """
+from torch.utils.data import DataLoader, TensorDataset
+if __name__ == "__main__":
+    loader = DataLoader(TensorDataset(torch.randn(512, 8)), batch_size=8, num_workers=4,
+                        persistent_workers=True, multiprocessing_context="spawn")
+    for epoch in range(3):
+        for (x,) in loader:
+            opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    print("three epochs")
+""",
+        ("--steps", "5"),
+    ),
+    "compiled_optimizer_step_recipe": (
+        "the 'compile the optimizer step' recipe: @torch.compile(fullgraph=False) around opt.step()",
+        """
+net = torch.nn.Linear(8, 4)
+o = torch.optim.Adam(net.parameters(), lr=torch.tensor(0.01))
+@torch.compile(fullgraph=False, backend="eager")
+def optimizer_step():
+    o.step()
+for _ in range(25):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); optimizer_step()
+print("compiled optimizer step", net.weight.shape)
+""",
+        ("--steps", "0"),
+    ),
+    "compiled_fullgraph_model": (
+        "torch.compile(model, fullgraph=True, backend='aot_eager'), trained and evaluated",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 1))
+o = torch.optim.AdamW(net.parameters(), lr=0.01)
+fast = torch.compile(net, fullgraph=True, backend="aot_eager")
+for _ in range(25):
+    o.zero_grad(); fast(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+with torch.no_grad():
+    print("eval", fast(torch.ones(4, 8)).shape)
+""",
+        ("--steps", "0"),
+    ),
+    "compiled_dynamic_shapes": (
+        "torch.compile(dynamic=True) fed batches of a new size every step",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+fast = torch.compile(net, dynamic=True, backend="eager")
+for step in range(25):
+    o.zero_grad(); fast(torch.randn(4 + step, 8)).pow(2).mean().backward(); o.step()
+print("dynamic", step)
+""",
+        ("--steps", "0"),
+    ),
+    "compiled_reduce_overhead_inductor": (
+        "torch.compile(mode='reduce-overhead') with inductor on the CPU (C++ code built at its start)",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+fast = torch.compile(net, mode="reduce-overhead")
+for _ in range(20):
+    o.zero_grad(); fast(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+print("inductor", fast(torch.ones(2, 8)).shape)
+""",
+        ("--steps", "0"),
+    ),
+    "exported_then_trained": (
+        "torch.export.export of its model before training, the exported module run after it",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+exported = torch.export.export(net, (torch.randn(4, 8),))
+for _ in range(25):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+print("exported graph nodes", len(exported.graph.nodes))
+print("exported out", exported.module()(torch.ones(4, 8)).shape)
+""",
+        ("--steps", "0"),
+    ),
+    "jit_trace_inside_loop": (
+        "torch.jit.trace of the whole model every 10 steps inside the loop, the traced copy evaluated",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+o = torch.optim.SGD(net.parameters(), lr=0.01)
+for step in range(30):
+    o.zero_grad(); net(torch.randn(16, 8)).pow(2).mean().backward(); o.step()
+    if step % 10 == 9:
+        traced = torch.jit.trace(net, torch.randn(2, 8), check_trace=False)
+        with torch.no_grad():
+            print("traced", step, traced(torch.ones(1, 8)).shape)
+""",
+        ("--steps", "0"),
+    ),
+    "inference_tensor_in_training": (
+        "features made under torch.inference_mode reused in training (the program's own error)",
+        """
+with torch.inference_mode():
+    features = torch.randn(16, 8) * 2
+train(20)
+opt.zero_grad()
+loss = (model(torch.randn(16, 8)) * features.sum(1, keepdim=True)).mean()
+features.requires_grad_()  # RuntimeError: the program's, shown as in its plain run
+""",
+        ("--steps", "0"),
+    ),
+    "address_space_rlimit": (
+        "resource.setrlimit(RLIMIT_AS) to its own size plus 3 GiB at its top, then training",
+        """
+import resource
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (3 << 30), resource.RLIM_INFINITY))
+train(30)
+print("within its address space")
+""",
+        ("--steps", "0"),
+    ),
+    "tempdir_cleaned_at_exit": (
+        "a module-level TemporaryDirectory for checkpoints, left for Python's exit to remove",
+        """
+import atexit, os, tempfile
+scratch = tempfile.TemporaryDirectory(prefix="ckpt-")
+with open("where.txt", "w") as where:
+    where.write(scratch.name)
+atexit.register(lambda: print("at exit the folder exists:", os.path.isdir(scratch.name)))
+train(25)
+torch.save(model.state_dict(), os.path.join(scratch.name, "model.pt"))
+print("saved", sorted(os.listdir(scratch.name)))
+""",
+        ("--steps", "0"),
+    ),
+    "process_pool_batches": (
+        "concurrent.futures.ProcessPoolExecutor building batches, trained on in the main process",
+        """
+from concurrent.futures import ProcessPoolExecutor
+def make_batch(seed):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(16, 8, generator=generator)
+if __name__ == "__main__":
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for x in pool.map(make_batch, range(30)):
+            opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    print("pool done")
+""",
+        ("--steps", "0"),
+    ),
+    "threads_printing_to_stdout": (
+        "8 threads printing to stdout while the main thread trains",
+        """
+import threading, time
+def chatter():
+    for _ in range(40):
+        print("tick\\n", end="", flush=True)  # one write a line: the lines stay whole
+        time.sleep(0.002)
+threads = [threading.Thread(target=chatter) for _ in range(8)]
+for thread in threads: thread.start()
+train(30)
+for thread in threads: thread.join()
+print("joined")
+""",
+        ("--steps", "0"),
+    ),
+    "stdout_closed_then_print": (
+        "sys.stdout.close() after training, then print(..., flush=True) (the program's ValueError)",
+        """
+train(25)
+print("about to close", flush=True)
+sys.stdout.close()
+print("after close", flush=True)
+""",
+        ("--steps", "0"),
+    ),
+    "nested_grad_modes_in_evaluation": (
+        "an FGSM attack in evaluation: enable_grad inside no_grad inside inference_mode(False)",
+        """
+train(20)
+model.eval()
+with torch.inference_mode(False), torch.no_grad():
+    x = torch.randn(16, 8)
+    with torch.enable_grad():
+        x.requires_grad_()
+        model(x).pow(2).mean().backward()
+    adversarial = x + 0.1 * x.grad.sign()
+    print("robust loss", model(adversarial).shape, torch.is_grad_enabled())
+model.train()
+train(5)
+""",
+        ("--steps", "0"),
+    ),
+    "zip_app": (
+        "run as a zip app (`python app.zip`, its __main__.py inside), crashing after training",
+        "train(25)\nraise RuntimeError('zip app failed')\n",
+        ("--steps", "0"),
+    ),
+    "symlinked_script": (
+        "started through a symlink in another folder; imports a module beside the real file",
+        """
+import os
+from helper import SCALE  # beside the real file: Python puts the resolved folder on sys.path
+print(os.path.basename(__file__), SCALE)
+train(25)
+raise ValueError("through the link")
+""",
+        ("--steps", "0"),
+    ),
+    "shebang_crlf": (
+        "a shebang line and CRLF line endings, crashing after training",
+        "train(25)\nprint('crlf ok')\nraise KeyError('crlf')\n",
+        ("--steps", "0"),
+    ),
+    "latin1_coding_cookie": (
+        "a latin-1 file declared by a coding cookie, non-ASCII text in its output and traceback",
+        "train(25)\nprint('caf\u00e9 na\u00efve')\nraise RuntimeError('d\u00e9j\u00e0 vu')  # \u00e9t\u00e9\n",
+        ("--steps", "0"),
+    ),
 }
 
 
@@ -1432,9 +1662,41 @@ def _run(command: list[str], cwd: str, hang_s: float = HANG_S) -> subprocess.Com
         return subprocess.CompletedProcess(command, "hang", "", "")
 
 
-def _write_program(folder: str, body: str) -> None:
-    with open(os.path.join(folder, "program.py"), "w") as script:
-        script.write(TRAIN + textwrap.dedent(body))
+# rows whose program is not a plain `program.py` (how Python is given it, or its bytes)
+SCRIPT_FORMS = {
+    "zip_app": "zip",
+    "symlinked_script": "symlink",
+    "shebang_crlf": "crlf",
+    "latin1_coding_cookie": "latin-1",
+}
+
+
+def _write_program(folder: str, body: str, form: str | None = None) -> str:
+    """Writes the program in its form; returns what to hand to Python (and to diagnose)."""
+    text = TRAIN + textwrap.dedent(body)
+    if form == "zip":
+        with zipfile.ZipFile(os.path.join(folder, "app.zip"), "w") as app:
+            app.writestr("__main__.py", text)
+        return "app.zip"
+    if form == "symlink":  # bin/train.py -> ../real/program.py, helper.py beside the real file
+        for name in ("real", "bin"):
+            os.makedirs(os.path.join(folder, name), exist_ok=True)
+        with open(os.path.join(folder, "real", "helper.py"), "w") as helper:
+            helper.write("SCALE = 3\n")
+        with open(os.path.join(folder, "real", "program.py"), "w") as script:
+            script.write(text)
+        link = os.path.join(folder, "bin", "train.py")
+        if not os.path.islink(link):
+            os.symlink(os.path.join("..", "real", "program.py"), link)
+        return os.path.join("bin", "train.py")
+    data = text.encode()
+    if form == "crlf":
+        data = b"#!/usr/bin/env python3\r\n" + text.replace("\n", "\r\n").encode()
+    elif form == "latin-1":
+        data = b"# -*- coding: latin-1 -*-\n" + text.encode("latin-1")
+    with open(os.path.join(folder, "program.py"), "wb") as script:
+        script.write(data)
+    return "program.py"
 
 
 def _last_line(text: str) -> str:
@@ -1498,16 +1760,16 @@ def _files(folder: str) -> list[str]:
     )
 
 
-def try_auto(body: str) -> str:
+def try_auto(body: str, form: str | None = None) -> str:
     """`diagnose --steps 5 --try auto --repeats 1`: exit 0, one diagnosis, a trials table or the
     note why none, nothing of ours on stderr, and the program's folder left with the names a
     `diagnose --steps 5` run leaves (the trials put back what they changed)."""
     left = []
     for options in ((), ("--try", "auto", "--repeats", "1")):
         with tempfile.TemporaryDirectory(prefix="robust-") as folder:
-            _write_program(folder, body)
+            script = _write_program(folder, body, form)
             command = [sys.executable, "-m", "torchdoctor", "diagnose", "--steps", "5", *options]
-            run = _run([*command, "program.py"], folder, TRY_HANG_S)
+            run = _run([*command, script], folder, TRY_HANG_S)
             left.append(_files(folder))
     if run.returncode == "hang":
         return f"hung (killed after {TRY_HANG_S} s)"
@@ -1537,7 +1799,7 @@ def main() -> None:
         print(f"load {os.getloadavg()[0]:.1f}\n| feature | --try auto |\n|---|---|")
         for name in options.names or list(PROGRAMS):
             feature, body, _ = PROGRAMS[name]
-            print(f"| {feature} | {try_auto(body)} |", flush=True)
+            print(f"| {feature} | {try_auto(body, SCRIPT_FORMS.get(name))} |", flush=True)
         return
     names = options.names or list(PROGRAMS)
     versions = {"now": os.environ.get("PYTHONPATH", "")}
@@ -1549,14 +1811,15 @@ def main() -> None:
     for name in names:
         feature, body, diagnose_options = PROGRAMS[name]
         with tempfile.TemporaryDirectory(prefix="robust-") as folder:
-            _write_program(folder, body)
-            plain = _run([sys.executable, "program.py"], folder)
+            form = SCRIPT_FORMS.get(name)
+            script = _write_program(folder, body, form)
+            plain = _run([sys.executable, script], folder)
             cells = []
             for source in versions.values():
-                _write_program(folder, body)  # the run before may have changed or removed it
+                _write_program(folder, body, form)  # the run before may have changed or removed it
                 os.environ["PYTHONPATH"] = source
                 command = [sys.executable, "-m", "torchdoctor", "diagnose", *diagnose_options]
-                diagnosed = _run([*command, "program.py"], folder)
+                diagnosed = _run([*command, script], folder)
                 cells.append(compare(plain, diagnosed, "0" not in diagnose_options))
         print(f"| {feature} | " + " | ".join(cells) + " |", flush=True)
 

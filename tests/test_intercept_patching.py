@@ -57,3 +57,25 @@ def test_a_lifted_patch_comes_back_and_a_newer_patchers_wrapper_is_never_lifted(
     ours.restore()  # restored while lifted: the original, and nothing left to put back
     ours.put_on()
     assert Owner().f() == "real"
+
+
+def test_a_torch_module_imported_while_patched_lets_our_wrapper_go_at_restore():
+    # dynamo imported while our patches are on keeps `torch.nn.Module.__call__` as a module
+    # global (`unpatched_nn_module_call`): our wrapper, and through it the session, lived on
+    import sys
+
+    import torch
+
+    patcher = Patcher()
+    original = torch.nn.Module.__call__
+    patcher.replace(torch.nn.Module, "__call__", lambda real: lambda *a, **k: real(*a, **k))
+    module = types.ModuleType("torch._torchdoctor_test_capture")
+    sys.modules[module.__name__] = module
+    try:
+        exec("import torch\nunpatched = torch.nn.Module.__call__\nother = len\n", module.__dict__)
+        assert module.unpatched is not original
+        patcher.restore()
+        assert module.unpatched is original and module.other is len
+    finally:
+        del sys.modules[module.__name__]
+        patcher.restore()

@@ -54,7 +54,9 @@ class Program:
             return self.cwd
         if os.path.isdir(self.path) or zipfile.is_zipfile(self.path):  # with __main__.py: itself
             return self.path
-        return os.path.dirname(self.path)
+        # Python resolves a script's symlinks (a link in bin/ to the real file imports the
+        # modules beside the real file); a folder or zip stays as typed
+        return os.path.dirname(os.path.realpath(self.path))
 
     def command_line(self) -> list[str]:
         """The target and its arguments as typed after `python` (`-m` first for a module)."""

@@ -13,6 +13,8 @@ via sys.exit (the code is kept)."""
 from __future__ import annotations
 
 import atexit
+import builtins
+import contextlib
 import io
 import linecache
 import os
@@ -24,7 +26,7 @@ import tokenize
 import traceback
 import types
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -120,7 +122,41 @@ def _print_traceback(exc: BaseException) -> None:
             return
         except Exception:  # a hook that fails: Python prints both; the traceback is what counts
             pass
-    _to_stderr("".join(program_traceback(exc).format()))
+    try:
+        sys.stderr.write("")  # a broken writer (a Tee whose log file it closed): _to_stderr's
+    except Exception:
+        _to_stderr("".join(program_traceback(exc).format()))
+        return
+    # Python's own printer, as at the program's end: its source lines are the ones Python finds
+    # (none for a zip app's __main__.py, where `traceback` would read the zip)
+    with _without_our_frames(exc):
+        sys.__excepthook__(type(exc), exc, exc.__traceback__)
+    _flush(sys.stderr)
+
+
+_EXCEPTION_GROUPS = getattr(builtins, "BaseExceptionGroup", ())  # Python >= 3.11
+
+
+@contextlib.contextmanager
+def _without_our_frames(exc: BaseException) -> Iterator[None]:
+    """For the moment of printing: the exception, its causes, contexts and group members carry
+    tracebacks without torchdoctor's frames."""
+    saved: dict[int, tuple[BaseException, types.TracebackType | None]] = {}
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in saved:
+            continue
+        saved[id(current)] = current, current.__traceback__
+        current.__traceback__ = _program_frames(current.__traceback__)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        if isinstance(current, _EXCEPTION_GROUPS):
+            pending.extend(current.exceptions)
+    try:
+        yield
+    finally:
+        for current, tb in saved.values():
+            current.__traceback__ = tb
 
 
 def _to_stderr(text: str) -> None:
@@ -259,11 +295,21 @@ def _run_as_main(module: str, alter_argv: bool, main: types.ModuleType) -> None:
             sys.modules["__main__"] = saved_main
 
 
+_STDOUT = 1
+
+
 def _descriptor(stream) -> tuple[int, int] | None:
     """What the stream's file descriptor is open on (device, inode); None: closed, or no file."""
     try:
-        status = os.fstat(stream.fileno())
+        return _descriptor_of(stream.fileno())
     except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _descriptor_of(descriptor: int) -> tuple[int, int] | None:
+    try:
+        status = os.fstat(descriptor)
+    except OSError:
         return None
     return status.st_dev, status.st_ino
 
@@ -274,6 +320,12 @@ def _stdout_kept(before: tuple[int, int] | None) -> None:
     1 gets that number too): the report must neither fail there nor land in its file. It goes to
     /dev/null, with a note; report files and the exit code still come."""
     if before is None or _descriptor(sys.stdout) == before:
+        return
+    if getattr(sys.stdout, "closed", False) and _descriptor_of(_STDOUT) == before:
+        # `sys.stdout.close()` closes Python's stream, not descriptor 1 (Python opened it with
+        # closefd=False): the report goes where the program's output went, on a stream of ours
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout = open(_STDOUT, "w", encoding=encoding, closefd=False)  # noqa: SIM115
         return
     sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (ours to the exit)
     print(

@@ -71,6 +71,30 @@ def transforming() -> bool:
     )
 
 
+# Dynamo's per-code switch (torch's C extension: no dynamo import); absent in an older torch
+try:
+    from torch._C._dynamo.eval_frame import (
+        _FrameAction,
+        _FrameExecStrategy,
+        set_code_exec_strategy,
+    )
+except ImportError:  # pragma: no cover - torch without it
+    set_code_exec_strategy = None  # type: ignore[assignment]
+
+
+def eager_under_dynamo(function: Callable[..., Any]) -> None:
+    """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
+    `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
+    traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
+    state that recompile every step); called, its frame and every frame under it run eagerly.
+    Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
+    skip in torch's C extension."""
+    function._torchdynamo_disable = True  # type: ignore[attr-defined]
+    if set_code_exec_strategy is not None:
+        skip = _FrameAction.SKIP
+        set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
+
+
 def _torchscript_builtins():
     """TorchScript's {id(function): aten op} table (built on first use, from torch's own
     functions: building it before our patches keeps the originals in it)."""
@@ -215,6 +239,7 @@ class Patcher:
         # (id(owner), name) -> (owner, the entry before us, our wrapper): lift() and put_on()
         self._wrappers: dict[tuple[int, str], tuple[Any, Any, Any]] = {}
         self.lifted: list[tuple[Any, str]] = []  # patches lifted for a moment (lift())
+        self._modules_before: set[str] = set()  # sys.modules at the first patch
 
     def original(self, owner: Any, name: str) -> Any:
         return getattr(owner, name)
@@ -225,6 +250,7 @@ class Patcher:
         original = getattr(owner, name)
         if self not in _LIVE:  # our first patch
             _watch_dynamo()
+            self._modules_before = set(sys.modules)
             self._first_patch = next(_FIRST_PATCH)
             _LIVE.add(self)
         self._saved.append((owner, name, own))
@@ -262,6 +288,9 @@ class Patcher:
     def restore(self) -> None:
         """Undo everything, newest first (so nested patches of one attribute unwind correctly)."""
         self.lifted.clear()
+        wrappers = [
+            (owner, name, wrapper) for (_, name), (owner, _, wrapper) in self._wrappers.items()
+        ]
         self._wrappers.clear()
         while self._handles:
             self._handles.pop().remove()
@@ -272,6 +301,7 @@ class Patcher:
         while self._builtins:
             builtins.pop(self._builtins.pop(), None)
         _LIVE.discard(self)
+        _forget_wrappers_in_torch_modules(wrappers, set(sys.modules) - self._modules_before)
         if not _LIVE:
             _stop_watching_dynamo()
         trace_rules = sys.modules.get(_DYNAMO_TABLES)
@@ -290,6 +320,23 @@ class Patcher:
     def _put_back(self, current: list[tuple[Any, str, Any]]) -> None:
         for owner, name, value in current:
             _set_or_delete(owner, name, value)
+
+
+def _forget_wrappers_in_torch_modules(wrappers: list[tuple[Any, Any, Any]], names) -> None:
+    """A torch module imported while our patches were on may have kept one of our wrappers as a
+    module global (dynamo's `unpatched_nn_module_call = torch.nn.Module.__call__`): after the
+    patches come off it gets what is in place now, so it no longer holds our wrapper and,
+    through it, the session and the program's objects."""
+    current = {id(wrapper): (wrapper, owner, name) for owner, name, wrapper in wrappers}
+    for module_name in names:
+        module = sys.modules.get(module_name)
+        if not module_name.startswith("torch.") or module is None:
+            continue
+        namespace = getattr(module, "__dict__", {})
+        for key, value in list(namespace.items()):
+            entry = current.get(id(value))
+            if entry is not None and entry[0] is value:
+                namespace[key] = getattr(entry[1], entry[2])
 
 
 def _set_or_delete(owner: Any, name: str, value: Any) -> None:

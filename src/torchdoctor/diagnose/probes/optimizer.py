@@ -32,7 +32,7 @@ from torchdoctor.diagnose.probes.base import (
 )
 from torchdoctor.diagnose.probes.transfers import accelerator_available
 from torchdoctor.diagnose.steps import OTHER
-from torchdoctor.intercept.patching import transforming
+from torchdoctor.intercept.patching import eager_under_dynamo, transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 STEP_TIME = "optimizer_step_s:"  # + id(optimizer): time inside its step(), per step
@@ -85,6 +85,10 @@ class OptimizerProbe(Probe):
         self.module_clears: dict[int, tuple[int, list[int]]] = {}
         self.optimizer_clears: dict[int, int] = {}
         self.last_grads: dict[int, tuple[object, int]] = {}
+        # a step compiled whole (`torch.compile` around zero_grad, backward and step): the
+        # hooks run eagerly at a graph break, never traced
+        eager_under_dynamo(OptimizerProbe._pre_step)
+        eager_under_dynamo(OptimizerProbe._post_step)
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
         patcher.keep_handle(register_optimizer_step_post_hook(self._post_step))
         scaler_class = torch.amp.GradScaler
