@@ -36,7 +36,7 @@ if __name__ == "__main__":
         train_idx = torch.cat([f for j, f in enumerate(folds) if j != k])
         model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
         opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-        for epoch in range(2):
+        for _epoch in range(2):
             for xb, yb in batches(data, train_idx, x, y):
                 loss = nn.functional.cross_entropy(model(xb), yb)
                 opt.zero_grad()

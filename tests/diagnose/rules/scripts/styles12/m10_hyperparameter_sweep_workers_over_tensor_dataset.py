@@ -35,7 +35,7 @@ if __name__ == "__main__":
     for lr, wd in itertools.product([1e-3, 3e-3, 1e-2], [0.0, 1e-2]):
         model = nn.Sequential(nn.Linear(48, 128), nn.ReLU(), nn.Linear(128, 2))
         opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=wd)
-        for epoch in range(2):
+        for _epoch in range(2):
             for xb, yb in make_batches(x, y, loader):
                 loss = nn.functional.cross_entropy(model(xb), yb)
                 opt.zero_grad()

@@ -47,7 +47,7 @@ if __name__ == "__main__":
             nn.Linear(width, 2),
         )
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        for epoch in range(2):
+        for _epoch in range(2):
             for idx in torch.randperm(len(tx)).split(128):
                 loss = nn.functional.cross_entropy(model(tx[idx]), ty[idx])
                 opt.zero_grad()

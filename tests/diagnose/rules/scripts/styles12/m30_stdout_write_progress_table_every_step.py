@@ -29,7 +29,7 @@ if __name__ == "__main__":
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 400)
     step = 0
-    for epoch in range(3):
+    for _epoch in range(3):
         for idx in torch.randperm(len(x)).split(64):
             loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
             opt.zero_grad()

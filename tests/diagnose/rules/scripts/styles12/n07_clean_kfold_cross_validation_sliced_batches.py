@@ -18,7 +18,7 @@ if __name__ == "__main__":
         tx, ty = x[train], y[train]
         model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 2))
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        for epoch in range(2):
+        for _epoch in range(2):
             model.train()
             for idx in torch.randperm(len(tx)).split(256):
                 loss = nn.functional.cross_entropy(model(tx[idx]), ty[idx])

@@ -13,7 +13,7 @@ if __name__ == "__main__":
     head = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 64))
     opt = torch.optim.AdamW(list(encoder.parameters()) + list(head.parameters()), lr=1e-3)
     step = 0
-    for epoch in range(2):
+    for _epoch in range(2):
         for idx in torch.randperm(len(data)).split(256):
             x = data[idx]
             views = torch.cat([x + 0.1 * torch.randn_like(x), x * (1 + 0.1 * torch.randn_like(x))])
