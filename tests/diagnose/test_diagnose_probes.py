@@ -5,9 +5,11 @@ facts, FLOPs, memory; plus the --profile window. In-process for speed."""
 import json
 import textwrap
 
+import torch
 from diagnose_prelude import PRELUDE
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.probes.optimizer import _implementations
 from torchdoctor.diagnose.probes.peak_flops import gpu_peak
 
 PLANTED = """
@@ -496,3 +498,18 @@ def test_copies_on_a_machine_without_an_accelerator_are_not_host_to_device_time(
     assert len(steps) == 4 and all(s.phases["backward"] > 0 for s in steps)
     assert all(s.phases.get("h2d", 0.0) == 0.0 for s in steps)  # no copy can reach a device
     assert report.run.transfers.copies_per_step == 0
+
+
+def test_an_optimizers_implementations_are_what_it_accepts_not_its_name():
+    """Rule D210 reads these: RAdam has foreach and no fused kernel, LBFGS and SparseAdam
+    neither; a subclass whose constructor names no flag still takes its base's (its defaults)."""
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    assert _implementations(torch.optim.RAdam(params, lr=0.1)) == ("foreach",)
+    assert _implementations(torch.optim.LBFGS(params)) == ()
+    assert _implementations(torch.optim.SparseAdam(params)) == ()
+
+    class PlainAdam(torch.optim.Adam):
+        def __init__(self, params):
+            super().__init__(params, lr=1e-3)
+
+    assert _implementations(PlainAdam(params)) == ("foreach", "fused")

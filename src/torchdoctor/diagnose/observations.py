@@ -142,6 +142,10 @@ class OptimizerObservation:
     set_to_none: bool | None = None  # zero_grad(set_to_none=...) as called
     clip_before_unscale: int = 0  # clip_grad_* calls on still-scaled gradients
     foreach_or_fused: bool | None = None
+    # the implementation flags ("foreach", "fused") its class's constructor accepts: what it could
+    # run instead of the per-tensor loop (RAdam, NAdam, RMSprop... have foreach only; LBFGS,
+    # SparseAdam and most third-party optimizers neither)
+    implementations: tuple[str, ...] = ()
     # mean seconds per measured step spent in zero_grad(set_to_none=False) (None: not called so)
     zero_fill_s: float | None = None
     # the zero-filling was the model's `zero_grad(set_to_none=False)` (nn.Module's), clearing

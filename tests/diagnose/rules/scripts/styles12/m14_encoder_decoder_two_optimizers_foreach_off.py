@@ -4,7 +4,7 @@ deep, narrow residual MLP stacks: many small parameter tensors.
 
 Planted: both optimizers are built with `foreach=False` (kept from a debugging session), so
 Adam updates each of the ~100 parameter tensors in its own Python-level loop of small kernels.
---fixed: the default implementation (foreach).
+--fixed: `foreach=True` (on a CPU the default, `foreach=None`, is the per-tensor loop too).
 """
 
 import sys
@@ -32,7 +32,7 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     encoder = nn.Sequential(nn.Linear(32, 48), stack(48, 12), nn.Linear(48, 8))
     decoder = nn.Sequential(nn.Linear(8, 48), stack(48, 12), nn.Linear(48, 32))
-    extra = {} if FIXED else {"foreach": False}
+    extra = {"foreach": FIXED}
     enc_opt = torch.optim.AdamW(encoder.parameters(), lr=1e-3, weight_decay=1e-2, **extra)
     dec_opt = torch.optim.Adam(decoder.parameters(), lr=3e-4, **extra)
     x = torch.randn(8192, 32)
