@@ -386,6 +386,9 @@ class ComputeObservation:
     # training process); rules D202/D203 leave them out: a bigger batch or vectorising the model
     # does not remove them (D108 does)
     data_ops_per_step: float | None = None
+    # ops of ops_per_step dispatched inside optimizer.step(): their size is the parameters', not
+    # the batch's (rule D202 judges the batch on the other ops). None when not counted
+    optimizer_ops_per_step: float | None = None
     # torch calls the program issued from Python in the sampled step, outside the "data" phase
     # (functions, Tensor methods, module forwards' torch calls; not the ops ATen or autograd
     # issue inside them): far fewer than ops_per_step when one call decomposes into many ops
