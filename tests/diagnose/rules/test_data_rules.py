@@ -697,3 +697,16 @@ def test_d101_estimate_takes_a_worker_per_core_where_data_work_dwarfs_the_comput
     # 45 - h/2 of 90 ms saved (1 worker: 10)
     assert finding.saving == pytest.approx((45 - HANDOVER_MS / 2) / 90)
     assert "num_workers=2" in finding.fix
+
+
+def test_d108_sees_through_a_subset_of_a_tensor_dataset():
+    """A k-fold loop's `Subset(TensorDataset, fold)` (random_split's Subsets alike), timed above
+    the trivial-item line on a busy machine: the dataset's type alone said "Subset", so the
+    per-sample fetch got D101's workers instead (m09)."""
+    run = indexing_run(0.004)
+    loader = run.loaders[0]
+    loader.dataset_type, loader.item_s = "Subset", 0.0004
+    assert d108.check(run) == []  # not known to wrap tensors
+    loader.wrapped_dataset_types = ("TensorDataset",)
+    assert "Subset" in evidence_text(only(d108.check(run), "D108"))
+    assert d101.check(run) == []  # workers would not help

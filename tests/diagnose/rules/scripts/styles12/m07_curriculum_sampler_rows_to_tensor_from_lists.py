@@ -26,7 +26,7 @@ if __name__ == "__main__":
     random.seed(0)
     g = torch.Generator().manual_seed(1)
     pool_tensor = torch.randn(8000, 256, generator=g)
-    difficulty = pool_tensor.abs().mean(1).argsort()  # easiest first
+    difficulty = pool_tensor.abs().mean(1).argsort().tolist()  # easiest first
     pool = pool_tensor.tolist()  # rows as the store gives them
     labels = (pool_tensor[:, :5].sum(1) > 0).long()
     table = torch.tensor(pool) if FIXED else None
@@ -35,7 +35,7 @@ if __name__ == "__main__":
     total = 150
     for step in range(total):
         reach = max(512, int(competence(step, total) * len(pool)))
-        chosen = [int(difficulty[random.randrange(reach)]) for _ in range(512)]
+        chosen = [difficulty[random.randrange(reach)] for _ in range(512)]
         if FIXED:
             x = table[chosen]
         else:
