@@ -524,3 +524,29 @@ def test_a_loaders_dataset_is_seen_through_torchs_subset_and_concat_wrappers():
     assert _wrapped_types(tensors) == ()
     assert _wrapped_types(random_split(tensors, [5, 5])[0]) == ("TensorDataset",)
     assert _wrapped_types(ConcatDataset([tensors, Subset(tensors, [1])])) == ("TensorDataset",)
+
+
+ROWS_PER_STEP = """
+rows = torch.randn(256, 16).tolist()  # records kept as lists of floats
+model = nn.Linear(16, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(40):
+    x = torch.tensor([rows[(step + i) % 256] for i in range(64)])  # rows of numbers
+    y = torch.tensor([i % 2 for i in range(64)])  # a flat list: not timed
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_torch_tensor_on_rows_of_python_numbers_is_timed(tmp_path, monkeypatch):
+    """`torch.tensor([row, ...])` per step (m07's curriculum batches, rows read as lists): the
+    probe timed ndarray inputs only, so D106 could not see it."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent(ROWS_PER_STEP))
+    run = diagnose_script(str(script), steps=4, warmup=2, whatif=False).run
+    created = run.tensor_creation
+    assert created.from_nested_list == 1 and created.from_ndarray == 0, created
+    assert created.seconds_per_step > 0 and created.locations[0].startswith("train.py:")

@@ -260,6 +260,7 @@ class IOObservation:
 class TensorCreationObservation:
     from_ndarray: int = 0  # torch.tensor(ndarray) calls per step (train loop + data loading)
     from_ndarray_list: int = 0  # torch.tensor([ndarray, ...]) calls per step
+    from_nested_list: int = 0  # torch.tensor([[x, ...], ...]) calls per step (rows of numbers)
     seconds_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
 

@@ -710,3 +710,12 @@ def test_d108_sees_through_a_subset_of_a_tensor_dataset():
     loader.wrapped_dataset_types = ("TensorDataset",)
     assert "Subset" in evidence_text(only(d108.check(run), "D108"))
     assert d101.check(run) == []  # workers would not help
+
+
+def test_d106_fires_on_rows_of_python_numbers_converted_per_step():
+    run = good_cpu_run()
+    run.tensor_creation.from_nested_list = 1
+    run.tensor_creation.seconds_per_step = 0.005
+    finding = only(d106.check(run), "D106")
+    assert "rows of Python numbers 1 time(s)" in evidence_text(finding)
+    assert "table[batch_indices]" in finding.fix and "NumPy arrays" not in evidence_text(finding)

@@ -1,7 +1,7 @@
 """`torch.tensor(ndarray)` probe: copies that `torch.from_numpy` / `torch.as_tensor` would avoid.
 
 `torch.tensor` is replaced by a thin wrapper that only looks at its first argument's type; the
-time is taken only for ndarray inputs. Calls made inside DataLoader worker processes happen in
+time is taken only for ndarray inputs, lists of ndarrays and lists of lists (rows of numbers). Calls made inside DataLoader worker processes happen in
 other processes and are not seen (the notes say so when workers were used).
 
 `torch.tensor` is one of the constructors a `with torch.device(...)` block redirects, and torch
@@ -48,12 +48,13 @@ class TensorCreationProbe(Probe):
             if dynamo_compiling():
                 return original(data, *args, **kwargs)
             numpy = modules.get("numpy")
-            if numpy is None:
-                return original(data, *args, **kwargs)
-            if isinstance(data, numpy.ndarray):
+            first = data[0] if isinstance(data, (list, tuple)) and data else None
+            if numpy is not None and isinstance(data, numpy.ndarray):
                 kind = "from_ndarray"
-            elif isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
+            elif numpy is not None and isinstance(first, numpy.ndarray):
                 kind = "from_ndarray_list"
+            elif isinstance(first, (list, tuple)):
+                kind = "from_nested_list"  # rows of Python numbers, converted one by one
             else:
                 return original(data, *args, **kwargs)
             if transforming():
@@ -75,6 +76,7 @@ class TensorCreationProbe(Probe):
         run.tensor_creation = TensorCreationObservation(
             from_ndarray=round(per_step(measured, "from_ndarray")),
             from_ndarray_list=round(per_step(measured, "from_ndarray_list")),
+            from_nested_list=round(per_step(measured, "from_nested_list")),
             seconds_per_step=per_step(measured, "ndarray_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
         )

@@ -36,7 +36,7 @@ def features(series):
 
 
 class Windows(Dataset):
-    def __init__(self, series, window=96):
+    def __init__(self, series, window=160):
         self.series, self.window = series, window
         self.table = features(series) if FIXED else None
 
@@ -56,8 +56,8 @@ class Windows(Dataset):
 class Forecaster(nn.Module):
     def __init__(self):
         super().__init__()
-        self.rnn = nn.GRU(1 + 3 * len(SPANS), 64, batch_first=True)
-        self.head = nn.Linear(64, 1)
+        self.rnn = nn.GRU(1 + 3 * len(SPANS), 24, batch_first=True)
+        self.head = nn.Linear(24, 1)
 
     def forward(self, x):
         return self.head(self.rnn(x)[0][:, -1])

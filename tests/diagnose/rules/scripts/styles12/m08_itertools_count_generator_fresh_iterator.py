@@ -46,7 +46,9 @@ if __name__ == "__main__":
     loader = DataLoader(
         Jittered(x, y), batch_size=256, shuffle=True, num_workers=1, persistent_workers=FIXED
     )
-    model = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 2))
+    model = nn.Sequential(
+        nn.Linear(32, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 2)
+    )
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step, (xb, yb) in zip(itertools.count(), stream(loader)):
         if step == 120:
