@@ -719,3 +719,15 @@ def test_d106_fires_on_rows_of_python_numbers_converted_per_step():
     finding = only(d106.check(run), "D106")
     assert "rows of Python numbers 1 time(s)" in evidence_text(finding)
     assert "table[batch_indices]" in finding.fix and "NumPy arrays" not in evidence_text(finding)
+
+
+def test_d112_reads_a_batch_samplers_batches_from_the_steps():
+    """A bucketing `batch_sampler` yielding 2-sample batches through a worker (k31): the loader's
+    batch_size is None there, so the rule never looked at it."""
+    run = cifar_tutorial_run()
+    run.loaders[0].batch_size = None  # DataLoader(batch_sampler=...): batch_size is None
+    finding = only(d112.check(run), "D112")  # the steps consumed batches of 4
+    assert "batches of 4 sample(s)" in evidence_text(finding)
+    assert "batch_sampler's batches held about 4 sample(s)" in finding.fix
+    run.loaders[0].sampler_type = "BatchSampler"  # whole batches from __getitem__: not D112's
+    assert d112.check(run) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    mean_batch_size,
     median_phase_s,
     training_loaders,
 )
@@ -121,13 +122,30 @@ def waiting_loader(
 SMALL_WORKER_BATCH = 16
 
 
+def samples_per_handover(run: RunObservation, loader: LoaderObservation) -> float | None:
+    """Samples in each batch the loader hands over: its batch_size, or for a loader built with a
+    batch_sampler (batch_size None) the samples its batches held (counted in this process), else
+    the batch the steps consumed where it is the only training loader. None: unknown, or no
+    automatic batching (each __getitem__ returns a whole batch)."""
+    if loader.batch_size is not None:
+        return float(loader.batch_size)
+    if loader.sampler_type == "BatchSampler" or fetches_whole_batches(loader):
+        return None  # a BatchSampler as the sampler: whole batches from __getitem__
+    if loader.samples_per_batch:
+        return loader.samples_per_batch
+    if len(training_loaders(run)) == 1:
+        return mean_batch_size(run)
+    return None
+
+
 def small_batches_through_workers(run: RunObservation, loader: LoaderObservation) -> bool:
     """Worker processes hand over batches of a few samples from a map-style dataset not known to
     be in-memory tensors (those are D109's) and not restarting every epoch (D103 first)."""
+    batch = samples_per_handover(run, loader)
     return (
         loader.num_workers > 0
-        and loader.batch_size is not None
-        and loader.batch_size <= SMALL_WORKER_BATCH
+        and batch is not None
+        and batch <= SMALL_WORKER_BATCH
         and not loader.iterable_dataset
         and not in_memory(run, loader)
         and not respawns_each_epoch(run, loader)
