@@ -516,7 +516,7 @@ def test_an_optimizers_implementations_are_what_it_accepts_not_its_name():
 
 
 def test_a_loaders_dataset_is_seen_through_torchs_subset_and_concat_wrappers():
-    from torch.utils.data import ConcatDataset, Subset, TensorDataset, random_split
+    from torch.utils.data import ConcatDataset, StackDataset, Subset, TensorDataset, random_split
 
     from torchdoctor.diagnose.probes.loader import _wrapped_types
 
@@ -524,6 +524,7 @@ def test_a_loaders_dataset_is_seen_through_torchs_subset_and_concat_wrappers():
     assert _wrapped_types(tensors) == ()
     assert _wrapped_types(random_split(tensors, [5, 5])[0]) == ("TensorDataset",)
     assert _wrapped_types(ConcatDataset([tensors, Subset(tensors, [1])])) == ("TensorDataset",)
+    assert _wrapped_types(StackDataset(image=tensors, label=tensors)) == ("TensorDataset",)
 
 
 ROWS_PER_STEP = """

@@ -75,8 +75,8 @@ class LoaderObservation:
     location: str  # where the DataLoader was constructed (user file:line)
     role: Literal["train", "eval", "unknown"] = "unknown"
     dataset_type: str = ""
-    # the datasets under torch's index-remapping wrappers (Subset, ConcatDataset, random_split's
-    # Subsets), innermost types; () when the dataset is no such wrapper
+    # the datasets under torch's index-remapping wrappers (Subset, ConcatDataset, StackDataset,
+    # random_split's Subsets), innermost types; () when the dataset is no such wrapper
     wrapped_dataset_types: tuple[str, ...] = ()
     dataset_len: int | None = None
     iterable_dataset: bool = False

@@ -14,7 +14,7 @@ import os
 import time
 
 import torch
-from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, Subset
+from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, StackDataset, Subset
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
 from torchdoctor.diagnose.callsite import user_location
@@ -103,11 +103,13 @@ WEIGH_EVERY = 8
 
 def _wrapped_types(dataset, depth: int = 0) -> tuple[str, ...]:
     """The innermost dataset types under torch's index-remapping wrappers (a Subset's dataset, a
-    ConcatDataset's parts): what a fetch through them really indexes."""
+    ConcatDataset's or StackDataset's parts): what a fetch through them really indexes."""
     if depth < 8 and isinstance(dataset, Subset):
         return _wrapped_types(dataset.dataset, depth + 1) or (type(dataset.dataset).__name__,)
-    if depth < 8 and isinstance(dataset, ConcatDataset):
-        inner = [_wrapped_types(d, depth + 1) or (type(d).__name__,) for d in dataset.datasets]
+    if depth < 8 and isinstance(dataset, (ConcatDataset, StackDataset)):
+        parts = dataset.datasets  # StackDataset's: a tuple, or a dict of named datasets
+        parts = list(parts.values()) if isinstance(parts, dict) else list(parts)
+        inner = [_wrapped_types(d, depth + 1) or (type(d).__name__,) for d in parts]
         return tuple(sorted({name for names in inner for name in names}))
     return ()
 
