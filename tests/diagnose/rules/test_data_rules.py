@@ -731,3 +731,15 @@ def test_d112_reads_a_batch_samplers_batches_from_the_steps():
     assert "batch_sampler's batches held about 4 sample(s)" in finding.fix
     run.loaders[0].sampler_type = "BatchSampler"  # whole batches from __getitem__: not D112's
     assert d112.check(run) == []
+
+
+def test_d103_silent_for_several_persistent_loaders_built_once_at_one_line():
+    """FedAvg's clients (h16's control: 8 persistent loaders built at one line, 48 epochs
+    between them) start their workers once each; a loader built again every epoch does not
+    keep them."""
+    run = respawning_run(0.2)  # 3 epochs, a 200 ms start-up each
+    loader = run.loaders[0]
+    loader.persistent_workers, loader.loaders_built = True, 3  # one built for each epoch
+    assert only(d103.check(run), "D103")
+    loader.loaders_built = 2  # two loaders built once, iterated 3 times between them
+    assert d103.check(run) == []
