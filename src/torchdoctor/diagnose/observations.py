@@ -263,6 +263,9 @@ class TensorCreationObservation:
     from_nested_list: int = 0  # torch.tensor([[x, ...], ...]) calls per step (rows of numbers)
     seconds_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # where torch.tensor was called on rows of numbers (from_nested_list): kept apart, so that a
+    # hot line building the rows is still D801's to name
+    row_locations: list[str] = field(default_factory=list)
 
 
 @dataclass

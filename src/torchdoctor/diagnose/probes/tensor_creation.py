@@ -30,6 +30,7 @@ from torchdoctor.intercept.patching import dynamo_compiling, transforming
 class TensorCreationProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        self.row_locations: dict[str, int] = {}
         device_constructors = getattr(torch.utils._device, "_device_constructors", None)
         if device_constructors is not None:  # torch >= 2.0; cached: lists the builtin, not ours
             device_constructors()
@@ -68,7 +69,10 @@ class TensorCreationProbe(Probe):
                 elapsed = time.perf_counter() - started
                 counters["ndarray_s"] = counters.get("ndarray_s", 0) + elapsed
                 location = user_location(2)
-                probe.locations[location] = probe.locations.get(location, 0) + 1
+                # rows of numbers apart: a hot line that builds the rows (a tokenizer in the
+                # comprehension) is not the creation's to explain, as an ndarray's copy is
+                seen = probe.row_locations if kind == "from_nested_list" else probe.locations
+                seen[location] = seen.get(location, 0) + 1
 
         return tensor
 
@@ -79,4 +83,5 @@ class TensorCreationProbe(Probe):
             from_nested_list=round(per_step(measured, "from_nested_list")),
             seconds_per_step=per_step(measured, "ndarray_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+            row_locations=sorted(self.row_locations, key=lambda k: -self.row_locations[k])[:10],
         )

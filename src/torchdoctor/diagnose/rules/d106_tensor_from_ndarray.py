@@ -70,8 +70,9 @@ def check(run: RunObservation) -> list[Finding]:
         f"torch.tensor built tensors {' and '.join(made)} per step, taking "
         f"{secs(created.seconds_per_step)}: {pct(share)} of the step.",
     ]
-    if created.locations:
-        evidence.append("Called at " + ", ".join(created.locations[:3]) + ".")
+    locations = created.locations + created.row_locations
+    if locations:
+        evidence.append("Called at " + ", ".join(locations[:3]) + ".")
     fix = (
         "torch.from_numpy(np.stack(list_of_arrays))  # instead of torch.tensor(list_of_arrays)\n"
         "torch.from_numpy(array)                     # instead of torch.tensor(array)"
@@ -95,7 +96,7 @@ def check(run: RunObservation) -> list[Finding]:
             details={
                 "calls_per_step": calls,
                 "seconds_per_step": created.seconds_per_step,
-                "locations": created.locations,
+                "locations": locations,
             },
         )
     ]
