@@ -5,9 +5,11 @@ facts, FLOPs, memory; plus the --profile window. In-process for speed."""
 import json
 import textwrap
 
+import torch
 from diagnose_prelude import PRELUDE
 
 from torchdoctor.diagnose.api import diagnose_script
+from torchdoctor.diagnose.probes.optimizer import _implementations
 from torchdoctor.diagnose.probes.peak_flops import gpu_peak
 
 PLANTED = """
@@ -496,3 +498,57 @@ def test_copies_on_a_machine_without_an_accelerator_are_not_host_to_device_time(
     assert len(steps) == 4 and all(s.phases["backward"] > 0 for s in steps)
     assert all(s.phases.get("h2d", 0.0) == 0.0 for s in steps)  # no copy can reach a device
     assert report.run.transfers.copies_per_step == 0
+
+
+def test_an_optimizers_implementations_are_what_it_accepts_not_its_name():
+    """Rule D210 reads these: RAdam has foreach and no fused kernel, LBFGS and SparseAdam
+    neither; a subclass whose constructor names no flag still takes its base's (its defaults)."""
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    assert _implementations(torch.optim.RAdam(params, lr=0.1)) == ("foreach",)
+    assert _implementations(torch.optim.LBFGS(params)) == ()
+    assert _implementations(torch.optim.SparseAdam(params)) == ()
+
+    class PlainAdam(torch.optim.Adam):
+        def __init__(self, params):
+            super().__init__(params, lr=1e-3)
+
+    assert _implementations(PlainAdam(params)) == ("foreach", "fused")
+
+
+def test_a_loaders_dataset_is_seen_through_torchs_subset_and_concat_wrappers():
+    from torch.utils.data import ConcatDataset, StackDataset, Subset, TensorDataset, random_split
+
+    from torchdoctor.diagnose.probes.loader import _wrapped_types
+
+    tensors = TensorDataset(torch.zeros(10, 2))
+    assert _wrapped_types(tensors) == ()
+    assert _wrapped_types(random_split(tensors, [5, 5])[0]) == ("TensorDataset",)
+    assert _wrapped_types(ConcatDataset([tensors, Subset(tensors, [1])])) == ("TensorDataset",)
+    assert _wrapped_types(StackDataset(image=tensors, label=tensors)) == ("TensorDataset",)
+
+
+ROWS_PER_STEP = """
+rows = torch.randn(256, 16).tolist()  # records kept as lists of floats
+model = nn.Linear(16, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(40):
+    x = torch.tensor([rows[(step + i) % 256] for i in range(64)])  # rows of numbers
+    y = torch.tensor([i % 2 for i in range(64)])  # a flat list: not timed
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_torch_tensor_on_rows_of_python_numbers_is_timed(tmp_path, monkeypatch):
+    """`torch.tensor([row, ...])` per step (m07's curriculum batches, rows read as lists): the
+    probe timed ndarray inputs only, so D106 could not see it."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(PRELUDE + textwrap.dedent(ROWS_PER_STEP))
+    run = diagnose_script(str(script), steps=4, warmup=2, whatif=False).run
+    created = run.tensor_creation
+    assert created.from_nested_list == 1 and created.from_ndarray == 0, created
+    assert created.seconds_per_step > 0 and created.row_locations[0].startswith("train.py:")
+    assert created.locations == []  # a hot line building the rows stays D801's to name

@@ -75,6 +75,9 @@ class LoaderObservation:
     location: str  # where the DataLoader was constructed (user file:line)
     role: Literal["train", "eval", "unknown"] = "unknown"
     dataset_type: str = ""
+    # the datasets under torch's index-remapping wrappers (Subset, ConcatDataset, StackDataset,
+    # random_split's Subsets), innermost types; () when the dataset is no such wrapper
+    wrapped_dataset_types: tuple[str, ...] = ()
     dataset_len: int | None = None
     iterable_dataset: bool = False
     batch_size: int | None = None
@@ -142,6 +145,10 @@ class OptimizerObservation:
     set_to_none: bool | None = None  # zero_grad(set_to_none=...) as called
     clip_before_unscale: int = 0  # clip_grad_* calls on still-scaled gradients
     foreach_or_fused: bool | None = None
+    # the implementation flags ("foreach", "fused") its class's constructor accepts: what it could
+    # run instead of the per-tensor loop (RAdam, NAdam, RMSprop... have foreach only; LBFGS,
+    # SparseAdam and most third-party optimizers neither)
+    implementations: tuple[str, ...] = ()
     # mean seconds per measured step spent in zero_grad(set_to_none=False) (None: not called so)
     zero_fill_s: float | None = None
     # the zero-filling was the model's `zero_grad(set_to_none=False)` (nn.Module's), clearing
@@ -253,8 +260,12 @@ class IOObservation:
 class TensorCreationObservation:
     from_ndarray: int = 0  # torch.tensor(ndarray) calls per step (train loop + data loading)
     from_ndarray_list: int = 0  # torch.tensor([ndarray, ...]) calls per step
+    from_nested_list: int = 0  # torch.tensor([[x, ...], ...]) calls per step (rows of numbers)
     seconds_per_step: float = 0.0
     locations: list[str] = field(default_factory=list)
+    # where torch.tensor was called on rows of numbers (from_nested_list): kept apart, so that a
+    # hot line building the rows is still D801's to name
+    row_locations: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -382,6 +393,9 @@ class ComputeObservation:
     # training process); rules D202/D203 leave them out: a bigger batch or vectorising the model
     # does not remove them (D108 does)
     data_ops_per_step: float | None = None
+    # ops of ops_per_step dispatched inside optimizer.step(): their size is the parameters', not
+    # the batch's (rule D202 judges the batch on the other ops). None when not counted
+    optimizer_ops_per_step: float | None = None
     # torch calls the program issued from Python in the sampled step, outside the "data" phase
     # (functions, Tensor methods, module forwards' torch calls; not the ops ATen or autograd
     # issue inside them): far fewer than ops_per_step when one call decomposes into many ops

@@ -16,6 +16,9 @@ from torchdoctor.diagnose.observations import (
     StepObservation,
 )
 
+# the implementation flags torch's AdamW accepts, as the optimizer probe reads them
+TORCH_ADAMW = ("foreach", "fused")
+
 
 def make_steps(n: int = 8, batch_size: int = 64, **phases: float) -> list[StepObservation]:
     full = {
@@ -105,6 +108,7 @@ def good_cpu_run(**changes) -> RunObservation:
             OptimizerObservation(
                 class_name="AdamW",
                 location="train.py:20",
+                implementations=TORCH_ADAMW,
                 param_bytes=800_000,
                 state_bytes=1_600_000,
                 steps=8,

@@ -27,6 +27,7 @@ STYLES8 = Path(__file__).parent / "scripts" / "styles8"
 STYLES9 = Path(__file__).parent / "scripts" / "styles9"
 STYLES10 = Path(__file__).parent / "scripts" / "styles10"
 STYLES11 = Path(__file__).parent / "scripts" / "styles11"
+STYLES12 = Path(__file__).parent / "scripts" / "styles12"
 
 
 class Planted(NamedTuple):
@@ -584,5 +585,55 @@ PLANTED11 = [
         ("l06_clean_fixmatch_zipped_persistent_loaders", "D103", "clean", "persistent"),
         ("l07_clean_dino_teacher_foreach_lerp", "D215", "clean", "foreach_lerp_"),
         ("l08_clean_argparse_subcommands_eval_per_epoch", "D304", "clean", "per epoch"),
+    ]
+]
+
+# round 14: a twelfth set (config dicts and builder registries, callable trainers, itertools-driven
+# loops, IterableDataset sharding, collate-time CutMix, fake quantization, mixture of experts,
+# MoCo queues, k-fold cross-validation, sweeps in one process, curriculum, early stopping with
+# checkpoint-best, two optimizers, Python tokenizers); clean ones with parametrize, vmap
+# per-sample gradients, a custom autograd.Function, SparseAdam, AveragedModel EMA, InfoNCE
+PLANTED12 = [
+    Planted(*row, folder=STYLES12)
+    for row in [
+        ("m01_yaml_like_config_model_registry_precision_double", "D201", "speed", "double"),
+        ("m02_callable_trainer_class_batch_of_two", "D202", "speed", "batch 2"),
+        ("m03_fake_quant_per_channel_python_loop", "D203", "speed", "per channel"),
+        ("m04_iterable_dataset_sharded_generator_no_workers", "D101", "speed", "0 workers"),
+        ("m05_cutmix_collate_patch_loop_in_python", "D111", "speed", "per pixel"),
+        ("m06_rolling_window_features_numpy_in_getitem", "D105", "speed", "numpy/fetch"),
+        ("m07_curriculum_sampler_rows_to_tensor_from_lists", "D106", "speed", "list rows"),
+        ("m08_itertools_count_generator_fresh_iterator", "D107", "speed", "next(iter)"),
+        ("m09_kfold_subsets_of_tensor_dataset_default_loader", "D108", "speed", "Subset"),
+        ("m10_hyperparameter_sweep_workers_over_tensor_dataset", "D109", "speed", "1 worker"),
+        ("m11_config_workers_auto_resolves_to_cpu_count", "D110", "speed", "cpu_count"),
+        ("m12_accumulation_micro_batches_of_two_through_worker", "D112", "speed", "micro 2"),
+        ("m13_curriculum_rebuilds_loader_over_growing_subset", "D103", "speed", "per epoch"),
+        ("m14_encoder_decoder_two_optimizers_foreach_off", "D210", "speed", "foreach=False"),
+        ("m15_callable_trainer_debug_flag_anomaly_in_init", "D211", "speed", "debug=True"),
+        ("m16_early_stopping_callback_starts_profiler_never_stops", "D212", "speed", "start()"),
+        ("m17_checkpoint_sequential_small_model_plenty_memory", "D213", "speed", "sequential"),
+        ("m18_mixture_of_experts_backward_per_expert_retain_graph", "D214", "speed", "5 backwards"),
+        ("m19_rollback_snapshot_rebuilds_model_every_step", "D215", "speed", "rebuilt/step"),
+        ("m20_zero_grad_kwargs_from_config_set_to_none_false", "D220", "speed", "**cfg"),
+        ("m21_early_stopping_checkpoint_best_validation_with_autograd", "D301", "speed", "grad"),
+        ("m22_sweep_scores_trials_inference_mode_without_eval", "D302", "error", "no eval()"),
+        ("m23_evals_per_epoch_interval_rounds_to_every_step", "D304", "speed", "every step"),
+        ("m24_sample_generation_leaves_model_in_eval_mode", "D305", "error", "eval() kept"),
+        ("m25_two_optimizers_only_decoder_zeroed", "D221", "error", "encoder"),
+        ("m26_hard_example_mining_per_sample_losses_tolist", "D401", "info", "tolist()"),
+        ("m27_moco_queue_concatenates_keys_with_graph", "D503", "speed", "keys with graph"),
+        ("m28_negatives_from_every_batch_ever_seen", "D504", "speed", "bank grows"),
+        ("m29_checkpoint_best_on_training_loss_every_improvement", "D701", "speed", "best.pt"),
+        ("m30_stdout_write_progress_table_every_step", "D702", "speed", "write/step"),
+        ("m31_python_tokenizer_in_training_loop", "D801", "speed", "tokenizer"),
+        ("n01_clean_parametrize_symmetric_weights", "D801", "clean", "parametrize"),
+        ("n02_clean_vmap_per_sample_gradients_dp_sgd", "D203", "clean", "vmap(grad)"),
+        ("n03_clean_custom_autograd_function_straight_through", "D203", "clean", "Function"),
+        ("n04_clean_sparse_embeddings_sparse_adam", "D210", "clean", "SparseAdam"),
+        ("n05_clean_iterable_dataset_sharded_persistent_worker", "D101", "clean", "1 worker"),
+        ("n06_clean_ema_teacher_averaged_model", "D215", "clean", "AveragedModel"),
+        ("n07_clean_kfold_cross_validation_sliced_batches", "D108", "clean", "sliced"),
+        ("n08_clean_infonce_large_similarity_matrix", "D214", "clean", "one backward"),
     ]
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from rule_builders import (
+    TORCH_ADAMW,
     evidence_text,
     good_cpu_run,
     good_h100_run,
@@ -483,7 +484,13 @@ def test_d209_silent_when_unscaled_first_or_without_scaler():
 
 
 def optimizer_bound_run(optimizer_s: float, **optimizer_fields):
-    fields = {"class_name": "AdamW", "location": "train.py:20", "steps": 8, **optimizer_fields}
+    fields = {
+        "class_name": "AdamW",
+        "location": "train.py:20",
+        "steps": 8,
+        "implementations": TORCH_ADAMW,
+        **optimizer_fields,
+    }
     return good_cpu_run(
         steps=make_steps(forward=0.002, backward=0.004, optimizer=optimizer_s),
         optimizers=[OptimizerObservation(**fields)],
@@ -501,7 +508,8 @@ def test_d210_flags_the_per_tensor_optimizer_loop_on_cpu():
 
 def test_d210_silent_when_fused_unfusable_small_or_cuda_default():
     assert d210.check(optimizer_bound_run(0.014, foreach_or_fused=True)) == []
-    assert d210.check(optimizer_bound_run(0.014, class_name="LBFGS")) == []
+    lbfgs = optimizer_bound_run(0.014, class_name="LBFGS", implementations=())
+    assert d210.check(lbfgs) == []
     assert d210.check(optimizer_bound_run(0.0003)) == []  # 5% of the step
     cuda = optimizer_bound_run(0.014)
     cuda.environment = h100_environment()
@@ -532,7 +540,17 @@ def test_d210_names_the_optimizer_that_stepped():
     assert d210.check(run) == []  # Lion has no fused/foreach; SGD never stepped
     run.optimizers = [
         unused,
-        OptimizerObservation(class_name="AdamW", location="train.py:35", steps=8),
+        OptimizerObservation(
+            class_name="AdamW", location="train.py:35", steps=8, implementations=TORCH_ADAMW
+        ),
     ]
     finding = only(d210.check(run), "D210")
     assert "AdamW at train.py:35" in evidence_text(finding) and "AdamW(" in finding.fix
+
+
+def test_d210_decides_from_the_implementations_the_optimizer_accepts():
+    """RAdam, NAdam, RMSprop... have a foreach implementation and no fused one: a list of class
+    names (Adam, AdamW, SGD, Adagrad) left them out (k08: an inner RAdam with foreach=False)."""
+    radam = optimizer_bound_run(0.014, class_name="RAdam", implementations=("foreach",))
+    finding = only(d210.check(radam), "D210")
+    assert "RAdam(" in finding.fix and "foreach=True" in finding.fix

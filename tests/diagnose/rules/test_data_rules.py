@@ -697,3 +697,49 @@ def test_d101_estimate_takes_a_worker_per_core_where_data_work_dwarfs_the_comput
     # 45 - h/2 of 90 ms saved (1 worker: 10)
     assert finding.saving == pytest.approx((45 - HANDOVER_MS / 2) / 90)
     assert "num_workers=2" in finding.fix
+
+
+def test_d108_sees_through_a_subset_of_a_tensor_dataset():
+    """A k-fold loop's `Subset(TensorDataset, fold)` (random_split's Subsets alike), timed above
+    the trivial-item line on a busy machine: the dataset's type alone said "Subset", so the
+    per-sample fetch got D101's workers instead (m09)."""
+    run = indexing_run(0.004)
+    loader = run.loaders[0]
+    loader.dataset_type, loader.item_s = "Subset", 0.0004
+    assert d108.check(run) == []  # not known to wrap tensors
+    loader.wrapped_dataset_types = ("TensorDataset",)
+    assert "Subset" in evidence_text(only(d108.check(run), "D108"))
+    assert d101.check(run) == []  # workers would not help
+
+
+def test_d106_fires_on_rows_of_python_numbers_converted_per_step():
+    run = good_cpu_run()
+    run.tensor_creation.from_nested_list = 1
+    run.tensor_creation.seconds_per_step = 0.005
+    finding = only(d106.check(run), "D106")
+    assert "rows of Python numbers 1 time(s)" in evidence_text(finding)
+    assert "table[batch_indices]" in finding.fix and "NumPy arrays" not in evidence_text(finding)
+
+
+def test_d112_reads_a_batch_samplers_batches_from_the_steps():
+    """A bucketing `batch_sampler` yielding 2-sample batches through a worker (k31): the loader's
+    batch_size is None there, so the rule never looked at it."""
+    run = cifar_tutorial_run()
+    run.loaders[0].batch_size = None  # DataLoader(batch_sampler=...): batch_size is None
+    finding = only(d112.check(run), "D112")  # the steps consumed batches of 4
+    assert "batches of 4 sample(s)" in evidence_text(finding)
+    assert "batch_sampler's batches held about 4 sample(s)" in finding.fix
+    run.loaders[0].sampler_type = "BatchSampler"  # whole batches from __getitem__: not D112's
+    assert d112.check(run) == []
+
+
+def test_d103_silent_for_several_persistent_loaders_built_once_at_one_line():
+    """FedAvg's clients (h16's control: 8 persistent loaders built at one line, 48 epochs
+    between them) start their workers once each; a loader built again every epoch does not
+    keep them."""
+    run = respawning_run(0.2)  # 3 epochs, a 200 ms start-up each
+    loader = run.loaders[0]
+    loader.persistent_workers, loader.loaders_built = True, 3  # one built for each epoch
+    assert only(d103.check(run), "D103")
+    loader.loaders_built = 2  # two loaders built once, iterated 3 times between them
+    assert d103.check(run) == []

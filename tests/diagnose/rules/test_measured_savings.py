@@ -601,7 +601,9 @@ def test_d202_counts_the_optimizer_step_at_most_as_long_as_its_clone_took():
 
 def test_d202_beyond_trivial_ops_fires_only_on_a_clear_measured_gain():
     # 60 ops of 167 µs, 21x the 8 µs trivial op: no estimate, the batch what-if decides
-    assert "larger batch" not in planned(overhead_run(ops=40, tensors=40))  # 31x: not timed
+    # 31x at 2% of the peak: not timed; at 0.4% (an idle device) the what-if decides
+    assert "larger batch" not in planned(overhead_run(ops=40, tensors=40, utilization=0.02))
+    assert "larger batch" in planned(overhead_run(ops=40, tensors=40))
     run = overhead_run(ops=60, tensors=40)
     assert d202.check(run) == [] and "larger batch" in planned(run)
     run.whatif.timings = [batch_timing(2, 0.8), batch_timing(4, 0.75)]
@@ -650,3 +652,16 @@ def test_a_suggestion_that_changes_learning_never_ranks_above_a_warning():
     # saving), and so below the information that ranks above that warning
     assert [f.id for f in order] == ["D305", "D401", "D210", "D503", "D202"]
     assert [f.id for f in rank([batch, finding("D210", "info", 0.1)])] == ["D202", "D210"]
+
+
+def test_d202_judges_the_batch_on_the_ops_it_sizes_not_the_optimizers():
+    """A batch of 2 through 1024-wide layers with Adam's per-tensor loop (m02): the optimizer's
+    ops are the parameters' size at any batch and made the mean op 35x the floor, so the batch
+    was never timed and D210 alone was reported. The ops left after the optimizer's decide."""
+    run = overhead_run(ops=40, tensors=40, utilization=0.02)  # 250 µs a op, 31x: not timed
+    run.steps = make_steps(
+        batch_size=2, data=0.0002, forward=0.0005, backward=0.001, optimizer=0.0085
+    )
+    assert "larger batch" not in planned(run)
+    run.compute.optimizer_ops_per_step = 30  # 10 ops in 1.5 ms: 19x the floor
+    assert "larger batch" in planned(run)

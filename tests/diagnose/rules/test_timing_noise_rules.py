@@ -213,3 +213,14 @@ def test_d801_warns_on_a_share_its_samples_can_carry():
     assert few.severity == "info" and few.details["samples"] == 5
     many = only(d801.check(hot_json_line(120, 0.3)), "D801")  # the same share, sampled well
     assert many.severity == "warning"
+
+
+def test_d702_states_no_part_larger_than_its_total():
+    """One stalled write: the print calls' mean (a part) came out above the typical total the
+    evidence called what they "took" (round 13's note: a part larger than its total)."""
+    costly = [0.020 if i % 2 else 0.0 for i in range(24)]
+    costly[5] = 0.080
+    text = evidence_text(only(d702.check(writing("print_s", costly)), "D702"))
+    mean_ms = sum(costly) / len(costly) * 1000
+    assert f"({mean_ms:.1f} ms), with the formatting" in text  # the part: the calls' mean
+    assert f"took {mean_ms:.1f} ms per step on average; at the typical write's time" in text

@@ -14,7 +14,7 @@ import os
 import time
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, Subset
+from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, StackDataset, Subset
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
 from torchdoctor.diagnose.callsite import user_location
@@ -99,6 +99,19 @@ def _tensor_bytes(batch, depth: int = 0) -> int:
 # was a per-step cost of the probe (a loop's batches have one structure and size)
 WEIGH_FIRST = 16
 WEIGH_EVERY = 8
+
+
+def _wrapped_types(dataset, depth: int = 0) -> tuple[str, ...]:
+    """The innermost dataset types under torch's index-remapping wrappers (a Subset's dataset, a
+    ConcatDataset's or StackDataset's parts): what a fetch through them really indexes."""
+    if depth < 8 and isinstance(dataset, Subset):
+        return _wrapped_types(dataset.dataset, depth + 1) or (type(dataset.dataset).__name__,)
+    if depth < 8 and isinstance(dataset, (ConcatDataset, StackDataset)):
+        parts = dataset.datasets  # StackDataset's: a tuple, or a dict of named datasets
+        parts = list(parts.values()) if isinstance(parts, dict) else list(parts)
+        inner = [_wrapped_types(d, depth + 1) or (type(d).__name__,) for d in parts]
+        return tuple(sorted({name for names in inner for name in names}))
+    return ()
 
 
 class _LoaderStats:
@@ -269,6 +282,7 @@ class LoaderProbe(Probe):
         observation = LoaderObservation(
             location=location or "<constructed before diagnosis>",
             dataset_type=type(dataset).__name__,
+            wrapped_dataset_types=_wrapped_types(dataset),
             dataset_len=length,
             iterable_dataset=isinstance(dataset, IterableDataset),
             batch_size=loader.batch_size,

@@ -51,6 +51,18 @@ def _param_bytes(optimizer) -> int:
     return _tensor_bytes(p for group in optimizer.param_groups for p in group["params"])
 
 
+def _implementations(optimizer) -> tuple[str, ...]:
+    """The implementation flags the optimizer accepts: named by its class's constructor, or kept
+    in its defaults (torch's classes keep every flag they take there; a subclass's constructor
+    may not repeat them)."""
+    try:
+        accepted = set(inspect.signature(type(optimizer).__init__).parameters)
+    except (TypeError, ValueError):  # a constructor without a readable signature
+        accepted = set()
+    accepted |= set(getattr(optimizer, "defaults", {}))
+    return tuple(flag for flag in ("foreach", "fused") if flag in accepted)
+
+
 def _foreach_or_fused(optimizer) -> bool | None:
     flags = [optimizer.defaults.get(k) for k in ("foreach", "fused")]
     if all(flag is None for flag in flags):
@@ -286,6 +298,7 @@ class OptimizerProbe(Probe):
                 len(group["params"]) for group in optimizer.param_groups
             )
             observation.foreach_or_fused = _foreach_or_fused(optimizer)
+            observation.implementations = _implementations(optimizer)
             self.reads_own_steps[id(optimizer)] = _reads_cpu_step_counts(optimizer)
         self._watch_gradients(optimizer, observation)
         if self.active_steps:

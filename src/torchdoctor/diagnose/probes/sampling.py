@@ -49,6 +49,7 @@ class OpCounter(TorchDispatchMode):
         self.clock = clock
         self.ops = 0
         self.data_ops = 0  # dispatched while the DataLoader built a batch in this process
+        self.optimizer_ops = 0  # dispatched inside optimizer.step()
         # when each op outside the "data" phase was dispatched (the tracker's clock): the step's
         # evaluation spans are only known when it closes
         self.times = array("d")
@@ -68,6 +69,8 @@ class OpCounter(TorchDispatchMode):
             self.data_ops += 1
         else:
             self.times.append(self.clock())
+            if self.phases and self.phases[-1] == "optimizer":
+                self.optimizer_ops += 1
         packet = func.overloadpacket
         self.by_op[packet] += 1  # keyed by the packet: its name is built once, in contribute
         formula = flop_registry.get(packet)
@@ -279,6 +282,7 @@ class SamplingProbe(Probe):
         run.precision.low_precision_ops = self.counter.low_precision
         run.compute.ops_per_step = float(self.counter.ops)
         run.compute.data_ops_per_step = float(self.counter.data_ops)
+        run.compute.optimizer_ops_per_step = float(self.counter.optimizer_ops)
         spans = self.sampled.eval_spans if self.sampled is not None else []
         run.compute.evaluation_ops_per_step = float(_within(self.counter.times, spans))
         if self.calls is not None:

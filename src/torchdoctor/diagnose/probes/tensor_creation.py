@@ -1,7 +1,7 @@
 """`torch.tensor(ndarray)` probe: copies that `torch.from_numpy` / `torch.as_tensor` would avoid.
 
 `torch.tensor` is replaced by a thin wrapper that only looks at its first argument's type; the
-time is taken only for ndarray inputs. Calls made inside DataLoader worker processes happen in
+time is taken only for ndarray inputs, lists of ndarrays and lists of lists (rows of numbers). Calls made inside DataLoader worker processes happen in
 other processes and are not seen (the notes say so when workers were used).
 
 `torch.tensor` is one of the constructors a `with torch.device(...)` block redirects, and torch
@@ -30,6 +30,7 @@ from torchdoctor.intercept.patching import dynamo_compiling, transforming
 class TensorCreationProbe(Probe):
     def install(self, patcher) -> None:
         self.locations: dict[str, int] = {}
+        self.row_locations: dict[str, int] = {}
         device_constructors = getattr(torch.utils._device, "_device_constructors", None)
         if device_constructors is not None:  # torch >= 2.0; cached: lists the builtin, not ours
             device_constructors()
@@ -48,12 +49,13 @@ class TensorCreationProbe(Probe):
             if dynamo_compiling():
                 return original(data, *args, **kwargs)
             numpy = modules.get("numpy")
-            if numpy is None:
-                return original(data, *args, **kwargs)
-            if isinstance(data, numpy.ndarray):
+            first = data[0] if isinstance(data, (list, tuple)) and data else None
+            if numpy is not None and isinstance(data, numpy.ndarray):
                 kind = "from_ndarray"
-            elif isinstance(data, (list, tuple)) and data and isinstance(data[0], numpy.ndarray):
+            elif numpy is not None and isinstance(first, numpy.ndarray):
                 kind = "from_ndarray_list"
+            elif isinstance(first, (list, tuple)):
+                kind = "from_nested_list"  # rows of Python numbers, converted one by one
             else:
                 return original(data, *args, **kwargs)
             if transforming():
@@ -67,7 +69,10 @@ class TensorCreationProbe(Probe):
                 elapsed = time.perf_counter() - started
                 counters["ndarray_s"] = counters.get("ndarray_s", 0) + elapsed
                 location = user_location(2)
-                probe.locations[location] = probe.locations.get(location, 0) + 1
+                # rows of numbers apart: a hot line that builds the rows (a tokenizer in the
+                # comprehension) is not the creation's to explain, as an ndarray's copy is
+                seen = probe.row_locations if kind == "from_nested_list" else probe.locations
+                seen[location] = seen.get(location, 0) + 1
 
         return tensor
 
@@ -75,6 +80,8 @@ class TensorCreationProbe(Probe):
         run.tensor_creation = TensorCreationObservation(
             from_ndarray=round(per_step(measured, "from_ndarray")),
             from_ndarray_list=round(per_step(measured, "from_ndarray_list")),
+            from_nested_list=round(per_step(measured, "from_nested_list")),
             seconds_per_step=per_step(measured, "ndarray_s"),
             locations=sorted(self.locations, key=lambda k: -self.locations[k])[:10],
+            row_locations=sorted(self.row_locations, key=lambda k: -self.row_locations[k])[:10],
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
+    mean_batch_size,
     median_phase_s,
     training_loaders,
 )
@@ -32,13 +33,19 @@ IN_MEMORY_DATASETS = ("TensorDataset",)
 
 
 def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
-    """The loader's samples are only indexed from memory: a map-style TensorDataset, or
-    __getitem__ measured at no more than a few trivial ops. One test for D101, D105, D108, D109
-    and D110, so a loader gets one piece of advice (batched fetching, not workers) however noisy
-    the machine is. An IterableDataset is never indexed: a batched sampler cannot apply to it."""
+    """The loader's samples are only indexed from memory: a map-style TensorDataset (or torch's
+    Subset, ConcatDataset or StackDataset over TensorDatasets), or __getitem__ measured at no
+    more than a few trivial ops. One test for D101, D105, D108, D109 and D110, so a loader gets
+    one piece of advice (batched fetching, not workers) however noisy the machine is. An IterableDataset is never indexed: a batched sampler cannot apply to it."""
     if loader.iterable_dataset:
         return False
-    return loader.dataset_type in IN_MEMORY_DATASETS or trivial_items(run, loader)
+    # a Subset (random_split's, a fold's), ConcatDataset or StackDataset of TensorDatasets
+    # indexes tensors too
+    wrapped = loader.wrapped_dataset_types
+    in_memory_type = loader.dataset_type in IN_MEMORY_DATASETS or (
+        bool(wrapped) and all(name in IN_MEMORY_DATASETS for name in wrapped)
+    )
+    return in_memory_type or trivial_items(run, loader)
 
 
 def fetches_whole_batches(loader: LoaderObservation) -> bool:
@@ -116,13 +123,30 @@ def waiting_loader(
 SMALL_WORKER_BATCH = 16
 
 
+def samples_per_handover(run: RunObservation, loader: LoaderObservation) -> float | None:
+    """Samples in each batch the loader hands over: its batch_size, or for a loader built with a
+    batch_sampler (batch_size None) the samples its batches held (counted in this process), else
+    the batch the steps consumed where it is the only training loader. None: unknown, or no
+    automatic batching (each __getitem__ returns a whole batch)."""
+    if loader.batch_size is not None:
+        return float(loader.batch_size)
+    if loader.sampler_type == "BatchSampler" or fetches_whole_batches(loader):
+        return None  # a BatchSampler as the sampler: whole batches from __getitem__
+    if loader.samples_per_batch:
+        return loader.samples_per_batch
+    if len(training_loaders(run)) == 1:
+        return mean_batch_size(run)
+    return None
+
+
 def small_batches_through_workers(run: RunObservation, loader: LoaderObservation) -> bool:
     """Worker processes hand over batches of a few samples from a map-style dataset not known to
     be in-memory tensors (those are D109's) and not restarting every epoch (D103 first)."""
+    batch = samples_per_handover(run, loader)
     return (
         loader.num_workers > 0
-        and loader.batch_size is not None
-        and loader.batch_size <= SMALL_WORKER_BATCH
+        and batch is not None
+        and batch <= SMALL_WORKER_BATCH
         and not loader.iterable_dataset
         and not in_memory(run, loader)
         and not respawns_each_epoch(run, loader)

@@ -43,6 +43,16 @@ def _batches_per_epoch(loader: LoaderObservation) -> float:
     return max(1.0, loader.batches / max(loader.epochs_started, 1))
 
 
+def _starts_workers_each_epoch(loader: LoaderObservation) -> bool:
+    """Its workers start again for every epoch: not persistent, or a persistent loader built
+    again for each epoch (each built one iterated about once). Several loaders built once at one
+    line and each iterated again and again (a federated round's clients, h16's control: 8
+    loaders, 48 epochs) keep their workers."""
+    if not loader.persistent_workers:
+        return True
+    return 1 < loader.loaders_built and loader.epochs_started <= loader.loaders_built
+
+
 def respawn_cost(
     run: RunObservation, include: Callable[[LoaderObservation], bool]
 ) -> RespawnCost | None:
@@ -57,7 +67,7 @@ def respawn_cost(
         ld
         for ld in run.loaders
         if ld.num_workers > 0
-        and (not ld.persistent_workers or ld.loaders_built > 1)
+        and _starts_workers_each_epoch(ld)
         and ld.epochs_started >= 2
         and ld.worker_startup_s
         and not new_iterator_per_batch(ld)  # rule D107

@@ -1,7 +1,8 @@
 """D112: batches of a few samples pass through DataLoader worker processes one at a time.
 
 ## What it does
-Flags a training `DataLoader` with `num_workers > 0` and a batch of at most 16 samples when
+Flags a training `DataLoader` with `num_workers > 0` and a batch of at most 16 samples (its
+`batch_size`, or the samples a `batch_sampler`'s batches held) when
 waiting for its batches takes 25% or more of a typical step. Datasets known to be in-memory
 tensors are rule D109's; a loader whose workers restart every epoch is rule D103's first.
 
@@ -47,7 +48,11 @@ from torchdoctor.diagnose.rules._common import (
     typical_step_s,
 )
 from torchdoctor.diagnose.rules._loader_call import rewrite_call
-from torchdoctor.diagnose.rules._loaders import small_batches_through_workers, waiting_loader
+from torchdoctor.diagnose.rules._loaders import (
+    samples_per_handover,
+    small_batches_through_workers,
+    waiting_loader,
+)
 
 CODE = "D112"
 TITLE = "Tiny batches through DataLoader workers: the per-batch hand-over dominates"
@@ -55,15 +60,22 @@ MIN_DATA_SHARE = 0.25
 BATCH_FACTOR = 4
 
 
-def _fix(loader: LoaderObservation) -> str:
+def _fix(loader: LoaderObservation, batch: float) -> str:
     # torch refuses persistent_workers / prefetch_factor without workers: they go too
     in_process = rewrite_call(
         loader, {"num_workers": "0"}, drop=("persistent_workers", "prefetch_factor")
     )
+    if loader.batch_size is not None:
+        larger = f"loader = {rewrite_call(loader, {'batch_size': str(BATCH_FACTOR * loader.batch_size)})}"
+    else:  # a batch_sampler makes the batches: its own size setting is the knob
+        larger = (
+            f"# your batch_sampler's batches held about {batch:.0f} sample(s): make them "
+            f"{BATCH_FACTOR}x larger\nloader = {rewrite_call(loader, {})}"
+        )
     return (
         "# the per-batch hand-over is paid once for 4x the samples; scale the learning rate\n"
         "# with the batch (linear rule for SGD, about 2x for Adam-type) and re-check convergence\n"
-        f"loader = {rewrite_call(loader, {'batch_size': str(BATCH_FACTOR * loader.batch_size)})}\n"
+        f"{larger}\n"
         "# or, when dataset[i] only indexes data already in memory (time a few calls in this\n"
         "# process): the workers cost more than they save, drop them\n"
         f"loader = {in_process}"
@@ -80,6 +92,7 @@ def check(run: RunObservation) -> list[Finding]:
     if share < MIN_DATA_SHARE:
         return []
     saving = clamp(share * (1 - 1 / BATCH_FACTOR))
+    batch = samples_per_handover(run, loader) or 1.0
     return [
         Finding(
             id=CODE,
@@ -90,12 +103,12 @@ def check(run: RunObservation) -> list[Finding]:
             evidence=[
                 f"Waiting for data took {pct(share)} of a typical step "
                 f"({secs(data_s)} of {secs(step_s)}).",
-                f"The DataLoader at {loader.location} passes batches of {loader.batch_size} "
+                f"The DataLoader at {loader.location} passes batches of {batch:.0f} "
                 f"sample(s) from {loader.num_workers} worker process(es): "
-                f"{secs(data_s / loader.batch_size)} of waiting per sample, each batch pickled "
+                f"{secs(data_s / batch)} of waiting per sample, each batch pickled "
                 "and sent between processes.",
             ],
-            fix=_fix(loader),
+            fix=_fix(loader, batch),
             source="docs/techniques/batch-size.md; PyTorch docs: torch.utils.data (multi-process "
             "data loading)",
             explanation="Worker processes pay a fixed hand-over per batch; with a few samples "
@@ -104,7 +117,7 @@ def check(run: RunObservation) -> list[Finding]:
             details={
                 "data_s": data_s,
                 "step_s": step_s,
-                "batch_size": loader.batch_size,
+                "batch_size": batch,
                 "num_workers": loader.num_workers,
                 "location": loader.location,
             },

@@ -8,8 +8,9 @@ D203; ops from inside a few calls, a recurrent module's time steps, count as the
 when known, FLOP utilisation is under 10% of the device's peak. Runs that load data in
 the training process are judged only when the probes count the data-loading ops apart. A run
 whose ops take up to 25 times the trivial-op cost at a measured FLOP utilisation under 10% (a
-small batch through wide layers, where the 10x line is crossed with the machine's load) is
-judged on the batch what-if alone: it fires only when the measured time per sample at a larger
+small batch through wide layers, where the 10x line is crossed with the machine's load; the
+optimizer step's ops left out, as they are the parameters' size at any batch), or ops of any
+size at a utilisation under 1% (an idle device), is judged on the batch what-if alone: it fires only when the measured time per sample at a larger
 batch is at most 0.7x the program's.
 
 ## Why is this bad
@@ -122,6 +123,10 @@ BEST_SHARE = 0.8  # the smallest measured factor that gets this share of the bes
 # ops the rule fires only on a clear measured gain: time per sample at most MEASURED_ONLY_MAX_RATIO
 # of the program's, far from where noise could put it
 CANDIDATE_OP_RATIO = 25.0
+# Below this FLOP utilisation the batch what-if is timed whatever the ops' mean: a batch of 2
+# through 1024-wide layers ran at 0.3% of the peak with its weight-gradient ops (the parameters'
+# size) at 28x the floor; the measured time per sample still decides (MEASURED_ONLY_MAX_RATIO)
+IDLE_UTILIZATION = 0.01
 MEASURED_ONLY_MAX_RATIO = 0.7
 # paid once per step whatever the batch: the optimizer step (per parameter) and the loop's own
 # work outside the phases (zero_grad, the loss and logging calls: per-op dispatch at a small
@@ -245,14 +250,34 @@ def batch_candidate(run: RunObservation) -> OverheadBound | None:
         utilization = None  # above the peak: the peak was measured too low, so it says nothing
     if utilization is not None and utilization >= MAX_UTILIZATION:
         return None
-    small_ops = overhead.trivial or (
-        utilization is not None and overhead.mean_op_s <= CANDIDATE_OP_RATIO * overhead.dispatch_s
+    batch_sized = _batch_sized(run, overhead)
+    small_ops = batch_sized.trivial or (
+        utilization is not None
+        and (
+            batch_sized.mean_op_s <= CANDIDATE_OP_RATIO * batch_sized.dispatch_s
+            or utilization < IDLE_UTILIZATION
+        )
     )
     if not small_ops:
         return None
     batch = mean_batch_size(run)
     micro = batch / _micro_batches(run) if batch else None
     return OverheadBound(overhead, step_s, utilization, micro)
+
+
+def _batch_sized(run: RunObservation, overhead: OpOverhead) -> OpOverhead:
+    """The per-op costs of the ops whose size the batch sets: the step's less the optimizer
+    step's, where its ops were counted. An optimizer's ops are the parameters' size at any batch:
+    Adam's per-tensor loop over 1024-wide layers made a batch-of-2 loop's mean op 35x the
+    dispatch floor (m02), its forward and backward a fraction of that."""
+    optimizer_ops = run.compute.optimizer_ops_per_step
+    if not optimizer_ops or optimizer_ops >= overhead.ops_per_step:
+        return overhead
+    compute_s = (model_time_s(run) - median_phase_s(run, "optimizer")) * cpu_share(run)
+    ops = overhead.ops_per_step - optimizer_ops
+    if compute_s <= 0:
+        return overhead
+    return OpOverhead(ops_per_step=ops, mean_op_s=compute_s / ops, dispatch_s=overhead.dispatch_s)
 
 
 def _per_step_share(run: RunObservation, profile: StepProfile) -> float:

@@ -1,9 +1,10 @@
 """D210: the optimizer step is a large share and runs one tensor at a time.
 
 ## What it does
-Flags an optimizer that supports a fused implementation (Adam, AdamW, SGD, Adagrad) that runs the
-per-tensor loop (on a CPU PyTorch's default, on a CUDA device only when `foreach=False` was
-passed), when the what-if probe timed the fused (or foreach) step at 0.8x the loop's time or less
+Flags an optimizer that accepts a fused or foreach implementation (torch's Adam, AdamW, SGD and
+Adagrad have both; RAdam, NAdam, RMSprop, Adamax and others foreach only: what its constructor or
+its defaults take decides, not its class's name) that runs the per-tensor loop (on a CPU
+PyTorch's default, on a CUDA device only when `foreach=False` was passed), when the what-if probe timed the fused (or foreach) step at 0.8x the loop's time or less
 on a clone; without that measurement, when the step takes 10% or more of a typical training step.
 
 ## Why is this bad
@@ -80,7 +81,6 @@ from torchdoctor.diagnose.rules._unprobed import on_step_clock, step_without_pro
 
 CODE = "D210"
 TITLE = "Optimizer step runs tensor by tensor (no fused/foreach implementation)"
-FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")
 MIN_OPTIMIZER_SHARE = 0.10  # without a measurement: a smaller step is not worth an estimate
 # measured: the alternative must take at most this share of the loop's time, a margin beyond the
 # 10% within which the what-if's rounds agree (guard.SETTLED_RATIO)
@@ -99,10 +99,12 @@ def check(run: RunObservation) -> list[Finding]:
     if step_s <= 0:
         return []
     # CUDA defaults to foreach already; there only an explicit foreach=False is the loop
+    # what the optimizer accepts decides, not its class's name: RAdam, NAdam, RMSprop, Adamax...
+    # have a foreach implementation and no fused one
     looping = [
         o
         for o in stepped_optimizers(run)
-        if o.class_name in FUSABLE
+        if o.implementations
         and (o.foreach_or_fused is False or (o.foreach_or_fused is None and not on_cuda(run)))
     ]
     optimizer_s = median_phase_s(run, "optimizer")
@@ -120,7 +122,8 @@ def check(run: RunObservation) -> list[Finding]:
     saving = clamp(share * (1 - 1 / FUSED_SPEEDUP))
     optimizer = looping[0]
     basis: SavingBasis = "estimated"
-    setting, saving_how = "fused=True", f"assumes {FUSED_SPEEDUP:g}x faster"
+    setting = "fused=True" if "fused" in optimizer.implementations else "foreach=True"
+    saving_how = f"assumes {FUSED_SPEEDUP:g}x faster"
     plain_s = step_s
     if measured is not None:
         # the measurement decides, not the share: the optimizer's share of a step lengthened by

@@ -4,7 +4,7 @@ tensors. Parameter groups: no weight decay on norms and biases.
 
 Planted: the inner RAdam is built with `foreach=False` ("deterministic across versions", a
 comment says): its update runs tensor by tensor over ~100 small tensors every step.
---fixed: the default (foreach) implementation.
+--fixed: `foreach=True` (on a CPU the default, `foreach=None`, is the per-tensor loop too).
 """
 
 import sys
@@ -52,7 +52,7 @@ if __name__ == "__main__":
                           nn.Flatten(), nn.Linear(16 * 32, 4))
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
-    kwargs = {} if FIXED else {"foreach": False}
+    kwargs = {"foreach": FIXED}
     inner = torch.optim.RAdam([{"params": decay, "weight_decay": 0.01},
                                {"params": no_decay, "weight_decay": 0.0}], lr=1e-3, **kwargs)
     opt = Lookahead(inner)
