@@ -1,0 +1,33 @@
+"""Patterns from round 14's new corpus repositories that rules must leave alone, each next to
+the form the rule must still flag."""
+
+from __future__ import annotations
+
+from lint_helpers import codes, lint_text
+
+METER_PRINT = """import torch
+
+
+class AverageMeter:
+    def update(self, value):
+        self.val = value
+
+
+def train(model, loader, opt):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.update(loss.item())
+        print("Loss {loss.val:.4f}".format(loss=losses))
+"""
+
+
+def test_a_format_keyword_named_loss_is_not_the_loss_tensor():
+    # `loss=` names the keyword; the value printed is a meter of Python floats
+    found = lint_text(METER_PRINT, select="TD116").violations
+    assert [v.line for v in found] == [16]  # the .item() read only
+    printed = METER_PRINT.replace("format(loss=losses)", "format(loss=loss)")
+    assert [v.line for v in lint_text(printed, select="TD116").violations] == [16, 17]
