@@ -31,3 +31,42 @@ def test_a_format_keyword_named_loss_is_not_the_loss_tensor():
     assert [v.line for v in found] == [16]  # the .item() read only
     printed = METER_PRINT.replace("format(loss=losses)", "format(loss=loss)")
     assert [v.line for v in lint_text(printed, select="TD116").violations] == [16, 17]
+
+
+DECODER_INFERENCE = """import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.prenet = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+        self.cell = nn.GRUCell(8, 8)
+
+    def inference(self, h):
+        outputs = []
+        x = torch.zeros_like(h)
+        while len(outputs) < 10:
+            h = self.cell(self.prenet(x), h)
+            outputs.append(h)
+            x = h
+        return torch.stack(outputs)
+
+
+class Runner:
+    def __init__(self):
+        self.model = Decoder()
+
+    def inference(self, h):
+        outputs = []
+        for _ in range(10):
+            h = self.model(h)
+            outputs.append(h)
+        return outputs
+"""
+
+
+def test_a_modules_own_inference_loop_leaves_the_mode_to_its_caller():
+    # the Decoder's method is the model's own; the Runner's loop runs the model and is flagged
+    found = lint_text(DECODER_INFERENCE, select="TD107").violations
+    assert [v.line for v in found] == [25]

@@ -19,6 +19,7 @@ from torchdoctor.lint.patterns import (
     terminal_name,
     walk,
 )
+from torchdoctor.lint.modules import is_nn_class
 from torchdoctor.lint.rule import Rule
 
 EVAL_FUNCTION_RE = re.compile(
@@ -77,6 +78,30 @@ def _model_is_callers(ctx, function: cst.FunctionDef) -> bool:
     if not any(is_model_like(ctx, cst.Name(p)) for p in params if _MODEL_PARAM_RE.search(p)):
         return False
     return not any(terminal_name(c.func) == function.name.value for c in ctx.index.calls)
+
+
+def _method_of_a_module(ctx, function: cst.FunctionDef) -> bool:
+    """A method of an `nn.Module` subclass (Tacotron's `Decoder.inference`): the module is the
+    model, and whoever calls it chooses its mode; a module does not switch its own."""
+    block = ctx.parent(function)
+    owner = ctx.parent(block) if block is not None else None
+    return isinstance(owner, cst.ClassDef) and _is_module_class(ctx, owner, set())
+
+
+def _is_module_class(ctx, klass: cst.ClassDef, seen: set[str]) -> bool:
+    """`klass` derives from `torch.nn.Module` (or a `torch.nn` layer), directly or through
+    classes of this file."""
+    seen.add(klass.name.value)
+    local = {c.name.value: c for c in ctx.index.classes}
+    for base in klass.bases:
+        name = ctx.qualified_name(base.value) or ""
+        if name == "torch.nn.Module" or is_nn_class(name):
+            return True
+        parent = local.get(terminal_name(base.value) or "")
+        if parent is not None and parent.name.value not in seen:
+            if _is_module_class(ctx, parent, seen):
+                return True
+    return False
 
 
 _MODEL_PARAM_RE = re.compile(r"(model|net|network|module)$", re.IGNORECASE)
@@ -157,8 +182,10 @@ class EvalWithoutModelEval(Rule):
     parameter and is not called in its own file is left to its callers, and so is a file whose
     model can have no dropout or BatchNorm (neither the file nor the project modules it imports
     name one, and it imports no other model library; torchvision's datasets and transforms
-    build none). Methods are left alone (frameworks such as
-    Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
+    build none). Methods are left alone for a single call (frameworks such as
+    Lightning switch modes around `validation_step`), and a method of an `nn.Module` subclass
+    (a decoder's own `inference()` loop) always: whoever calls the module chooses its mode.
+    Also flags an evaluation written inline: a
     `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
     the model, in a file with dropout or BatchNorm layers that never calls `.eval()` or
     `.train(...)`.
@@ -208,6 +235,8 @@ class EvalWithoutModelEval(Rule):
             ):
                 continue
             if _model_is_callers(ctx, function) or _no_mode_dependent_layers(ctx):
+                continue
+            if _method_of_a_module(ctx, function):
                 continue
             if self._called_after_eval(ctx, name):
                 continue
