@@ -70,3 +70,27 @@ def test_a_modules_own_inference_loop_leaves_the_mode_to_its_caller():
     # the Decoder's method is the model's own; the Runner's loop runs the model and is flagged
     found = lint_text(DECODER_INFERENCE, select="TD107").violations
     assert [v.line for v in found] == [25]
+
+
+RECORDS_PER_ROW = """import torch
+
+
+def collect(outputs, video_ids, segments, results):
+    outputs = torch.softmax(outputs, dim=1)
+    for j in range(outputs.size(0)):
+        results[video_ids[j]].append({"segment": segments[j], "output": outputs[j]})
+    return results
+
+
+def rows(outputs, kept):
+    outputs = torch.softmax(outputs, dim=1)
+    for j in range(outputs.size(0)):
+        kept.append(outputs[j] * 2)
+    return kept
+"""
+
+
+def test_a_python_record_per_row_is_not_a_row_computation():
+    # the first loop writes results out (dicts keyed by a Python value); the second computes
+    found = lint_text(RECORDS_PER_ROW, select="TD120").violations
+    assert [v.line for v in found] == [13]
