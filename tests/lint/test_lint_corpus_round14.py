@@ -94,3 +94,35 @@ def test_a_python_record_per_row_is_not_a_row_computation():
     # the first loop writes results out (dicts keyed by a Python value); the second computes
     found = lint_text(RECORDS_PER_ROW, select="TD120").violations
     assert [v.line for v in found] == [13]
+
+
+CPU_WEIGHTS_PER_EPOCH = """import os
+
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+if os.path.exists("weights/net_epoch_10.pt"):
+    model.load_state_dict(torch.load("weights/net_epoch_10.pt"))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    loss = model(torch.randn(8, 4)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    torch.save(model.state_dict(), os.path.join("weights", f"net_epoch_{epoch + 1}.pt"))
+"""
+
+
+def test_a_load_of_one_of_the_cpu_models_per_epoch_files_keeps_its_device():
+    # the file fits the f-string name the loop saves under, and the model never leaves the CPU
+    assert codes(lint_text(CPU_WEIGHTS_PER_EPOCH, select="TD110")) == []
+    on_gpu = CPU_WEIGHTS_PER_EPOCH.replace("nn.Linear(8, 2))\n", "nn.Linear(8, 2)).cuda()\n")
+    assert codes(lint_text(on_gpu, select="TD110")) == ["TD110"]
+    # a name the f-string cannot write, or one with no stem (`f"{epoch}.pt"`), is not matched
+    other = CPU_WEIGHTS_PER_EPOCH.replace('f"net_epoch_', 'f"head_epoch_')
+    assert codes(lint_text(other, select="TD110")) == ["TD110"]
+    no_stem = CPU_WEIGHTS_PER_EPOCH.replace('f"net_epoch_{epoch + 1}.pt"', 'f"{epoch}.pt"')
+    assert codes(lint_text(no_stem, select="TD110")) == ["TD110"]
+    # TD111 still asks for weights_only: the wildcard does not prove the file is this one
+    assert codes(lint_text(CPU_WEIGHTS_PER_EPOCH, select="TD111")) == ["TD111"]

@@ -70,11 +70,47 @@ def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
+def saves_of_same_file(ctx, load: cst.Call, by_pattern: bool = False) -> list[cst.Call]:
     """`torch.save(obj, path)` calls in this file that write the file `load` reads (same path
-    text, directly or through `with open(path) as f`)."""
+    text, directly or through `with open(path) as f`); with `by_pattern`, also a save whose
+    f-string names the load's file with its placeholders filled (`f"w_{epoch}.pt"` writes
+    `"w_10.pt"`): one of the files the program writes, not necessarily that one."""
     keys = _path_keys(ctx, argument(load, "f", 0))
-    return [save for save in ctx.calls_to(_SAVE) if keys & _path_keys(ctx, argument(save, "f", 1))]
+    names = {key[len("literal:") :] for key in keys if key.startswith("literal:")}
+    return [
+        save
+        for save in ctx.calls_to(_SAVE)
+        if keys & _path_keys(ctx, argument(save, "f", 1))
+        or (
+            by_pattern
+            and any(
+                pattern.fullmatch(name)
+                for pattern in _name_patterns(ctx, argument(save, "f", 1))
+                for name in names
+            )
+        )
+    ]
+
+
+def _name_patterns(ctx, path: cst.BaseExpression | None) -> list[re.Pattern[str]]:
+    """The file names a save's path writes, with its placeholders as wildcards
+    (`f"weights_epoch_{epoch + 1}.pt"` writes `weights_epoch_10.pt`)."""
+    if path is None:
+        return []
+    value = ctx.single_value(path)
+    nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
+    patterns = []
+    for node in nodes:
+        if not isinstance(node, cst.FormattedString):
+            continue
+        text = "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else "\0" for part in node.parts
+        )
+        name = text.rsplit("/", 1)[-1]  # the folder is often a variable: the name decides
+        stem = name.rsplit(".", 1)[0].replace("\0", "")
+        if "." in name and len(stem) >= 2:  # `f"{epoch}.pt"` names any checkpoint
+            patterns.append(re.compile(".+".join(re.escape(piece) for piece in name.split("\0"))))
+    return patterns
 
 
 # file names of a model's checkpoint, which people share (`ckpt.pt`, `best_model.pth`)
