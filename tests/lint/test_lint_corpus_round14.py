@@ -126,3 +126,37 @@ def test_a_load_of_one_of_the_cpu_models_per_epoch_files_keeps_its_device():
     assert codes(lint_text(no_stem, select="TD110")) == ["TD110"]
     # TD111 still asks for weights_only: the wildcard does not prove the file is this one
     assert codes(lint_text(CPU_WEIGHTS_PER_EPOCH, select="TD111")) == ["TD111"]
+
+
+PROCESSED_BY_ITS_OWN_DOWNLOAD = """import os
+import urllib.request
+
+import torch
+
+
+class Digits(torch.utils.data.Dataset):
+    processed = "processed.pt"
+
+    def __init__(self, root):
+        self.root = root
+        if not os.path.exists(os.path.join(self.root, self.processed)):
+            self.download()
+        self.data, self.labels = torch.load(os.path.join(self.root, self.processed))
+
+    def download(self):
+        raw = os.path.join(self.root, "raw.bin")
+        with open(raw, "wb") as f:
+            f.write(urllib.request.urlopen("https://example.org/raw.bin").read())
+        data = torch.randn(10, 4)
+        with open(os.path.join(self.root, self.processed), "wb") as f:
+            torch.save((data, torch.zeros(10)), f)
+"""
+
+
+def test_a_file_saved_through_the_second_of_two_open_handles_of_one_name_is_its_own():
+    # `f` is bound twice: the save writes through the `with` around it, not the first one
+    assert codes(lint_text(PROCESSED_BY_ITS_OWN_DOWNLOAD, select="TD111")) == []
+    elsewhere = PROCESSED_BY_ITS_OWN_DOWNLOAD.replace(
+        'os.path.join(self.root, self.processed), "wb"', 'raw + ".pt", "wb"'
+    )
+    assert codes(lint_text(elsewhere, select="TD111")) == ["TD111"]

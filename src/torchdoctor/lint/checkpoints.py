@@ -55,8 +55,11 @@ def _literal_text(node: cst.CSTNode) -> str | None:
 
 
 def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The path of `with open(path) as handle:`; of the `with` around `handle` when several
+    bind the same name (`f` for a download, then `f` for the processed file)."""
     if not isinstance(handle, cst.Name):
         return None
+    opened = []
     for with_node in ctx.index.withs:
         for item in with_node.items:
             if (
@@ -66,8 +69,11 @@ def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
                 and isinstance(item.item, cst.Call)
                 and ctx.call_name(item.item) == "builtins.open"
             ):
-                return argument(item.item, "file", 0)
-    return None
+                opened.append((with_node, argument(item.item, "file", 0)))
+    around = [path for with_node, path in opened if ctx.is_inside(handle, with_node.body)]
+    if around:
+        return around[-1]  # the innermost: `withs` lists outer blocks first
+    return opened[0][1] if opened else None
 
 
 def saves_of_same_file(ctx, load: cst.Call, by_pattern: bool = False) -> list[cst.Call]:
