@@ -160,3 +160,28 @@ def test_a_file_saved_through_the_second_of_two_open_handles_of_one_name_is_its_
         'os.path.join(self.root, self.processed), "wb"', 'raw + ".pt", "wb"'
     )
     assert codes(lint_text(elsewhere, select="TD111")) == ["TD111"]
+
+
+CACHED_STAGES = """import os
+
+import torch
+
+
+def prepare(root):
+    path = f"{root}/symmetric.pt"
+    if not os.path.exists(path):
+        torch.save(torch.randn(4, 4), path)
+    path = f"{root}/merged.pt"
+    if not os.path.exists(path):
+        adj = torch.load(f"{root}/symmetric.pt")
+        torch.save(adj + adj.t(), path)
+"""
+
+
+def test_a_cache_this_function_wrote_under_a_rebound_path_name_is_its_own():
+    # `path` names two files in turn; the load reads the first, saved above it
+    assert codes(lint_text(CACHED_STAGES, select="TD111")) == []
+    other = CACHED_STAGES.replace(
+        'torch.load(f"{root}/symmetric.pt")', 'torch.load(f"{root}/x.pt")'
+    )
+    assert codes(lint_text(other, select="TD111")) == ["TD111"]

@@ -31,7 +31,9 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
     keys = {"".join(ctx.code(path).split())}  # the same call wrapped over lines differently
     if isinstance(path, cst.Attribute) and isinstance(path.value, cst.Name):
         keys.add(path.attr.value)  # `self.snapshot_path` is the `snapshot_path` passed around
-    value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
+    # `out_path = os.path.join(work_dir, "model.pt")`; of a name bound to several paths in turn,
+    # the binding the call reads
+    value = ctx.single_value(path) or _last_value_before(ctx, path)
     nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
     for node in nodes:
         text = _literal_text(node)
@@ -42,7 +44,9 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
 
 
 def _literal_text(node: cst.CSTNode) -> str | None:
-    """A string literal's text, also of an f-string without placeholders (`f"./model.pth"`)."""
+    """A string literal's text, also of an f-string without placeholders (`f"./model.pth"`)
+    or of the file name an f-string spells after its last placeholder's folder
+    (`f"{root}/adj_t.pt"`: `adj_t.pt`)."""
     if isinstance(node, cst.SimpleString):
         return string_value(node)
     if isinstance(node, cst.FormattedString):
@@ -51,7 +55,26 @@ def _literal_text(node: cst.CSTNode) -> str | None:
             return "".join(
                 part.value for part in parts if isinstance(part, cst.FormattedStringText)
             )
+        last = parts[-1] if parts else None
+        if isinstance(last, cst.FormattedStringText) and "/" in last.value:
+            return last.value.rsplit("/", 1)[-1]
     return None
+
+
+def _last_value_before(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The value of the last assignment to `name` above it in the same function (`path = ...`
+    rebound for each cached file in turn); None when one of its bindings is not a plain
+    assignment."""
+    if not isinstance(name, cst.Name):
+        return None
+    line = ctx.line(name)
+    function = ctx.enclosing(name, cst.FunctionDef)
+    earlier = [
+        value
+        for value in ctx.assigned_values(name) or []
+        if ctx.line(value) < line and ctx.enclosing(value, cst.FunctionDef) is function
+    ]
+    return max(earlier, key=ctx.line) if earlier else None
 
 
 def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
