@@ -299,3 +299,17 @@ def test_zero_grad_indented_into_a_logging_block_clears_one_step_in_fifty():
         "    if step % 50 == 0:\n        optimizer.step()\n",
     )
     assert codes(lint_text(accumulation, select="TD125")) == []
+
+
+def test_zero_grad_with_a_positional_false_fills_zeros():
+    source = (
+        "import torch\n\nmodel = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(3):\n    opt.zero_grad(False)\n"
+        "    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\n"
+    )
+    assert [v.line for v in lint_text(source, select="TD122").violations] == [6]
+    fixed = lint_text(source, select="TD122", fix=True, unsafe=True).fixed_source
+    assert "opt.zero_grad()\n" in fixed
+    kept = source.replace("zero_grad(False)", "zero_grad(True)")
+    assert lint_text(kept, select="TD122").violations == []

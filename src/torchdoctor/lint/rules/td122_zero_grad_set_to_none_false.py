@@ -14,7 +14,7 @@ class ZeroGradSetToNoneFalse(Rule):
     """
     ## What it does
     Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`,
-    or `set_to_none=KEEP` where the file's only value for that setting is `False`), unless it
+    the positional `zero_grad(False)`, or `set_to_none=KEEP` where the file's only value for that setting is `False`), unless it
     sits under an `if` on a setting the file's defaults leave off (`if self.keep_buffers:` with
     `keep_buffers=False` passed),
     unless the file updates gradients in place (`p.grad += g`, `p.grad /= n`,
@@ -56,6 +56,8 @@ class ZeroGradSetToNoneFalse(Rule):
             if not method_call(call, "zero_grad"):
                 continue
             arg = keyword(call, "set_to_none")
+            if arg is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+                arg = call.args[0]  # `zero_grad(False)`: the positional form
             if arg is None or guarded_off(ctx, call):  # a branch the file's defaults skip
                 continue
             if is_false(arg.value) or truth(ctx, arg.value) is False:
