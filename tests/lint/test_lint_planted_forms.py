@@ -313,3 +313,31 @@ def test_zero_grad_with_a_positional_false_fills_zeros():
     assert "opt.zero_grad()\n" in fixed
     kept = source.replace("zero_grad(False)", "zero_grad(True)")
     assert lint_text(kept, select="TD122").violations == []
+
+
+ISLICE_PER_STEP = """import itertools
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def one_batch(loader):
+    return next(itertools.islice(loader, 1))
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x, y = one_batch(loader)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_islice_of_a_loader_each_step_starts_a_new_iterator():
+    assert [v.line for v in lint_text(ISLICE_PER_STEP, select="TD129").violations] == [8]
+    kept = ISLICE_PER_STEP.replace("itertools.islice(loader, 1)", "itertools.islice(range(3), 1)")
+    assert lint_text(kept, select="TD129").violations == []

@@ -16,7 +16,8 @@ _LOADER_NAME_RE = re.compile(r"loader", re.IGNORECASE)
 class NewIteratorPerStep(Rule):
     """
     ## What it does
-    Flags `next(iter(loader))` that runs once per training step: in a loop that calls
+    Flags `next(iter(loader))` (or `next(itertools.islice(loader, 1))`) that runs once per
+    training step: in a loop that calls
     `backward()` or `optimizer.step()` (or a function of the file that does), or in a function
     such a loop calls (`batch = sample_batch(loader)`). The iterated value must be a
     `DataLoader`: built by `DataLoader(...)` in the file, or a name or attribute named as a loader
@@ -74,16 +75,15 @@ class NewIteratorPerStep(Rule):
 
 
 def _iter_argument(ctx, call: cst.Call) -> cst.BaseExpression | None:
-    """`loader` of `next(iter(loader))`."""
+    """`loader` of `next(iter(loader))` or `next(itertools.islice(loader, 1))` (islice calls
+    `iter(loader)` too)."""
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return None
     inner = call.args[0].value
-    if (
-        isinstance(inner, cst.Call)
-        and ctx.call_name(inner) == "builtins.iter"
-        and len(inner.args) == 1
-        and inner.args[0].keyword is None
-    ):
+    if not (isinstance(inner, cst.Call) and inner.args and inner.args[0].keyword is None):
+        return None
+    name = ctx.call_name(inner)
+    if (name == "builtins.iter" and len(inner.args) == 1) or name == "itertools.islice":
         return inner.args[0].value
     return None
 
