@@ -341,3 +341,23 @@ def test_islice_of_a_loader_each_step_starts_a_new_iterator():
     assert [v.line for v in lint_text(ISLICE_PER_STEP, select="TD129").violations] == [8]
     kept = ISLICE_PER_STEP.replace("itertools.islice(loader, 1)", "itertools.islice(range(3), 1)")
     assert lint_text(kept, select="TD129").violations == []
+
+
+NEGATED_SWITCH = """import torch
+
+QUIET = False
+
+
+class Trainer:
+    def __init__(self, debug=False):
+        torch.autograd.set_detect_anomaly(debug)
+
+
+trainer = Trainer(debug=not QUIET)
+"""
+
+
+def test_a_setting_passed_as_the_negation_of_an_off_switch_is_on():
+    assert [v.line for v in lint_text(NEGATED_SWITCH, select="TD127").violations] == [8]
+    quiet = NEGATED_SWITCH.replace("QUIET = False", "QUIET = True")
+    assert lint_text(quiet, select="TD127").violations == []
