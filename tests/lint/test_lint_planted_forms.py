@@ -361,3 +361,21 @@ def test_a_setting_passed_as_the_negation_of_an_off_switch_is_on():
     assert [v.line for v in lint_text(NEGATED_SWITCH, select="TD127").violations] == [8]
     quiet = NEGATED_SWITCH.replace("QUIET = False", "QUIET = True")
     assert lint_text(quiet, select="TD127").violations == []
+
+
+ZERO_GRAD_OPTIONS = """import torch
+
+CFG = {"lr": 0.1, "zero_grad": {"set_to_none": False}}
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=CFG["lr"])
+for _ in range(3):
+    opt.zero_grad(**CFG["zero_grad"])
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+"""
+
+
+def test_zero_grad_unpacking_options_that_keep_zeros_is_flagged():
+    assert [v.line for v in lint_text(ZERO_GRAD_OPTIONS, select="TD122").violations] == [7]
+    default = ZERO_GRAD_OPTIONS.replace('{"set_to_none": False}', "{}")
+    assert lint_text(default, select="TD122").violations == []
