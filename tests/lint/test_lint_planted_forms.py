@@ -379,3 +379,30 @@ def test_zero_grad_unpacking_options_that_keep_zeros_is_flagged():
     assert [v.line for v in lint_text(ZERO_GRAD_OPTIONS, select="TD122").violations] == [7]
     default = ZERO_GRAD_OPTIONS.replace('{"set_to_none": False}', "{}")
     assert lint_text(default, select="TD122").violations == []
+
+
+GENERATOR_OF_FRESH_ITERATORS = """import itertools
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def stream(loader):
+    while True:
+        yield next(iter(loader))
+
+
+def warm_start(loader):
+    return next(iter(loader))
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+model = torch.nn.Linear(4, 1)
+first = warm_start(loader)
+"""
+
+
+def test_a_generator_yielding_next_iter_of_a_loader_starts_one_iterator_per_item():
+    # the generator's item is a fresh iterator's first batch; a one-off batch is left alone
+    found = lint_text(GENERATOR_OF_FRESH_ITERATORS, select="TD129").violations
+    assert [v.line for v in found] == [9]

@@ -16,7 +16,8 @@ _LOADER_NAME_RE = re.compile(r"loader", re.IGNORECASE)
 class NewIteratorPerStep(Rule):
     """
     ## What it does
-    Flags `next(iter(loader))` (or `next(itertools.islice(loader, 1))`) that runs once per
+    Flags `next(iter(loader))` (or `next(itertools.islice(loader, 1))`) that a generator
+    yields in a loop (one new iterator per item it hands out), or that runs once per
     training step: in a loop that calls
     `backward()` or `optimizer.step()` (or a function of the file that does), or in a function
     such a loop calls (`batch = sample_batch(loader)`). The iterated value must be a
@@ -64,7 +65,7 @@ class NewIteratorPerStep(Rule):
             iterated = _iter_argument(ctx, call)
             if iterated is None or not _is_loader(ctx, iterated):
                 continue
-            if step_loop_around(ctx, call) is None:
+            if step_loop_around(ctx, call) is None and not _yielded_per_item(ctx, call):
                 continue
             yield ctx.violation(
                 self,
@@ -72,6 +73,20 @@ class NewIteratorPerStep(Rule):
                 "`next(iter(loader))` on every step starts a new pass over the loader (its "
                 "workers, its shuffle) for one batch; keep one iterator and call `next` on it",
             )
+
+
+def _yielded_per_item(ctx, call: cst.Call) -> bool:
+    """`while True: yield next(iter(loader))`: a generator whose every item starts a new
+    iterator (whoever consumes it, one batch at a time)."""
+    statement = ctx.parent(call)
+    loop = ctx.enclosing(call, (cst.For, cst.While))
+    function = ctx.enclosing(call, cst.FunctionDef)
+    return (
+        isinstance(statement, cst.Yield)
+        and loop is not None
+        and function is not None
+        and ctx.is_inside(loop, function)
+    )
 
 
 def _iter_argument(ctx, call: cst.Call) -> cst.BaseExpression | None:
