@@ -185,3 +185,32 @@ def test_a_cache_this_function_wrote_under_a_rebound_path_name_is_its_own():
         'torch.load(f"{root}/symmetric.pt")', 'torch.load(f"{root}/x.pt")'
     )
     assert codes(lint_text(other, select="TD111")) == ["TD111"]
+
+
+NO_MODE_LAYERS = '''"""Scores a plain MLP (no Dropout, no BatchNorm) on a validation split."""
+
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))  # nothing like Dropout here
+
+
+def validate(model, batches):
+    total = 0.0
+    for x, y in batches:
+        total += nn.functional.cross_entropy(model(x), y)
+    return total
+
+
+score = validate(model, [(torch.randn(2, 4), torch.tensor([0, 1]))])
+'''
+
+
+def test_mode_words_in_docstrings_and_comments_are_not_layers(tmp_path):
+    # a file whose model can have no dropout or BatchNorm needs no eval(); its prose says so
+    script = tmp_path / "score.py"
+    script.write_text(NO_MODE_LAYERS)
+    assert codes(lint_text(NO_MODE_LAYERS, select="TD107", path=str(script))) == []
+    built = NO_MODE_LAYERS.replace("nn.ReLU(),", "nn.ReLU(), nn.Dropout(0.1),")
+    script.write_text(built)
+    assert codes(lint_text(built, select="TD107", path=str(script))) == ["TD107"]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tokenize
+from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
 import libcst.helpers
 
+from torchdoctor.lint.modules import is_nn_class
 from torchdoctor.lint.patterns import (
     calls_backward,
     calls_model,
@@ -19,7 +23,6 @@ from torchdoctor.lint.patterns import (
     terminal_name,
     walk,
 )
-from torchdoctor.lint.modules import is_nn_class
 from torchdoctor.lint.rule import Rule
 
 EVAL_FUNCTION_RE = re.compile(
@@ -121,7 +124,7 @@ def _no_mode_dependent_layers(ctx) -> bool:
     """Neither this file nor any module of the project it imports (a sibling `model.py`, a
     package beside it) names dropout, BatchNorm or a block that has them, and it imports no
     other library that could build the model: eval mode would change nothing."""
-    if _MODE_WORDS_RE.search(ctx.source) or not ctx.path:
+    if _MODE_WORDS_RE.search(_code_only(ctx.source)) or not ctx.path:
         return False
     folder = Path(ctx.path).resolve().parent
     roots = [folder, *list(folder.parents)[:2]]
@@ -141,9 +144,30 @@ def _no_mode_dependent_layers(ctx) -> bool:
                 text = local.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return False
-            if _MODE_WORDS_RE.search(text):
+            if _MODE_WORDS_RE.search(_code_only(text)):
                 return False
     return True
+
+
+@lru_cache(maxsize=64)
+def _code_only(text: str) -> str:
+    """`text` without its comments and docstrings (a docstring that says "no Dropout" builds
+    none); the text itself when it does not tokenize."""
+    kept: list[str] = []
+    statement_start = True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                statement_start = True
+                continue
+            if token.type in (tokenize.COMMENT, tokenize.NL):
+                continue
+            if not (token.type == tokenize.STRING and statement_start):
+                kept.append(token.string)
+            statement_start = False
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    return " ".join(kept)
 
 
 def _imported_modules(statement) -> list[str]:
@@ -180,8 +204,8 @@ class EvalWithoutModelEval(Rule):
     in the same file comes after an `.eval()` call or after a call of a function that leaves
     the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
     parameter and is not called in its own file is left to its callers, and so is a file whose
-    model can have no dropout or BatchNorm (neither the file nor the project modules it imports
-    name one, and it imports no other model library; torchvision's datasets and transforms
+    model can have no dropout or BatchNorm (neither the file's code nor that of the project
+    modules it imports names one, comments and docstrings aside, and it imports no other model library; torchvision's datasets and transforms
     build none). Methods are left alone for a single call (frameworks such as
     Lightning switch modes around `validation_step`), and a method of an `nn.Module` subclass
     (a decoder's own `inference()` loop) always: whoever calls the module chooses its mode.
