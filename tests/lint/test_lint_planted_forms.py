@@ -406,3 +406,31 @@ def test_a_generator_yielding_next_iter_of_a_loader_starts_one_iterator_per_item
     # the generator's item is a fresh iterator's first batch; a one-off batch is left alone
     found = lint_text(GENERATOR_OF_FRESH_ITERATORS, select="TD129").violations
     assert [v.line for v in found] == [9]
+
+
+SCORED_UNDER_INFERENCE_MODE = """import torch
+from torch import nn
+
+
+@torch.inference_mode()
+def score(model, x, y):
+    return int((model(x).argmax(1) == y).sum())
+
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    loss = nn.functional.cross_entropy(model(torch.randn(8, 4)), torch.randint(0, 2, (8,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+accuracy = score(model, torch.randn(8, 4), torch.randint(0, 2, (8,)))
+"""
+
+
+def test_a_function_decorated_to_run_without_grad_is_an_evaluation_whatever_its_name():
+    assert [v.line for v in lint_text(SCORED_UNDER_INFERENCE_MODE, select="TD107").violations] == [
+        6
+    ]
+    no_dropout = SCORED_UNDER_INFERENCE_MODE.replace(" nn.Dropout(0.3),", "")
+    assert lint_text(no_dropout, select="TD107").violations == []

@@ -60,6 +60,12 @@ def _grad_off(ctx, item: cst.BaseExpression) -> bool:
     )
 
 
+def _grad_off_decorated(ctx, function: cst.FunctionDef) -> bool:
+    """`@torch.inference_mode()` / `@torch.no_grad()` on a function: it runs the model for its
+    outputs only (scoring, sampling), whatever its name (`score(model, x, y)`)."""
+    return any(_grad_off(ctx, decorator.decorator) for decorator in function.decorators)
+
+
 # layers that behave differently in training mode
 _MODE_DEPENDENT = tuple(
     [f"torch.nn.{kind}" for kind in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")]
@@ -198,6 +204,8 @@ class EvalWithoutModelEval(Rule):
     """
     ## What it does
     Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
+    or, in a file that builds dropout or BatchNorm layers, decorated with `@torch.no_grad()` /
+    `@torch.inference_mode()`
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
@@ -247,7 +255,10 @@ class EvalWithoutModelEval(Rule):
         mode_dependent = _has_mode_dependent_layers(ctx)
         for function in ctx.index.functions:
             name = function.name.value
-            if not EVAL_FUNCTION_RE.match(name) or _sets_eval_mode(ctx, function.body):
+            evaluation = EVAL_FUNCTION_RE.match(name) or (
+                mode_dependent and _grad_off_decorated(ctx, function)
+            )
+            if not evaluation or _sets_eval_mode(ctx, function.body):
                 continue
             loops = [n for n in walk(ctx, function.body) if isinstance(n, (cst.For, cst.While))]
             in_loop = any(calls_model(ctx, loop.body) for loop in loops)
