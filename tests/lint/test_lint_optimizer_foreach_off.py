@@ -42,3 +42,16 @@ def test_foreach_of_other_functions_or_files_without_an_optimizer_is_left_alone(
     assert codes(lint_text(clip, select="TD136")) == []
     no_optimizer = 'import torch\n\nSETTINGS = {"foreach": False}\n'
     assert codes(lint_text(no_optimizer, select="TD136")) == []
+
+
+def test_a_foreach_placeholder_that_the_code_removes_is_left_alone():
+    popped = CONFIG_DATACLASS + (
+        '\n\ncfg = Config()\ncfg.optimizer_kwargs.pop("foreach")\n'
+        "opt = build(nn.Linear(2, 2), cfg)\n"
+    )
+    assert codes(lint_text(popped, select="TD136")) == []
+    only_when_asked = popped.replace(
+        'cfg.optimizer_kwargs.pop("foreach")',
+        'if cfg.fast:\n    cfg.optimizer_kwargs.pop("foreach")',
+    )
+    assert codes(lint_text(only_when_asked, select="TD136")) == ["TD136"]

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import is_false, keyword, string_value, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    is_false,
+    keyword,
+    method_call,
+    string_value,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.switches import guarded_off, truth
 
@@ -31,24 +38,27 @@ def _takes_optimizer_options(ctx, call: cst.Call) -> bool:
     return "optim" in (terminal_name(call.func) or "").lower() and not name.startswith("torch.")
 
 
-def _overwritten_unguarded(ctx, entry: cst.DictElement, assigns: list[cst.Assign]) -> bool:
-    """`OPTIM = {"foreach": False}` followed by `OPTIM["foreach"] = True` under no `if`: the
-    literal is only a placeholder."""
-    statement = ctx.parent(ctx.parent(entry))
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
-        return False
-    name = terminal_name(statement.targets[0].target)
-    for assign in assigns:
-        for target in assign.targets:
-            sub = target.target
+def _option_replaced_unguarded(ctx, nodes: list[cst.CSTNode]) -> bool:
+    """Code under no `if` replaces or removes a `"foreach"` option (`OPTIM["foreach"] = True`,
+    `cfg.optimizer_kwargs.pop("foreach")`, `del OPTIM["foreach"]`): a dict literal's
+    `"foreach": False` is then only a placeholder."""
+    for node in nodes:
+        if ctx.enclosing(node, cst.If) is not None:
+            continue
+        if isinstance(node, cst.Call) and method_call(node, "pop") and node.args:
+            if string_value(node.args[0].value) == "foreach":
+                return True
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign) and not _off(ctx, node.value):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, cst.Del):
+            targets = [node.target]
+        for target in targets:
             if (
-                isinstance(sub, cst.Subscript)
-                and terminal_name(sub.value) == name
-                and len(sub.slice) == 1
-                and isinstance(sub.slice[0].slice, cst.Index)
-                and string_value(sub.slice[0].slice.value) == "foreach"
-                and not _off(ctx, assign.value)
-                and ctx.enclosing(assign, cst.If) is None
+                isinstance(target, cst.Subscript)
+                and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and string_value(target.slice[0].slice.value) == "foreach"
             ):
                 return True
     return False
@@ -61,8 +71,8 @@ class OptimizerForeachOff(Rule):
     of `dict(...)` or of a helper named for the optimizer (`make_optimizer(foreach=False)`), or
     as the `"foreach": False` entry of a dict literal in a file that builds an optimizer (the
     options passed as `**kwargs` or from a config). Left alone: a setting under an `if` the
-    file's defaults leave off, a dict entry that code under no `if` overwrites with another
-    value, and `foreach=False` of other functions (`clip_grad_norm_`).
+    file's defaults leave off, dict entries in a file whose code under no `if` replaces or
+    removes the option (`OPTIM["foreach"] = True`, `kwargs.pop("foreach")`), and `foreach=False` of other functions (`clip_grad_norm_`).
 
     ## Why is this bad
     With `foreach=False` the optimizer updates its parameters one tensor at a time: a Python
@@ -100,7 +110,8 @@ class OptimizerForeachOff(Rule):
             if _takes_optimizer_options(ctx, call):
                 yield ctx.violation(self, arg, _MESSAGE)
         nodes = list(walk(ctx, ctx.module, skip_functions=False))
-        assigns = [n for n in nodes if isinstance(n, cst.Assign)]
+        if _option_replaced_unguarded(ctx, nodes):
+            return
         for node in nodes:
             if not isinstance(node, cst.Dict):
                 continue
@@ -111,7 +122,7 @@ class OptimizerForeachOff(Rule):
                     and _off(ctx, entry.value)
                 ):
                     continue
-                if guarded_off(ctx, node) or _overwritten_unguarded(ctx, entry, assigns):
+                if guarded_off(ctx, node):
                     continue
                 yield ctx.violation(self, entry, _MESSAGE)
 
