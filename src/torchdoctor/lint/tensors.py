@@ -128,12 +128,15 @@ def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
         statement = ctx.parent(ctx.parent(target)) if isinstance(target, cst.Tuple) else None
         if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call):
             values.append(statement.value)
-        elif isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Tuple):
+        elif (
+            isinstance(statement, cst.Assign)
+            and isinstance(statement.value, cst.Tuple)
+            and isinstance(target, cst.Tuple)
+            and len(statement.value.elements) == len(target.elements)
+        ):
             # `x, y = torch.randn(n, 4), torch.randint(0, 8, (n,))`: the element in its place
-            position = [e.value for e in target.elements].index(node)  # type: ignore[union-attr]
-            elements = statement.value.elements
-            if len(elements) == len(target.elements):  # type: ignore[union-attr]
-                values.append(elements[position].value)
+            position = [e.value is node for e in target.elements].index(True)
+            values.append(statement.value.elements[position].value)
     return values
 
 
@@ -180,12 +183,12 @@ def _iterated_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
             continue
         iterable = parent.iter
         helper = ctx.call_name(iterable) if isinstance(iterable, cst.Call) else None
+        args = iterable.args if isinstance(iterable, cst.Call) else ()
         if helper == "builtins.zip" and position is not None:
-            args = iterable.args  # type: ignore[union-attr]
             if position < len(args) and args[position].star == "":
                 sources.append(args[position].value)
-        elif helper == "builtins.enumerate" and position == 1:
-            sources.append(iterable.args[0].value)  # type: ignore[union-attr]
+        elif helper == "builtins.enumerate" and position == 1 and args:
+            sources.append(args[0].value)
         elif position is None and helper not in ("builtins.zip", "builtins.enumerate"):
             sources.append(iterable)
     return sources

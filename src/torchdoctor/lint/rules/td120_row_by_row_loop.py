@@ -198,7 +198,7 @@ def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:
         if isinstance(small, cst.AugAssign):
             continue
         if isinstance(small, cst.Expr) and method_call(small.value, "append"):
-            if _appends_a_record(ctx, small.value):
+            if isinstance(small.value, cst.Call) and _appends_a_record(ctx, small.value):
                 return False
             continue
         if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
