@@ -434,3 +434,36 @@ def test_a_function_decorated_to_run_without_grad_is_an_evaluation_whatever_its_
     ]
     no_dropout = SCORED_UNDER_INFERENCE_MODE.replace(" nn.Dropout(0.3),", "")
     assert lint_text(no_dropout, select="TD107").violations == []
+
+
+SAMPLE_BEFORE_TRAINING = """import torch
+from torch import nn
+
+
+@torch.no_grad()
+def generate(model, start):
+    model.eval()
+    return model(torch.tensor([[start]])).argmax(-1)
+
+
+model = nn.Sequential(nn.Embedding(16, 8), nn.Dropout(0.2), nn.Linear(8, 16))
+teacher = nn.Sequential(nn.Embedding(16, 8), nn.Linear(8, 16))
+teacher.eval()
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+print(generate(model, 1))
+for step in range(10):
+    x = torch.randint(0, 16, (4, 5))
+    loss = nn.functional.mse_loss(model(x), teacher(x))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_trained_model_left_in_eval_mode_before_training_is_flagged_not_a_teacher():
+    # the helper's eval() is never undone; the frozen teacher is no optimizer's model
+    assert [v.line for v in lint_text(SAMPLE_BEFORE_TRAINING, select="TD126").violations] == [7]
+    restored = SAMPLE_BEFORE_TRAINING.replace(
+        "for step in range(10):\n", "model.train()\nfor step in range(10):\n"
+    )
+    assert lint_text(restored, select="TD126").violations == []
