@@ -467,3 +467,27 @@ def test_the_trained_model_left_in_eval_mode_before_training_is_flagged_not_a_te
         "for step in range(10):\n", "model.train()\nfor step in range(10):\n"
     )
     assert lint_text(restored, select="TD126").violations == []
+
+
+DTYPE_FROM_A_LOOKUP_TABLE = """import torch
+from torch import nn
+
+CONFIG = {"trainer": {"precision": "double"}}
+PRECISIONS = {"single": torch.float32, "double": torch.float64}
+
+
+def build(config):
+    model = nn.Linear(8, 1)
+    dtype = PRECISIONS[config["trainer"]["precision"]]
+    return model.to(dtype)
+
+
+model = build(CONFIG)
+model(torch.randn(4, 8, dtype=torch.float64)).sum().backward()
+"""
+
+
+def test_a_dtype_looked_up_in_a_named_table_by_its_configured_key_is_resolved():
+    assert [v.line for v in lint_text(DTYPE_FROM_A_LOOKUP_TABLE, select="TD128").violations] == [11]
+    single = DTYPE_FROM_A_LOOKUP_TABLE.replace('"precision": "double"', '"precision": "single"')
+    assert lint_text(single, select="TD128").violations == []
