@@ -97,7 +97,7 @@ class TrainModeNotRestored(Rule):
                     "the training loop and `.train()` nowhere in this file: every later "
                     "training step runs in eval mode",
                 )
-        for call in _trained_model_set_to_eval_before(ctx, training_loops):
+        for call in _trained_model_switched_before_training(ctx, training_loops):
             if id(call) not in reported:
                 reported.add(id(call))
                 yield ctx.violation(
@@ -137,7 +137,7 @@ def _trained_models(ctx) -> set[str]:
     return trained
 
 
-def _trained_model_set_to_eval_before(ctx, training_loops) -> list[cst.Call]:
+def _trained_model_switched_before_training(ctx, training_loops) -> list[cst.Call]:
     """`.eval()` of a model an optimizer trains, run before a training loop of the same function:
     directly (`self.model.eval()`), or by a function of this file called there with the model
     (`generate(self.model, ...)` whose `model.eval()` is never undone). A frozen teacher or
@@ -159,11 +159,11 @@ def _trained_model_set_to_eval_before(ctx, training_loops) -> list[cst.Call]:
                 continue
             helper = functions.get(terminal_name(call.func) or "")
             if helper is not None and isinstance(call.func, cst.Name):
-                found += _evals_of_passed_model(ctx, helper, call, trained)
+                found += _switches_of_passed_model(ctx, helper, call, trained)
     return found
 
 
-def _evals_of_passed_model(ctx, helper: cst.FunctionDef, call: cst.Call, trained: set[str]):
+def _switches_of_passed_model(ctx, helper: cst.FunctionDef, call: cst.Call, trained: set[str]):
     """The `param.eval()` calls of `helper` whose parameter receives a trained model here."""
     params = [p.name.value for p in helper.params.params]
     evals = []
