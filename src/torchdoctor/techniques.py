@@ -185,6 +185,7 @@ TECHNIQUES: tuple[Technique, ...] = (
         "fused_optimizer",
         "Fused / multi-tensor (foreach) optimizer step",
         diagnose=("D210",),
+        lint=("TD136",),
         fixes=("fused_optimizer",),
         demo="fused_optimizer",
     ),

@@ -299,3 +299,195 @@ def test_zero_grad_indented_into_a_logging_block_clears_one_step_in_fifty():
         "    if step % 50 == 0:\n        optimizer.step()\n",
     )
     assert codes(lint_text(accumulation, select="TD125")) == []
+
+
+def test_zero_grad_with_a_positional_false_fills_zeros():
+    source = (
+        "import torch\n\nmodel = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(3):\n    opt.zero_grad(False)\n"
+        "    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\n"
+    )
+    assert [v.line for v in lint_text(source, select="TD122").violations] == [6]
+    fixed = lint_text(source, select="TD122", fix=True, unsafe=True).fixed_source
+    assert "opt.zero_grad()\n" in fixed
+    kept = source.replace("zero_grad(False)", "zero_grad(True)")
+    assert lint_text(kept, select="TD122").violations == []
+
+
+ISLICE_PER_STEP = """import itertools
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def one_batch(loader):
+    return next(itertools.islice(loader, 1))
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x, y = one_batch(loader)
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_islice_of_a_loader_each_step_starts_a_new_iterator():
+    assert [v.line for v in lint_text(ISLICE_PER_STEP, select="TD129").violations] == [8]
+    kept = ISLICE_PER_STEP.replace("itertools.islice(loader, 1)", "itertools.islice(range(3), 1)")
+    assert lint_text(kept, select="TD129").violations == []
+
+
+NEGATED_SWITCH = """import torch
+
+QUIET = False
+
+
+class Trainer:
+    def __init__(self, debug=False):
+        torch.autograd.set_detect_anomaly(debug)
+
+
+trainer = Trainer(debug=not QUIET)
+"""
+
+
+def test_a_setting_passed_as_the_negation_of_an_off_switch_is_on():
+    assert [v.line for v in lint_text(NEGATED_SWITCH, select="TD127").violations] == [8]
+    quiet = NEGATED_SWITCH.replace("QUIET = False", "QUIET = True")
+    assert lint_text(quiet, select="TD127").violations == []
+
+
+ZERO_GRAD_OPTIONS = """import torch
+
+CFG = {"lr": 0.1, "zero_grad": {"set_to_none": False}}
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=CFG["lr"])
+for _ in range(3):
+    opt.zero_grad(**CFG["zero_grad"])
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+"""
+
+
+def test_zero_grad_unpacking_options_that_keep_zeros_is_flagged():
+    assert [v.line for v in lint_text(ZERO_GRAD_OPTIONS, select="TD122").violations] == [7]
+    default = ZERO_GRAD_OPTIONS.replace('{"set_to_none": False}', "{}")
+    assert lint_text(default, select="TD122").violations == []
+
+
+GENERATOR_OF_FRESH_ITERATORS = """import itertools
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def stream(loader):
+    while True:
+        yield next(iter(loader))
+
+
+def warm_start(loader):
+    return next(iter(loader))
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8)
+model = torch.nn.Linear(4, 1)
+first = warm_start(loader)
+"""
+
+
+def test_a_generator_yielding_next_iter_of_a_loader_starts_one_iterator_per_item():
+    # the generator's item is a fresh iterator's first batch; a one-off batch is left alone
+    found = lint_text(GENERATOR_OF_FRESH_ITERATORS, select="TD129").violations
+    assert [v.line for v in found] == [9]
+
+
+SCORED_UNDER_INFERENCE_MODE = """import torch
+from torch import nn
+
+
+@torch.inference_mode()
+def score(model, x, y):
+    return int((model(x).argmax(1) == y).sum())
+
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    loss = nn.functional.cross_entropy(model(torch.randn(8, 4)), torch.randint(0, 2, (8,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+accuracy = score(model, torch.randn(8, 4), torch.randint(0, 2, (8,)))
+"""
+
+
+def test_a_function_decorated_to_run_without_grad_is_an_evaluation_whatever_its_name():
+    assert [v.line for v in lint_text(SCORED_UNDER_INFERENCE_MODE, select="TD107").violations] == [
+        6
+    ]
+    no_dropout = SCORED_UNDER_INFERENCE_MODE.replace(" nn.Dropout(0.3),", "")
+    assert lint_text(no_dropout, select="TD107").violations == []
+
+
+SAMPLE_BEFORE_TRAINING = """import torch
+from torch import nn
+
+
+@torch.no_grad()
+def generate(model, start):
+    model.eval()
+    return model(torch.tensor([[start]])).argmax(-1)
+
+
+model = nn.Sequential(nn.Embedding(16, 8), nn.Dropout(0.2), nn.Linear(8, 16))
+teacher = nn.Sequential(nn.Embedding(16, 8), nn.Linear(8, 16))
+teacher.eval()
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+print(generate(model, 1))
+for step in range(10):
+    x = torch.randint(0, 16, (4, 5))
+    loss = nn.functional.mse_loss(model(x), teacher(x))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_trained_model_left_in_eval_mode_before_training_is_flagged_not_a_teacher():
+    # the helper's eval() is never undone; the frozen teacher is no optimizer's model
+    assert [v.line for v in lint_text(SAMPLE_BEFORE_TRAINING, select="TD126").violations] == [7]
+    restored = SAMPLE_BEFORE_TRAINING.replace(
+        "for step in range(10):\n", "model.train()\nfor step in range(10):\n"
+    )
+    assert lint_text(restored, select="TD126").violations == []
+
+
+DTYPE_FROM_A_LOOKUP_TABLE = """import torch
+from torch import nn
+
+CONFIG = {"trainer": {"precision": "double"}}
+PRECISIONS = {"single": torch.float32, "double": torch.float64}
+
+
+def build(config):
+    model = nn.Linear(8, 1)
+    dtype = PRECISIONS[config["trainer"]["precision"]]
+    return model.to(dtype)
+
+
+model = build(CONFIG)
+model(torch.randn(4, 8, dtype=torch.float64)).sum().backward()
+"""
+
+
+def test_a_dtype_looked_up_in_a_named_table_by_its_configured_key_is_resolved():
+    assert [v.line for v in lint_text(DTYPE_FROM_A_LOOKUP_TABLE, select="TD128").violations] == [11]
+    single = DTYPE_FROM_A_LOOKUP_TABLE.replace('"precision": "double"', '"precision": "single"')
+    assert lint_text(single, select="TD128").violations == []

@@ -83,3 +83,34 @@ def test_loops_along_a_dimension_and_per_element_writes_in_forward_are_flagged()
     )
     # a state carried from step to step is a recurrence (TD135's cells), not independent rows
     assert lines(recurrent) == [12, 15]
+
+
+PER_SAMPLE_MIXUP = """import torch
+from torch.nn import functional as F
+
+
+def mixup(x, y):
+    perm = torch.randperm(len(x))
+    xs = []
+    for i in range(len(x)):
+        lam = torch.rand(())
+        xs.append(lam * x[i] + (1 - lam) * x[perm[i]])
+    return torch.stack(xs), y
+
+
+def main(model, opt):
+    x, y = torch.randn(640, 50), torch.randint(0, 8, (640,))
+    for xb, yb in zip(x.split(64), y.split(64)):
+        xm, ym = mixup(xb, yb)
+        loss = F.cross_entropy(model(xm), ym)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_helpers_parameter_given_a_batch_split_from_a_tensor_is_a_tensor():
+    # `xb` takes its items from `x.split(64)`, `x` unpacked from a tuple of torch calls
+    assert [v.line for v in lint_text(PER_SAMPLE_MIXUP, select="TD120").violations] == [8]
+    listed = PER_SAMPLE_MIXUP.replace("zip(x.split(64), y.split(64))", "zip(x.tolist(), y)")
+    assert lint_text(listed, select="TD120").violations == []

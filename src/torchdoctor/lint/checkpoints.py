@@ -31,7 +31,9 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
     keys = {"".join(ctx.code(path).split())}  # the same call wrapped over lines differently
     if isinstance(path, cst.Attribute) and isinstance(path.value, cst.Name):
         keys.add(path.attr.value)  # `self.snapshot_path` is the `snapshot_path` passed around
-    value = ctx.single_value(path)  # `out_path = os.path.join(work_dir, "model.pt")`
+    # `out_path = os.path.join(work_dir, "model.pt")`; of a name bound to several paths in turn,
+    # the binding the call reads
+    value = ctx.single_value(path) or _last_value_before(ctx, path)
     nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
     for node in nodes:
         text = _literal_text(node)
@@ -42,7 +44,9 @@ def _path_keys(ctx, path: cst.BaseExpression | None) -> set[str]:
 
 
 def _literal_text(node: cst.CSTNode) -> str | None:
-    """A string literal's text, also of an f-string without placeholders (`f"./model.pth"`)."""
+    """A string literal's text, also of an f-string without placeholders (`f"./model.pth"`)
+    or of the file name an f-string spells after its last placeholder's folder
+    (`f"{root}/adj_t.pt"`: `adj_t.pt`)."""
     if isinstance(node, cst.SimpleString):
         return string_value(node)
     if isinstance(node, cst.FormattedString):
@@ -51,12 +55,34 @@ def _literal_text(node: cst.CSTNode) -> str | None:
             return "".join(
                 part.value for part in parts if isinstance(part, cst.FormattedStringText)
             )
+        last = parts[-1] if parts else None
+        if isinstance(last, cst.FormattedStringText) and "/" in last.value:
+            return last.value.rsplit("/", 1)[-1]
     return None
 
 
+def _last_value_before(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The value of the last assignment to `name` above it in the same function (`path = ...`
+    rebound for each cached file in turn); None when one of its bindings is not a plain
+    assignment."""
+    if not isinstance(name, cst.Name):
+        return None
+    line = ctx.line(name)
+    function = ctx.enclosing(name, cst.FunctionDef)
+    earlier = [
+        value
+        for value in ctx.assigned_values(name) or []
+        if ctx.line(value) < line and ctx.enclosing(value, cst.FunctionDef) is function
+    ]
+    return max(earlier, key=ctx.line) if earlier else None
+
+
 def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The path of `with open(path) as handle:`; of the `with` around `handle` when several
+    bind the same name (`f` for a download, then `f` for the processed file)."""
     if not isinstance(handle, cst.Name):
         return None
+    opened = []
     for with_node in ctx.index.withs:
         for item in with_node.items:
             if (
@@ -66,15 +92,54 @@ def _opened_path(ctx, handle: cst.BaseExpression) -> cst.BaseExpression | None:
                 and isinstance(item.item, cst.Call)
                 and ctx.call_name(item.item) == "builtins.open"
             ):
-                return argument(item.item, "file", 0)
-    return None
+                opened.append((with_node, argument(item.item, "file", 0)))
+    around = [path for with_node, path in opened if ctx.is_inside(handle, with_node.body)]
+    if around:
+        return around[-1]  # the innermost: `withs` lists outer blocks first
+    return opened[0][1] if opened else None
 
 
-def saves_of_same_file(ctx, load: cst.Call) -> list[cst.Call]:
+def saves_of_same_file(ctx, load: cst.Call, by_pattern: bool = False) -> list[cst.Call]:
     """`torch.save(obj, path)` calls in this file that write the file `load` reads (same path
-    text, directly or through `with open(path) as f`)."""
+    text, directly or through `with open(path) as f`); with `by_pattern`, also a save whose
+    f-string names the load's file with its placeholders filled (`f"w_{epoch}.pt"` writes
+    `"w_10.pt"`): one of the files the program writes, not necessarily that one."""
     keys = _path_keys(ctx, argument(load, "f", 0))
-    return [save for save in ctx.calls_to(_SAVE) if keys & _path_keys(ctx, argument(save, "f", 1))]
+    names = {key[len("literal:") :] for key in keys if key.startswith("literal:")}
+    return [
+        save
+        for save in ctx.calls_to(_SAVE)
+        if keys & _path_keys(ctx, argument(save, "f", 1))
+        or (
+            by_pattern
+            and any(
+                pattern.fullmatch(name)
+                for pattern in _name_patterns(ctx, argument(save, "f", 1))
+                for name in names
+            )
+        )
+    ]
+
+
+def _name_patterns(ctx, path: cst.BaseExpression | None) -> list[re.Pattern[str]]:
+    """The file names a save's path writes, with its placeholders as wildcards
+    (`f"weights_epoch_{epoch + 1}.pt"` writes `weights_epoch_10.pt`)."""
+    if path is None:
+        return []
+    value = ctx.single_value(path)
+    nodes = [path, *walk(ctx, path)] + ([value, *walk(ctx, value)] if value is not None else [])
+    patterns = []
+    for node in nodes:
+        if not isinstance(node, cst.FormattedString):
+            continue
+        text = "".join(
+            part.value if isinstance(part, cst.FormattedStringText) else "\0" for part in node.parts
+        )
+        name = text.rsplit("/", 1)[-1]  # the folder is often a variable: the name decides
+        stem = name.rsplit(".", 1)[0].replace("\0", "")
+        if "." in name and len(stem) >= 2:  # `f"{epoch}.pt"` names any checkpoint
+            patterns.append(re.compile(".+".join(re.escape(piece) for piece in name.split("\0"))))
+    return patterns
 
 
 # file names of a model's checkpoint, which people share (`ckpt.pt`, `best_model.pth`)

@@ -151,6 +151,11 @@ def literal_default(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0):
             values.add(value.value == "True")
         elif (text := string_value(value)) is not None:
             values.add(text)
+        elif isinstance(value, (cst.UnaryOperation, cst.BooleanOperation)):
+            # `Trainer(debug=not FAST)`, `debug=not False`: what the expression evaluates to
+            inferred = truth(ctx, value, depth + 1)
+            if inferred is not None:
+                values.add(inferred)
     return values.pop() if len(values) == 1 else None
 
 

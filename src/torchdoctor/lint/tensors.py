@@ -74,7 +74,9 @@ def is_tensor(
         if is_model_like(ctx, expr):
             return False
         values = ctx.assigned_values(expr) or _unpacked_from(ctx, expr)
-        return any(is_tensor(ctx, v, known, depth + 1) for v in values)
+        if any(is_tensor(ctx, v, known, depth + 1) for v in values):
+            return True
+        return any(is_tensor(ctx, v, known, depth + 1) for v in _iterated_from(ctx, expr))
     if isinstance(expr, cst.Call):
         return _call_gives_tensor(ctx, expr, known, depth)
     if isinstance(expr, cst.Attribute):
@@ -116,7 +118,7 @@ def _call_gives_tensor(ctx, call: cst.Call, known, depth: int) -> bool:
 
 def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
     """For `_, predicted = torch.max(out, 1)`: the values `name` is unpacked from (a tuple of
-    tensors when the value is a tensor-returning call)."""
+    tensors when the value is a tensor-returning call), or its element of a tuple of values."""
     scope = ctx.scope(name)
     values: list[cst.BaseExpression] = []
     for assignment in scope[name.value] if scope is not None else ():
@@ -126,6 +128,15 @@ def _unpacked_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
         statement = ctx.parent(ctx.parent(target)) if isinstance(target, cst.Tuple) else None
         if isinstance(statement, cst.Assign) and isinstance(statement.value, cst.Call):
             values.append(statement.value)
+        elif (
+            isinstance(statement, cst.Assign)
+            and isinstance(statement.value, cst.Tuple)
+            and isinstance(target, cst.Tuple)
+            and len(statement.value.elements) == len(target.elements)
+        ):
+            # `x, y = torch.randn(n, 4), torch.randint(0, 8, (n,))`: the element in its place
+            position = [e.value is node for e in target.elements].index(True)
+            values.append(statement.value.elements[position].value)
     return values
 
 
@@ -152,3 +163,32 @@ def tensor_parameter(ctx, name: cst.Name) -> bool:
             return False
         passed.append(given)
     return bool(passed) and all(is_tensor(ctx, value) for value in passed)
+
+
+def _iterated_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:
+    """For `for xb, yb in zip(x.split(64), y.split(64))`: what the loop variable `name` takes its
+    items from (`x.split(64)`, a tuple of tensors when that is a tensor expression; `for row in
+    x` gives the rows of tensor `x`); through `zip(...)` by position and `enumerate(...)`."""
+    scope = ctx.scope(name)
+    sources: list[cst.BaseExpression] = []
+    for assignment in scope[name.value] if scope is not None else ():
+        node = getattr(assignment, "node", None)
+        parent = ctx.parent(node) if node is not None else None
+        position, target = None, node
+        if isinstance(parent, cst.Element) and isinstance(ctx.parent(parent), cst.Tuple):
+            target = ctx.parent(parent)
+            position = [e.value for e in target.elements].index(node)
+            parent = ctx.parent(target)
+        if not (isinstance(parent, cst.For) and parent.target is target):
+            continue
+        iterable = parent.iter
+        helper = ctx.call_name(iterable) if isinstance(iterable, cst.Call) else None
+        args = iterable.args if isinstance(iterable, cst.Call) else ()
+        if helper == "builtins.zip" and position is not None:
+            if position < len(args) and args[position].star == "":
+                sources.append(args[position].value)
+        elif helper == "builtins.enumerate" and position == 1 and args:
+            sources.append(args[0].value)
+        elif position is None and helper not in ("builtins.zip", "builtins.enumerate"):
+            sources.append(iterable)
+    return sources

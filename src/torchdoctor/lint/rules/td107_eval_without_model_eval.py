@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tokenize
+from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
 import libcst.helpers
 
+from torchdoctor.lint.modules import is_nn_class
 from torchdoctor.lint.patterns import (
     calls_backward,
     calls_model,
@@ -56,6 +60,12 @@ def _grad_off(ctx, item: cst.BaseExpression) -> bool:
     )
 
 
+def _grad_off_decorated(ctx, function: cst.FunctionDef) -> bool:
+    """`@torch.inference_mode()` / `@torch.no_grad()` on a function: it runs the model for its
+    outputs only (scoring, sampling), whatever its name (`score(model, x, y)`)."""
+    return any(_grad_off(ctx, decorator.decorator) for decorator in function.decorators)
+
+
 # layers that behave differently in training mode
 _MODE_DEPENDENT = tuple(
     [f"torch.nn.{kind}" for kind in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")]
@@ -79,6 +89,30 @@ def _model_is_callers(ctx, function: cst.FunctionDef) -> bool:
     return not any(terminal_name(c.func) == function.name.value for c in ctx.index.calls)
 
 
+def _method_of_a_module(ctx, function: cst.FunctionDef) -> bool:
+    """A method of an `nn.Module` subclass (Tacotron's `Decoder.inference`): the module is the
+    model, and whoever calls it chooses its mode; a module does not switch its own."""
+    block = ctx.parent(function)
+    owner = ctx.parent(block) if block is not None else None
+    return isinstance(owner, cst.ClassDef) and _is_module_class(ctx, owner, set())
+
+
+def _is_module_class(ctx, klass: cst.ClassDef, seen: set[str]) -> bool:
+    """`klass` derives from `torch.nn.Module` (or a `torch.nn` layer), directly or through
+    classes of this file."""
+    seen.add(klass.name.value)
+    local = {c.name.value: c for c in ctx.index.classes}
+    for base in klass.bases:
+        name = ctx.qualified_name(base.value) or ""
+        if name == "torch.nn.Module" or is_nn_class(name):
+            return True
+        parent = local.get(terminal_name(base.value) or "")
+        if parent is not None and parent.name.value not in seen:
+            if _is_module_class(ctx, parent, seen):
+                return True
+    return False
+
+
 _MODEL_PARAM_RE = re.compile(r"(model|net|network|module)$", re.IGNORECASE)
 
 # Words that name a layer whose output depends on train/eval mode (or a block built of them).
@@ -96,7 +130,7 @@ def _no_mode_dependent_layers(ctx) -> bool:
     """Neither this file nor any module of the project it imports (a sibling `model.py`, a
     package beside it) names dropout, BatchNorm or a block that has them, and it imports no
     other library that could build the model: eval mode would change nothing."""
-    if _MODE_WORDS_RE.search(ctx.source) or not ctx.path:
+    if _MODE_WORDS_RE.search(_code_only(ctx.source)) or not ctx.path:
         return False
     folder = Path(ctx.path).resolve().parent
     roots = [folder, *list(folder.parents)[:2]]
@@ -116,9 +150,30 @@ def _no_mode_dependent_layers(ctx) -> bool:
                 text = local.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return False
-            if _MODE_WORDS_RE.search(text):
+            if _MODE_WORDS_RE.search(_code_only(text)):
                 return False
     return True
+
+
+@lru_cache(maxsize=64)
+def _code_only(text: str) -> str:
+    """`text` without its comments and docstrings (a docstring that says "no Dropout" builds
+    none); the text itself when it does not tokenize."""
+    kept: list[str] = []
+    statement_start = True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                statement_start = True
+                continue
+            if token.type in (tokenize.COMMENT, tokenize.NL):
+                continue
+            if not (token.type == tokenize.STRING and statement_start):
+                kept.append(token.string)
+            statement_start = False
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    return " ".join(kept)
 
 
 def _imported_modules(statement) -> list[str]:
@@ -149,16 +204,20 @@ class EvalWithoutModelEval(Rule):
     """
     ## What it does
     Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
+    or, in a file that builds dropout or BatchNorm layers, decorated with `@torch.no_grad()` /
+    `@torch.inference_mode()`
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
     in the same file comes after an `.eval()` call or after a call of a function that leaves
     the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
     parameter and is not called in its own file is left to its callers, and so is a file whose
-    model can have no dropout or BatchNorm (neither the file nor the project modules it imports
-    name one, and it imports no other model library; torchvision's datasets and transforms
-    build none). Methods are left alone (frameworks such as
-    Lightning switch modes around `validation_step`). Also flags an evaluation written inline: a
+    model can have no dropout or BatchNorm (neither the file's code nor that of the project
+    modules it imports names one, comments and docstrings aside, and it imports no other model library; torchvision's datasets and transforms
+    build none). Methods are left alone for a single call (frameworks such as
+    Lightning switch modes around `validation_step`), and a method of an `nn.Module` subclass
+    (a decoder's own `inference()` loop) always: whoever calls the module chooses its mode.
+    Also flags an evaluation written inline: a
     `with torch.no_grad():` / `torch.inference_mode():` block inside a training loop that runs
     the model, in a file with dropout or BatchNorm layers that never calls `.eval()` or
     `.train(...)`.
@@ -196,7 +255,10 @@ class EvalWithoutModelEval(Rule):
         mode_dependent = _has_mode_dependent_layers(ctx)
         for function in ctx.index.functions:
             name = function.name.value
-            if not EVAL_FUNCTION_RE.match(name) or _sets_eval_mode(ctx, function.body):
+            evaluation = EVAL_FUNCTION_RE.match(name) or (
+                mode_dependent and _grad_off_decorated(ctx, function)
+            )
+            if not evaluation or _sets_eval_mode(ctx, function.body):
                 continue
             loops = [n for n in walk(ctx, function.body) if isinstance(n, (cst.For, cst.While))]
             in_loop = any(calls_model(ctx, loop.body) for loop in loops)
@@ -208,6 +270,8 @@ class EvalWithoutModelEval(Rule):
             ):
                 continue
             if _model_is_callers(ctx, function) or _no_mode_dependent_layers(ctx):
+                continue
+            if _method_of_a_module(ctx, function):
                 continue
             if self._called_after_eval(ctx, name):
                 continue

@@ -38,7 +38,9 @@ class LoadWithoutMapLocation(Rule):
     in the other branch of the `if` that loads it (a cache filled and read on this machine), or
     loads after a training loop of the same function (the best checkpoint the run just wrote) or
     names the same checkpoint file as such a reload, or whose file is the state dict of a model
-    the file builds and never moves off the CPU (no `model.to(...)`, `.cuda()`, `device=`);
+    the file builds and never moves off the CPU (no `model.to(...)`, `.cuda()`, `device=`),
+    also when the file saves one per epoch under an f-string name the load's name fits
+    (`f"weights_{epoch}.pt"` and `"weights_10.pt"`);
     files whose content goes to `torch.from_numpy` or NumPy (NumPy data holds no device); and
     the branch of an `if` that leaves `map_location` out while another branch sets it (a
     deliberate choice, usually "load onto the saved GPU").
@@ -82,7 +84,9 @@ class LoadWithoutMapLocation(Rule):
 def _device_is_known(ctx, call) -> bool:
     if offloads_state_to_cpu(ctx):
         return True
-    saves = saves_of_same_file(ctx, call)
+    # any of the files the program writes is on the device it saved from (TD111, which asks
+    # whether the file can be someone else's, matches the exact name only)
+    saves = saves_of_same_file(ctx, call, by_pattern=True)
     if any(
         saved_from_cpu(ctx, save)
         or saved_earlier_in_scope(ctx, save, call)

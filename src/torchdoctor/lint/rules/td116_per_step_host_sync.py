@@ -186,6 +186,7 @@ class PerStepHostSync(Rule):
                 isinstance(n, cst.Name)
                 and n.value in losses
                 and not isinstance(ctx.parent(n), cst.Attribute)
+                and not _keyword_of(ctx, n)
                 for arg in node.args
                 for n in [arg.value, *walk(ctx, arg.value)]
             )
@@ -199,6 +200,12 @@ class PerStepHostSync(Rule):
             if isinstance(ancestor, cst.If):
                 return True
         return False
+
+
+def _keyword_of(ctx, name: cst.Name) -> bool:
+    """`loss` in `"{loss.avg}".format(loss=meter)`: the keyword's name, not a value."""
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.Arg) and parent.keyword is name
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -83,7 +83,8 @@ class RowByRowLoop(Rule):
     a tensor one row at a time from a tensor indexed by the loop's variable (`out[i] = grad[i] *
     s[i]`, `agg[dst[e]] += msg[e]`, `deg[n] = (dst == n).sum()`). Left alone: a recurrence (a
     value carried from one iteration to the next, `out[t]` read from `out[t - 1]`), a loop that
-    calls a different layer per index (`self.embeddings[i]` on column `i`), code after a `return`.
+    calls a different layer per index (`self.embeddings[i]` on column `i`), a loop that appends
+    one Python record per row (`out.append({"score": x[i]})`), code after a `return`.
 
     ## Why is this bad
     Every `x[i]` is a separate indexing op with its own Python and dispatch overhead (and a
@@ -197,6 +198,8 @@ def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:
         if isinstance(small, cst.AugAssign):
             continue
         if isinstance(small, cst.Expr) and method_call(small.value, "append"):
+            if isinstance(small.value, cst.Call) and _appends_a_record(ctx, small.value):
+                return False
             continue
         if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
             targets = {_base_name(t.target) for t in small.targets} - {None}
@@ -204,6 +207,15 @@ def _accumulates(ctx, statement: cst.SimpleStatementLine) -> bool:
                 continue
         return False
     return True
+
+
+def _appends_a_record(ctx, call: cst.Call) -> bool:
+    """`results[video].append({"segment": s[j], "output": out[j]})`: one Python record per row
+    (results written out as JSON), which no vectorized op builds."""
+    value = call.args[0].value if call.args else None
+    return isinstance(value, cst.Dict) or (
+        isinstance(value, cst.Call) and ctx.call_name(value) == "builtins.dict"
+    )
 
 
 def _after_return(ctx, loop: cst.For) -> bool:

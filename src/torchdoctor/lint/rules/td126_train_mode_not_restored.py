@@ -4,7 +4,14 @@ import re
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import calls_backward, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    calls_backward,
+    method_call,
+    receiver,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 
 
@@ -14,7 +21,10 @@ class TrainModeNotRestored(Rule):
     Flags `model.eval()` (or `model.train(False)`) called inside a training loop (a loop that
     also calls `backward()`), directly or in a function that loop calls, in a file that never
     calls `.train()` (nor `.train(True)` / `.train(mode)`): after the first evaluation the
-    model stays in eval mode for every later training step. An averaged copy (`ema.eval()`,
+    model stays in eval mode for every later training step. Also flags, in such a file, the
+    `.eval()` of a model an optimizer trains run before the training loop (directly, or in a
+    function of the file called there with that model: a sample printed before training);
+    a frozen teacher or target network, which no optimizer trains, is left alone. An averaged copy (`ema.eval()`,
     `self.ema.ema_model.eval()`, `swa_model.eval()`) is left alone: averaging, not
     `backward()`, updates it.
 
@@ -72,18 +82,29 @@ class TrainModeNotRestored(Rule):
             for node in walk(ctx, loop.body)
             if isinstance(node, cst.Call)
         }
+        reported = set()
         for call in calls:
             if not _sets_eval(call) or _AVERAGED_COPY_RE.search(ctx.code(call.func)):
                 continue
             function = ctx.enclosing(call, cst.FunctionDef)
             in_loop = any(ctx.is_inside(call, loop) for loop in training_loops)
             if in_loop or (function is not None and function.name.value in called):
+                reported.add(id(call))
                 yield ctx.violation(
                     self,
                     call,
                     f"`.{'eval()' if method_call(call, 'eval') else 'train(False)'}` inside "
                     "the training loop and `.train()` nowhere in this file: every later "
                     "training step runs in eval mode",
+                )
+        for call in _trained_model_switched_before_training(ctx, training_loops):
+            if id(call) not in reported:
+                reported.add(id(call))
+                yield ctx.violation(
+                    self,
+                    call,
+                    "the trained model is put in eval mode before the training loop (here) and "
+                    "`.train()` is nowhere in this file: every training step runs in eval mode",
                 )
 
 
@@ -100,6 +121,62 @@ def _sets_eval(call: cst.Call) -> bool:
         return False
     value = call.args[0].value
     return isinstance(value, cst.Name) and value.value == "False"
+
+
+def _trained_models(ctx) -> set[str]:
+    """The code of every model whose parameters an optimizer updates (`self.model` of
+    `torch.optim.Adam(self.model.parameters(), ...)`)."""
+    trained = set()
+    for call in ctx.index.calls:
+        if not (ctx.call_name(call) or "").startswith("torch.optim.") or not call.args:
+            continue
+        first = call.args[0].value
+        if isinstance(first, cst.Call) and method_call(first, "parameters"):
+            assert isinstance(first.func, cst.Attribute)
+            trained.add(ctx.code(first.func.value))
+    return trained
+
+
+def _trained_model_switched_before_training(ctx, training_loops) -> list[cst.Call]:
+    """`.eval()` of a model an optimizer trains, run before a training loop of the same function:
+    directly (`self.model.eval()`), or by a function of this file called there with the model
+    (`generate(self.model, ...)` whose `model.eval()` is never undone). A frozen teacher or
+    target network (`teacher.eval()`) is no optimizer's: left alone."""
+    trained = _trained_models(ctx)
+    if not trained:
+        return []
+    functions = {f.name.value: f for f in ctx.index.functions}
+    found = []
+    for loop in training_loops:
+        container = ctx.enclosing(loop, cst.FunctionDef) or ctx.module
+        start = ctx.line(loop)
+        body = container if isinstance(container, cst.Module) else container.body
+        for call in walk(ctx, body):
+            if not isinstance(call, cst.Call) or ctx.line(call) >= start:
+                continue
+            if _sets_eval(call) and ctx.code(receiver(call)) in trained:
+                found.append(call)
+                continue
+            helper = functions.get(terminal_name(call.func) or "")
+            if helper is not None and isinstance(call.func, cst.Name):
+                found += _switches_of_passed_model(ctx, helper, call, trained)
+    return found
+
+
+def _switches_of_passed_model(ctx, helper: cst.FunctionDef, call: cst.Call, trained: set[str]):
+    """The `param.eval()` calls of `helper` whose parameter receives a trained model here."""
+    params = [p.name.value for p in helper.params.params]
+    evals = []
+    for node in walk(ctx, helper.body):
+        if not (isinstance(node, cst.Call) and _sets_eval(node)):
+            continue
+        name = terminal_name(receiver(node))
+        if not isinstance(receiver(node), cst.Name) or name not in params:
+            continue
+        passed = argument(call, name, params.index(name))
+        if passed is not None and ctx.code(passed) in trained:
+            evals.append(node)
+    return evals
 
 
 def _inside_loop(ctx, loop: cst.CSTNode) -> bool:

@@ -142,10 +142,13 @@ def _dtype(ctx, expr: cst.BaseExpression, depth: int, by_name: bool = False) -> 
         if taken is None:
             return None
         return _dtype(ctx, expr.body if taken else expr.orelse, depth + 1, by_name)
-    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Dict):
+    table = expr.value if isinstance(expr, cst.Subscript) else None
+    if isinstance(table, cst.Name):  # `PRECISIONS[cfg["precision"]]`, a lookup table
+        table = ctx.single_value(table)
+    if isinstance(expr, cst.Subscript) and isinstance(table, cst.Dict):
         index = expr.slice[0].slice if len(expr.slice) == 1 else None
         key = literal_default(ctx, index.value) if isinstance(index, cst.Index) else None
-        for element in expr.value.elements:
+        for element in table.elements:
             if isinstance(element, cst.DictElement) and string_value(element.key) == key:
                 return _dtype(ctx, element.value, depth + 1, by_name)
         return None

@@ -16,7 +16,9 @@ _LOADER_NAME_RE = re.compile(r"loader", re.IGNORECASE)
 class NewIteratorPerStep(Rule):
     """
     ## What it does
-    Flags `next(iter(loader))` that runs once per training step: in a loop that calls
+    Flags `next(iter(loader))` (or `next(itertools.islice(loader, 1))`) that a generator
+    yields in a loop (one new iterator per item it hands out), or that runs once per
+    training step: in a loop that calls
     `backward()` or `optimizer.step()` (or a function of the file that does), or in a function
     such a loop calls (`batch = sample_batch(loader)`). The iterated value must be a
     `DataLoader`: built by `DataLoader(...)` in the file, or a name or attribute named as a loader
@@ -63,7 +65,7 @@ class NewIteratorPerStep(Rule):
             iterated = _iter_argument(ctx, call)
             if iterated is None or not _is_loader(ctx, iterated):
                 continue
-            if step_loop_around(ctx, call) is None:
+            if step_loop_around(ctx, call) is None and not _yielded_per_item(ctx, call):
                 continue
             yield ctx.violation(
                 self,
@@ -73,17 +75,30 @@ class NewIteratorPerStep(Rule):
             )
 
 
+def _yielded_per_item(ctx, call: cst.Call) -> bool:
+    """`while True: yield next(iter(loader))`: a generator whose every item starts a new
+    iterator (whoever consumes it, one batch at a time)."""
+    statement = ctx.parent(call)
+    loop = ctx.enclosing(call, (cst.For, cst.While))
+    function = ctx.enclosing(call, cst.FunctionDef)
+    return (
+        isinstance(statement, cst.Yield)
+        and loop is not None
+        and function is not None
+        and ctx.is_inside(loop, function)
+    )
+
+
 def _iter_argument(ctx, call: cst.Call) -> cst.BaseExpression | None:
-    """`loader` of `next(iter(loader))`."""
+    """`loader` of `next(iter(loader))` or `next(itertools.islice(loader, 1))` (islice calls
+    `iter(loader)` too)."""
     if len(call.args) != 1 or call.args[0].keyword is not None:
         return None
     inner = call.args[0].value
-    if (
-        isinstance(inner, cst.Call)
-        and ctx.call_name(inner) == "builtins.iter"
-        and len(inner.args) == 1
-        and inner.args[0].keyword is None
-    ):
+    if not (isinstance(inner, cst.Call) and inner.args and inner.args[0].keyword is None):
+        return None
+    name = ctx.call_name(inner)
+    if (name == "builtins.iter" and len(inner.args) == 1) or name == "itertools.islice":
         return inner.args[0].value
     return None
 
