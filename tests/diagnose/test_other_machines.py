@@ -50,3 +50,26 @@ def test_a_cpu_program_reads_process_memory_though_cuda_is_initialised(diagnose_
     memory = report.run.memory
     assert (memory.phase_source, memory.step_source) == ("process_rss", "process_rss")
     assert all(p.allocated_bytes for p in memory.phases), memory.phases
+
+
+def _loader_of(batches: int):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    return DataLoader(TensorDataset(torch.zeros(batches * 4, 2)), batch_size=4)
+
+
+def test_the_workers_timed_are_spread_over_those_the_dataset_can_feed(monkeypatch):
+    """16 cores and a 12-batch dataset: 1, 4 and 8 workers spread first, then those whose head
+    start (2 batches a worker) leaves 4 batches to time kept 1 alone; 1, 2 and 3 all fit."""
+    import os
+
+    from torchdoctor.diagnose.whatif.data import _counts
+
+    def cores(count: int) -> None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(count)), raising=False)
+
+    cores(16)
+    assert _counts(_loader_of(12)) == [1, 2, 3]
+    assert _counts(_loader_of(40)) == [1, 4, 8]  # at most 8, as `--try workers` starts
+    cores(2)
+    assert _counts(_loader_of(12)) == [1, 2]
