@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from torchdoctor.diagnose.probes import memory_reading
+from torchdoctor.diagnose.probes import cuda_timing, memory_reading
 from torchdoctor.diagnose.probes.retention import _graph_nodes
 
 
@@ -25,14 +25,31 @@ def test_a_graph_is_counted_node_by_node_whatever_addresses_its_python_objects_t
     assert _graph_nodes(total.grad_fn) == 21 + 1 + 1
 
 
-def test_a_cpu_program_reads_process_memory_though_cuda_is_initialised(diagnose_here, monkeypatch):
+class _CountedEvent:
+    """Stands for torch.cuda.Event where there is no GPU: counts the events made."""
+
+    made = 0
+
+    def __init__(self, *args, **kwargs) -> None:
+        _CountedEvent.made += 1
+
+    def record(self, *args) -> None:
+        pass
+
+
+def test_a_cpu_program_is_read_as_one_though_cuda_is_initialised(diagnose_here, monkeypatch):
     """On a machine with a GPU, CUDA initialised in the process by other code (an earlier test, a
-    notebook cell, a library) made a CPU program's memory be read from the CUDA allocator: 0 bytes
-    at every phase, and no memory growth could ever be seen."""
+    notebook cell, a library) made a CPU program's memory be read from the CUDA allocator (0 bytes
+    at every phase: no memory growth could ever be seen), and CUDA events be recorded at every
+    phase of its measured steps."""
     monkeypatch.setattr(memory_reading, "cuda_in_use", lambda: True)
+    monkeypatch.setattr(cuda_timing, "cuda_in_use", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "Event", _CountedEvent)
     for counter in ("memory_allocated", "memory_reserved", "max_memory_allocated"):
         monkeypatch.setattr(torch.cuda, counter, lambda *args, **kwargs: 0)
     monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda *args, **kwargs: None)
+    _CountedEvent.made = 0
     report = diagnose_here(
         """
         model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 1))
@@ -50,6 +67,7 @@ def test_a_cpu_program_reads_process_memory_though_cuda_is_initialised(diagnose_
     memory = report.run.memory
     assert (memory.phase_source, memory.step_source) == ("process_rss", "process_rss")
     assert all(p.allocated_bytes for p in memory.phases), memory.phases
+    assert _CountedEvent.made == 0
 
 
 def _loader_of(batches: int):
