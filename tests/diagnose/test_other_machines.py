@@ -4,6 +4,7 @@ machine, Python 3.12, torch 2.11), each reproduced here without that machine."""
 from __future__ import annotations
 
 import torch
+from test_cuda_phase_probe import _CountedEvent  # stands for torch.cuda.Event, counts them
 
 from torchdoctor.diagnose.probes import cuda_timing, memory_reading
 from torchdoctor.diagnose.probes.retention import _graph_nodes
@@ -23,18 +24,6 @@ def test_a_graph_is_counted_node_by_node_whatever_addresses_its_python_objects_t
     for _ in range(20):
         total = total + doubled
     assert _graph_nodes(total.grad_fn) == 21 + 1 + 1
-
-
-class _CountedEvent:
-    """Stands for torch.cuda.Event where there is no GPU: counts the events made."""
-
-    made = 0
-
-    def __init__(self, *args, **kwargs) -> None:
-        _CountedEvent.made += 1
-
-    def record(self, *args) -> None:
-        pass
 
 
 def test_a_cpu_program_is_read_as_one_though_cuda_is_initialised(diagnose_here, monkeypatch):
