@@ -19,6 +19,7 @@ import warnings
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.memory_reading import cuda_in_use
 
 WINDOW = 3  # profiled steps
 # kineto writes one `USDT:... profiler_start` / `profiler_stop` line to fd 2 from C++ at each
@@ -64,6 +65,7 @@ class ProfilerProbe(Probe):
         self.busy_s: float | None = None
         self.top_ops: list[str] = []
         self.stepped_aside = False  # the program's own profiler was running
+        self.cuda = False  # the window profiles CUDA too (the program had initialised it)
 
     def reacts_to_steps(self) -> bool:
         return self.session.config.profile
@@ -75,7 +77,11 @@ class ProfilerProbe(Probe):
                 self.stepped_aside = True
                 return
             activities = [torch.profiler.ProfilerActivity.CPU]
-            if torch.cuda.is_available():
+            # CUDA's activity only for a program that uses CUDA: on a machine with a GPU, a CPU
+            # program got a CUDA context from our profiler and every step a GPU idle time (its
+            # wall time, no kernel having run)
+            self.cuda = cuda_in_use()
+            if self.cuda:
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
             self.profiler = torch.profiler.profile(activities=activities)
             with _without_kineto_noise():
@@ -90,7 +96,7 @@ class ProfilerProbe(Probe):
         with _without_kineto_noise():
             profiler.__exit__(None, None, None)
         averages = profiler.key_averages()
-        if torch.cuda.is_available():
+        if self.cuda:
             sample = averages[0] if len(averages) else None
             attribute = "self_device_time_total"  # torch >= 2.4; older: self_cuda_time_total
             if not hasattr(sample, attribute):
