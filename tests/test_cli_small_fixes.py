@@ -10,6 +10,7 @@ from textwrap import dedent
 import pytest
 from click.testing import CliRunner
 
+from source_checkout import with_package_path
 from torchdoctor.cli import cli
 
 TRAIN = dedent(
@@ -37,7 +38,7 @@ def _diagnose(tmp_path, *args):
         capture_output=True,
         text=True,
         timeout=120,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        env=with_package_path({"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}),
     )
 
 

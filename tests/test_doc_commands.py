@@ -22,6 +22,7 @@ from textwrap import dedent
 import click
 import pytest
 
+from source_checkout import with_package_path
 from torchdoctor.cli import SUBCOMMANDS, cli
 from torchdoctor.cli.diagnose import misplaced_options
 
@@ -243,7 +244,7 @@ def test_cheap_doc_commands_run_for_real(tmp_path, monkeypatch):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "loop.py").write_text(TRAIN, encoding="utf-8")
     runnable = [doc for doc in COMMANDS if _runnable(doc)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tmp_path)}
+    env = with_package_path({**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tmp_path)})
     monkeypatch.chdir(tmp_path)
     failures, processes = [], []
     for doc in runnable:

@@ -1367,7 +1367,9 @@ def test_a_progress_bar_redrawn_every_step_is_named_as_such(diagnose_here, tmp_p
 def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagnose_here, tmp_path):
     """A program whose batches come from its own prefetch thread through a queue.Queue: D801
     [warning] said `item = q.get()` "runs the program's own code" and told it to run it less
-    often or vectorise it. The step waits there for a producer slower than itself."""
+    often or vectorise it. The step waits there for a producer slower than itself: on any
+    machine, by its read (a sleep), not only by its compute (on a 16-core machine with more torch
+    threads the producer's matmuls alone kept ahead of the step and nothing was waited for)."""
     report = diagnose_here(
         """
         import queue
@@ -1375,8 +1377,9 @@ def test_a_batch_waited_for_from_a_prefetch_queue_is_named_as_a_data_wait(diagno
 
         def produce(q, n):
             for _ in range(n):
+                time.sleep(0.01)  # the batch's read from disk
                 x = torch.randn(64, 128)
-                for _ in range(20):  # the batch's preparation: slower than the step
+                for _ in range(20):  # the batch's preparation
                     x = torch.tanh(x @ torch.eye(128))
                 q.put((x, torch.randint(0, 10, (64,))))
             q.put(None)
@@ -1645,16 +1648,19 @@ def test_a_shape_probe_in_a_models_constructor_is_no_evaluation(diagnose_here):
 def test_a_model_called_beside_its_wrapper_is_counted_once(diagnose_here):
     """rosinality/glow-pytorch wraps Glow in nn.DataParallel and runs `model.module(x)` once
     (ActNorm's data-dependent initialisation) before training through the wrapper: the report
-    listed two models, Glow and Glow, whose parameters the memory rules added up twice."""
+    listed two models, Glow and Glow, whose parameters the memory rules added up twice.
+    Where CUDA is available, DataParallel moves the model to the first GPU: its inputs go there
+    (as glow-pytorch's do), or the program itself fails on a machine with a GPU."""
     report = diagnose_here(
         """
         net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
         model = nn.DataParallel(net)
+        device = next(net.parameters()).device
         with torch.no_grad():
-            model.module(torch.randn(64, 16))  # initialise from a first batch
+            model.module(torch.randn(64, 16, device=device))  # initialise from a first batch
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         for step in range(16):
-            loss = model(torch.randn(32, 16)).pow(2).mean()
+            loss = model(torch.randn(32, 16, device=device)).pow(2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()

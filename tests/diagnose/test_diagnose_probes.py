@@ -300,8 +300,11 @@ def test_cpu_peak_only_goes_up_and_utilization_never_exceeds_one(tmp_path, monke
     assert value > 1e8 and "best of all runs" in source
     assert json.loads(cache.read_text())[key] == value
     # when the matmul cannot run, the stale value is all there is: the run's own FLOP/s
-    # then bound the peak from below
-    cache.write_text(json.dumps({key: 1e6}))
+    # then bound the peak from below. The peak is looked up for the program's thread count, one
+    # (PRELUDE), not this process's: on a machine where the tests run with more threads (no
+    # OMP_NUM_THREADS=1, 16 cores) the stale value was cached under another key
+    script_key = f"{peak_flops._cpu_name()}|threads=1|torch={torch.__version__}"
+    cache.write_text(json.dumps({script_key: 1e6}))
 
     def cannot_measure():
         raise RuntimeError("no BLAS")

@@ -120,9 +120,11 @@ def _here(depth: int = 1) -> tuple:
 
 
 def _line_with_a_generator_expression() -> tuple:
-    """(code, line) of the function's own frame and of a comprehension's frame, on one line."""
-    own = [_here(2) for _ in range(1)]; comprehension = [_here(1) for _ in range(1)]  # noqa: E702  # fmt: skip
-    return own, comprehension
+    """(code, line) of the function's own frame and of a generator expression's frame, on one
+    line. Generator expressions, not list comprehensions: since Python 3.12 (PEP 709) a list
+    comprehension runs in its function's own frame."""
+    own = list(_here(2) for _ in range(1)); generator = list(_here(1) for _ in range(1))  # noqa: E702  # fmt: skip
+    return own, generator
 
 
 def test_a_line_running_in_a_generator_expressions_frame_too_is_one_line():

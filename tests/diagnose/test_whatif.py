@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.diagnose.api import diagnose_script, watch
-from torchdoctor.intercept.hooks import usable_cores
 
 SCRIPTS = Path(__file__).parent / "rules" / "scripts"
 # Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
@@ -145,7 +145,9 @@ def test_workers_probe_runs_the_whole_step_beside_the_workers_not_forward_backwa
     (as_run,) = {t.as_run_s for t in _timing(report, "data.workers")}
     assert as_run > 0.7 * median_step_s, (as_run, median_step_s)
     settings = {t.setting for t in _timing(report, "data.workers")}
-    assert f"num_workers={min(8, usable_cores())}" in settings  # as `--try workers` starts
+    # the most workers whose head start (2 batches each) leaves 4 of the script's 12 batches to
+    # time: 3, or fewer on a machine with fewer cores (as `--try workers` starts, at most 8)
+    assert f"num_workers={min(3, usable_cores())}" in settings, settings
     d101 = [f for f in report.findings if f.id == "D101"]
     if d101:  # measured faster on this machine: the claim is the measurement, at most the wait
         assert d101[0].saving_basis == "measured"

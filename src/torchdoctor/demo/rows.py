@@ -116,11 +116,12 @@ def _run_script_loop(
 ):
     """Seed 001's own loop (`naive_loop.train`), with the fixes of rows 1..index applied to it
     the way a user would: a fused optimizer, the float32 data set, DataLoader workers."""
-    from torchdoctor.trainer.setup import available_cores, resolve_workers
+    from torchdoctor.cores import usable_cores
+    from torchdoctor.trainer.setup import resolve_workers
 
     train, val = workload.datasets(dataset_form(steps, index))
     shuffle = torch.Generator().manual_seed(workload.seed)  # the rows share no RNG stream
-    workers = resolve_workers(cumulative_config(steps, index)["workers"], available_cores())
+    workers = resolve_workers(cumulative_config(steps, index)["workers"], usable_cores())
     loading = {"num_workers": workers, "persistent_workers": workers > 0}
 
     def epoch_start():

@@ -122,9 +122,9 @@ def run_demo(
             f"{workload.size.epochs} epoch(s) of {workload.n_train} samples",
         )
     )
-    from torchdoctor.trainer.setup import available_cores
+    from torchdoctor.cores import usable_cores
 
-    for note in footnotes(rows) + caveats(rows, quick, available_cores()):
+    for note in footnotes(rows) + caveats(rows, quick, usable_cores()):
         out.print(note, markup=False)
     if json_path:
         write_json(json_path, _header(recipe, dev, workload, diagnosis), rows)
@@ -161,7 +161,7 @@ def _run_rows(workload, steps, device, quiet: bool, log) -> list[RowResult]:
 
 
 def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dict[str, Any]:
-    from torchdoctor.trainer.setup import available_cores
+    from torchdoctor.cores import usable_cores
 
     return {
         "tool": "torchdoctor demo",
@@ -172,7 +172,7 @@ def _header(recipe: str, device: torch.device, workload, diagnosis: dict) -> dic
         if device.type == "cuda"
         else platform.processor() or platform.machine(),
         "torch": torch.__version__,
-        "cores": available_cores(),
+        "cores": usable_cores(),
         "intra_op_threads": torch.get_num_threads(),
         "epochs": workload.size.epochs,
         "train_samples_per_epoch": workload.n_train,

@@ -29,7 +29,6 @@ The points:
 from __future__ import annotations
 
 import inspect
-import os
 import threading
 import types
 from collections.abc import Callable
@@ -40,14 +39,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.intercept.patching import Patcher
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one: Linux)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1  # macOS, Windows
 
 
 @dataclass

@@ -9,12 +9,12 @@ effects (global cuDNN / TF32 switches).
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.errors import UsageError
 from torchdoctor.trainer.config import TrainerConfig
 from torchdoctor.trainer.config_types import check_types
@@ -75,14 +75,6 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def available_cores() -> int:
-    """Cores this process may run on (the affinity mask, not the machine's total)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS / Windows
-        return os.cpu_count() or 1
-
-
 def resolve_workers(workers: int | str, cores: int) -> int:
     """auto: min(4, cores - 1) loader processes, leaving one core for the training process
     itself; 0 (load in the main process) when there is a single core, where a worker could only
@@ -138,7 +130,7 @@ def resolve_setup(config: TrainerConfig, model: nn.Module) -> ResolvedSetup:
     device = resolve_device(config.device)
     bf16_ok = device.type == "cuda" and torch.cuda.is_bf16_supported()
     precision = resolve_precision(config.precision, device, bf16_ok)
-    workers = resolve_workers(config.workers, available_cores())
+    workers = resolve_workers(config.workers, usable_cores())
     return ResolvedSetup(
         device=device,
         workers=workers,

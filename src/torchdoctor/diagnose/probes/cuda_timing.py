@@ -43,6 +43,13 @@ class CudaPhaseProbe(Probe):
     def on_step_end(self, record) -> None:
         if not cuda_in_use():  # a flag read: the program has not touched CUDA (yet)
             return
+        forwards = record.training_forwards
+        if forwards and forwards[0].shape is not None and forwards[0].device_type == "cpu":
+            # the step's forward took a CPU tensor: CUDA was initialised by other code (an
+            # earlier test, a notebook cell), the program trains on the CPU: no events for it
+            self._unlisten()
+            self.current = []
+            return
         if self.current:
             self._mark("other")  # the closing boundary of the step
             self.per_step[record.index] = self.current

@@ -7,6 +7,7 @@ import platform
 
 import torch
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.diagnose.observations import DistributedObservation
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.probes.peak_flops import _cpu_name
@@ -45,10 +46,7 @@ class EnvironmentProbe(Probe):
         env.device_type = device.split(":")[0]
         env.torch_version = torch.__version__
         env.python_version = platform.python_version()
-        try:
-            env.cpu_count = len(os.sched_getaffinity(0))
-        except AttributeError:
-            env.cpu_count = os.cpu_count()
+        env.cpu_count = usable_cores()
         env.intra_op_threads = torch.get_num_threads()
         if hasattr(os, "getloadavg"):
             env.load_average = os.getloadavg()[0]

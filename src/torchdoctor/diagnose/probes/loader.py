@@ -17,6 +17,7 @@ import torch
 from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, StackDataset, Subset
 from torch.utils.data.dataloader import _BaseDataLoaderIter
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import LoaderObservation
 from torchdoctor.diagnose.probes.base import Probe
@@ -27,13 +28,6 @@ EPOCH = "_torchdoctor_epoch"  # attribute set on each DataLoader iterator we saw
 # may be short), then every CPU_READ_EVERY batches (a /proc read per worker: a few us)
 CPU_READ_ALWAYS = 32
 CPU_READ_EVERY = 8
-
-
-def _cpu_count() -> int | None:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count()
 
 
 def _process_cpu_s(pid: int) -> float | None:
@@ -290,7 +284,7 @@ class LoaderProbe(Probe):
             pin_memory=bool(loader.pin_memory),
             persistent_workers=bool(loader.persistent_workers),
             prefetch_factor=loader.prefetch_factor if loader.num_workers else None,
-            cpu_count=_cpu_count(),
+            cpu_count=usable_cores(),
             sampler_type=type(getattr(loader, "sampler", None)).__name__,
             drop_last=bool(getattr(loader, "drop_last", False)),
         )

@@ -22,7 +22,7 @@ from torchdoctor.diagnose.observations import MemoryPoint, OutOfMemoryObservatio
 from torchdoctor.diagnose.probes.activations import ActivationCounter
 from torchdoctor.diagnose.probes.backward import backward_probe
 from torchdoctor.diagnose.probes.base import Probe
-from torchdoctor.diagnose.probes.memory_reading import MemoryReader, cuda_in_use
+from torchdoctor.diagnose.probes.memory_reading import MemoryReader
 from torchdoctor.diagnose.probes.out_of_memory import explain, failing_module, is_oom
 from torchdoctor.diagnose.probes.retention import RetentionWatch
 
@@ -41,7 +41,10 @@ AFTER = {"forward": "after_forward", "backward": "after_backward", "optimizer": 
 
 class MemoryTimelineProbe(Probe):
     def install(self, patcher) -> None:
+        # process memory until a loss on CUDA is seen (a CPU program stays there, whatever else
+        # initialised CUDA in the process)
         self.reader = MemoryReader()
+        self.loss_on_cuda = False
         self.counter = ActivationCounter()
         self.counter_skipped = False
         self.step_memory: dict[int, int] = {}
@@ -63,7 +66,10 @@ class MemoryTimelineProbe(Probe):
     # -- hooks --------------------------------------------------------------------------------
     def _backward_starting(self, args: tuple, kwargs: dict) -> None:
         tensor = args[0]
-        if isinstance(tensor, torch.Tensor) and tensor.numel() == 1:
+        if not isinstance(tensor, torch.Tensor):
+            return
+        self.loss_on_cuda = tensor.is_cuda
+        if tensor.numel() == 1:
             retention = self.retention
             retention.loss_passed(tensor)  # every backward: check_graphs compares the latest
             index = self.tracker.index
@@ -116,10 +122,9 @@ class MemoryTimelineProbe(Probe):
         self.phase = phase
 
     def on_step_end(self, record) -> None:
-        # is_initialized() alone first: a CPU run (CUDA never initialised) makes one call
-        if not self.reader.cuda and torch.cuda.is_initialized() and cuda_in_use():
+        if not self.reader.cuda and (self.loss_on_cuda or _forward_on_cuda(record)):
             self.reader.close()
-            self.reader = MemoryReader()  # the program moved to CUDA after we started
+            self.reader = MemoryReader(cuda=True)  # the program trains on CUDA
         now = self.reader.allocated()
         if now is not None:
             self.step_memory[record.index] = now
@@ -220,6 +225,12 @@ class MemoryTimelineProbe(Probe):
             if oom.capacity_bytes is None:
                 oom.capacity_bytes = memory.capacity_bytes
             memory.out_of_memory = oom
+
+
+def _forward_on_cuda(record) -> bool:
+    """The step's first training forward took a CUDA tensor (a step with no backward seen)."""
+    forwards = record.training_forwards
+    return bool(forwards) and forwards[0].device_type == "cuda"
 
 
 def _at(name: str, point: MemoryPoint) -> MemoryPoint:

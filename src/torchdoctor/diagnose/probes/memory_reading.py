@@ -46,10 +46,13 @@ def cuda_in_use() -> bool:
 
 
 class MemoryReader:
-    """`allocated()`: bytes in use now; on CUDA also `reserved()` and a peak per interval."""
+    """`allocated()`: bytes in use now; on CUDA also `reserved()` and a peak per interval.
+    `cuda`: the program trains on CUDA (CUDA being initialised in the process is not enough: a
+    CPU program on a machine with a GPU, beside code that touched CUDA, keeps its tensors in the
+    process's memory, and the allocator's counters read 0 for them)."""
 
-    def __init__(self) -> None:
-        self.cuda = cuda_in_use()
+    def __init__(self, cuda: bool = False) -> None:
+        self.cuda = cuda and cuda_in_use()
         self.source = "cuda_allocator" if self.cuda else "process_rss"
         self.peak_seen = 0  # CUDA: the largest peak read before a reset (the run's true peak)
         self.resident = ResidentMemory()

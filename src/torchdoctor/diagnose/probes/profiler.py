@@ -14,27 +14,36 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 
 import torch
 
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.memory_reading import cuda_in_use
 
 WINDOW = 3  # profiled steps
 # kineto writes one `USDT:... profiler_start` / `profiler_stop` line to fd 2 from C++ at each
-# start and stop, whatever its log level: our tool's noise in the user's stderr
-KINETO_NOISE = b"USDT:"
+# start and stop, whatever its log level, and a CUDA build of torch on a machine without a GPU
+# driver (the default Linux wheel on a CPU machine) logs `gpuGetDeviceCount failed with code
+# 35` at start: our tool's noise in the user's stderr
+KINETO_NOISE = (b"USDT:", b"gpuGetDeviceCount failed")
+# torch >= 2.11 warns at every profiler start without acc_events=True that events are cleared at
+# each cycle's end: ours has one cycle, and the warning read as the program's
+CYCLE_WARNING = "Warning: Profiler clears events at the end of each cycle"
 
 
 @contextlib.contextmanager
 def _without_kineto_noise():
-    """Hold fd 2 for the (short) start or stop call; pass on every line but kineto's."""
+    """Hold fd 2 for the (short) start or stop call; pass on every line but kineto's (and
+    torch's warning about our profiler's settings)."""
     sys.stderr.flush()
     try:
         saved = os.dup(2)
     except OSError:  # no fd 2 (a detached process): nothing to filter
         yield
         return
-    with tempfile.TemporaryFile() as held:
+    with tempfile.TemporaryFile() as held, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=CYCLE_WARNING, category=UserWarning)
         os.dup2(held.fileno(), 2)
         try:
             yield
@@ -43,7 +52,8 @@ def _without_kineto_noise():
             os.dup2(saved, 2)
             os.close(saved)
             held.seek(0)
-            kept = [line for line in held.read().splitlines(True) if KINETO_NOISE not in line]
+            lines = held.read().splitlines(True)
+            kept = [line for line in lines if not any(noise in line for noise in KINETO_NOISE)]
             if kept:
                 os.write(2, b"".join(kept))
 
@@ -55,6 +65,7 @@ class ProfilerProbe(Probe):
         self.busy_s: float | None = None
         self.top_ops: list[str] = []
         self.stepped_aside = False  # the program's own profiler was running
+        self.cuda = False  # the window profiles CUDA too (the program had initialised it)
 
     def reacts_to_steps(self) -> bool:
         return self.session.config.profile
@@ -66,7 +77,11 @@ class ProfilerProbe(Probe):
                 self.stepped_aside = True
                 return
             activities = [torch.profiler.ProfilerActivity.CPU]
-            if torch.cuda.is_available():
+            # CUDA's activity only for a program that uses CUDA: on a machine with a GPU, a CPU
+            # program got a CUDA context from our profiler and every step a GPU idle time (its
+            # wall time, no kernel having run)
+            self.cuda = cuda_in_use()
+            if self.cuda:
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
             self.profiler = torch.profiler.profile(activities=activities)
             with _without_kineto_noise():
@@ -81,7 +96,7 @@ class ProfilerProbe(Probe):
         with _without_kineto_noise():
             profiler.__exit__(None, None, None)
         averages = profiler.key_averages()
-        if torch.cuda.is_available():
+        if self.cuda:
             sample = averages[0] if len(averages) else None
             attribute = "self_device_time_total"  # torch >= 2.4; older: self_cuda_time_total
             if not hasattr(sample, attribute):

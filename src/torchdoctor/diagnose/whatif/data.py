@@ -18,11 +18,11 @@ from typing import Any
 
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, SequentialSampler
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.diagnose.observations import WhatIfTiming
 from torchdoctor.diagnose.rules._common import MAX_WORKERS
 from torchdoctor.diagnose.whatif.guard import OverBudget, affordable_rounds, require, synchronize
 from torchdoctor.diagnose.whatif.replay import Replay
-from torchdoctor.intercept.hooks import usable_cores
 
 MAX_SETTINGS = 3
 MIN_BATCHES, MAX_BATCHES = 4, 40
@@ -206,14 +206,17 @@ def unsupported(loader: DataLoader) -> str:
 
 
 def _counts(loader: DataLoader) -> list[int]:
-    """The worker counts timed: as `--try workers` counts them, those whose head start leaves
-    MIN_BATCHES of the dataset's batches."""
+    """The worker counts timed: spread as `--try workers` spreads them (worker_counts), over
+    the counts whose head start leaves MIN_BATCHES of the dataset's batches. Spread first and
+    filtered after, a small dataset on a machine with many cores kept 1 worker alone (16 cores:
+    1, 4 and 8, of which only 1 fits 12 batches), where 1, 2 and 3 fit."""
     total = batch_count(loader)
-    return [
+    fitting = [
         n
-        for n in worker_counts(usable_cores())
+        for n in range(1, min(MAX_WORKERS, usable_cores()) + 1)
         if total - 1 - _prefetched(loader, n) >= MIN_BATCHES
     ]
+    return worker_counts(max(fitting)) if fitting else []
 
 
 def fewest_runs_s(loader: DataLoader, step_s: float) -> float:
