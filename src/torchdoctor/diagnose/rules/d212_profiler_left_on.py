@@ -21,7 +21,9 @@ memory until the context exits: every step gets slower, and a long run grows its
 meant for a handful of steps, with a schedule.
 
 Measured saving: forward, backward and the optimizer step with vs without the profiler, timed on
-copies (see above).
+copies (see above). The seconds saved are a share of the steps as they ran: the typical step's plus the input
+waits the measured steps had beyond its own where the training loader has workers (an
+epoch's start-up of respawned workers, left out of the typical step as a rare slow one).
 
 ## Example
 ```python
@@ -47,7 +49,7 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import pct, secs, step_profile
+from torchdoctor.diagnose.rules._common import over_profile_input_waits, pct, secs, step_profile
 from torchdoctor.diagnose.rules._debug_modes import (
     MIN_ACTIVE,
     PER_OP_RULES_SILENT,
@@ -95,6 +97,9 @@ def check(run: RunObservation) -> list[Finding]:
             + (f"; on a copy, {undecided}" if undecided else "")
         )
     evidence.append(PER_OP_RULES_SILENT)
+    # the typical step's seconds over the steps as run: the profiler records no input wait the
+    # profile left out as rare (an epoch's start-up of respawned workers)
+    saving = over_profile_input_waits(run, profile, saving)
     return [
         Finding(
             id=CODE,
