@@ -7,7 +7,8 @@ not count). Its cost is measured: after the run, forward and backward of a copy 
 its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
 program's options and without one (blocks of calls, alternated); the saving is the share of the
 step those phases and the loop's other ops (loss, zero_grad: the profiler records every op)
-took times the measured gain. The pairs must agree: when one pair finds the profiler costly and
+took times the measured gain. The pairs must agree (where the first three do not, two more are timed, and
+of the five the lowest and highest are left out): when one pair finds the profiler costly and
 another finds it free (another process's load on a busy machine), the copy decided nothing and the
 finding says so. Measured free in every pair: info, not a warning. Without that measurement, a small forward+backward timed with the profiler on (at
 a warm-up step end) and before the program started gives an extra time per op, times the ops of
