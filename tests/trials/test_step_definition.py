@@ -61,6 +61,9 @@ def test_a_gan_iteration_is_one_step_in_the_diagnosis_and_in_its_trial(tmp_path,
     assert trial in (diagnosed, diagnosed - 1) and trial >= 7, (trial, diagnosed)
     # each step's loss sums both optimizers' losses (the semantics check sees the whole iteration)
     assert all(step["loss"] is not None for step in result["steps"])
+    # and its phases, as the diagnosis books them: a fix's own phase is read on them alone
+    # (trials.stats.phase_speedups)
+    assert all(step["phases"].get("optimizer", 0.0) > 0 for step in result["steps"][2:])
 
 
 def test_the_trial_worker_runs_the_script_with_its_own_directory_first_on_sys_path(tmp_path):

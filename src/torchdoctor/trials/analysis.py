@@ -169,6 +169,10 @@ def compare(
     if on_cpu and OPPOSITE.get(label) == verdict(variant.status, speedup, judged.verdict):
         label = "no clear gain"  # the process worked less, yet the user waited clearly longer
     interval = stats.gain_interval(decisive.values, stats.DECIDE_COVERAGE) if decisive else None
+    phases = phase_clock_for(variant.fixes)
+    phase_speedup = (
+        stats.phase_speedups(base_runs, var_runs, warmup, phases, clock) if phases else None
+    )
     bound = plausibility.amdahl_bound(variant.fixes, noise.breakdown)
     spread = (noise.cpu if on_cpu else noise.wall) or 0.0
     median = decisive.median or 0.0
@@ -185,7 +189,22 @@ def compare(
         by_sample,
         "cpu" if on_cpu else "wall",
         list(interval) if interval else None,
+        phase_speedup if phase_speedup and phase_speedup.values else None,
+        phases,
     )
+
+
+def phase_clock_for(fixes: list[str]) -> tuple[str, ...]:
+    """The step phases the fixes act on, timed alone (each fix's PHASE_CLOCK); () where one
+    fix names none (its work is spread over the step, or outside it), or a batch-size fix
+    changes what a step is."""
+    phases: list[str] = []
+    for name in fixes:
+        own = getattr(get_fix(name), "PHASE_CLOCK", ())
+        if not own or per_sample([name]):
+            return ()
+        phases += [p for p in own if p not in phases]
+    return tuple(phases)
 
 
 OPPOSITE = {"faster": "slower", "slower": "faster"}

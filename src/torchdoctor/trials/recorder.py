@@ -36,6 +36,9 @@ class StepRecord:
     cpu_s: float  # CPU time of the training process (all its threads), not of loader workers
     samples: int | None
     loss: float | None
+    # wall seconds of the step's phases (diagnose's: forward, backward, optimizer, data, ...;
+    # evaluation cut out): the phase a fix acts on, timed alone (stats.phase_speedups)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,7 +88,13 @@ class StepRecorder:
         now, now_cpu = time.perf_counter(), time.process_time()
         loss = sum(self._losses) if self._losses else None
         self.steps.append(
-            StepRecord(now - self._started, now_cpu - self._started_cpu, record.batch_size, loss)
+            StepRecord(
+                now - self._started,
+                now_cpu - self._started_cpu,
+                record.batch_size,
+                loss,
+                dict(record.phases),
+            )
         )
         self._started, self._started_cpu, self._losses = now, now_cpu, []
         if len(self.steps) >= self.max_steps + self.prefetch_steps and session is not None:

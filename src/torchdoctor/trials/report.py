@@ -80,6 +80,11 @@ class VariantResult:
     # where the centre of the paired speedups on that clock lies with 90% chance
     # (trials.stats.gain_interval); None: fewer than 5 rounds
     interval: list[float] | None = None
+    # the same ratio on a narrower clock: the fixes' own phases timed alone (PHASE_CLOCK of each
+    # fix), against the baseline's step on the decided clock (stats.phase_speedups); None where
+    # a fix names no phase of its own. Read beside `speedup`, never instead of the verdict
+    phase_speedup: Spread | None = None
+    phase_clock: tuple[str, ...] = ()
 
 
 @dataclass

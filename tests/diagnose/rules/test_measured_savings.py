@@ -665,3 +665,37 @@ def test_d202_judges_the_batch_on_the_ops_it_sizes_not_the_optimizers():
     assert "larger batch" not in planned(run)
     run.compute.optimizer_ops_per_step = 30  # 10 ops in 1.5 ms: 19x the floor
     assert "larger batch" in planned(run)
+
+
+def test_d204_d211_d212_state_the_typical_steps_seconds_over_the_input_waits_as_run():
+    """As D202, D210 and D220 (round 13): a rule whose fix shortens the step's own work (bf16
+    autocast, anomaly mode off, the profiler off) states its share of the profile's typical
+    step, which leaves a rare slow step out; an epoch's start-up wait for respawned workers is
+    in the run's time and none of these fixes shortens it."""
+
+    def with_fixes(run):
+        run.environment.anomaly_detection = True
+        run.habits.profiler_active_share = 1.0
+        unit = "forward, backward and optimizer step"
+        run.whatif.timings = [
+            forward_backward("precision.autocast.bfloat16", 0.010, 0.006, "bf16"),
+            forward_backward("anomaly.off", 0.010, 0.005),
+            WhatIfTiming("profiler.off", unit, 0.010, 0.006, 24, "", pair_ratios=(0.55, 0.65)),
+        ]
+        return run
+
+    def savings(run):
+        return {f.id: f.saving for f in check_all(run) if f.id in ("D204", "D211", "D212")}
+
+    as_typical = savings(with_fixes(good_cpu_run()))
+    assert set(as_typical) == {"D204", "D211", "D212"}
+    run = with_fixes(good_cpu_run())
+    run.steps[0].phases["data"] += 0.08  # one epoch start in 8 steps: an 80 ms wait
+    run.steps[0].wall_s += 0.08
+    profile = step_profile(run)
+    assert profile.step_s == pytest.approx(step_profile(with_fixes(good_cpu_run())).step_s)
+    weight = profile.step_s / (profile.step_s + 0.08 / 8)
+    for code, saving in savings(run).items():
+        assert saving == pytest.approx(as_typical[code] * weight), code
+    run.loaders[0].num_workers = 0  # loaded in the training process: work, preempted alike
+    assert savings(run) == pytest.approx(as_typical)

@@ -4,6 +4,7 @@ only must not make a finding, and a real growth or a real evaluation share still
 
 from __future__ import annotations
 
+import pytest
 from rule_builders import evidence_text, good_cpu_run, line_profiled_run, only
 
 from torchdoctor.diagnose.observations import (
@@ -224,3 +225,22 @@ def test_d702_states_no_part_larger_than_its_total():
     mean_ms = sum(costly) / len(costly) * 1000
     assert f"({mean_ms:.1f} ms), with the formatting" in text  # the part: the calls' mean
     assert f"took {mean_ms:.1f} ms per step on average; at the typical write's time" in text
+
+
+def test_d212_estimate_is_capped_at_the_most_a_pair_on_the_copy_saw():
+    """d212 at idle: the copy's pairs 0.41x-1.36x decided nothing, and the per-op estimate (a
+    benchmark's extra time per op x ops per step) stated 90%, its cap, where `--try
+    profiler_off` gained 28-38%. No pair saw the profiler cost more than its lowest ratio does:
+    the estimate stays under that."""
+    not_timed = profiled(1.0, None, op_overhead_s=1e-3)
+    not_timed.whatif.timings.clear()  # no copy timed: the per-op estimate alone
+    uncapped = only(d212.check(not_timed), "D212")
+    capped = only(d212.check(profiled(1.0, (0.6, 1.1), op_overhead_s=1e-3)), "D212")
+    assert uncapped.saving_basis == capped.saving_basis == "estimated"
+    most = only(d212.check(profiled(0.6, (0.6, 0.6))), "D212")  # every pair at 0.6x: measured
+    assert capped.saving == pytest.approx(most.saving) and capped.saving < uncapped.saving
+    assert "capped at the most one pair saw" in capped.saving_how
+    # pairs that saw less than the estimate's cost everywhere cap it further; a cheaper
+    # estimate than the pairs' most is left as it is
+    cheap = only(d212.check(profiled(1.0, (0.6, 1.1), op_overhead_s=1e-7)), "D212")
+    assert cheap.saving < capped.saving and "capped" not in cheap.saving_how

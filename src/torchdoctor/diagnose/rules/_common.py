@@ -138,6 +138,13 @@ def over_input_waits(run: RunObservation, share: float, step_s: float, waited_s:
     return clamp(share * step_s / (step_s + max(0.0, mean_wait_s - waited_s)))
 
 
+def over_profile_input_waits(run: RunObservation, profile: StepProfile, share: float) -> float:
+    """`share` of the step profile's typical step as a share of the measured steps as they ran
+    (`over_input_waits` with that step and its wait): for a rule whose fix shortens the step's
+    own work (a mode's cost per op, the model's precision), not its wait for input."""
+    return over_input_waits(run, share, profile.step_s, profile.seconds(*INPUT_PHASES))
+
+
 def model_time_s(run: RunObservation) -> float:
     """Median seconds per step outside data loading and copies: where the model's ops run."""
     return median(

@@ -61,11 +61,7 @@ def measured_on_copy(
     with_optimizer = "optimizer" in measured.unit  # the clone's step was timed too
     phases = ("forward", "backward", "optimizer") if with_optimizer else ("forward", "backward")
     share = profile.share(*phases)
-    gain = max(0.0, 1 - measured.ratio)
-    saving = share * gain
-    if loop_ops:
-        saving += profile.share("other") * min(gain, MAX_GIVEN_BACK)
-    saving = clamp(saving)
+    saving = _share_at(profile, measured.unit, measured.ratio, loop_ops)
     what = "Forward, backward and the optimizer step" if with_optimizer else "Forward and backward"
     rest = (
         "the loop's other ops counted alike"
@@ -78,6 +74,34 @@ def measured_on_copy(
         f"of the step; {rest})."
     )
     return saving, sentence, how(measured, measured.unit)
+
+
+def _share_at(profile: StepProfile, unit: str, ratio: float, loop_ops: bool) -> float:
+    """The step's share a mode costs where the copy's `unit` of work took `ratio` of its time
+    with it off: the timed phases' share times the gain (the loop's other ops alike where the
+    mode slows every op, at most MAX_GIVEN_BACK of them)."""
+    phases = (
+        ("forward", "backward", "optimizer") if "optimizer" in unit else ("forward", "backward")
+    )
+    gain = max(0.0, 1 - ratio)
+    saving = profile.share(*phases) * gain
+    if loop_ops:
+        saving += profile.share("other") * min(gain, MAX_GIVEN_BACK)
+    return clamp(saving)
+
+
+def most_on_copy(
+    run: RunObservation, profile: StepProfile, whatif: str, loop_ops: bool = False
+) -> float | None:
+    """The largest share of the step the what-if's pairs found the mode costing (its lowest
+    pair's ratio), where they disagreed; None where it did not time pairs or they agreed. No
+    pair saw more: an estimate above it is its benchmark's, not this program's (d212: the
+    per-op estimate 83-90% where the pairs, 0.41x-1.36x, saw at most 53%, and `--try
+    profiler_off` gained 28-38%)."""
+    measured = fastest(run, whatif)
+    if measured is None or not undecided_on_copy(run, whatif) or measured.pair_ratios is None:
+        return None
+    return _share_at(profile, measured.unit, measured.pair_ratios[0], loop_ops)
 
 
 def undecided_on_copy(run: RunObservation, whatif: str) -> str:

@@ -93,6 +93,7 @@ from torchdoctor.diagnose.rules._common import (
     median_phase_s,
     model_time_s,
     over_input_waits,
+    over_profile_input_waits,
     secs,
     step_profile,
     stepped_optimizers,
@@ -341,7 +342,7 @@ def measured_saving(
         share = model_share * (1 - t.ratio) + per_step_share * (1 - 1 / k)
         # the typical step's seconds over the steps as run: what the profile left out (an
         # epoch's worker start-up) a larger batch pays once per epoch as now
-        return over_input_waits(run, share, profile.step_s, profile.seconds(*INPUT_PHASES))
+        return over_profile_input_waits(run, profile, share)
 
     found = [t for t in found if t.ratio <= max_ratio]
     if not found:  # forward and backward per sample no cheaper: the batch is not too small

@@ -19,7 +19,10 @@ from TF32; the other half moves half the bytes, of which we count 30%.
 Measured saving: after the run the what-if probe times forward and backward of a deep copy of the
 model on the real batch it last trained on, in float32 and under `torch.autocast` (bf16 on a CPU;
 bf16, or fp16 on a GPU without bf16), interleaved; the saving is the forward and backward share of
-the step times the measured relative gain. When autocast measures no faster, nothing is reported,
+the step times the measured relative gain (the seconds saved are a share of the steps as
+they ran: the typical step's plus the input waits the measured steps had beyond its own where the
+training loader has workers, an epoch's start-up of respawned workers, which bf16 does not
+shorten). When autocast measures no faster, nothing is reported,
 on a GPU too: most CPUs without native bf16 run it slower than float32 (emulated conversions),
 and a suggestion that would slow the user's own program down is noise, not advice; the timing stays
 in the JSON report (`run.whatif`). A CPU run is never flagged on the estimate alone, nor when
@@ -63,6 +66,7 @@ from torchdoctor.diagnose.rules._common import (
     MATMUL_SHARE,
     clamp,
     on_cuda,
+    over_profile_input_waits,
     pct,
     severity_for,
     step_profile,
@@ -109,7 +113,9 @@ def check(run: RunObservation) -> list[Finding]:
     )
     if found is None or (not on_cuda(run) and found.basis != "measured"):
         return []  # measured no faster; or a CPU, where only a measurement can tell
-    saving = found.fraction
+    # the typical step's seconds over the steps as run: bf16 shortens none of the input waits
+    # the profile left out as rare (an epoch's start-up of respawned workers)
+    saving = over_profile_input_waits(run, profile, found.fraction)
     measured = fastest(run, "precision.autocast") if found.basis == "measured" else None
     if not on_cuda(run) and measured is not None and measured.ratio > 1 - MIN_CPU_GAIN:
         return []  # a few percent is not worth bf16 numerics on a CPU

@@ -12,7 +12,9 @@ NaN first appears, and costs time in every step it is left on.
 
 Measured saving: after the run the what-if probe times forward and backward of a copy of the
 model on its real batch with anomaly detection on and off, interleaved; the saving is the forward
-and backward share of the step times the measured gain. Estimated saving, without that
+and backward share of the step times the measured gain. The seconds saved are a share of the steps as they ran: the typical step's plus the input
+waits the measured steps had beyond its own where the training loader has workers (an
+epoch's start-up of respawned workers, left out of the typical step as a rare slow one). Estimated saving, without that
 measurement: when the mode was already on at the end of the warm-up step before the sampled one,
 a small forward+backward is timed there and before the program started, and the extra time per
 op, times the ops of a step, is the mode's cost (at most nine tenths of the forward and
@@ -46,7 +48,13 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, pct, secs, step_profile
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    over_profile_input_waits,
+    pct,
+    secs,
+    step_profile,
+)
 from torchdoctor.diagnose.rules._debug_modes import (
     PER_OP_RULES_SILENT,
     measured_on_copy,
@@ -91,6 +99,9 @@ def check(run: RunObservation) -> list[Finding]:
             "extra time per op with anomaly mode on (measured on a benchmark) x ops per step"
         )
     evidence.append(PER_OP_RULES_SILENT)
+    # the typical step's seconds over the steps as run: anomaly mode slows none of the input
+    # waits the profile left out as rare (an epoch's start-up of respawned workers)
+    saving = over_profile_input_waits(run, profile, saving)
     return [
         Finding(
             id=CODE,

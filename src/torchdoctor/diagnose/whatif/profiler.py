@@ -5,7 +5,9 @@ program ran) vs without one.
 A profiler cannot be entered per call (its start and its teardown, which processes the events,
 cost far more than a step): each side is timed over a block of calls, the profiler recording the
 whole block as the program's did its steps, in pairs of blocks (on, off; off, on; ...) whose
-ratios give the stated one (their median), so a drift in the machine's load hits both alike.
+ratios give the stated one (their median), so a drift in the machine's load hits both alike;
+where the first pairs disagree (one finds the profiler costly, another free), MORE_PAIRS more
+are timed if they fit, and the lowest and highest pair are then left out of where they lie.
 The first pair of blocks (MIN_CALLS calls each) sizes the others: fewer calls where the
 what-if budget or the probe's allowance is short (the profiler's start and stop counted), never
 under MIN_CALLS (the one probe that may go over its budget, by those few calls: a first pair
@@ -29,6 +31,10 @@ from torchdoctor.diagnose.whatif.replay import Replay
 
 MIN_CALLS, MAX_CALLS = 3, 10  # timed calls per block
 PAIRS = 3  # pairs of blocks, one with the profiler and one without, timed back to back
+# pairs added where the first PAIRS disagree (one on each side of 1) and the allowance has room:
+# d212 at load 3 had pairs of 0.41x, 0.7x and 1.36x and stated the estimate's 90% where
+# `--try profiler_off` gained 28-38%; one pair a block slowed by another process decided nothing
+MORE_PAIRS = 2
 
 
 @contextlib.contextmanager
@@ -110,12 +116,17 @@ def measure_profiler(
         _fitting(left, start_stop_s, on_s + off_s), _affordable(start_stop_s, on_s + off_s)
     )
     calls = max(MIN_CALLS, min(MAX_CALLS, fitting))
-    for index in range(1, PAIRS):
+    pair_s = start_stop_s + (calls + 1) * (on_s + off_s)  # a pair of blocks, in wall time
+    for index in range(1, PAIRS + MORE_PAIRS):
+        if index == PAIRS and (  # the more pairs all or none: of four, one would be left out
+            _decided(_ratios(pairs)) or not _room(started, allowance_s, MORE_PAIRS * pair_s)
+        ):
+            break
         first_on = index % 2 == 0  # on-off, off-on, on-off: ABBA over the pairs
         a = _block(work, device, calls, settings if first_on else None)
         b = _block(work, device, calls, None if first_on else settings)
         pairs.append((a, b) if first_on else (b, a))
-    ratios = [statistics.median(off) / max(statistics.median(on), 1e-12) for on, off in pairs]
+    ratios = _ratios(pairs)
     ratio = statistics.median(ratios)
     as_run_s = statistics.median([t for on, _ in pairs for t in on])
     named = ", ".join(f"{name}=True" for name in sorted(settings) if name != "activities")
@@ -128,16 +139,47 @@ def measure_profiler(
             repeats=sum(len(on) for on, _ in pairs),
             setting="no torch.profiler.profile" + (f" (as run: {named})" if named else ""),
             clock=clock_name(compute_clock(device)),
-            pair_ratios=(min(ratios), max(ratios)),
+            pair_ratios=_pairs_range(ratios),
         )
     ]
 
 
+def _ratios(pairs: list[tuple[list[float], list[float]]]) -> list[float]:
+    """Each pair's ratio: its off block's median call over its on block's."""
+    return [statistics.median(off) / max(statistics.median(on), 1e-12) for on, off in pairs]
+
+
+def _pairs_range(ratios: list[float]) -> tuple[float, float]:
+    """Where the pairs' ratios lie: their lowest and highest; with more than PAIRS pairs (added
+    because the first ones disagreed) the lowest and highest are left out, so that one pair on
+    the other side of 1 among five (a block another process slowed) does not undo four that
+    agree, while two do."""
+    ordered = sorted(ratios)
+    if len(ordered) > PAIRS:
+        ordered = ordered[1:-1]
+    return ordered[0], ordered[-1]
+
+
+def _decided(ratios: list[float]) -> bool:
+    """The pairs agree on a side of 1 (the profiler costly, or free)."""
+    low, high = _pairs_range(ratios)
+    return not low < 1 <= high
+
+
+def _room(started: float, allowance_s: float, seconds: float) -> bool:
+    """`seconds` more fit in the probe's allowance and in what is left of the what-if budget."""
+    left = budget_left()
+    within = allowance_s - (time.perf_counter() - started)
+    return seconds <= within and (left is None or seconds <= left)
+
+
 def _fitting(seconds: float, start_stop_s: float, pair_s: float) -> int:
     """Calls per block that let the pairs after the first (each block its calls and an untimed
-    one; the profiled ones also a profiler's start and stop) fit in `seconds`. `pair_s`: a call
-    with and one without the profiler."""
-    pairs = PAIRS - 1
+    one; the profiled ones also a profiler's start and stop) fit in `seconds`, the MORE_PAIRS
+    counted: sized for the first PAIRS alone, they filled the allowance and none was ever added
+    (d212 at load 12: pairs of 0.48x-1.29x, 10 calls a block). `pair_s`: a call with and one
+    without the profiler."""
+    pairs = PAIRS - 1 + MORE_PAIRS
     return int((seconds - pairs * start_stop_s) / (pairs * max(pair_s, 1e-6))) - 1
 
 

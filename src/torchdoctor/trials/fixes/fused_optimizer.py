@@ -22,6 +22,9 @@ TOLERANCE_REASON = "the same update with the arithmetic ordered differently (las
 FINDING_CODES = finding_codes_for_fix(NAME)  # from the technique registry
 # what the fix can shorten (`--try auto` skips it when these take little of the run)
 SHORTENS = ("optimizer",)
+# the phase it changes, timed alone beside the whole step (trials.stats.phase_speedups): the
+# optimizer step is often a small part of a step, whose gain the rest's noise hides
+PHASE_CLOCK = ("optimizer",)
 PERMANENT = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)"
 FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")  # as rule D210 names them
 
