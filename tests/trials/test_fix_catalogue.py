@@ -5,7 +5,12 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from torchdoctor.diagnose.observations import LoaderObservation, ModuleObservation, RunObservation
+from torchdoctor.diagnose.observations import (
+    LoaderObservation,
+    ModuleObservation,
+    OptimizerObservation,
+    RunObservation,
+)
 from torchdoctor.errors import UsageError
 from torchdoctor.intercept.hooks import Hooks
 from torchdoctor.trials.fixes import FIX_NAMES, all_fixes, get_fix, parse_fix_names
@@ -94,6 +99,16 @@ def test_applies_to_reads_only_the_observation():
     run.loaders[0].num_workers = 4
     run.models[0].parameter_dtypes = {"torch.float32": 100}
     assert not get_fix("workers").applies_to(run) and not get_fix("float32").applies_to(run)
+
+
+def test_the_fused_optimizer_fix_applies_to_any_optimizer_accepting_foreach_or_fused():
+    """RAdam has a foreach implementation and no fused one: D210 names it, so `--try` must offer
+    the fix too (it read a list of four class names)."""
+    run = RunObservation("train.py")
+    run.optimizers = [OptimizerObservation("RAdam", implementations=("foreach",))]
+    assert get_fix("fused_optimizer").applies_to(run)
+    run.optimizers = [OptimizerObservation("LBFGS")]  # accepts neither
+    assert not get_fix("fused_optimizer").applies_to(run)
 
 
 def test_try_all_maps_findings_to_fixes_and_never_applies_learning_changes():

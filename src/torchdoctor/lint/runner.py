@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import difflib
 import io
-import os
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchdoctor.cores import usable_cores
 from torchdoctor.errors import UsageError
 from torchdoctor.lint.config import LintConfig, load_config
 from torchdoctor.lint.discovery import discover
@@ -114,7 +114,7 @@ def run_lint(paths: list[str], options: LintOptions, config: LintConfig | None =
         off = config.ignored_for(path)
         codes = frozenset(c for c in selected if not matches(c, off))
         jobs.append((str(path), codes, want_fix, options.unsafe_fixes))
-    workers = min(options.jobs if options.jobs > 0 else (os.cpu_count() or 1), len(jobs) or 1)
+    workers = min(options.jobs if options.jobs > 0 else usable_cores(), len(jobs) or 1)
     if workers > 1 and len(jobs) > 8:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_lint_file, jobs, chunksize=max(1, len(jobs) // (workers * 8))))

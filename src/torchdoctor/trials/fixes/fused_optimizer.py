@@ -26,15 +26,16 @@ SHORTENS = ("optimizer",)
 # optimizer step is often a small part of a step, whose gain the rest's noise hides
 PHASE_CLOCK = ("optimizer",)
 PERMANENT = "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)"
-FUSABLE = ("Adam", "AdamW", "SGD", "Adagrad")  # as rule D210 names them
 
 
 def applies_to(run) -> bool:
     if run is None:
         return False
     on_cuda = run.environment.device_type == "cuda"
+    # as rule D210 decides: from the implementations the optimizer accepts (RAdam, NAdam,
+    # RMSprop... take foreach), not from its class's name
     return any(
-        o.class_name in FUSABLE
+        bool(o.implementations)
         and (o.foreach_or_fused is False or (o.foreach_or_fused is None and not on_cuda))
         for o in run.optimizers
     )
