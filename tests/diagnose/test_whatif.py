@@ -256,7 +256,10 @@ def test_profiler_probe_states_the_median_of_its_pairs_ratios(monkeypatch):
 
     monkeypatch.setattr(profiler, "_block", block)
     (timing,) = profiler.measure_profiler(replay, [], 0.05)
-    assert blocks == [True, False, False, True, True, False]  # on-off, off-on, on-off
+    # on-off, off-on, on-off; where the pairs disagree and room is left, two more pairs follow
+    # (round 14), and the ABBA order goes on
+    assert blocks[:6] == [True, False, False, True, True, False]
+    assert blocks[6:] in ([], [False, True, True, False])
     assert timing.ratio == pytest.approx(0.8)
     assert not torch.autograd._profiler_enabled()
 
