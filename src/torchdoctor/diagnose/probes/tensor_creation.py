@@ -1,7 +1,8 @@
 """`torch.tensor(ndarray)` probe: copies that `torch.from_numpy` / `torch.as_tensor` would avoid.
 
 `torch.tensor` is replaced by a thin wrapper that only looks at its first argument's type; the
-time is taken only for ndarray inputs, lists of ndarrays and lists of lists (rows of numbers). Calls made inside DataLoader worker processes happen in
+time is taken only for ndarray inputs, lists of ndarrays and lists of lists (rows of numbers). Calls
+made inside DataLoader worker processes happen in
 other processes and are not seen (the notes say so when workers were used).
 
 `torch.tensor` is one of the constructors a `with torch.device(...)` block redirects, and torch

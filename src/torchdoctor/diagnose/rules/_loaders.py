@@ -36,7 +36,8 @@ def in_memory(run: RunObservation, loader: LoaderObservation) -> bool:
     """The loader's samples are only indexed from memory: a map-style TensorDataset (or torch's
     Subset, ConcatDataset or StackDataset over TensorDatasets), or __getitem__ measured at no
     more than a few trivial ops. One test for D101, D105, D108, D109 and D110, so a loader gets
-    one piece of advice (batched fetching, not workers) however noisy the machine is. An IterableDataset is never indexed: a batched sampler cannot apply to it."""
+    one piece of advice (batched fetching, not workers) however noisy the machine is. An
+    IterableDataset is never indexed: a batched sampler cannot apply to it."""
     if loader.iterable_dataset:
         return False
     # a Subset (random_split's, a fold's), ConcatDataset or StackDataset of TensorDatasets

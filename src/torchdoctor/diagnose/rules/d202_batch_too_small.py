@@ -10,7 +10,8 @@ the training process are judged only when the probes count the data-loading ops 
 whose ops take up to 25 times the trivial-op cost at a measured FLOP utilisation under 10% (a
 small batch through wide layers, where the 10x line is crossed with the machine's load; the
 optimizer step's ops left out, as they are the parameters' size at any batch), or ops of any
-size at a utilisation under 1% (an idle device), is judged on the batch what-if alone: it fires only when the measured time per sample at a larger
+size at a utilisation under 1% (an idle device), is judged on the batch what-if alone: it fires only
+when the measured time per sample at a larger
 batch is at most 0.7x the program's.
 
 ## Why is this bad
@@ -24,7 +25,8 @@ for four times the samples, so time per sample falls by `O * (1 - 1/k) / t_step`
 as ops per step times the measured trivial-op cost, a lower bound (autograd adds more per op), and
 `t_step` is the median step, and the estimate never exceeds `(1 - 1/k)` of the forward,
 backward and optimizer share, where those ops run; both are stated over the step plus the input
-waits the measured steps had beyond its own (not divided by a larger batch). Below a 5% saving the suggestion is not made.
+waits the measured steps had beyond its own (not divided by a larger batch). Below a 5% saving the
+suggestion is not made.
 On a CPU run the step and op times are scaled by the share of wall time the training thread had a
 CPU (`cpu_share`), so another process's load does not hide or create the finding; runs whose ops
 were not counted (torch.compile) are not judged.
@@ -40,7 +42,8 @@ on a loop whose workers start each epoch the mean's stated saving came out 1.5x 
 batch_size` gained); where one optimizer stepped and the optimizer what-if timed its step
 on a clone, the optimizer's part is no longer than that step (the phase as diagnosed also held
 the probes' work at the step's close: 2-3x the clone's step on a 25-layer Adam loop, where the
-stated saving came out 1.5x what `--try batch_size` gained); the fix names the smallest factor that gets 80% of the best measured
+stated saving came out 1.5x what `--try batch_size` gained); the fix names the smallest factor that
+gets 80% of the best measured
 saving. The median step's wait for its batch is counted once per step too where the training
 loader's workers keep up (their CPU time per batch, spread over them, within the rest of the
 step): the wait is then the batch's hand-over, paid per batch at any size; workers that do not
@@ -48,7 +51,8 @@ keep up, or loading in the training process, make it the samples' own cost, not 
 seconds saved per step are stated over the step plus the input waits the measured
 steps had beyond it (an epoch's worker start-up, which the step profile leaves out as a rare
 outlier, is paid once per epoch at any batch: on a loop whose workers start each epoch, a share
-of the typical step stated 44% where `--try batch_size` gained 12%). Where the batch is not the inputs' first dimension (a sequence-first model)
+of the typical step stated 44% where `--try batch_size` gained 12%). Where the batch is not the
+inputs' first dimension (a sequence-first model)
 nothing is timed and the estimate stands. A factor is timed only where the run's peak memory
 plus (k - 1) times the activations its step saved for backward stays under 90% of capacity
 (RAM on a CPU). `torchdoctor diagnose --try batch_size` runs the program itself with that

@@ -4,7 +4,8 @@
 Flags an optimizer that accepts a fused or foreach implementation (torch's Adam, AdamW, SGD and
 Adagrad have both; RAdam, NAdam, RMSprop, Adamax and others foreach only: what its constructor or
 its defaults take decides, not its class's name) that runs the per-tensor loop (on a CPU
-PyTorch's default, on a CUDA device only when `foreach=False` was passed), when the what-if probe timed the fused (or foreach) step at 0.8x the loop's time or less
+PyTorch's default, on a CUDA device only when `foreach=False` was passed), when the what-if probe
+timed the fused (or foreach) step at 0.8x the loop's time or less
 on a clone; without that measurement, when the step takes 10% or more of a typical training step.
 
 ## Why is this bad
@@ -35,8 +36,10 @@ steps under `torch.profiler` has both steps timed under one too. On a CPU, where
 steps page-faulted (a per-tensor step's temporaries as large as its tensors, their memory handed
 back to the system between steps: d210 faulted ~1300 pages a step), the clone's step as run is
 also timed from memory handed back, mixed in the share of the faults the program paid (timed
-back to back, the clone's step reused the memory and took 0.6x the program's). When the alternatives measured
-no clearly faster (over 0.8x the loop's time), nothing is reported. Estimated saving, without that measurement (over the probes'
+back to back, the clone's step reused the memory and took 0.6x the program's). When the alternatives
+measured
+no clearly faster (over 0.8x the loop's time), nothing is reported. Estimated saving, without that
+measurement (over the probes'
 time budget): half of the optimizer time (a conservative 2x, under the fused speed-ups measured
 above); where other optimizers step beside the looping ones (SparseAdam for embedding tables),
 the looping optimizers' own measured `step()` time instead of the whole optimizer phase. It is a

@@ -12,14 +12,17 @@ NaN first appears, and costs time in every step it is left on.
 
 Measured saving: after the run the what-if probe times forward and backward of a copy of the
 model on its real batch with anomaly detection on and off, interleaved; the saving is the forward
-and backward share of the step times the measured gain. The seconds saved are a share of the steps as they ran: the typical step's plus the input
+and backward share of the step times the measured gain. The seconds saved are a share of the steps
+as they ran: the typical step's plus the input
 waits the measured steps had beyond its own where the training loader has workers (an
-epoch's start-up of respawned workers, left out of the typical step as a rare slow one). Estimated saving, without that
+epoch's start-up of respawned workers, left out of the typical step as a rare slow one). Estimated
+saving, without that
 measurement: when the mode was already on at the end of the warm-up step before the sampled one,
 a small forward+backward is timed there and before the program started, and the extra time per
 op, times the ops of a step, is the mode's cost (at most nine tenths of the forward and
 backward time); else a documented factor: training steps of small CPU MLPs ran 1.2x (1024 wide,
-batch 256) to 3.8x (64 wide, batch 32) slower with it on, one thread, torch 2.13; the saving assumes the lowest, 1.2x, on forward and
+batch 256) to 3.8x (64 wide, batch 32) slower with it on, one thread, torch 2.13; the saving assumes
+the lowest, 1.2x, on forward and
 backward time: a sixth of it. Small models and GPUs (one sync per node) lose more.
 
 ## Example

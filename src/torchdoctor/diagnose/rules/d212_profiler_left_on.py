@@ -7,10 +7,12 @@ not count). Its cost is measured: after the run, forward and backward of a copy 
 its real batch, and a step of a clone of its optimizer, are timed inside a profiler with the
 program's options and without one (blocks of calls, alternated); the saving is the share of the
 step those phases and the loop's other ops (loss, zero_grad: the profiler records every op)
-took times the measured gain. The pairs must agree (where the first three do not, two more are timed, and
+took times the measured gain. The pairs must agree (where the first three do not, two more are
+timed, and
 of the five the lowest and highest are left out): when one pair finds the profiler costly and
 another finds it free (another process's load on a busy machine), the copy decided nothing and the
-finding says so. Measured free in every pair: info, not a warning. Without that measurement, a small forward+backward timed with the profiler on (at
+finding says so. Measured free in every pair: info, not a warning. Without that measurement, a small
+forward+backward timed with the profiler on (at
 a warm-up step end) and before the program started gives an extra time per op, times the ops of
 a step: an estimate, at most nine tenths of the step outside data loading, and where the
 copy's pairs disagreed at most the cost their most costly pair saw (an estimate of 83-90% on
@@ -24,7 +26,8 @@ memory until the context exits: every step gets slower, and a long run grows its
 meant for a handful of steps, with a schedule.
 
 Measured saving: forward, backward and the optimizer step with vs without the profiler, timed on
-copies (see above). The seconds saved are a share of the steps as they ran: the typical step's plus the input
+copies (see above). The seconds saved are a share of the steps as they ran: the typical step's plus
+the input
 waits the measured steps had beyond its own where the training loader has workers (an
 epoch's start-up of respawned workers, left out of the typical step as a rare slow one).
 

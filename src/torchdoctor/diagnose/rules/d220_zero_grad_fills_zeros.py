@@ -20,7 +20,8 @@ pass (reading as well as writing) that `set_to_none=True` also removes: the back
 new gradient over. The time inside zero_grad alone was 0.4-0.5x of what `--try set_to_none`
 gained on two planted scripts (20% stated against 35-45% gained, 7% against 11-19%).
 Those seconds are stated over the median step plus the input waits the measured steps had
-beyond its own (an epoch's start-up of respawned workers: no fill is in it). It stays an estimate: timed on a copy of the model after the run, with set_to_none=True and
+beyond its own (an epoch's start-up of respawned workers: no fill is in it). It stays an estimate:
+timed on a copy of the model after the run, with set_to_none=True and
 False interleaved, the change came out 0.72-1.36x depending on the order of the calls, because
 with set_to_none=True the backward writes fresh gradient tensors each step and what that costs
 depends on whether the allocator kept or handed back the memory the last ones held (page

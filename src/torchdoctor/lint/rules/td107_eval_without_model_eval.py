@@ -210,10 +210,12 @@ class EvalWithoutModelEval(Rule):
     layers, once on a whole batch or graph without any backward) but never calls `.eval()`,
     `.train(False)` or a helper named for it (`with eval_mode(model):`), when no call of it
     in the same file comes after an `.eval()` call or after a call of a function that leaves
-    the model in eval mode (`test()` switches to eval and nothing switches back). A helper that receives the model as a
+    the model in eval mode (`test()` switches to eval and nothing switches back). A helper that
+    receives the model as a
     parameter and is not called in its own file is left to its callers, and so is a file whose
     model can have no dropout or BatchNorm (neither the file's code nor that of the project
-    modules it imports names one, comments and docstrings aside, and it imports no other model library; torchvision's datasets and transforms
+    modules it imports names one, comments and docstrings aside, and it imports no other model
+    library; torchvision's datasets and transforms
     build none). Methods are left alone for a single call (frameworks such as
     Lightning switch modes around `validation_step`), and a method of an `nn.Module` subclass
     (a decoder's own `inference()` loop) always: whoever calls the module chooses its mode.

@@ -15,7 +15,8 @@ class ZeroGradSetToNoneFalse(Rule):
     ## What it does
     Flags `optimizer.zero_grad(set_to_none=False)` (and `model.zero_grad(set_to_none=False)`,
     the positional `zero_grad(False)`, `zero_grad(**options)` where a dict of the file says
-    `"set_to_none": False`, or `set_to_none=KEEP` where the file's only value for that setting is `False`), unless it
+    `"set_to_none": False`, or `set_to_none=KEEP` where the file's only value for that setting is
+    `False`), unless it
     sits under an `if` on a setting the file's defaults leave off (`if self.keep_buffers:` with
     `keep_buffers=False` passed),
     unless the file updates gradients in place (`p.grad += g`, `p.grad /= n`,

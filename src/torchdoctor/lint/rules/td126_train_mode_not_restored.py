@@ -24,7 +24,8 @@ class TrainModeNotRestored(Rule):
     model stays in eval mode for every later training step. Also flags, in such a file, the
     `.eval()` of a model an optimizer trains run before the training loop (directly, or in a
     function of the file called there with that model: a sample printed before training);
-    a frozen teacher or target network, which no optimizer trains, is left alone. An averaged copy (`ema.eval()`,
+    a frozen teacher or target network, which no optimizer trains, is left alone. An averaged copy
+    (`ema.eval()`,
     `self.ema.ema_model.eval()`, `swa_model.eval()`) is left alone: averaging, not
     `backward()`, updates it.
 
@@ -180,7 +181,8 @@ def _switches_of_passed_model(ctx, helper: cst.FunctionDef, call: cst.Call, trai
 
 
 def _inside_loop(ctx, loop: cst.CSTNode) -> bool:
-    """`loop` is nested in another loop of the same function (the outer one is the training loop)."""
+    """`loop` is nested in another loop of the same function (the outer one is the training
+    loop)."""
     for ancestor in ctx.ancestors(loop):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
             return False

@@ -72,7 +72,8 @@ class OptimizerForeachOff(Rule):
     as the `"foreach": False` entry of a dict literal in a file that builds an optimizer (the
     options passed as `**kwargs` or from a config). Left alone: a setting under an `if` the
     file's defaults leave off, dict entries in a file whose code under no `if` replaces or
-    removes the option (`OPTIM["foreach"] = True`, `kwargs.pop("foreach")`), and `foreach=False` of other functions (`clip_grad_norm_`).
+    removes the option (`OPTIM["foreach"] = True`, `kwargs.pop("foreach")`), and `foreach=False` of
+    other functions (`clip_grad_norm_`).
 
     ## Why is this bad
     With `foreach=False` the optimizer updates its parameters one tensor at a time: a Python
