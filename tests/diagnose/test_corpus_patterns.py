@@ -2029,3 +2029,56 @@ def test_a_critic_replayed_on_the_policys_action_does_not_backward_into_the_prog
     assert replay is not None, why
     replay.forward_backward()
     resized(replay, 8, 16).forward_backward()
+
+
+_EVALUATION_AT_ITERATION_0 = """
+model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Dropout(0.1), nn.Linear(512, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+held_out = torch.randn(4096, 256)
+for it in range(ITERATIONS):
+    if it % 500 == 0:  # minGPT's evaluation, a GAN's sampler: at iteration 0, then rarely
+        model.eval()
+        for chunk in held_out.split(256):
+            model(chunk).sum().item()  # autograd on
+        model.train()
+    loss = model(torch.randn(64, 256)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_an_evaluation_seen_only_before_the_measured_steps_of_a_stopped_run_states_no_share(
+    diagnose_here,
+):
+    """PyTorch-GAN's samplers at batch 0 and minGPT's evaluation at iteration 0 ran in the
+    warm-up of a run the budget stopped: D301 compared all that evaluation with the few measured
+    steps' training time (CycleGAN: "18% ... 46 s per epoch" for one sampling per epoch). How
+    often it runs is unknown there: no share and no saving are stated."""
+    report = diagnose_here(
+        _EVALUATION_AT_ITERATION_0.replace("ITERATIONS", "200"), steps=4, warmup=2, whatif=False
+    )
+    assert report.run.status == "stopped"
+    assert not any(s.evaluation_s > 0 for s in report.run.steps)
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.saving < 0.005, d301
+    assert d301.details["evaluation_share"] == 0.0
+    assert any("how often it runs is unknown" in line for line in d301.evidence), d301.evidence
+
+
+def test_an_evaluation_before_the_measured_steps_of_a_completed_run_counts_the_warmup_training(
+    diagnose_here,
+):
+    """Of a run that completed, all the evaluation seen is compared with all the training seen,
+    warm-up steps included, not with the measured steps' alone."""
+    report = diagnose_here(
+        _EVALUATION_AT_ITERATION_0.replace("ITERATIONS", "12"), steps=0, warmup=4, whatif=False
+    )
+    run = report.run
+    assert run.status == "completed"
+    measured_s = sum(s.wall_s for s in run.steps)
+    assert run.training_s_seen > measured_s
+    share = next(f for f in report.findings if f.id == "D301").details["evaluation_share"]
+    seen = run.evaluation.seconds
+    assert share == pytest.approx(seen / (seen + run.training_s_seen))
+    assert share < seen / (seen + measured_s)

@@ -653,6 +653,9 @@ class RunObservation:
     # breakdown or verdict is drawn from them
     warmup_only: bool = False
     backwards_seen: int = 0  # backward() calls seen, warm-up included (none: no training loop)
+    # training seconds of every step, warm-up included, evaluation cut out: the whole run's
+    # training time where the run completed (evaluation seen only outside the measured steps)
+    training_s_seen: float = 0.0
     forwards_seen: int = 0  # root model forward passes seen, training and evaluation
     lines: LinesObservation = field(default_factory=LinesObservation)
     habits: HabitsObservation = field(default_factory=HabitsObservation)

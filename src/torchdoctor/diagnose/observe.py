@@ -85,6 +85,7 @@ def build_run(
         manual_updates=manual,
         warmup_only=warm_only,
         backwards_seen=session.tracker.backwards,
+        training_s_seen=session.tracker.train_seconds,
         forwards_seen=session.tracker.forwards_seen,
     )
     for probe in session.probes:

@@ -160,19 +160,33 @@ def _spread(steps: list[StepObservation], median_s: float) -> tuple[list, StepSp
 def evaluation_share(run: RunObservation, measured_only: bool = False) -> float:
     """Evaluation time as a share of evaluation plus training time.
 
-    Prefers the evaluation cut out of the measured steps (same window as the training time);
-    falls back to all evaluation seen in the run, unless `measured_only` (what the verdict says
-    of "the measured time": an evaluation once before the measured steps, minGPT's at iteration
-    0, is not the measured time's).
+    Prefers the evaluation cut out of the measured steps (same window as the training time).
+    Where none was (a GAN's sampler at batch 0, minGPT's evaluation at iteration 0), all the
+    evaluation seen is compared with all the training seen, warm-up included, but only in a run
+    that completed: of a run stopped or ended early, how often that evaluation runs is unknown
+    (once per epoch of hundreds of steps, seen in a window of ten), and the share is 0: none is
+    stated (`evaluation_frequency_unknown`). `measured_only`: the measured steps' alone (what
+    the verdict says of "the measured time").
     """
     steps = measured_steps(run)
     if not steps:  # no measured training time to compare with
         return 0.0
     train_s = sum(s.wall_s for s in steps)
     eval_s = sum(s.evaluation_s for s in steps)
-    if not measured_only:
-        eval_s = eval_s or run.evaluation.seconds
+    if not eval_s and not measured_only and run.status == "completed":
+        eval_s = run.evaluation.seconds
+        train_s = max(train_s, run.training_s_seen)
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
+
+
+def evaluation_frequency_unknown(run: RunObservation) -> bool:
+    """Evaluation ran, none of it within the measured steps, in a run that did not complete:
+    how often it runs is unknown, so no share of the run's time (nor a saving) is drawn from it."""
+    return (
+        run.evaluation.seconds > 0
+        and run.status != "completed"
+        and not any(s.evaluation_s > 0 for s in measured_steps(run))
+    )
 
 
 def evaluation_is_validation(run: RunObservation) -> bool:

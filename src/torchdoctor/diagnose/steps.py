@@ -287,6 +287,9 @@ class StepTracker:
         self.index = 0
         self.eval_forwards: list[ForwardRecord] = []
         self.eval_seconds = 0.0
+        # training seconds of every step closed so far, warm-up included (the steps kept are
+        # bounded): what evaluation seen outside the measured steps compares with
+        self.train_seconds = 0.0
         self.tail_eval_windows: list[tuple[float, float]] = []  # after the last step (close())
         self.backwards = 0
         self.forwards_seen = 0  # root model forwards, training and evaluation
@@ -423,6 +426,7 @@ class StepTracker:
 
     def forget_steps(self) -> None:
         self.steps.clear()
+        self.train_seconds = 0.0
         self.dropped = 0
         self.index = 0
 
@@ -534,7 +538,9 @@ class StepTracker:
         # the spans are made of the pieces after the run (close()): one pass here, not two
         record.pieces = _cut_out(state.intervals, spans) if spans else state.intervals
         record.phases = _phase_seconds(record.pieces)
-        record.wall = sum(record.phases.values())
+        wall = sum(record.phases.values())
+        self.train_seconds += wall - record.wall  # a settled step's timings replace its first
+        record.wall = wall
         groups = per_update(state.backward_ends, state.update_ends)
         record.batch_size = batch_size(training, groups)
         record.micro_batches = max(map(len, groups), default=1)  # a group holds one or more

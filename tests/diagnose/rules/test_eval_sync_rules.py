@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from rule_builders import evidence_text, good_cpu_run, good_h100_run, good_loader, make_steps, only
@@ -31,11 +33,15 @@ from torchdoctor.diagnose.whatif.replay import Replay
 
 
 def evaluated(**fields):
-    return good_cpu_run(
+    """A validation pass of 0.1 s, cut out of the last measured step (seen within the measured
+    steps: how often it runs is known)."""
+    run = good_cpu_run(
         evaluation=EvaluationObservation(
             forwards=10, seconds=0.1, locations=["train.py:60"], **fields
         )
     )
+    run.steps[-1] = dataclasses.replace(run.steps[-1], evaluation_s=0.1)
+    return run
 
 
 def test_d301_fires_on_evaluation_with_grad():

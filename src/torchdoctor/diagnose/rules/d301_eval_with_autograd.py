@@ -20,7 +20,9 @@ program paid; the saving is the
 time of the evaluation forwards that ran with autograd (measured, excluding the evaluation
 loader's waits) times the measured relative gain, as a share of evaluation plus training time.
 Estimated saving, without that measurement: 20% of those forwards (graph recording and saved
-activations). The finding stays a warning even when no time is gained: the memory kept for a
+activations). An evaluation seen only outside the measured steps of a run that did not complete
+(a GAN's sampler at batch 0, an evaluation at iteration 0) runs how often is unknown: no share of
+the run and no saving are stated; of a completed run it is compared with all the training seen. The finding stays a warning even when no time is gained: the memory kept for a
 backward that never runs can exhaust it.
 
 ## Example
@@ -54,7 +56,7 @@ from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs, severity_for
 from torchdoctor.diagnose.rules._lines import evaluation_is_validation
 from torchdoctor.diagnose.rules._measured import fastest, how
-from torchdoctor.diagnose.step_analysis import evaluation_is_acting
+from torchdoctor.diagnose.step_analysis import evaluation_frequency_unknown, evaluation_is_acting
 
 CODE = "D301"
 SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
@@ -84,18 +86,25 @@ def check(run: RunObservation) -> list[Finding]:
     if measured is not None:
         saving = clamp(autograd_share * max(0.0, 1 - measured.ratio))
         basis, saving_how = "measured", how(measured, f"an {phase} forward")
+    unknown = evaluation_frequency_unknown(run)
     evidence = [
         f"{ev.with_grad} of {ev.forwards} {phase} forward(s) ran with autograd enabled.",
-        f"{phase.capitalize()} took {secs(ev.seconds)}, {pct(share)} of {phase} plus training "
-        "time.",
+        f"{phase.capitalize()} took {secs(ev.seconds)}, none of it within the measured steps of "
+        "a run that did not complete: how often it runs is unknown, so no share of the run's "
+        "time (and no saving) is stated."
+        if unknown
+        else f"{phase.capitalize()} took {secs(ev.seconds)}, {pct(share)} of {phase} plus "
+        "training time.",
     ]
     where = ev.with_grad_locations or ev.locations  # older reports: every evaluation forward
     if where:
         evidence.append("At " + ", ".join(where[:3]) + ".")
     if basis == "measured":
         evidence.append(f"Measured: {saving_how}.")
+    if unknown:  # a per-forward gain without a frequency is no share of the run
+        basis, saving_how = "estimated", "none stated: how often the evaluation runs is unknown"
     validation = evaluation_is_validation(run)
-    if validation and saving < NO_TIME_TO_GAIN:
+    if validation and saving < NO_TIME_TO_GAIN and not unknown:
         evidence.append(
             "Little or no time to gain: it stays a warning for memory, since each evaluation "
             "batch's activations are kept for a backward that never runs."

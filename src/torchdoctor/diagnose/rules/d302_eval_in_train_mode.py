@@ -57,6 +57,7 @@ from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
 from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct
 from torchdoctor.diagnose.rules._measured import fastest, how
+from torchdoctor.diagnose.step_analysis import evaluation_frequency_unknown
 
 CODE = "D302"
 SAVING_OF = "run"  # its saving is already a share of evaluation plus training time
@@ -89,7 +90,8 @@ def check(run: RunObservation) -> list[Finding]:
         )
     saving, saving_how = 0.0, "none stated: the fix is for correctness"
     basis: SavingBasis = "estimated"
-    if measured is not None and measured.ratio < 1:
+    # an evaluation of unknown frequency (seen only outside the measured steps) saves no share
+    if measured is not None and measured.ratio < 1 and not evaluation_frequency_unknown(run):
         share = evaluation_share(run) * ev.in_train_mode / max(ev.forwards, 1)
         if ev.seconds > 0 and ev.forward_seconds > 0:  # the forwards, not the loader's waits
             share *= clamp(ev.forward_seconds / ev.seconds)
