@@ -2082,3 +2082,52 @@ def test_an_evaluation_before_the_measured_steps_of_a_completed_run_counts_the_w
     seen = run.evaluation.seconds
     assert share == pytest.approx(seen / (seen + run.training_s_seen))
     assert share < seen / (seen + measured_s)
+
+
+def test_an_acting_graph_of_constant_size_beside_a_tiny_last_loss_is_no_graph_kept(diagnose_here):
+    """minimalRL's SAC: the policy's `train_net` backpropagates `loss.mean()` (a temporary) and
+    then a 5-node temperature loss, the only loss alive at the check; its action `a` (the
+    policy's forward through `rsample` and `tanh`, 17 nodes, made anew at every call) was called
+    a variable keeping "the autograd graphs of about 3 steps" (D503). Its graph does not grow."""
+    report = diagnose_here(
+        """
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 64)
+                self.mu, self.std = nn.Linear(64, 1), nn.Linear(64, 1)
+                self.log_alpha = torch.tensor(0.0, requires_grad=True)
+                self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+                self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=1e-3)
+
+            def forward(self, x):
+                h = torch.relu(self.fc(x))
+                dist = torch.distributions.Normal(self.mu(h), nn.functional.softplus(self.std(h)))
+                action = dist.rsample()
+                real_action = torch.tanh(action)
+                log_prob = dist.log_prob(action) - torch.log(1 - real_action.pow(2) + 1e-7)
+                return real_action, log_prob
+
+            def train_net(self, critic, s):
+                a, log_prob = self.forward(s)
+                entropy = -self.log_alpha.exp() * log_prob
+                loss = -critic(torch.cat([s, a], 1)) - entropy
+                self.optimizer.zero_grad()
+                loss.mean().backward()
+                self.optimizer.step()
+                self.alpha_optimizer.zero_grad()
+                alpha_loss = -(self.log_alpha.exp() * (log_prob - 1.0).detach()).mean()
+                alpha_loss.backward()
+                self.alpha_optimizer.step()
+
+        pi = Policy()
+        critic = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 1))
+        for step in range(60):
+            pi.train_net(critic, torch.randn(32, 3))
+        """,
+        steps=8,
+        warmup=2,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    assert "graph" not in [r.kind for r in report.run.memory.retained], report.run.memory.retained

@@ -145,6 +145,8 @@ class MemoryTimelineProbe(Probe):
             self.retention.check_growth(index)
             if index == self._last_measured() or not self.session.config.steps:
                 self.retention.check_graphs(index)  # walks graphs: not inside measured steps
+        elif index == self.session.first_measured - 1:  # the last warm-up step
+            self.retention.check_graphs(index, baseline=True)  # what a growing graph grew from
 
     def _last_measured(self) -> int | None:
         steps = self.session.config.steps

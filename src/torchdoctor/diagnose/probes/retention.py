@@ -71,6 +71,9 @@ class RetentionWatch:
         # loop variable -> (check step, numel, bytes) of the tensor bound to it at each check
         self.sizes: dict[str, list[tuple[int, int, int]]] = {}
         self.growing: dict[str, GrowingTensor] = {}
+        # (the function's file, its first line, loop variable) -> autograd nodes of its graph at
+        # the last reading (check_graphs): two functions' `a` are two variables
+        self.graph_nodes: dict[tuple[str, int, str], int] = {}
 
     def loss_passed(self, loss) -> None:
         """A loss on its way into backward() (every one: `remember` is told of a subset)."""
@@ -135,14 +138,18 @@ class RetentionWatch:
                 holder=holder,
             )
 
-    def check_graphs(self, current_step: int) -> None:
+    def check_graphs(self, current_step: int, baseline: bool = False) -> None:
         """A tensor in the training loop's variables whose autograd graph is several times the
-        largest graph of the losses just backpropagated holds the graphs of earlier steps:
-        `total_loss += loss`. The largest, not the last: a step's last loss can be a tiny one
-        (SAC's temperature loss, 5 nodes) beside a critic's output of 15."""
+        largest graph of the losses just backpropagated, and has grown by at least one loss
+        graph since an earlier reading of the same variable, holds the graphs of earlier steps:
+        `total_loss += loss`. The largest loss, not the last: a step's last loss can be a tiny
+        one (SAC's temperature loss, 5 nodes) beside a critic's output of 15. Grown, not only
+        large: minimalRL's SAC acting `a` (17 nodes through `Normal.rsample` and `tanh`,
+        replaced every acting step) beside that 5-node loss is the same size at every reading.
+        `baseline`: only read the variables' graph sizes (at the end of the warm-up)."""
         losses = [ref() for ref in self.recent_losses]
         alive = [loss for loss in losses if loss is not None and loss.grad_fn is not None]
-        if not alive:
+        if not alive and not baseline:
             return
         frame = _user_frame()
         if frame is None:
@@ -156,12 +163,19 @@ class RetentionWatch:
         ]
         if not candidates:  # nothing to compare with: the loss graph is not walked (ms on RNNs)
             return
+        if baseline:
+            for name, value in candidates:
+                self.graph_nodes[_variable_key(frame, name)] = _graph_nodes(value.grad_fn)
+            return
         own = max(_graph_nodes(loss.grad_fn) for loss in alive)
         if own <= 0:
             return
         for name, value in candidates:
             nodes = _graph_nodes(value.grad_fn)
-            if nodes >= GRAPH_STEPS * own:
+            key = _variable_key(frame, name)
+            before = self.graph_nodes.get(key)
+            self.graph_nodes[key] = nodes
+            if nodes >= GRAPH_STEPS * own and before is not None and nodes - before >= own:
                 self.found["graph"] = RetainedTensors(
                     kind="graph",
                     steps_alive=min(nodes // own, current_step + 1),
@@ -211,6 +225,10 @@ class RetentionWatch:
 
 
 MAX_DICT_ENTRIES = 32  # a metrics dict, not a data set held in a dict
+
+
+def _variable_key(frame: FrameType, name: str) -> tuple[str, int, str]:
+    return frame.f_code.co_filename, frame.f_code.co_firstlineno, name
 
 
 def _growing_run(sizes: list[tuple[int, int, int]]):
