@@ -2131,3 +2131,42 @@ def test_an_acting_graph_of_constant_size_beside_a_tiny_last_loss_is_no_graph_ke
     )
     assert report.run.status == "stopped", report.run.error
     assert "graph" not in [r.kind for r in report.run.memory.retained], report.run.memory.retained
+
+
+def test_a_numpy_augmentation_of_the_loaders_batch_is_no_device_sync(diagnose_here):
+    """PointNet (yanx27) turns the loader's batch into NumPy for its augmentation, before
+    `.cuda()`: `points = points.data.numpy()`. D401 listed that line with "on a GPU each read is a
+    sync that stalls the queue", false of a tensor that never was on the device. A read of the
+    model's output stays listed."""
+    report = diagnose_here(
+        """
+        import numpy as np
+        data = TensorDataset(torch.randn(512, 64, 3), torch.randint(0, 10, (512,)))
+        loader = DataLoader(data, batch_size=16, shuffle=True)
+        model = nn.Sequential(nn.Flatten(), nn.Linear(192, 64), nn.ReLU(), nn.Linear(64, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for epoch in range(3):
+            for points, target in loader:
+                points = points.data.numpy()  # the loader's batch, on the host
+                points = points * np.random.uniform(0.8, 1.25, (points.shape[0], 1, 1))
+                points = torch.Tensor(points)
+                pred = model(points)
+                loss = nn.functional.cross_entropy(pred, target)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                correct = (pred.argmax(1) == target).numpy().sum()  # the model's output
+        """,
+        steps=6,
+        warmup=2,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    script = Path(report.run.target)
+    batch_line = _line_of(script, "the loader's batch, on the host")
+    output_line = _line_of(script, "the model's output")
+    d401 = next(f for f in report.findings if f.id == "D401")
+    text = " ".join(d401.evidence)
+    assert f"train.py:{output_line}" in text and f"train.py:{batch_line}" not in text, text
+    sites = {site.location.rsplit(":", 1)[1]: site for site in report.run.sync_sites}
+    assert sites[str(batch_line)].loader_batch and not sites[str(output_line)].loader_batch

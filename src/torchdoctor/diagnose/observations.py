@@ -68,6 +68,9 @@ class SyncSite:
     # on CUDA the wait for the device's queue and the copy, on CPU the conversion); reads made
     # while formatting a tensor for printing are not timed here (io.tensor_format_s_per_step)
     seconds_per_step: float = 0.0
+    # the tensor read was (a view of) the batch the DataLoader had just yielded, on the host: a
+    # program on a GPU reads it before moving it (PointNet's NumPy augmentation), no sync there
+    loader_batch: bool = False
 
 
 @dataclass

@@ -84,6 +84,9 @@ class Session:
         self.last_model = None  # the last root model called: its train mode votes loader roles
         self.unscaled_loss = None  # (scaled tensor, loss) from the last GradScaler.scale()
         self.formatting_tensor = False  # inside Tensor.__format__/__repr__ (io probe sets it)
+        # weak references to the tensors of the batch the DataLoader yielded last (loader probe):
+        # a host read of one is the data pipeline's, no sync on a GPU either (sync probe)
+        self.loader_batch: list = []
         self.installed = False
         self.epoch_starts: list[int] = []  # step index at each training loader's iter()
         # the dataset (id) each of epoch_starts iterates: a loader rebuilt every epoch over one

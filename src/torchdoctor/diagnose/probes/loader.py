@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
+import weakref
 
 import torch
 from torch.utils.data import ConcatDataset, DataLoader, IterableDataset, StackDataset, Subset
@@ -89,6 +90,19 @@ def _tensor_bytes(batch, depth: int = 0) -> int:
 
 
 # The bytes a collate returned are counted for the first WEIGH_FIRST collates, then for one in
+def _tensor_refs(batch) -> list:
+    """Weak references to a batch's tensors: the batch itself, or those among the items of its
+    tuple, list or dict (not deeper: a batch is read at every step). Weak: the program's batch
+    is not kept alive past its own references."""
+    if isinstance(batch, torch.Tensor):
+        return [weakref.ref(batch)]
+    if isinstance(batch, dict):
+        batch = list(batch.values())
+    if isinstance(batch, (list, tuple)):
+        return [weakref.ref(t) for t in batch[:16] if isinstance(t, torch.Tensor)]
+    return []
+
+
 # WEIGH_EVERY: the mean per collate is what the rules read, and walking every batch's structure
 # was a per-step cost of the probe (a loop's batches have one structure and size)
 WEIGH_FIRST = 16
@@ -223,6 +237,7 @@ class LoaderProbe(Probe):
             ended = time.perf_counter()
             tracker.pop()
             tracker.data_wait(started, ended, False)
+            session.loader_batch = _tensor_refs(batch)
             if state is not None:
                 probe._count_batch(state, ended - started)
                 if iterator._num_workers:

@@ -75,7 +75,8 @@ class SyncProbe(Probe):
         key = (kind, user_location(depth), device)
         counts = self.sites.get(key)
         if counts is None:
-            counts = self.sites[key] = [0, 0, 0.0]
+            # [all, measured, seconds in the measured reads, read the loader's batch]
+            counts = self.sites[key] = [0, 0, 0.0, False]
         return counts
 
     def count(self, counts: list[float], device: str) -> float | None:
@@ -142,13 +143,32 @@ class SyncProbe(Probe):
         use_measured = any(counts[1] for counts in self.sites.values())
         self._leave_out_evaluation()
         steps = len(measured) or 1
-        for (kind, location, device), (total, in_measured, seconds) in self.sites.items():
+        for (kind, location, device), counts in self.sites.items():
+            total, in_measured, seconds, loader_batch = counts
             count = int(in_measured if use_measured else total)
             if count:
                 seconds = max(0.0, seconds) if use_measured else 0.0
-                site = SyncSite(kind, location, count, count / steps, device, seconds / steps)
+                site = SyncSite(
+                    kind, location, count, count / steps, device, seconds / steps, loader_batch
+                )
                 run.sync_sites.append(site)
         run.sync_sites.sort(key=lambda s: -s.count)
+
+
+def _in_loader_batch(tensor: torch.Tensor, batch: list) -> bool:
+    """The host tensor shares its memory with a tensor of the DataLoader's latest batch (is it,
+    or a view of it: `points.data`, `x[:, :3]`)."""
+    if not batch:
+        return False
+    try:
+        memory = tensor.untyped_storage().data_ptr()
+        for ref in batch:
+            held = ref()
+            if held is not None and held.untyped_storage().data_ptr() == memory:
+                return True
+    except (RuntimeError, NotImplementedError):  # no storage: sparse, nested, a subclass's
+        return False
+    return False
 
 
 def partial_wrap(probe: SyncProbe, method: str, kind: str):
@@ -192,6 +212,8 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                     counts = probe.site(kind, "cpu", 3)
                     if is_own_line(*key[:2]):  # the line is the caller itself: fixed per key
                         own_sites[key] = counts
+                if not counts[0]:  # a site's first read: what it reads (a line reads one thing)
+                    counts[3] = _in_loader_batch(tensor, session.loader_batch)
                 start = probe.count(counts, "cpu")
             elif transforming():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)

@@ -5,7 +5,9 @@ Lists the lines in the training step that make the host wait for the device (`.i
 `.cpu()`, `.numpy()`, `.tolist()`, `print(tensor)`, `if tensor:`, `torch.cuda.synchronize()`),
 with how often each runs per step. On a CUDA device it counts reads of GPU tensors and is a
 warning when the GPU measurably idles during the step; on a CPU, where such reads cost next to
-nothing, it is information only (each read becomes a sync once the loop runs on a GPU).
+nothing, it is information only (each read becomes a sync once the loop runs on a GPU), and reads
+of the batch the DataLoader just yielded (or a view of it) are left out: a program on a GPU makes
+them on the host, before the batch is moved (`points.numpy()` for a NumPy augmentation).
 
 ## Why is this bad
 CUDA work is queued asynchronously: the host normally runs ahead, launching the next kernels while
@@ -98,9 +100,12 @@ def check(run: RunObservation) -> list[Finding]:
     profile = step_profile(run)
     cuda = on_cuda(run)
     # On a CUDA run only reads of device tensors sync; reads of CPU tensors are free. On a CPU run
-    # every read is reported (as information): each one becomes a sync when the loop moves to a GPU.
+    # every read is reported (as information): each one becomes a sync when the loop moves to a
+    # GPU, but a read of the DataLoader's batch (NumPy augmentation before `.cuda()`), which a
+    # GPU program makes on the host too.
     sites = sorted(
-        (s for s in run.sync_sites if not cuda or s.device != "cpu"), key=lambda s: -s.per_step
+        (s for s in run.sync_sites if (s.device != "cpu" if cuda else not s.loader_batch)),
+        key=lambda s: -s.per_step,
     )
     per_step = sum(s.per_step for s in sites)
     if profile is None or per_step < MIN_SYNCS_PER_STEP:
