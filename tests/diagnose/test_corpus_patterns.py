@@ -2170,3 +2170,40 @@ def test_a_numpy_augmentation_of_the_loaders_batch_is_no_device_sync(diagnose_he
     assert f"train.py:{output_line}" in text and f"train.py:{batch_line}" not in text, text
     sites = {site.location.rsplit(":", 1)[1]: site for site in report.run.sync_sites}
     assert sites[str(batch_line)].loader_batch and not sites[str(output_line)].loader_batch
+
+
+def test_modules_of_two_root_models_alike_are_named_with_their_models(diagnose_here):
+    """MUNIT and UNIT call several root models of one layout (two encoders, two decoders, each
+    holding a `model` Sequential): the memory lines read "model (Sequential) 59.1 MiB, model
+    (Sequential) 59.1 MiB" and D505's fix named "model, model". Each name now starts with the
+    program's name for its root model."""
+    report = diagnose_here(
+        """
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = nn.Sequential(nn.Linear(64, 256), nn.Tanh(), nn.Sigmoid(), nn.Tanh(),
+                                           nn.Sigmoid(), nn.Tanh(), nn.Sigmoid())
+
+            def forward(self, x):
+                return self.model(x)
+
+        Enc1, Enc2 = Encoder(), Encoder()
+        opt = torch.optim.SGD([*Enc1.parameters(), *Enc2.parameters()], lr=0.01)
+        for step in range(8):
+            x = torch.randn(2048, 64)
+            loss = Enc1(x).pow(2).mean() + Enc2(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """,
+        steps=4,
+        warmup=2,
+        whatif=False,
+    )
+    assert report.run.status == "stopped", report.run.error
+    blocks = [m.name for m in report.run.memory.activations_by_module if m.depth == 1]
+    assert sorted(blocks) == ["Enc1.model", "Enc2.model"], blocks
+    d505 = next(f for f in report.findings if f.id == "D505")
+    assert sorted(d505.details["modules"]) == ["Enc1.model", "Enc2.model"]
+    assert "Enc1.get_submodule('model')" in d505.fix, d505.fix

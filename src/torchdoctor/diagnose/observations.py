@@ -293,6 +293,9 @@ class ModuleActivations:
     has_children: bool = False  # a container (a block of layers), not a single layer
     # bytes of the tensors passed into its forward: what a checkpoint of it keeps anyway
     input_bytes: int = 0
+    # the program's name for its root model (`Enc1`), which `name` then starts with, where two
+    # root models have modules of the same name; "" otherwise (names are the root's own)
+    root: str = ""
 
 
 @dataclass

@@ -17,11 +17,14 @@ them back after: the transform's saved tensors go uncounted, the program runs as
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
+from types import FrameType
 
 import torch
 from torch.nn.modules import module as module_hooks
 
+from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.observations import ModuleActivations
 
 OUTSIDE = "(no module)"  # tensors saved by functional code outside every module
@@ -44,7 +47,11 @@ def not_counted():
 class ActivationCounter:
     def __init__(self) -> None:
         self.stack: list[torch.nn.Module] = []
-        self.names: dict[int, tuple[str, str, int, bool]] = {}  # id -> (name, class, depth, kids)
+        # module id -> (name, class, depth, kids, its root's id)
+        self.names: dict[int, tuple[str, str, int, bool, int]] = {}
+        # root id -> the program's name for it (`Enc1`, `self.gen_a`; its class where none is
+        # found): several roots of the same layout (MUNIT's two encoders) name their modules alike
+        self.root_labels: dict[int, str] = {}
         self.inputs: dict[int, int] = {}  # module id -> bytes of its first call's tensor inputs
         self.parameter_storages: set[tuple] = set()
         self.saved: dict[tuple, tuple[int, tuple[int, ...]]] = {}  # storage -> (bytes, owners)
@@ -133,10 +140,12 @@ class ActivationCounter:
                 break
 
     def _name_tree(self, root: torch.nn.Module) -> None:
+        self.root_labels[id(root)] = _program_name(root) or type(root).__name__
         for name, module in root.named_modules():
             depth = name.count(".") + 1 if name else 0
             has_children = next(module.children(), None) is not None
-            self.names.setdefault(id(module), (name, type(module).__name__, depth, has_children))
+            entry = (name, type(module).__name__, depth, has_children, id(root))
+            self.names.setdefault(id(module), entry)
         for tensor in (*root.parameters(), *root.buffers()):
             try:
                 self.parameter_storages.add(_storage_key(tensor))
@@ -170,14 +179,62 @@ class ActivationCounter:
             for owner in set(owners):
                 totals[owner] = totals.get(owner, 0) + size
         result = []
+        labels = self._labels_where_names_clash([self.names[o] for o in totals if o in self.names])
         for owner, size in totals.items():
-            name, class_name, depth, has_children = self.names.get(owner, ("", "?", 0, False))
+            name, class_name, depth, has_children, root = self.names.get(
+                owner, ("", "?", 0, False, 0)
+            )
             inputs = self.inputs.get(owner, 0)
-            result.append(ModuleActivations(name, class_name, size, depth, has_children, inputs))
+            label = labels.get(root, "")
+            if label:
+                name = f"{label}.{name}" if name else label
+            result.append(
+                ModuleActivations(name, class_name, size, depth, has_children, inputs, label)
+            )
         if outside:
             result.append(ModuleActivations("", OUTSIDE, outside, 0))
         result.sort(key=lambda m: (-m.bytes, m.depth, m.name))
         return result[:MAX_MODULES]
+
+    def _labels_where_names_clash(self, entries: list) -> dict[int, str]:
+        """{root id: its label} when modules of two roots have the same name (each root's
+        `model`, MUNIT's encoders and decoders): every root's names are then qualified by it.
+        Labels alike (two roots of one name) are told apart by a count."""
+        roots_of: dict[str, set[int]] = {}
+        for name, _, _, _, root in entries:
+            if name:
+                roots_of.setdefault(name, set()).add(root)
+        if not any(len(roots) > 1 for roots in roots_of.values()):
+            return {}
+        labels: dict[int, str] = {}
+        taken: dict[str, int] = {}
+        for root in sorted({entry[4] for entry in entries}, key=list(self.root_labels).index):
+            label = self.root_labels.get(root, "model")
+            taken[label] = taken.get(label, 0) + 1
+            labels[root] = label if taken[label] == 1 else f"{label}#{taken[label]}"
+        return labels
+
+
+def _program_name(root: torch.nn.Module) -> str:
+    """The name the program's code calling the root model has for it: a variable of its frame
+    (local first, then global), or an attribute of one (`self.gen_a`); "" when none."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and is_library_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    for scope in (frame.f_locals, frame.f_globals):
+        for name, value in list(scope.items()):
+            if value is root:
+                return name
+    owner = frame.f_locals.get("self")
+    for name, value in list(getattr(owner, "__dict__", {}).items()):
+        if value is root:
+            return f"self.{name}"
+    for name, value in list(getattr(owner, "_modules", {}).items()):
+        if value is root:
+            return f"self.{name}"
+    return ""
 
 
 def _unpack(tensor):

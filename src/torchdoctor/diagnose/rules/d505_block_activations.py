@@ -71,6 +71,23 @@ def _parent(run: RunObservation, candidates: list) -> ModuleActivations | None:
     return next((m for m in run.memory.activations_by_module if m.name == name), None)
 
 
+def _fix(candidates: list[ModuleActivations]) -> str:
+    names = sorted(m.name for m in candidates)
+    first = min(candidates, key=lambda m: m.name)
+    if not first.root:
+        return (
+            f"TrainerConfig(activation_checkpointing={names!r})\n"
+            "# own loop, for each named module: h = torch.utils.checkpoint.checkpoint("
+            f"model.get_submodule({names[0]!r}), h, use_reentrant=False)"
+        )
+    # modules of several root models (`Enc1.model`): each checkpointed in its own model
+    inner = first.name[len(first.root) + 1 :]
+    return (
+        "# for each named module, in its own model: h = torch.utils.checkpoint.checkpoint("
+        f"{first.root}.get_submodule({inner!r}), h, use_reentrant=False)"
+    )
+
+
 def check(run: RunObservation) -> list[Finding]:
     activations = run.memory.saved_activation_bytes
     if not activations or activations < MIN_ACTIVATION_BYTES:
@@ -103,7 +120,6 @@ def check(run: RunObservation) -> list[Finding]:
         evidence.append(f"Peak memory was {pct(use)} of capacity ({run.memory.source}).")
     fixes = memory_fixes(run)
     evidence += [f"Would free ~{size(f.frees_bytes)}: {f.what}." for f in fixes[:3]]
-    names = sorted(m.name for m in candidates)
     return [
         Finding(
             id=CODE,
@@ -111,9 +127,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity="warning" if bound else "info",
             saving=0.0,
             evidence=evidence,
-            fix=f"TrainerConfig(activation_checkpointing={names!r})\n"
-            "# own loop, for each named module: h = torch.utils.checkpoint.checkpoint("
-            f"model.get_submodule({names[0]!r}), h, use_reentrant=False)",
+            fix=_fix(candidates),
             source="docs/techniques/activation-checkpointing.md; PyTorch docs: torch.utils.checkpoint",
             explanation="The modules named here keep most of what backward needs; "
             "checkpointing them frees that memory for recomputation.",
