@@ -2207,3 +2207,31 @@ def test_modules_of_two_root_models_alike_are_named_with_their_models(diagnose_h
     d505 = next(f for f in report.findings if f.id == "D505")
     assert sorted(d505.details["modules"]) == ["Enc1.model", "Enc2.model"]
     assert "Enc1.get_submodule('model')" in d505.fix, d505.fix
+
+
+def test_a_budget_stop_judged_a_step_later_does_not_contradict_the_steps_measured(diagnose_here):
+    """StarGAN (its generator's forward in each critic step is judged one step later): the report
+    said "measured 4 step(s)" and "the --budget of 60 s ran out after 3 steps", the count taken
+    when the budget ran out, the stop made at the next step's end."""
+    report = diagnose_here(
+        """
+        model = nn.Linear(64, 64)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(400):
+            x = torch.randn(256, 64)
+            side = model(x)  # autograd on, never backpropagated: judged one step later
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            time.sleep(0.05)
+        """,
+        steps=None,
+        warmup=1,
+        budget_s=0.3,
+        whatif=False,
+    )
+    stop = next(n for n in report.run.notes if "--budget" in n)
+    said = re.search(r"after (\d+) steps", stop)
+    assert said is None or int(said.group(1)) == len(report.run.steps), stop
+    assert f"measured {len(report.run.steps)} step(s)" in " ".join(report.run.notes)

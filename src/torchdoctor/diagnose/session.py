@@ -301,7 +301,12 @@ class Session:
         over_budget = elapsed > self.config.budget_s
         if count < self.config.min_steps:
             if over_budget and count >= MIN_CYCLE_STEPS:
-                return f"the --budget of {self.config.budget_s:g} s ran out after {count} steps"
+                # no count here: the stop can come a step later (a forward judged at the next
+                # step's end), and the notes say how many steps were measured
+                return (
+                    f"the --budget of {self.config.budget_s:g} s ran out before "
+                    f"{self.config.min_steps} steps were measured"
+                )
             return ""
         index = self.tracker.index  # the step about to start; index - 1 just closed
         boundaries = [i for i in self.epoch_starts if i > self.first_measured]
