@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from torchdoctor.diagnose.api import diagnose_script
-from torchdoctor.diagnose.observations import LineStat, RunObservation
+from torchdoctor.diagnose.observations import (
+    LinesObservation,
+    LineStat,
+    RunObservation,
+    StepObservation,
+)
 from torchdoctor.diagnose.program_signals import ProgramSignals, _raise_terminated
 from torchdoctor.diagnose.report.lines import finding_lines
 from torchdoctor.diagnose.rules._lines import (
@@ -2235,3 +2240,44 @@ def test_a_budget_stop_judged_a_step_later_does_not_contradict_the_steps_measure
     said = re.search(r"after (\d+) steps", stop)
     assert said is None or int(said.group(1)) == len(report.run.steps), stop
     assert f"measured {len(report.run.steps)} step(s)" in " ".join(report.run.notes)
+
+
+def _hand_updated_run(manual_updates: bool) -> RunObservation:
+    """A DP-SGD step (per-sample gradients by `vmap(grad)`, clipped, noised and applied by hand):
+    its per-sample norm line is 30% of the step, in "other" (no optimizer phase to book it in)."""
+    line = LineStat(
+        "train.py:27",
+        "other",
+        samples=80,
+        self_samples=80,
+        share=0.3,
+        self_share=0.3,
+        function="<module>",
+        code="norms = torch.sqrt(sum(g.flatten(1).pow(2).sum(1) for g in grads.values()))",
+        steps_seen=8,
+    )
+    phases = {"data": 0.0005, "forward": 0.002, "backward": 0.004, "other": 0.01}
+    steps = [StepObservation(index=i, wall_s=0.0165, phases=dict(phases)) for i in range(8)]
+    return RunObservation(
+        target="train.py",
+        status="stopped",
+        warmup_steps=3,
+        steps=steps,
+        manual_updates=manual_updates,
+        lines=LinesObservation(samples=400, steps=8, seconds_per_sample=0.003, lines=[line]),
+    )
+
+
+def test_unrecognised_code_of_a_hand_written_update_claims_no_saving():
+    """planted's clean DP-SGD control (styles12 n02: per-sample gradients by `vmap(grad)`, each
+    clipped, noised and applied by hand) got D801 [warning] "takes 19% of every step ... saves ~19%
+    of run time" on its per-sample norm: with no torch.optim optimizer the update is booked as
+    "other", and unrecognised code there may be that update, work every step needs. Named, as
+    information, with no saving; with an optimizer the same line keeps its estimate."""
+    from torchdoctor.diagnose.rules import d801_hot_user_line as d801
+
+    (by_hand,) = d801.check(_hand_updated_run(manual_updates=True))
+    assert by_hand.saving == 0.0 and by_hand.severity == "info", by_hand
+    assert any("updates its parameters by hand" in line for line in by_hand.evidence)
+    (with_optimizer,) = d801.check(_hand_updated_run(manual_updates=False))
+    assert with_optimizer.saving > 0.2 and with_optimizer.severity == "warning"

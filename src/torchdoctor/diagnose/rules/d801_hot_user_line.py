@@ -26,6 +26,10 @@ not a hot line, and is never flagged.
 A line that steps a reinforcement-learning environment (gymnasium, gym, PettingZoo, EnvPool,
 dm_control) is the program's own work, not overhead: it is not flagged.
 
+In a program that updates its parameters by hand (no torch.optim optimizer), the update runs
+outside the phases the step tells apart: an unrecognised line there may be that update (a DP-SGD
+step's per-sample clipping and noise), and no saving is claimed for it (information).
+
 Thresholds: 5% of the step for a recognised kind, 15% for a line whose work is not recognised
 (the program's own code, or a call into an installed package).
 A warning needs its saving less two standard deviations of its sample count (a count of n samples
@@ -158,6 +162,12 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
     # the line's sampled share, never more than its phase could give back (sampling noise)
     cap = MAX_GIVEN_BACK * _phase_share(run, profile, line.phase)
     saving = min(clamp(hot.share * (1 - 1 / EVERY) if removable else hot.share), cap)
+    # parameters updated by hand (no torch.optim optimizer): the update is booked outside the
+    # phases, and unrecognised code there may be it (a DP-SGD's per-sample clipping and noise),
+    # work the step needs: no saving claimed for it
+    may_be_update = run.manual_updates and kind.name in UNNAMED_KINDS and line.phase == "other"
+    if may_be_update:
+        saving = 0.0
     samples = samples_of(hot)
     where = "the step"
     if line.phase == "evaluation":  # an RL loop's acting, as the report's line table names it
@@ -188,6 +198,14 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
             f"estimate, an upper bound: {sampled}, all of it (vectorised code still costs "
             f"some), at most {pct(MAX_GIVEN_BACK)} of the {line.phase} phase's time"
         )
+    if may_be_update:
+        evidence.append(
+            "The program updates its parameters by hand (no torch.optim optimizer): the update "
+            "runs outside the phases the step tells apart, and this line may be part of it (a "
+            "per-sample clipping, noise, the update itself), work every step needs: no saving "
+            "is claimed."
+        )
+        how = "none claimed: the line may be the program's own parameter update"
     if how_often != "every step":  # the share is its time over all the measured steps
         evidence.insert(1, f"It ran in {how_often} only; the share is its time over all of them.")
     return Finding(
@@ -210,7 +228,7 @@ def _finding(hot: HotLine, run: RunObservation, profile: StepProfile) -> Finding
             "samples": samples,
             "call_site": hot.call_site,
         },
-        saving_basis="measured" if removable else "estimated",
+        saving_basis="measured" if removable and not may_be_update else "estimated",
         saving_how=how,
     )
 
