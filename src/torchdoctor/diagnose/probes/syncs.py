@@ -149,7 +149,13 @@ class SyncProbe(Probe):
             if count:
                 seconds = max(0.0, seconds) if use_measured else 0.0
                 site = SyncSite(
-                    kind, location, count, count / steps, device, seconds / steps, loader_batch
+                    kind,
+                    location,
+                    count,
+                    count / steps,
+                    device,
+                    seconds / steps,
+                    bool(loader_batch),
                 )
                 run.sync_sites.append(site)
         run.sync_sites.sort(key=lambda s: -s.count)
