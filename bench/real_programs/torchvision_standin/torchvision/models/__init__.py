@@ -1,6 +1,8 @@
 """ResNet-18/34/50 as torchvision builds them (attribute names, layer order, `fc.in_features`),
 random weights only: programs that build one with `weights=None` train it; nothing downloads.
-Other constructors are named so that imports succeed and fail when called."""
+VGG16 also with its weights named (random too: a style transfer's frozen perceptual-loss network,
+whose ImageNet weights are a download). Other constructors are named so that imports succeed and
+fail when called."""
 
 from __future__ import annotations
 
@@ -101,8 +103,44 @@ def resnet50(weights=None, progress=True, **kwargs) -> ResNet:
 
 
 class VGG16_Weights:  # noqa: N801 (torchvision's name)
-    DEFAULT = None
+    # a feature extractor's weights (a perceptual loss): the stand-in's VGG16 is random either
+    # way, as the stand-in's data is; naming them builds the same layers
+    IMAGENET1K_V1 = "IMAGENET1K_V1"
+    IMAGENET1K_FEATURES = "IMAGENET1K_FEATURES"
+    DEFAULT = IMAGENET1K_V1
 
 
-def vgg16(*args, **kwargs):
-    raise NotImplementedError("the torchvision stand-in has no VGG")
+_VGG16_LAYERS = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+                 512, 512, 512, "M"]  # fmt: skip
+
+
+class VGG(nn.Module):
+    """torchvision's VGG: `features` (3x3 convolutions and ReLUs, max pools), `avgpool`,
+    `classifier`, with its indices."""
+
+    def __init__(self, num_classes: int = 1000) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        channels = 3
+        for width in _VGG16_LAYERS:
+            if width == "M":
+                layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
+            else:
+                layers += [nn.Conv2d(channels, int(width), 3, padding=1), nn.ReLU(inplace=True)]
+                channels = int(width)
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096), nn.ReLU(True), nn.Dropout(),
+            nn.Linear(4096, 4096), nn.ReLU(True), nn.Dropout(),
+            nn.Linear(4096, num_classes),
+        )  # fmt: skip
+
+    def forward(self, x):
+        return self.classifier(self.avgpool(self.features(x)).flatten(1))
+
+
+def vgg16(weights=None, progress=True, **kwargs) -> VGG:
+    """Random weights, named weights or not (a frozen perceptual-loss network here)."""
+    kwargs.pop("pretrained", None)
+    return VGG(**kwargs)
