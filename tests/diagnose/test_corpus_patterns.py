@@ -2071,6 +2071,27 @@ def test_an_evaluation_seen_only_before_the_measured_steps_of_a_stopped_run_stat
     assert any("how often it runs is unknown" in line for line in d301.evidence), d301.evidence
 
 
+def test_an_evaluation_seen_once_early_in_the_measured_steps_of_a_stopped_run_states_no_share(
+    diagnose_here,
+):
+    """PyTorch-GAN's CycleGAN samples at batch 0, after the first iteration's three optimizer
+    steps: its sampling fell in the first measured step, and four steps of a once-per-100-batches
+    sampling read as "10% ... saves ~2%, 21.6 s per epoch". An evaluation seen once, early in the
+    measured steps, has no known period either (once late in them, the window ended soon after
+    it: whole-cycle mode's per-epoch evaluation, test_whatif.py)."""
+    report = diagnose_here(
+        _EVALUATION_AT_ITERATION_0.replace("ITERATIONS", "200").replace("it % 500 == 0", "it == 2"),
+        steps=5,
+        warmup=1,
+        whatif=False,
+    )
+    seen = [i for i, s in enumerate(report.run.steps) if s.evaluation_s > 0]
+    assert seen == [0], seen  # iteration 2's, in the first of the 5 measured steps
+    d301 = next(f for f in report.findings if f.id == "D301")
+    assert d301.saving < 0.005 and d301.details["evaluation_share"] == 0.0, d301
+    assert any("in 1 of the 5 measured steps, early in them" in e for e in d301.evidence)
+
+
 def test_an_evaluation_before_the_measured_steps_of_a_completed_run_counts_the_warmup_training(
     diagnose_here,
 ):

@@ -163,30 +163,41 @@ def evaluation_share(run: RunObservation, measured_only: bool = False) -> float:
     Prefers the evaluation cut out of the measured steps (same window as the training time).
     Where none was (a GAN's sampler at batch 0, minGPT's evaluation at iteration 0), all the
     evaluation seen is compared with all the training seen, warm-up included, but only in a run
-    that completed: of a run stopped or ended early, how often that evaluation runs is unknown
-    (once per epoch of hundreds of steps, seen in a window of ten), and the share is 0: none is
-    stated (`evaluation_frequency_unknown`). `measured_only`: the measured steps' alone (what
-    the verdict says of "the measured time").
+    that completed. Of a run stopped or ended early whose evaluation ran outside the measured
+    steps, or once in the first half of them (a sampler every 100 batches seen once in a window
+    of four steps), how often it runs is unknown: the share is 0, none is stated
+    (`evaluation_frequency_unknown`). `measured_only`: the measured steps' evaluation alone, as
+    seen (what the verdict says of "the measured time").
     """
     steps = measured_steps(run)
     if not steps:  # no measured training time to compare with
         return 0.0
     train_s = sum(s.wall_s for s in steps)
     eval_s = sum(s.evaluation_s for s in steps)
-    if not eval_s and not measured_only and run.status == "completed":
-        eval_s = run.evaluation.seconds
-        train_s = max(train_s, run.training_s_seen)
+    if not measured_only:
+        if evaluation_frequency_unknown(run):
+            return 0.0
+        if not eval_s and run.status == "completed":
+            eval_s = run.evaluation.seconds
+            train_s = max(train_s, run.training_s_seen)
     return clamp(eval_s / (eval_s + train_s)) if eval_s > 0 else 0.0
 
 
 def evaluation_frequency_unknown(run: RunObservation) -> bool:
-    """Evaluation ran, none of it within the measured steps, in a run that did not complete:
-    how often it runs is unknown, so no share of the run's time (nor a saving) is drawn from it."""
-    return (
-        run.evaluation.seconds > 0
-        and run.status != "completed"
-        and not any(s.evaluation_s > 0 for s in measured_steps(run))
-    )
+    """Evaluation ran in a run that did not complete, outside the measured steps or in a single
+    one of them in the window's first half (CycleGAN's sampling at batch 0, then no more): how
+    often it runs is unknown (it may run once an epoch of hundreds of steps), so no share of the
+    run's time (nor a saving) is drawn from it. Seen in two measured steps or more, it has a
+    period; seen once late in the window, the window ended soon after it (whole-cycle mode
+    measures up to the evaluation after an epoch and the next epoch's first step)."""
+    if run.evaluation.seconds <= 0 or run.status == "completed":
+        return False
+    steps = measured_steps(run)
+    with_evaluation = [i for i, s in enumerate(steps) if s.evaluation_s > 0]
+    if not with_evaluation:
+        return True
+    # seen once, in the window's first half: the rest of it ran without, for how long unknown
+    return len(with_evaluation) == 1 and with_evaluation[0] < (len(steps) - 1) / 2
 
 
 def evaluation_is_validation(run: RunObservation) -> bool:

@@ -20,9 +20,9 @@ program paid; the saving is the
 time of the evaluation forwards that ran with autograd (measured, excluding the evaluation
 loader's waits) times the measured relative gain, as a share of evaluation plus training time.
 Estimated saving, without that measurement: 20% of those forwards (graph recording and saved
-activations). An evaluation seen only outside the measured steps of a run that did not complete
-(a GAN's sampler at batch 0, an evaluation at iteration 0) runs how often is unknown: no share of
-the run and no saving are stated; of a completed run it is compared with all the training seen. The finding stays a warning even when no time is gained: the memory kept for a
+activations). An evaluation of a run that did not complete, seen only outside the measured steps
+or once in their first half (a GAN's sampler at batch 0, an evaluation at iteration 0), runs how often is unknown: no share of the run and no saving are stated; of a
+completed run, an evaluation outside the measured steps is compared with all the training seen. The finding stays a warning even when no time is gained: the memory kept for a
 backward that never runs can exhaust it.
 
 ## Example
@@ -53,7 +53,14 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding, SavingBasis
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import clamp, evaluation_share, pct, secs, severity_for
+from torchdoctor.diagnose.rules._common import (
+    clamp,
+    evaluation_share,
+    measured_steps,
+    pct,
+    secs,
+    severity_for,
+)
 from torchdoctor.diagnose.rules._lines import evaluation_is_validation
 from torchdoctor.diagnose.rules._measured import fastest, how
 from torchdoctor.diagnose.step_analysis import evaluation_frequency_unknown, evaluation_is_acting
@@ -65,6 +72,14 @@ ACTING_TITLE = "Acting forwards run with autograd on (no torch.no_grad)"
 ACTING_FIX = "with torch.no_grad():\n    action = policy(observation)  # the rollout keeps it"
 AUTOGRAD_COST = 0.2
 NO_TIME_TO_GAIN = 0.01  # below this share the warning is for memory alone, and says so
+
+
+def _seen_where(run: RunObservation) -> str:
+    steps = measured_steps(run)
+    seen = sum(1 for s in steps if s.evaluation_s > 0)
+    if not seen:
+        return "none of it within the measured steps"
+    return f"in {seen} of the {len(steps)} measured steps, early in them"
 
 
 def check(run: RunObservation) -> list[Finding]:
@@ -89,9 +104,9 @@ def check(run: RunObservation) -> list[Finding]:
     unknown = evaluation_frequency_unknown(run)
     evidence = [
         f"{ev.with_grad} of {ev.forwards} {phase} forward(s) ran with autograd enabled.",
-        f"{phase.capitalize()} took {secs(ev.seconds)}, none of it within the measured steps of "
-        "a run that did not complete: how often it runs is unknown, so no share of the run's "
-        "time (and no saving) is stated."
+        f"{phase.capitalize()} took {secs(ev.seconds)}, in a run that did not complete, "
+        f"{_seen_where(run)}: how often it runs is unknown, so no share of the run's time (and "
+        "no saving) is stated."
         if unknown
         else f"{phase.capitalize()} took {secs(ev.seconds)}, {pct(share)} of {phase} plus "
         "training time.",
