@@ -10,6 +10,7 @@ from torch import nn
 
 import torchdoctor
 from torchdoctor.diagnose.probes.activations import ActivationCounter
+from torchdoctor.diagnose.probes.memory import MemoryTimelineProbe
 
 
 def test_saved_tensors_are_booked_to_modules_once_per_storage_without_parameters():
@@ -56,3 +57,33 @@ def test_an_allocation_failure_in_the_counted_step_is_explained_with_its_activat
     assert oom.activations_bytes == 32 * 16 * 4 + 32 * 64 * 4
     d506 = next(f for f in report.findings if f.id == "D506")
     assert d506.severity == "error" and "up to the failure" in " ".join(d506.evidence)
+
+
+def _memory_listeners(watched) -> list:
+    return [
+        listener
+        for listener in watched.session.tracker.phase_listeners
+        if getattr(listener, "__func__", None) is MemoryTimelineProbe._phase_listener
+    ]
+
+
+@pytest.mark.parametrize(("warmup", "micro_batches"), [(3, 2), (2, 1)])
+def test_the_sampled_steps_memory_reads_stop_after_it_when_step_numbering_restarts(
+    warmup, micro_batches
+):
+    """watch() on an optimizer made before it closes steps at backward() until the first
+    optimizer.step(), then numbers them from 0 again: with two micro-batches per update (the
+    default warmup) or a warmup of 2, the step before the sampled one closed twice and the
+    memory read at every phase transition stayed on for the whole run."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(16, 8), torch.randint(0, 2, (16,))
+    with torchdoctor.watch(warmup=warmup, whatif=False) as watched:
+        for _ in range(6):
+            for _ in range(micro_batches):  # accumulated per update
+                (nn.functional.cross_entropy(model(x), y) / micro_batches).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        assert watched.session.tracker.index == 6
+        assert _memory_listeners(watched) == []

@@ -53,6 +53,20 @@ def _torch_call_code():
 
 
 _TORCH_CALL = _torch_call_code()
+# looked up once: the run check (_repeated) calls them at every repeated forward
+Tensor = torch.Tensor
+is_grad_enabled = torch.is_grad_enabled
+is_inference_mode_enabled = torch.is_inference_mode_enabled
+perf_counter = time.perf_counter
+
+
+def _any_autocast_check() -> Callable[[], bool]:
+    """A C call telling whether autocast is on for any device (torch >= 2.4); else a call that
+    says "maybe", so the dtypes are compared."""
+    return getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
+
+
+any_autocast_enabled = _any_autocast_check()
 
 
 def autocast_dtype(device_type: str) -> str | None:
@@ -232,8 +246,9 @@ class ForwardProbe(Probe):
             run = self._repeated(module, args, kwargs) if tracker.step_forwards else None
             if run is not None:  # counted into the record of the run it repeats
                 record = None
-                t0 = time.perf_counter()
+                t0 = perf_counter()
                 output = original(module, *args, **kwargs)
+                t1 = perf_counter()
             else:
                 record = self._root_enter(module, args, kwargs)
                 if record is None:
@@ -247,7 +262,15 @@ class ForwardProbe(Probe):
             tracker.pop()
             self.in_root = False
         if run is not None:
-            self._count_into(run, t0, output)
+            # one more forward of the run: its time, its output for the next forward's links
+            # (spelled out: an RL step runs this at every action)
+            run.count += 1
+            run.seconds += t1 - t0
+            run.t1 = t1
+            tensor = output if type(output) is Tensor else first_tensor(output)
+            if tensor is not None:
+                run.output_ref = weakref.ref(tensor)
+            tracker.forwards_seen += 1
         elif record is not None:
             self._root_exit(record, output)
             caller = sys._getframe(1)  # our `__call__` wrapper's frame, or a method span's
@@ -277,19 +300,22 @@ class ForwardProbe(Probe):
             or record.t1 is None  # still running: a recursive call
             or record.on_training_batch
             or self._run_boundaries != self.tracker.boundaries
-            or record.grad_enabled != torch.is_grad_enabled()
+            or record.grad_enabled != is_grad_enabled()
             or record.train_mode != module.training
-            or record.inference_mode != torch.is_inference_mode_enabled()
+            or record.inference_mode != is_inference_mode_enabled()
             or self.session.hooks.around_forward
         ):
             return None
         caller = sys._getframe(3)  # frames: this, _root_call, the `__call__` wrapper
         if caller.f_code is not self._run_code or caller.f_lasti != self._run_lasti:
             return None
-        x = args[0] if args and isinstance(args[0], torch.Tensor) else first_tensor(args or kwargs)
+        x = args[0] if args and type(args[0]) is Tensor else first_tensor(args or kwargs)
         if (None if x is None else x.shape) != record.shape:
             return None
-        if autocast_dtype(record.device_type) != record.autocast:
+        # autocast off then and now (the usual run) is told by one C call, without the dtype
+        if (record.autocast is not None or any_autocast_enabled()) and autocast_dtype(
+            record.device_type
+        ) != record.autocast:
             return None
         if record.grad_enabled and record.train_mode:
             self.training_calls[id(module)] = (module, args, kwargs)  # the latest batch
@@ -302,18 +328,6 @@ class ForwardProbe(Probe):
             if not record.grad_enabled:
                 self.session.evaluation_forward_starting()  # may stop the program
         return record
-
-    def _count_into(self, run: ForwardRecord, t0: float, output) -> None:
-        """One more forward of the run `run` records: its time, its output for the next
-        forward's links."""
-        t1 = time.perf_counter()
-        run.count += 1
-        run.seconds += t1 - t0
-        run.t1 = t1
-        tensor = output if isinstance(output, torch.Tensor) else first_tensor(output)
-        if tensor is not None:
-            run.output_ref = weakref.ref(tensor)
-        self.tracker.forwards_seen += 1
 
     def _submodule_ids(self, module_id: int | None) -> set[int]:
         """The ids of a root module seen and of its submodules (steps.py asks, rarely: whether a

@@ -168,7 +168,13 @@ class MemoryTimelineProbe(Probe):
         self.phase_step = step
         self.phase = "other"
         self.reader.peak_and_reset()
-        self.tracker.phase_listeners.append(self._phase_listener)
+        # Once: the step before the sampled one can close twice. watch() on an optimizer made
+        # before it closes steps at backward() until the first optimizer.step(), then counts
+        # again from 0 (session.optimizer_step_done). Two micro-batches accumulated per update
+        # started the phases twice and finished them once, and the listener read memory at
+        # every phase transition of the run (an RL step: a hundred reads).
+        if self._phase_listener not in self.tracker.phase_listeners:
+            self.tracker.phase_listeners.append(self._phase_listener)
 
     def _finish_phases(self) -> None:
         self._phase_listener("other")

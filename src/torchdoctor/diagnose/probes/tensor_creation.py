@@ -27,6 +27,10 @@ from torchdoctor.diagnose.observations import TensorCreationObservation
 from torchdoctor.diagnose.probes.base import Probe, per_step
 from torchdoctor.intercept.patching import dynamo_compiling, transforming
 
+# a list's first item of these exact types: a row of Python numbers, which is none of the kinds
+# timed (an ndarray, a list of ndarrays, rows of rows)
+_NUMBERS = frozenset((float, int, bool))
+
 
 class TensorCreationProbe(Probe):
     def install(self, patcher) -> None:
@@ -49,8 +53,10 @@ class TensorCreationProbe(Probe):
         def tensor(data, *args, **kwargs):
             if dynamo_compiling():
                 return original(data, *args, **kwargs)
-            numpy = modules.get("numpy")
             first = data[0] if isinstance(data, (list, tuple)) and data else None
+            if type(first) in _NUMBERS:  # one row of numbers (an RL observation): not timed
+                return original(data, *args, **kwargs)
+            numpy = modules.get("numpy")
             if numpy is not None and isinstance(data, numpy.ndarray):
                 kind = "from_ndarray"
             elif numpy is not None and isinstance(first, numpy.ndarray):
