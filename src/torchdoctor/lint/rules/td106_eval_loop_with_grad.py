@@ -31,18 +31,25 @@ def iterates_eval_data(ctx, loop: cst.For) -> bool:
 
 
 EVAL_FUNCTION_WORDS = {"validate", "validation", "evaluate", "evaluation", "eval", "val", "valid"}
-TRAIN_FUNCTION_WORDS = {"train", "training", "fit", "finetune", "optimize", "adapt"}
-_GRADIENT_CALLS = ("torch.autograd.", "torch.func.", "torch.enable_grad", "torch.set_grad_enabled")
+# calls that compute gradients or turn them on (not `torch.autograd.Variable`, a plain wrapper)
+_GRADIENT_CALLS = (
+    "torch.autograd.grad",
+    "torch.autograd.backward",
+    "torch.autograd.functional.",
+    "torch.func.",
+    "torch.enable_grad",
+    "torch.set_grad_enabled",
+)
 
 
 def in_eval_function(ctx, loop: cst.CSTNode) -> bool:
     """The loop is in a function named for evaluation (`validate`, `run_eval`, `val_epoch`)
     that uses no gradient: it evaluates whatever it iterates over (`range(0, len(xs), bs)`
-    over held-out tensors). A name that also says training (`train_and_eval`) or a body that
-    reads gradients (saliency, `torch.autograd.grad`, test-time adaptation) is not one."""
+    over held-out tensors). A function that works with gradients (saliency,
+    `torch.autograd.grad`, test-time adaptation) is not one."""
     function = ctx.enclosing(loop, cst.FunctionDef)
     words = set(function.name.value.lower().split("_")) if function is not None else set()
-    if not words & EVAL_FUNCTION_WORDS or words & TRAIN_FUNCTION_WORDS:
+    if not words & EVAL_FUNCTION_WORDS:
         return False
     return not _uses_gradients(ctx, function, loop)
 
@@ -77,7 +84,7 @@ class EvalLoopWithGrad(Rule):
     ## What it does
     Flags a loop over validation/test data (a loader named like `val_loader`, `test_dl`,
     `loaders["eval"]`), or any loop of a function named for evaluation (`validate`,
-    `run_eval`, `val_epoch`; not `train_and_eval`) whose body uses no gradient (no
+    `run_eval`, `val_epoch`, `train_evaluate`) whose body uses no gradient (no
     `torch.autograd.grad`, `.grad`, `requires_grad_()`, no `optimizer.step()` in the loop),
     that calls a model (`model(x)`, `self.net(x)`; passing a model to a
     helper or storing it does not count), never calls `backward()`, and runs neither under
