@@ -130,3 +130,17 @@ def _is_target(ctx, name: cst.Name) -> bool:
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
         child, parent = parent, ctx.parent(parent)
     return isinstance(parent, cst.AssignTarget) and parent.target is child
+
+
+def after_return(ctx, loop: cst.For | cst.While) -> bool:
+    """`loop` follows a `return` in its block: dead code, never run."""
+    block = ctx.parent(loop)
+    body = getattr(block, "body", ())
+    for statement in body if isinstance(body, (list, tuple)) else ():
+        if statement is loop:
+            return False
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Return) for small in statement.body
+        ):
+            return True
+    return False

@@ -7,6 +7,7 @@ import libcst as cst
 from torchdoctor.lint.edits import rename_attribute
 from torchdoctor.lint.patterns import argument, keyword, method_call, receiver, terminal_name
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import step_loop_around
 
 _ARRAY_FUNCS = {
     f"numpy.{n}"
@@ -111,7 +112,9 @@ class TensorFromNdarray(Rule):
     from a few numbers or drawn at random (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange`,
     `np.random.randn(100, 8)` outside any loop and any `__getitem__`) is left alone: one copy,
     once; so are a layer's initial weights (`layer.weight.data = torch.tensor(w)`,
-    `nn.Parameter(torch.tensor(w))`), set once while the model is built.
+    `nn.Parameter(torch.tensor(w))`), set once while the model is built. Also flags, in a
+    training step, `torch.tensor([rows[i] for i in batch])` where `rows` is a list of lists made
+    by `.tolist()`: the batch is rebuilt number by number on every step.
 
     ## Why is this bad
     `torch.tensor` always copies its input, and on a list of arrays it converts element by
@@ -150,6 +153,14 @@ class TensorFromNdarray(Rule):
                     "`torch.tensor()` on a list of NumPy arrays converts "
                     "element by element; `np.stack` them and use `torch.from_numpy`",
                 )
+            elif isinstance(data, cst.ListComp) and _rows_of_python_lists_per_step(ctx, call, data):
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`torch.tensor()` on rows of a Python list of lists (from `.tolist()`) "
+                    "converts element by element on every step; keep the rows as one tensor "
+                    "and index it",
+                )
             elif (
                 is_ndarray(ctx, data)
                 and not _one_off_generated(ctx, call, data)
@@ -181,6 +192,18 @@ class TensorFromNdarray(Rule):
         ]
         new = call.with_changes(func=rename_attribute(call.func, target), args=args)
         return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})
+
+
+def _rows_of_python_lists_per_step(ctx, call: cst.Call, data: cst.ListComp) -> bool:
+    """`torch.tensor([pool[i] for i in chosen])` in a training step, where `pool` is bound
+    only to `<tensor or array>.tolist()`: a batch rebuilt number by number from Python lists."""
+    row = data.elt
+    if not (isinstance(row, cst.Subscript) and isinstance(row.value, cst.Name)):
+        return False
+    values = ctx.assigned_values(row.value)
+    if not values or not all(method_call(v, "tolist") for v in values):
+        return False
+    return step_loop_around(ctx, call) is not None
 
 
 # NumPy constructors of a range or a grid of points from a few numbers (a time grid, a plot axis),
