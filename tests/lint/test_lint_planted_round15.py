@@ -306,3 +306,53 @@ def test_a_cell_stepped_through_a_method_of_the_class_is_flagged_not_when_decodi
         "        return self.out(self.rnn(self.embed(tgt_in), h[None])[0])\n        logits = []\n",
     )
     assert lint_text(fused, select="TD135").violations == []  # the loop after `return` is dead
+
+
+PROFILER_ON_BY_DEFAULT = """from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class RunConfig:
+    profile: bool = True
+
+    def __post_init__(self):
+        self.profiler = None
+        if self.profile:
+            self.profiler = torch.profiler.profile(record_shapes=True)
+            self.profiler.start()
+
+    def step(self):
+        if self.profiler is not None:
+            self.profiler.step()
+
+
+cfg = RunConfig()
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    cfg.step()
+"""
+
+
+def test_a_profiling_switch_on_by_default_is_no_opt_in():
+    assert [v.line for v in lint_text(PROFILER_ON_BY_DEFAULT, select="TD134").violations] == [14]
+    off = PROFILER_ON_BY_DEFAULT.replace("profile: bool = True", "profile: bool = False")
+    assert lint_text(off, select="TD134").violations == []
+
+
+def test_code_after_a_return_is_dead_for_td101():
+    dead = (
+        "import numpy as np\nimport torch\n\n\ndef sample(rows, picks):\n"
+        "    return torch.from_numpy(rows[picks])\n"
+        "    return torch.tensor([np.asarray(rows[k]) for k in picks])\n"
+    )
+    assert lint_text(dead, select="TD101").violations == []
+    live = dead.replace("    return torch.from_numpy(rows[picks])\n", "")
+    assert [v.line for v in lint_text(live, select="TD101").violations] == [6]

@@ -132,15 +132,15 @@ def _is_target(ctx, name: cst.Name) -> bool:
     return isinstance(parent, cst.AssignTarget) and parent.target is child
 
 
-def after_return(ctx, loop: cst.For | cst.While) -> bool:
-    """`loop` follows a `return` in its block: dead code, never run."""
-    block = ctx.parent(loop)
+def after_return(ctx, statement: cst.CSTNode) -> bool:
+    """`statement` follows a `return` in its block: dead code, never run."""
+    block = ctx.parent(statement)
     body = getattr(block, "body", ())
-    for statement in body if isinstance(body, (list, tuple)) else ():
-        if statement is loop:
+    for current in body if isinstance(body, (list, tuple)) else ():
+        if current is statement:
             return False
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Return) for small in statement.body
+        if isinstance(current, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Return) for small in current.body
         ):
             return True
     return False

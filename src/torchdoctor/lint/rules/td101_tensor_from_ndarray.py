@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchdoctor.lint.edits import rename_attribute
 from torchdoctor.lint.patterns import argument, keyword, method_call, receiver, terminal_name
+from torchdoctor.lint.loops import after_return
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.steps import step_loop_around
 
@@ -145,6 +146,8 @@ class TensorFromNdarray(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to("torch.tensor"):
+            if after_return(ctx, ctx.statement_of(call)):
+                continue  # dead code
             data = argument(call, "data", 0)
             if isinstance(data, cst.ListComp) and is_ndarray(ctx, data.elt):
                 yield ctx.violation(

@@ -7,7 +7,7 @@ import libcst as cst
 from torchdoctor.lint.patterns import argument, is_false, method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.steps import LOOPS, is_step_loop, step_loop_around
-from torchdoctor.lint.switches import guarded, guarded_off, under_named_switch
+from torchdoctor.lint.switches import guarded, guarded_off, truth
 
 _PROFILERS = ("torch.profiler.profile", "torch.autograd.profiler.profile")
 
@@ -22,8 +22,9 @@ class ProfilerRecordsEveryStep(Rule):
     that runs one), a profiler assigned to a name whose `.start()` is called in a function
     (or module) that then runs such a loop, or one kept on an object (`self.prof =
     profile(...)`, a callback's) that is started, whose `.step()` runs on every training step
-    (also through a loop over callbacks) and that nothing stops while training. A profiler under an `if` that names profiling
-    (`if args.profile:`), enabled by such a switch (`profile(args.enable_profiling)`), or on a
+    (also through a loop over callbacks) and that nothing stops while training. A profiler under
+    an `if` that names profiling (`if args.profile:`) and that the file's defaults do not turn
+    on, enabled by such a switch (`profile(args.enable_profiling)`), or on a
     switch the file leaves off is an explicit choice and is left alone, and so are
     `enabled=False` and `**kwargs` that may hold a schedule.
 
@@ -69,7 +70,7 @@ class ProfilerRecordsEveryStep(Rule):
                 continue  # `profile(args.enable_profiling)`: on when asked for, as `if args.profile:`
             if not _star_arguments_known_without_schedule(ctx, call):
                 continue  # `**kwargs` that may hold a schedule
-            if under_named_switch(ctx, call, "profil") or guarded(ctx, call):
+            if _opted_in(ctx, call) or guarded(ctx, call):
                 continue
             if not _covers_training(ctx, call):
                 continue
@@ -79,6 +80,16 @@ class ProfilerRecordsEveryStep(Rule):
                 "the profiler records every training step (no `schedule=`): every step gets "
                 "slower and its trace grows; profile a few steps with a schedule",
             )
+
+
+def _opted_in(ctx, node: cst.CSTNode) -> bool:
+    """`node` sits under an `if` that names profiling (`if args.profile:`) and that the file's
+    defaults do not turn on: profiling when asked for. A switch on by default (`profile: bool
+    = True`) profiles every run."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If) and "profil" in ctx.code(ancestor.test).lower():
+            return truth(ctx, ancestor.test) is not True
+    return False
 
 
 def _star_arguments_known_without_schedule(ctx, call: cst.Call) -> bool:
