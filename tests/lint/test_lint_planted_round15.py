@@ -356,3 +356,36 @@ def test_code_after_a_return_is_dead_for_td101():
     assert lint_text(dead, select="TD101").violations == []
     live = dead.replace("    return torch.from_numpy(rows[picks])\n", "")
     assert [v.line for v in lint_text(live, select="TD101").violations] == [6]
+
+
+RING_OF_ARRAYS = """import numpy as np
+import torch
+
+
+class Ring:
+    def __init__(self, slots):
+        self.slots = [None] * slots
+        self.head = 0
+
+    def push(self, tokens):
+        self.slots[self.head] = tokens
+        self.head = (self.head + 1) % len(self.slots)
+
+    def sample(self, picks):
+        return torch.tensor([self.slots[k] for k in picks])
+
+
+ring = Ring(64)
+for step in range(100):
+    ring.push(np.arange(129) * (step % 7 + 1) % 500)
+    batch = ring.sample(np.random.default_rng(step).integers(0, 64, 32))
+"""
+
+
+def test_a_list_of_slots_filled_with_arrays_is_a_list_of_arrays():
+    assert [v.line for v in lint_text(RING_OF_ARRAYS, select="TD101").violations] == [15]
+    # slots filled with Python lists: not arrays
+    lists = RING_OF_ARRAYS.replace(
+        "ring.push(np.arange(129) * (step % 7 + 1) % 500)", "ring.push(list(range(129)))"
+    )
+    assert lint_text(lists, select="TD101").violations == []
