@@ -55,8 +55,6 @@ def is_ndarray(ctx, expr, depth: int = 0) -> bool:
     if isinstance(expr, cst.Name):
         values = ctx.assigned_values(expr)
         return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
-    if isinstance(expr, cst.BinaryOperation):  # `np.arange(n) * k % v`: arithmetic on an array
-        return is_ndarray(ctx, expr.left, depth + 1) or is_ndarray(ctx, expr.right, depth + 1)
     if isinstance(expr, cst.Subscript):  # a row of an array, an item of a list of arrays
         rows = expr.value
         return (
@@ -121,7 +119,16 @@ def _array_or_passed_array(ctx, value: cst.BaseExpression, depth: int) -> bool:
     if is_ndarray(ctx, value, depth):
         return True
     passed = passed_arguments(ctx, value) if isinstance(value, cst.Name) else []
-    return bool(passed) and all(is_ndarray(ctx, v, depth + 1) for v in passed)
+    return bool(passed) and all(_array_arithmetic(ctx, v, depth + 1) for v in passed)
+
+
+def _array_arithmetic(ctx, value: cst.BaseExpression, depth: int) -> bool:
+    """An array or arithmetic on one (`np.arange(n) * k % v`)."""
+    if isinstance(value, cst.BinaryOperation):
+        return _array_arithmetic(ctx, value.left, depth + 1) or _array_arithmetic(
+            ctx, value.right, depth + 1
+        )
+    return is_ndarray(ctx, value, depth)
 
 
 _GENERATORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
