@@ -99,7 +99,7 @@ def _stored_into(ctx, attribute: str) -> list[cst.BaseExpression]:
             target = node.targets[0].target
             if isinstance(target, cst.Subscript) and _names_self_attribute(target.value, attribute):
                 stored.append(node.value)
-        elif method_call(node, "append") and len(node.args) == 1:
+        elif isinstance(node, cst.Call) and method_call(node, "append") and len(node.args) == 1:
             if _names_self_attribute(receiver(node), attribute):
                 stored.append(node.args[0].value)
     return stored

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import argument, is_false, method_call, terminal_name, walk
+from torchdoctor.lint.patterns import (
+    argument,
+    is_false,
+    method_call,
+    receiver,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
 from torchdoctor.lint.steps import LOOPS, is_step_loop, step_loop_around
 from torchdoctor.lint.switches import guarded, guarded_off, truth
@@ -180,7 +187,7 @@ def _in_function_with_step(ctx, stop: cst.Call, target: cst.Attribute) -> bool:
     """`stop` sits in the function that steps the profiler (`if seen == 5: prof.stop()`)."""
     function = ctx.enclosing(stop, cst.FunctionDef)
     return function is not None and any(
-        method_call(n, "step") and _same_attribute(n.func.value, target)
+        isinstance(n, cst.Call) and method_call(n, "step") and _same_attribute(receiver(n), target)
         for n in walk(ctx, function.body)
     )
 
