@@ -29,9 +29,24 @@ def test_foreach_off_in_a_config_dict_and_a_helper_are_flagged():
         "    return torch.optim.SGD(params, lr=0.1, foreach=foreach)\n\n\n"
         "opt = make_optimizer([torch.zeros(2, requires_grad=True)], foreach=False)\n"
     )
-    # the call that passes False, and the constructor it reaches (the file's only other value
-    # for the setting is the helper's default)
-    assert [v.line for v in lint_text(helper, select="TD136").violations] == [5, 8]
+    # once, at the call that passes False: the constructor only passes the helper's own
+    # parameter on
+    assert [v.line for v in lint_text(helper, select="TD136").violations] == [8]
+
+
+def test_a_helper_passing_its_own_foreach_on_is_reported_once_where_it_is_decided():
+    helpers = (
+        "import torch\n\n\ndef build(params, lr, foreach):\n"
+        "    return torch.optim.AdamW(params, lr=lr, foreach=foreach)\n\n\n"
+        "def build_default(params, foreach=False):\n"
+        "    return torch.optim.AdamW(params, foreach=foreach)\n\n\n"
+        "w = [torch.zeros(2, requires_grad=True)]\n"
+        "opt = build(w, 1e-3, foreach=False)\n"
+        "opt2 = build_default(w)\n"
+    )
+    # `build` (not named for the optimizer) at its call; `build_default`, called without the
+    # setting, at its default
+    assert [v.line for v in lint_text(helpers, select="TD136").violations] == [9, 13]
 
 
 def test_foreach_of_other_functions_or_files_without_an_optimizer_is_left_alone():

@@ -71,3 +71,24 @@ def test_correctness_bugs_are_errors_and_negligible_advice_is_off():
     off = {cls.code for cls in rule_classes() if not cls.default_enabled}
     assert off == {"TD103", "TD105", "TD117"}
     assert all(levels[c] == "info" for c in off)
+
+
+def test_a_project_importing_torch_six_runs_on_torch_1_and_gets_no_td115(tmp_path):
+    # torch 2.0 removed `torch._six`: code importing it (itself or through a module of its
+    # project) runs before torch.cuda.amp was deprecated
+    engine = "import torch\nimport util.misc as misc\n\nwith torch.cuda.amp.autocast():\n    pass\n"
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "misc.py").write_text("import torch\nfrom torch._six import inf\n")
+    script = tmp_path / "engine.py"
+    script.write_text(engine)
+    assert lint_text(engine, select="TD115", path=str(script)).violations == []
+    other = tmp_path / "engine2.py"  # a project module without torch._six: flagged
+    other.write_text(engine)
+    (tmp_path / "util2").mkdir()
+    (tmp_path / "util2" / "misc.py").write_text("import torch\nfrom math import inf\n")
+    fresh = engine.replace("util.misc", "util2.misc")
+    assert [v.code for v in lint_text(fresh, select="TD115", path=str(other)).violations] == [
+        "TD115"
+    ]
+    itself = SCALER.replace("import torch\n", "import torch\nfrom torch._six import inf\n")
+    assert lint_text(itself, select="TD115", path=str(script)).violations == []

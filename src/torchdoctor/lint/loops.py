@@ -130,3 +130,17 @@ def _is_target(ctx, name: cst.Name) -> bool:
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
         child, parent = parent, ctx.parent(parent)
     return isinstance(parent, cst.AssignTarget) and parent.target is child
+
+
+def after_return(ctx, statement: cst.CSTNode) -> bool:
+    """`statement` follows a `return` in its block: dead code, never run."""
+    block = ctx.parent(statement)
+    body = getattr(block, "body", ())
+    for current in body if isinstance(body, (list, tuple)) else ():
+        if current is statement:
+            return False
+        if isinstance(current, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Return) for small in current.body
+        ):
+            return True
+    return False

@@ -62,3 +62,37 @@ def _requirements_of(path: Path) -> list[tuple[str, Version]]:
         return []
     text = re.sub(r"(?m)#.*$", "", text)
     return [(op, (int(a), int(b))) for op, a, b in _REQUIREMENT_RE.findall(text)]
+
+
+# `torch._six` was removed in torch 2.0: code importing it runs on torch 1.x only
+_TORCH_SIX_RE = re.compile(r"^\s*(?:from\s+torch\._six\s+import|import\s+torch\._six)\b", re.M)
+_MODULE_SEARCH_DEPTH = 3
+
+
+def requires_torch_1(path: str, source: str, local_modules: list[str]) -> bool:
+    """The file, or a module of its project it imports (`util.misc`, found beside the file or
+    up to two folders above), imports `torch._six`, which torch 2.0 removed: the project runs
+    only on torch 1.x, whatever it declares."""
+    if _TORCH_SIX_RE.search(source):
+        return True
+    if not path:
+        return False
+    folder = Path(path).resolve().parent
+    return any(_module_imports_torch_six(folder, module) for module in local_modules)
+
+
+@lru_cache(maxsize=1024)
+def _module_imports_torch_six(folder: Path, module: str) -> bool:
+    parts = module.split(".")
+    for base in [folder, *folder.parents][:_MODULE_SEARCH_DEPTH]:
+        for candidate in (
+            base.joinpath(*parts[:-1], parts[-1] + ".py"),
+            base.joinpath(*parts, "__init__.py"),
+        ):
+            if candidate.is_file():
+                try:
+                    text = candidate.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return False
+                return bool(_TORCH_SIX_RE.search(text))
+    return False

@@ -144,25 +144,33 @@ def tensor_parameter(ctx, name: cst.Name) -> bool:
     """`name` is a parameter of a function that every call in this file passes a tensor for
     (`weighted_loss(model(x), y, w)` for `def weighted_loss(pred, target, weights)`; a method's
     `self` is not passed: `meter.update(loss)` for `def update(self, value)`)."""
+    passed = passed_arguments(ctx, name)
+    return bool(passed) and all(is_tensor(ctx, value) for value in passed)
+
+
+def passed_arguments(ctx, name: cst.Name) -> list[cst.BaseExpression]:
+    """What the calls in this file pass for parameter `name` of the function around it (by
+    keyword or position; a method's `self` is not passed); empty when `name` is no parameter,
+    nothing calls the function, or some call passes nothing for it."""
     function = ctx.enclosing(name, cst.FunctionDef)
     if function is None:
-        return False
+        return []
     params = [p.name.value for p in function.params.params]
     if name.value not in params:
-        return False
+        return []
     position = params.index(name.value)
     if params[0] in ("self", "cls"):
         position -= 1
         if position < 0:
-            return False
+            return []
     calls = [c for c in ctx.index.calls if terminal_name(c.func) == function.name.value]
     passed = []
     for call in calls:
         given = argument(call, name.value, position)
         if given is None:
-            return False
+            return []
         passed.append(given)
-    return bool(passed) and all(is_tensor(ctx, value) for value in passed)
+    return passed
 
 
 def _iterated_from(ctx, name: cst.Name) -> list[cst.BaseExpression]:

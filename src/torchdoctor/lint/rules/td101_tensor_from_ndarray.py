@@ -5,8 +5,18 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import rename_attribute
-from torchdoctor.lint.patterns import argument, keyword, method_call, receiver, terminal_name
+from torchdoctor.lint.loops import after_return
+from torchdoctor.lint.patterns import (
+    argument,
+    keyword,
+    method_call,
+    receiver,
+    terminal_name,
+    walk,
+)
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import step_loop_around
+from torchdoctor.lint.tensors import passed_arguments
 
 _ARRAY_FUNCS = {
     f"numpy.{n}"
@@ -64,7 +74,61 @@ def _self_array(ctx, expr, depth: int) -> bool:
         for target, value in ctx.index.attribute_assigns
         if target.attr.value == expr.attr.value and terminal_name(target.value) == "self"
     ]
-    return bool(values) and all(is_ndarray(ctx, v, depth + 1) for v in values)
+    if not values or not all(is_ndarray(ctx, v, depth + 1) or _list_placeholder(v) for v in values):
+        return False
+    if all(is_ndarray(ctx, v, depth + 1) for v in values):
+        return True
+    stored = _stored_into(ctx, expr.attr.value)  # slots filled later: a ring or replay buffer
+    return bool(stored) and all(_array_or_passed_array(ctx, v, depth + 1) for v in stored)
+
+
+def _list_placeholder(value: cst.BaseExpression) -> bool:
+    """`[]`, `[None] * n`: a list of slots that the code fills later."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        value = value.left
+    return isinstance(value, cst.List) and all(
+        isinstance(e.value, cst.Name) and e.value.value == "None" for e in value.elements
+    )
+
+
+def _stored_into(ctx, attribute: str) -> list[cst.BaseExpression]:
+    """The values stored into `self.<attribute>`: `self.slots[i] = v`, `self.slots.append(v)`."""
+    stored = []
+    for node in walk(ctx, ctx.module, skip_functions=False):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Subscript) and _names_self_attribute(target.value, attribute):
+                stored.append(node.value)
+        elif isinstance(node, cst.Call) and method_call(node, "append") and len(node.args) == 1:
+            if _names_self_attribute(receiver(node), attribute):
+                stored.append(node.args[0].value)
+    return stored
+
+
+def _names_self_attribute(expr: cst.BaseExpression, attribute: str) -> bool:
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value == attribute
+        and terminal_name(expr.value) == "self"
+    )
+
+
+def _array_or_passed_array(ctx, value: cst.BaseExpression, depth: int) -> bool:
+    """An array, or a parameter every call of its method passes an array for
+    (`ring.push(np.arange(...))` for `def push(self, tokens)`)."""
+    if is_ndarray(ctx, value, depth):
+        return True
+    passed = passed_arguments(ctx, value) if isinstance(value, cst.Name) else []
+    return bool(passed) and all(_array_arithmetic(ctx, v, depth + 1) for v in passed)
+
+
+def _array_arithmetic(ctx, value: cst.BaseExpression, depth: int) -> bool:
+    """An array or arithmetic on one (`np.arange(n) * k % v`)."""
+    if isinstance(value, cst.BinaryOperation):
+        return _array_arithmetic(ctx, value.left, depth + 1) or _array_arithmetic(
+            ctx, value.right, depth + 1
+        )
+    return is_ndarray(ctx, value, depth)
 
 
 _GENERATORS = {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
@@ -107,11 +171,15 @@ class TensorFromNdarray(Rule):
     ## What it does
     Flags `torch.tensor(x)` where `x` is known to be a NumPy array (built by a `numpy` function,
     `.numpy()`, or a list comprehension of arrays; an item of a list of arrays or a row of an
-    array, `self.data[i]` where `self.data` is one). A one-off conversion of an array generated
+    array, `self.data[i]` where `self.data` is one, or a list of slots that the code fills
+    with arrays: `self.slots[i] = tokens` in a ring buffer, `tokens` an array every caller
+    passes). A one-off conversion of an array generated
     from a few numbers or drawn at random (`torch.tensor(np.linspace(0, 1, 50))`, `np.arange`,
     `np.random.randn(100, 8)` outside any loop and any `__getitem__`) is left alone: one copy,
     once; so are a layer's initial weights (`layer.weight.data = torch.tensor(w)`,
-    `nn.Parameter(torch.tensor(w))`), set once while the model is built.
+    `nn.Parameter(torch.tensor(w))`), set once while the model is built. Also flags, in a
+    training step, `torch.tensor([rows[i] for i in batch])` where `rows` is a list of lists made
+    by `.tolist()`: the batch is rebuilt number by number on every step.
 
     ## Why is this bad
     `torch.tensor` always copies its input, and on a list of arrays it converts element by
@@ -142,6 +210,8 @@ class TensorFromNdarray(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to("torch.tensor"):
+            if after_return(ctx, ctx.statement_of(call)):
+                continue  # dead code
             data = argument(call, "data", 0)
             if isinstance(data, cst.ListComp) and is_ndarray(ctx, data.elt):
                 yield ctx.violation(
@@ -149,6 +219,14 @@ class TensorFromNdarray(Rule):
                     call,
                     "`torch.tensor()` on a list of NumPy arrays converts "
                     "element by element; `np.stack` them and use `torch.from_numpy`",
+                )
+            elif isinstance(data, cst.ListComp) and _rows_of_python_lists_per_step(ctx, call, data):
+                yield ctx.violation(
+                    self,
+                    call,
+                    "`torch.tensor()` on rows of a Python list of lists (from `.tolist()`) "
+                    "converts element by element on every step; keep the rows as one tensor "
+                    "and index it",
                 )
             elif (
                 is_ndarray(ctx, data)
@@ -181,6 +259,18 @@ class TensorFromNdarray(Rule):
         ]
         new = call.with_changes(func=rename_attribute(call.func, target), args=args)
         return ctx.make_fix(self.fix_safety, f"Use `torch.{target}`", {call: new})
+
+
+def _rows_of_python_lists_per_step(ctx, call: cst.Call, data: cst.ListComp) -> bool:
+    """`torch.tensor([pool[i] for i in chosen])` in a training step, where `pool` is bound
+    only to `<tensor or array>.tolist()`: a batch rebuilt number by number from Python lists."""
+    row = data.elt
+    if not (isinstance(row, cst.Subscript) and isinstance(row.value, cst.Name)):
+        return False
+    values = ctx.assigned_values(row.value)
+    if not values or not all(method_call(v, "tolist") for v in values):
+        return False
+    return step_loop_around(ctx, call) is not None
 
 
 # NumPy constructors of a range or a grid of points from a few numbers (a time grid, a plot axis),

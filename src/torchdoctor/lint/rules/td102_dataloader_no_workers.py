@@ -9,6 +9,7 @@ from torchdoctor.lint.patterns import (
     argument,
     calls_backward,
     has_star_args,
+    int_value,
     terminal_name,
     walk,
 )
@@ -46,7 +47,11 @@ class DataLoaderNoWorkers(Rule):
     on short evaluation loaders), a loader iterated by a single evaluation pass (one loop, in
     no other loop, without `backward()`; `len(loader)` is no pass, one `next(iter(loader))` is
     one), a loader a function or the main block builds and never uses, and a dataset whose
-    origin the file does not show.
+    origin the file does not show. An explicit `num_workers=0` is flagged when the dataset is
+    a class of the file that splits its items across workers (`get_worker_info()` in a
+    method) and computes each item (in `__getitem__`, or torch/NumPy calls in the loop of
+    `__iter__` that yields them): it was written to run in workers, and with none its split
+    never runs. Rows already in memory yielded as they are stay cheaper without workers.
 
     ## Why is this bad
     With no worker processes every batch is loaded and collated in the training process,
@@ -75,7 +80,19 @@ class DataLoaderNoWorkers(Rule):
 
     def check(self, ctx):
         for call in ctx.calls_to(DATALOADER):
-            if has_star_args(call) or argument(call, "num_workers", 5) is not None:
+            workers = argument(call, "num_workers", 5)
+            if workers is not None and not has_star_args(call):
+                sharded = _worker_sharded_class(ctx, argument(call, "dataset", 0))
+                if sharded is not None and _is_zero(ctx, workers) and not _iterated_once(ctx, call):
+                    yield ctx.violation(
+                        self,
+                        call,
+                        f"`num_workers=0` leaves `{sharded}`'s split across workers "
+                        "(`get_worker_info()`) unused: every item is produced in the training "
+                        "process; set `num_workers`",
+                    )
+                continue
+            if has_star_args(call):
                 continue
             if _iterated_once(ctx, call):
                 continue  # one pass after training: workers would save seconds, once
@@ -106,6 +123,59 @@ def _items_cost_work(ctx, dataset, depth: int = 0) -> bool:
         dataset_class = _local_class(ctx, dataset.func.value)
         return dataset_class is not None and _getitem_does_work(ctx, dataset_class)
     return False
+
+
+def _worker_sharded_class(ctx, dataset) -> str | None:
+    """The name of the dataset's class, defined in this file, when it splits its items across
+    DataLoader workers (`get_worker_info()` in one of its methods): written to run in workers."""
+    if isinstance(dataset, cst.Name):
+        dataset = ctx.single_value(dataset)
+    if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
+        return None
+    dataset_class = _local_class(ctx, dataset.func.value)
+    if dataset_class is None:
+        return None
+    splits = any(
+        isinstance(node, cst.Call) and (ctx.call_name(node) or "").endswith(".get_worker_info")
+        for node in walk(ctx, dataset_class.body, skip_functions=False)
+    )
+    if splits and (
+        _getitem_does_work(ctx, dataset_class) or _yields_computed_items(ctx, dataset_class)
+    ):
+        return dataset_class.name.value
+    return None
+
+
+def _yields_computed_items(ctx, dataset_class: cst.ClassDef) -> bool:
+    """The class's `__iter__` computes each item it yields (torch or NumPy calls, a read, a
+    random draw in the loop that yields), rather than yielding rows already in memory."""
+    for statement in dataset_class.body.body:
+        if not (isinstance(statement, cst.FunctionDef) and statement.name.value == "__iter__"):
+            continue
+        for loop in walk(ctx, statement.body):
+            if not isinstance(loop, (cst.For, cst.While)):
+                continue
+            body = list(walk(ctx, loop.body))
+            if not any(isinstance(n, cst.Yield) for n in body):
+                continue
+            if any(
+                isinstance(n, cst.Call)
+                and (
+                    (ctx.call_name(n) or "").startswith(("torch.", "numpy."))
+                    or _reads_or_transforms(ctx, n)
+                    or _draws_random(ctx, n)
+                )
+                for n in body
+            ):
+                return True
+    return False
+
+
+def _is_zero(ctx, value: cst.BaseExpression) -> bool:
+    """`0`, or a name the file binds once, to `0`."""
+    if isinstance(value, cst.Name):
+        value = ctx.single_value(value)
+    return value is not None and int_value(value) == 0
 
 
 def _iterated_once(ctx, call: cst.Call) -> bool:

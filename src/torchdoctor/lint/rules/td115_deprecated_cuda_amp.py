@@ -5,7 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.edits import add_keyword
-from torchdoctor.lint.project import declared_torch_maximum, declared_torch_minimum
+from torchdoctor.lint.project import (
+    declared_torch_maximum,
+    declared_torch_minimum,
+    requires_torch_1,
+)
 from torchdoctor.lint.rule import Rule
 
 # old positional order of torch.cuda.amp.autocast; the new API takes device_type first
@@ -27,6 +31,22 @@ def _module_name(module) -> str:
     return ""
 
 
+def _imported_modules(ctx) -> list[str]:
+    """Dotted names this file imports (`util.misc`; `from util import misc` gives `util` and
+    `util.misc`); relative imports are skipped."""
+    modules = []
+    for node in ctx.index.imports:
+        modules += [_module_name(alias.name) for alias in node.names]
+    for node in ctx.index.import_froms:
+        if node.relative or node.module is None:
+            continue
+        base = _module_name(node.module)
+        modules.append(base)
+        if not isinstance(node.names, cst.ImportStar):
+            modules += [f"{base}.{_module_name(alias.name)}" for alias in node.names]
+    return [m for m in modules if m and not m.startswith("torch")]
+
+
 class DeprecatedCudaAmp(Rule):
     """
     ## What it does
@@ -34,7 +54,9 @@ class DeprecatedCudaAmp(Rule):
     the decorators `@torch.cuda.amp.custom_fwd` / `@torch.cuda.amp.custom_bwd` of custom
     autograd functions (however they are imported), and `from torch.cuda.amp import ...`.
     Nothing is flagged where the project declares only torch versions before 2.4
-    (`pyproject.toml`, `setup.cfg`, `requirements*.txt`), which did not deprecate them.
+    (`pyproject.toml`, `setup.cfg`, `requirements*.txt`), which did not deprecate them, nor
+    where the file or a module of its project that it imports imports `torch._six` (removed
+    in torch 2.0: the code runs on torch 1.x only).
 
     ## Why is this bad
     All of them are deprecated since torch 2.4 and emit a `FutureWarning` when used; the
@@ -83,6 +105,8 @@ class DeprecatedCudaAmp(Rule):
         maximum = declared_torch_maximum(ctx.path)
         if maximum is not None and maximum < _DEPRECATED_IN:
             return
+        if requires_torch_1(ctx.path, ctx.source, _imported_modules(ctx)):
+            return  # it imports what torch 2.0 removed: it runs before the deprecation
         for node in ctx.index.import_froms:
             if _module_name(node.module) == "torch.cuda.amp":
                 yield ctx.violation(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.loops import all_names, carried_names, counted_dimension, indexed_along
+from torchdoctor.lint.loops import (
+    after_return,
+    all_names,
+    carried_names,
+    counted_dimension,
+    indexed_along,
+)
 from torchdoctor.lint.patterns import (
     int_value,
     is_model_like,
@@ -23,7 +29,34 @@ def _is_tensor(ctx, name: cst.Name, sized: bool = False) -> bool:
     value = ctx.single_value(name)
     if isinstance(value, cst.Call) and (ctx.call_name(value) or "").startswith("torch."):
         return True
+    if value is not None and _layer_parameter(ctx, value):
+        return True
     return is_tensor(ctx, name) or tensor_parameter(ctx, name) or _module_input(ctx, name)
+
+
+def _layer_parameter(ctx, value: cst.BaseExpression) -> bool:
+    """`self.weight` / `self.bias` in a subclass of a `torch.nn` layer (`class
+    FakeQuantLinear(nn.Linear)`), or `self.<name>` that the class binds to `nn.Parameter(...)`:
+    the layer's parameter tensors."""
+    if not (isinstance(value, cst.Attribute) and terminal_name(value.value) == "self"):
+        return False
+    cls = ctx.enclosing(value, cst.ClassDef)
+    if cls is None:
+        return False
+    layer_bases = [
+        b for b in cls.bases if (ctx.qualified_name(b.value) or "").startswith("torch.nn.")
+    ]
+    if value.attr.value in ("weight", "bias") and any(
+        ctx.qualified_name(b.value) != "torch.nn.Module" for b in layer_bases
+    ):
+        return True
+    return any(
+        target.attr.value == value.attr.value
+        and ctx.call_name(bound) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+        and ctx.is_inside(target, cls)
+        for target, bound in ctx.index.attribute_assigns
+        if isinstance(bound, cst.Call)
+    )
 
 
 def _module_input(ctx, name: cst.Name) -> bool:
@@ -75,8 +108,9 @@ class RowByRowLoop(Rule):
     ## What it does
     Flags `for i in range(len(x))` (or `range(x.shape[0])`, `range(x.size(0))`, or the literal
     row count) over a tensor `x` (built by a torch function, computed from one, or known by
-    its `size()` method, a parameter every call in the file passes a tensor for, or an input of
-    a module's `forward` or an autograd Function's `backward`), whose body only accumulates
+    its `size()` method, a parameter every call in the file passes a tensor for, an input of
+    a module's `forward` or an autograd Function's `backward`, or a layer's own parameter:
+    `self.weight` of a `torch.nn` layer's subclass, `self.w` bound to `nn.Parameter`), whose body only accumulates
     `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
     `err = x[i] - y[i]`) or calls `x[i].item()` (one device sync per element); the same along
     another dimension (`for t in range(x.size(1))` over `x[:, t]`). Also flags a loop that fills
@@ -122,7 +156,7 @@ class RowByRowLoop(Rule):
                 and len(loop.iter.args) == 1
             ):
                 continue
-            if _after_return(ctx, loop) or _module_per_index(ctx, loop):
+            if after_return(ctx, loop) or _module_per_index(ctx, loop):
                 continue  # unreachable (an earlier `return` of the block), or over layers
             bound = loop.iter.args[0].value
             counted = counted_dimension(ctx, bound)
@@ -216,19 +250,6 @@ def _appends_a_record(ctx, call: cst.Call) -> bool:
     return isinstance(value, cst.Dict) or (
         isinstance(value, cst.Call) and ctx.call_name(value) == "builtins.dict"
     )
-
-
-def _after_return(ctx, loop: cst.For) -> bool:
-    block = ctx.parent(loop)
-    body = getattr(block, "body", ())
-    for statement in body if isinstance(body, (list, tuple)) else ():
-        if statement is loop:
-            return False
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Return) for small in statement.body
-        ):
-            return True
-    return False
 
 
 def _written_row_by_row(ctx, loop: cst.For, bound, counted) -> str | None:

@@ -20,7 +20,9 @@ class GradientsNeverCleared(Rule):
     discriminator), `opt_g.zero_grad()` does not clear `opt_d`'s gradients. Also flags a
     `zero_grad()` that only runs under an `if` (a logging block, `if step % 50 == 0:`) in a
     loop that calls that optimizer's `step()` on every iteration (gradient accumulation steps
-    under the same `if` and is left alone).
+    under the same `if` and is left alone), and a function that steps every optimizer of a
+    collection (`for opt in optimizers: opt.step()`) but clears only one of them by index
+    (`optimizers[-1].zero_grad()`).
 
     ## Why is this bad
     `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
@@ -54,6 +56,7 @@ class GradientsNeverCleared(Rule):
 
     def check(self, ctx):
         yield from self._cleared_only_sometimes(ctx)
+        yield from self._one_of_a_collection_cleared(ctx)
         calls = ctx.index.calls
         if not any(method_call(c, "backward") for c in calls) or _clears_by_hand(ctx):
             return
@@ -104,6 +107,43 @@ class GradientsNeverCleared(Rule):
                     f"`{name}.zero_grad()` runs only under an `if` while `{name}.step()` runs on "
                     "every iteration: the gradients of the other iterations add up",
                 )
+
+    def _one_of_a_collection_cleared(self, ctx):
+        """A function steps every optimizer of a collection (`for opt in optimizers:
+        opt.step()`) but clears only one by index (`optimizers[-1].zero_grad()`), and nothing
+        else in it clears gradients: the others' gradients add up."""
+        if _clears_by_hand(ctx):
+            return
+        for loop in ctx.index.loops:
+            if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Name)):
+                continue
+            collection, item = loop.iter.value, terminal_name(loop.target)
+            if not any(
+                method_call(n, "step") and terminal_name(n.func.value) == item
+                for n in walk(ctx, loop.body)
+            ):
+                continue
+            scope = ctx.enclosing(loop, cst.FunctionDef) or ctx.module
+            clears = [n for n in walk(ctx, scope) if method_call(n, "zero_grad")]
+            by_index = [c for c in clears if _indexes(c.func.value, collection)]
+            indexed = {ctx.code(c.func.value) for c in by_index}
+            # one element by index (`optimizers[0]` and `optimizers[1]` may be all of them)
+            if len(indexed) == 1 and len(by_index) == len(clears):
+                yield ctx.violation(
+                    self,
+                    by_index[0],
+                    f"only `{ctx.code(by_index[0].func.value)}` of `{collection}` is cleared while "
+                    f"every optimizer in `{collection}` steps: the others' gradients add up",
+                )
+
+
+def _indexes(expr: cst.BaseExpression, collection: str) -> bool:
+    """`expr` is `collection[...]`."""
+    return (
+        isinstance(expr, cst.Subscript)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == collection
+    )
 
 
 def _every_path(ctx, clear: cst.Call, loop) -> bool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchdoctor.lint.patterns import (
+    argument,
     grad_disabled_around,
+    is_model_like,
     method_call,
     receiver,
     terminal_name,
@@ -24,7 +26,9 @@ class LossKeptAcrossSteps(Rule):
     total or list lives across steps (it is not reset inside the loop). `loss.item()`,
     `loss.detach()` and `float(loss)` are what they should be and are left alone, and so is a total
     that the code itself calls `backward()` on (a loss accumulated on purpose), and one added
-    under `torch.no_grad()`.
+    under `torch.no_grad()`. Also flags a queue rebuilt every step from itself and a model's
+    output that keeps its graph (`queue = torch.cat([k, queue])[:size]`, MoCo's keys computed
+    without `torch.no_grad()` or `.detach()`).
 
     ## Why is this bad
     The loss holds its autograd graph, and the graph holds the step's saved activations. A
@@ -74,6 +78,7 @@ class LossKeptAcrossSteps(Rule):
             } - {None}
             losses -= _turned_into_numbers(ctx, loop)
             reset = _assigned_in(ctx, loop)
+            yield from self._queues_of_outputs(ctx, loop, backwarded)
             for node in walk(ctx, loop.body, skip_loops=True):
                 kept = _kept(ctx, node, losses)
                 if kept is None:
@@ -89,6 +94,80 @@ class LossKeptAcrossSteps(Rule):
                     f"`{kept[1]}` keeps every step's autograd graph alive across steps; "
                     "keep `loss.detach()` or `loss.item()` instead",
                 )
+
+    def _queues_of_outputs(self, ctx, loop, backwarded: set[str]):
+        """`queue = torch.cat([k, queue])[:size]`: a tensor rebuilt every step from itself and
+        a model's output that still has its graph (not detached, not computed under
+        `no_grad()`): every queued output keeps its step's graph alive."""
+        for node in walk(ctx, loop.body, skip_loops=True):
+            queued = _concatenated_onto_itself(ctx, node)
+            if queued is None or queued[0] in backwarded:
+                continue
+            holder, parts = queued
+            if grad_disabled_around(ctx, node):
+                continue
+            if any(_output_with_graph(ctx, loop, part) for part in parts):
+                yield ctx.violation(
+                    self,
+                    node,
+                    f"`{holder}` is rebuilt every step from a model output that still has its "
+                    "graph: every step's graph stays alive; queue `.detach()`ed outputs (or "
+                    "compute them under `torch.no_grad()`)",
+                )
+
+
+_CONCATENATIONS = ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack")
+
+
+def _concatenated_onto_itself(ctx, node) -> tuple[str, list[cst.Name]] | None:
+    """(`queue`, the other names) of `queue = torch.cat([k, queue])`, also sliced (`[:size]`)."""
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+        return None
+    target = node.targets[0].target
+    value = node.value.value if isinstance(node.value, cst.Subscript) else node.value
+    if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)):
+        return None
+    if ctx.call_name(value) not in _CONCATENATIONS:
+        return None
+    tensors = argument(value, "tensors", 0)
+    if not isinstance(tensors, (cst.List, cst.Tuple)):
+        return None
+    names = [e.value for e in tensors.elements if isinstance(e.value, cst.Name)]
+    if target.value not in {n.value for n in names}:
+        return None
+    return target.value, [n for n in names if n.value != target.value]
+
+
+def _output_with_graph(ctx, loop, name: cst.Name) -> bool:
+    """Every binding of `name` in the loop calls a model, with gradients on and no
+    `.detach()`/`.item()` on the way."""
+    bindings = [
+        n
+        for n in walk(ctx, loop.body, skip_loops=True)
+        if isinstance(n, cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == name.value for t in n.targets)
+    ]
+    return bool(bindings) and all(
+        _calls_a_module(ctx, b.value)
+        and not any(method_call(n, *_NUMBER_METHODS) for n in [b.value, *walk(ctx, b.value)])
+        and not grad_disabled_around(ctx, b)
+        for b in bindings
+    )
+
+
+_MODULE_METHODS = ("parameters", "named_parameters", "state_dict", "load_state_dict")
+
+
+def _calls_a_module(ctx, expr: cst.BaseExpression) -> bool:
+    """`expr` calls a model: a name like one (`model(x)`), or one the file treats as a module
+    (`key_enc.parameters()`, `key_enc.load_state_dict(...)` somewhere)."""
+    modules = {
+        terminal_name(receiver(c)) for c in ctx.index.calls if method_call(c, *_MODULE_METHODS)
+    } - {None}
+    return any(
+        isinstance(n, cst.Call) and (is_model_like(ctx, n.func) or terminal_name(n.func) in modules)
+        for n in [expr, *walk(ctx, expr)]
+    )
 
 
 def _kept(ctx, node, losses: set[str]) -> tuple[cst.BaseExpression, str] | None:

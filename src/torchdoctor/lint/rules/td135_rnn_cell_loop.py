@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.loops import all_names, counted_dimension, index_along
+from torchdoctor.lint.loops import after_return, all_names, counted_dimension, index_along
 from torchdoctor.lint.patterns import int_value, positional, terminal_name, walk
 from torchdoctor.lint.rule import Rule
 
@@ -29,7 +29,9 @@ class RnnCellLoop(Rule):
     Flags a Python loop over the time steps of a sequence the program already has
     (`for t in range(x.size(1))` reading `x[:, t]`, `for x_t in x.split(1, dim=1)`,
     `x.unbind(1)`) that calls a recurrent layer of `torch.nn` (`LSTMCell`, `GRUCell`,
-    `RNNCell`, or `LSTM`/`GRU`/`RNN` one step at a time) on each step's slice. Left alone: a loop
+    `RNNCell`, or `LSTM`/`GRU`/`RNN` one step at a time) on each step's slice, directly or
+    through a method of the class that runs one step of a cell (`self.cell_step(x[:, t], h)`
+    over `torch.gru_cell(...)` or `self.cell(...)`). Left alone: a loop
     whose next input is computed inside the loop (autoregressive decoding, scheduled sampling),
     which the fused layer cannot run.
 
@@ -65,13 +67,13 @@ class RnnCellLoop(Rule):
             if not isinstance(loop, cst.For):
                 continue
             step_input = _step_input(ctx, loop)
-            if step_input is None:
+            if step_input is None or after_return(ctx, loop):
                 continue
             assigned = _assigned_in(ctx, loop.body)
             for node in walk(ctx, loop.body):
                 if not isinstance(node, cst.Call):
                     continue
-                layer = _recurrent_layer(ctx, node.func)
+                layer = _recurrent_layer(ctx, node.func) or _method_stepping_a_cell(ctx, node.func)
                 args = positional(node)
                 if layer is None or not args:
                     continue
@@ -144,6 +146,39 @@ def _recurrent_layer(ctx, func: cst.BaseExpression) -> tuple[str, str] | None:
         return None
     name = min(found, key=lambda n: (not n.endswith("Cell"), n))  # the cell, where one is built
     return (name.rsplit(".", 1)[1], _RECURRENT[name])
+
+
+# the functional cells `nn.GRUCell` & co. call: a hand-written cell step over a layer's weights
+_FUNCTIONAL_CELLS = {
+    "torch.gru_cell": ("GRUCell", "GRU"),
+    "torch.lstm_cell": ("LSTMCell", "LSTM"),
+    "torch.rnn_tanh_cell": ("RNNCell", "RNN"),
+    "torch.rnn_relu_cell": ("RNNCell", "RNN"),
+}
+
+
+def _method_stepping_a_cell(ctx, func: cst.BaseExpression) -> tuple[str, str] | None:
+    """(the cell, its fused form) when `func` is `self.<method>` of the enclosing class and that
+    method runs one step of a recurrent cell (`h = self.cell(x, h)`, `torch.gru_cell(...)`),
+    outside any loop of its own: `self.cell_step(x[:, t], h)` is the cell, one level down."""
+    if not (isinstance(func, cst.Attribute) and terminal_name(func.value) == "self"):
+        return None
+    cls = ctx.enclosing(func, cst.ClassDef)
+    if cls is None:
+        return None
+    for statement in cls.body.body:
+        if not (isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value):
+            continue
+        for node in walk(ctx, statement.body, skip_loops=True):
+            if isinstance(node, (cst.For, cst.While)):
+                return None  # it loops itself: a whole sequence, not one step
+            if isinstance(node, cst.Call):
+                cell = _FUNCTIONAL_CELLS.get(ctx.call_name(node) or "") or _recurrent_layer(
+                    ctx, node.func
+                )
+                if cell is not None:
+                    return cell
+    return None
 
 
 def _assigned_in(ctx, body: cst.CSTNode) -> set[str]:

@@ -30,12 +30,49 @@ def _off(ctx, value: cst.BaseExpression) -> bool:
 
 
 def _takes_optimizer_options(ctx, call: cst.Call) -> bool:
-    """`torch.optim.AdamW(...)`, `dict(...)` of options, or a helper named for the optimizer
-    (`make_optimizer(..., foreach=False)`); not `clip_grad_norm_(..., foreach=False)`."""
+    """`torch.optim.AdamW(...)`, `dict(...)` of options, a helper named for the optimizer
+    (`make_optimizer(..., foreach=False)`) or a function of the file that passes its own
+    `foreach` on to one; not `clip_grad_norm_(..., foreach=False)`."""
     name = ctx.call_name(call) or ""
     if name.startswith("torch.optim.") or name == "builtins.dict":
         return True
-    return "optim" in (terminal_name(call.func) or "").lower() and not name.startswith("torch.")
+    if name.startswith("torch."):
+        return False
+    callee = terminal_name(call.func) or ""
+    return "optim" in callee.lower() or callee in _forwarding_functions(ctx)
+
+
+def _forwarded_parameter(ctx, call: cst.Call, value: cst.BaseExpression) -> str | None:
+    """The name of the function around `call` when `value` is that function's own parameter
+    (`def make(params, foreach=False): return AdamW(params, foreach=foreach)`): the setting is
+    decided where the function is called, or by its default."""
+    function = ctx.enclosing(call, cst.FunctionDef)
+    if function is None or not isinstance(value, cst.Name):
+        return None
+    parameters = function.params
+    every = [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]
+    return function.name.value if any(p.name.value == value.value for p in every) else None
+
+
+def _forwarding_functions(ctx) -> set[str]:
+    """Functions of the file that pass their own `foreach` parameter on to an optimizer."""
+    if "td136_forwarding" not in ctx.memo:
+        ctx.memo["td136_forwarding"] = {
+            function
+            for call in ctx.index.calls
+            if (ctx.call_name(call) or "").startswith("torch.optim.")
+            and (arg := keyword(call, "foreach")) is not None
+            and (function := _forwarded_parameter(ctx, call, arg.value)) is not None
+        }
+    return ctx.memo["td136_forwarding"]
+
+
+def _set_by_callers(ctx, function: str) -> bool:
+    """Some call of `function` in the file passes `foreach=`: the finding belongs there."""
+    return any(
+        terminal_name(call.func) == function and keyword(call, "foreach") is not None
+        for call in ctx.index.calls
+    )
 
 
 def _option_replaced_unguarded(ctx, nodes: list[cst.CSTNode]) -> bool:
@@ -68,7 +105,9 @@ class OptimizerForeachOff(Rule):
     """
     ## What it does
     Flags `foreach=False` given to a `torch.optim` optimizer: as a keyword of its constructor,
-    of `dict(...)` or of a helper named for the optimizer (`make_optimizer(foreach=False)`), or
+    of `dict(...)`, of a helper named for the optimizer (`make_optimizer(foreach=False)`) or of
+    a function of the file that passes its own `foreach` on to one (once, where the value is
+    decided: at the call that passes `False`, or at the default when no call passes it), or
     as the `"foreach": False` entry of a dict literal in a file that builds an optimizer (the
     options passed as `**kwargs` or from a config). Left alone: a setting under an `if` the
     file's defaults leave off, dict entries in a file whose code under no `if` replaces or
@@ -108,6 +147,9 @@ class OptimizerForeachOff(Rule):
             arg = keyword(call, "foreach")
             if arg is None or not _off(ctx, arg.value) or guarded_off(ctx, call):
                 continue
+            forwarded_by = _forwarded_parameter(ctx, call, arg.value)
+            if forwarded_by is not None and _set_by_callers(ctx, forwarded_by):
+                continue  # reported once, at the call that passes `foreach=False` in
             if _takes_optimizer_options(ctx, call):
                 yield ctx.violation(self, arg, _MESSAGE)
         nodes = list(walk(ctx, ctx.module, skip_functions=False))
