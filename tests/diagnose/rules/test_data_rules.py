@@ -771,3 +771,14 @@ def test_d103_silent_for_several_persistent_loaders_built_once_at_one_line():
     assert only(d103.check(run), "D103")
     loader.loaders_built = 2  # two loaders built once, iterated 3 times between them
     assert d103.check(run) == []
+
+
+def test_d112_sees_a_streamed_datasets_tiny_batches_through_a_worker():
+    """An IterableDataset of few-shot episodes batched 4 at a time through a worker (the
+    thirteenth set, p12): the rule looked at map-style datasets only. One that yields its own
+    batches (`batch_size=None`) stays out: its batch size is not the loader's to know."""
+    run = cifar_tutorial_run()
+    run.loaders[0].iterable_dataset = True
+    assert "batches of 4 sample(s)" in evidence_text(only(d112.check(run), "D112"))
+    run.loaders[0].batch_size = None
+    assert d112.check(run) == []
