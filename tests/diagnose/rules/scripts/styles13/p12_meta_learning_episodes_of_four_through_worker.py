@@ -16,16 +16,17 @@ FIXED = "--fixed" in sys.argv
 
 
 class Episodes(IterableDataset):
+    """A stream of labelled feature rows drawn around five class centres (generated once)."""
+
     def __init__(self, n=40000):
-        self.n = n
+        g = torch.Generator().manual_seed(0)
+        self.labels = torch.randint(0, 5, (n,), generator=g)
+        self.rows = torch.randn(n, 32, generator=g)
+        self.rows[torch.arange(n), self.labels] += 3.0
 
     def __iter__(self):
-        g = torch.Generator().manual_seed(0)
-        for _ in range(self.n):
-            label = int(torch.randint(0, 5, (), generator=g))
-            center = torch.zeros(32)
-            center[label] = 3.0
-            yield center + torch.randn(32, generator=g), label
+        for row, label in zip(self.rows, self.labels.tolist()):
+            yield row, label
 
 
 if __name__ == "__main__":
@@ -33,7 +34,9 @@ if __name__ == "__main__":
     loader = DataLoader(
         Episodes(), batch_size=256 if FIXED else 4, num_workers=1, persistent_workers=True
     )
-    encoder = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 16))
+    encoder = nn.Sequential(
+        nn.Linear(32, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 16)
+    )
     protos = nn.Parameter(torch.randn(5, 16))
     opt = torch.optim.Adam([*encoder.parameters(), protos], lr=1e-3)
     for epoch in range(2):
