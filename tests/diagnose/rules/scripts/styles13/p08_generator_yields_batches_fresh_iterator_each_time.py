@@ -1,6 +1,6 @@
 """The whole training is written as generators: `batches()` yields batches forever, `train()`
 consumes them and yields the loss after each step, and the main loop just iterates `train()`.
-A tabular classifier; the loader has one worker.
+A tabular classifier on jittered rows; the loader has one worker.
 
 Planted: `batches()` yields `next(iter(loader))` in a `while True` loop: each batch starts a
 new loader iterator, which starts a worker process and fetches its first batches, every step.
@@ -11,9 +11,22 @@ import sys
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset
 
 FIXED = "--fixed" in sys.argv
+
+
+class Jittered(Dataset):
+    """Rows with fresh noise each time they are read (a light per-sample augmentation)."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i] + 0.05 * torch.randn(self.x.shape[1]), self.y[i]
 
 
 def batches(loader):
@@ -38,7 +51,7 @@ if __name__ == "__main__":
     x = torch.randn(8192, 32)
     y = (x[:, 0] > 0).long()
     loader = DataLoader(
-        TensorDataset(x, y), batch_size=256, shuffle=True, num_workers=1, persistent_workers=FIXED
+        Jittered(x, y), batch_size=256, shuffle=True, num_workers=1, persistent_workers=FIXED
     )
     model = nn.Sequential(
         nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 2)

@@ -25,8 +25,7 @@ class Episodes(IterableDataset):
         self.rows[torch.arange(n), self.labels] += 3.0
 
     def __iter__(self):
-        for row, label in zip(self.rows, self.labels.tolist()):
-            yield row, label
+        yield from zip(self.rows, self.labels.tolist())
 
 
 if __name__ == "__main__":
