@@ -7,7 +7,8 @@ styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set)
 styles6/ (`--set styles6`, round 8's sixth set), styles7/ (`--set styles7`, round 9's seventh
 set), styles8/ (`--set styles8`, round 10's eighth set), styles9/ (`--set styles9`, round 11's ninth
 set), styles10/ (`--set styles10`, round 12's tenth set), styles11/ (`--set styles11`,
-round 13's eleventh set) or styles12/ (`--set styles12`, round 14's twelfth set) and on its control (`--fixed`), in subprocesses, and
+round 13's eleventh set), styles12/ (`--set styles12`, round 14's twelfth set) or styles13/
+(`--set styles13`, round 15's thirteenth set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms); for a clean script, those
 of its own run too ("run: ...").
@@ -39,6 +40,7 @@ from styles import (  # noqa: E402
     PLANTED10,
     PLANTED11,
     PLANTED12,
+    PLANTED13,
 )
 
 SETS = {
@@ -54,6 +56,7 @@ SETS = {
     "styles10": PLANTED10,
     "styles11": PLANTED11,
     "styles12": PLANTED12,
+    "styles13": PLANTED13,
     "all": PLANTED
     + PLANTED2
     + PLANTED3
@@ -65,7 +68,8 @@ SETS = {
     + PLANTED9
     + PLANTED10
     + PLANTED11
-    + PLANTED12,
+    + PLANTED12
+    + PLANTED13,
 }
 
 

@@ -28,6 +28,7 @@ STYLES9 = Path(__file__).parent / "scripts" / "styles9"
 STYLES10 = Path(__file__).parent / "scripts" / "styles10"
 STYLES11 = Path(__file__).parent / "scripts" / "styles11"
 STYLES12 = Path(__file__).parent / "scripts" / "styles12"
+STYLES13 = Path(__file__).parent / "scripts" / "styles13"
 
 
 class Planted(NamedTuple):
@@ -635,5 +636,51 @@ PLANTED12 = [
         ("n06_clean_ema_teacher_averaged_model", "D215", "clean", "AveragedModel"),
         ("n07_clean_kfold_cross_validation_sliced_batches", "D108", "clean", "sliced"),
         ("n08_clean_infonce_large_similarity_matrix", "D214", "clean", "one backward"),
+    ]
+]
+
+PLANTED13 = [
+    Planted(*row, folder=STYLES13)
+    for row in [
+        ("p01_dataclass_config_post_init_builds_model_in_double", "D201", "speed", "float64"),
+        ("p02_partial_built_step_function_batch_of_two", "D202", "speed", "batch 2"),
+        ("p03_audio_frames_sliced_in_python_loop_in_forward", "D203", "speed", "per frame"),
+        ("p04_nested_config_dict_loader_workers_zero_augmenting_dataset", "D101", "speed", "0"),
+        ("p05_table_windows_collate_builds_rows_per_timestep", "D111", "speed", "per cell"),
+        ("p06_pcm_records_struct_unpacked_in_getitem", "D105", "speed", "struct/sample"),
+        ("p07_token_ring_buffer_tensor_from_list_of_arrays", "D106", "speed", "list of arrays"),
+        ("p08_generator_yields_batches_fresh_iterator_each_time", "D107", "speed", "next(iter)"),
+        ("p09_tabular_embeddings_per_column_tensordataset_default_loader", "D108", "speed", "TD"),
+        ("p10_distillation_frozen_teacher_tensordataset_through_worker", "D109", "speed", "1 w"),
+        ("p11_multiprocessing_cpu_count_workers_heavy_decode", "D110", "speed", "cpu_count"),
+        ("p12_meta_learning_episodes_of_four_through_worker", "D112", "speed", "batch 4"),
+        ("p13_trainer_from_three_mixins_loader_property_workers_each_epoch", "D103", "speed", "ep"),
+        ("p14_optimizer_from_spec_string_foreach_off", "D210", "speed", "foreach=0"),
+        ("p15_coroutine_trainer_anomaly_around_body", "D211", "speed", "detect_anomaly"),
+        ("p16_profiler_built_in_config_post_init_no_schedule", "D212", "speed", "no schedule"),
+        ("p17_graph_net_message_layers_each_checkpointed", "D213", "speed", "checkpoint"),
+        ("p18_multitask_weighted_losses_backward_per_weighted_term", "D214", "speed", "3 bw"),
+        ("p19_swa_snapshot_deepcopy_state_dict_every_step", "D215", "speed", "state_dict copy"),
+        ("p20_mixin_clear_grads_fills_zeros_model_zero_grad", "D220", "speed", "set_to_none=F"),
+        ("p21_coroutine_step_zero_grad_before_loop_only", "D221", "error", "primed only"),
+        ("p22_mixin_after_backward_grad_stats_then_zero", "D222", "error", "monitor clears"),
+        ("p23_partial_validation_callback_with_autograd", "D301", "speed", "grad on"),
+        ("p24_validation_coroutine_never_switches_to_eval", "D302", "error", "no eval()"),
+        ("p25_fit_generator_consumer_validates_on_every_yield", "D304", "speed", "every yield"),
+        ("p26_post_init_export_check_leaves_model_in_eval", "D305", "error", "eval() kept"),
+        ("p27_tabular_per_column_bounds_assert_item_every_step", "D401", "info", "8 .item()"),
+        ("p28_uncertainty_weights_from_loss_history_keeps_graphs", "D503", "speed", "graphs"),
+        ("p29_context_ring_buffer_trim_assigned_to_local", "D504", "speed", "never trimmed"),
+        ("p30_resumable_generator_saves_optimizer_after_each_yield", "D701", "speed", "per step"),
+        ("p31_forward_hooks_print_activation_stats_every_call", "D702", "speed", "hook prints"),
+        ("p32_labels_decoded_with_struct_in_training_loop", "D801", "speed", "struct loop"),
+        ("q01_clean_generator_pipeline_send_metrics", "D107", "clean", "generators"),
+        ("q02_clean_maml_torch_func_inner_loop", "D203", "clean", "torch.func MAML"),
+        ("q03_clean_distillation_frozen_teacher_inference_mode", "D301", "clean", "teacher"),
+        ("q04_clean_graph_net_scatter_index_add", "D203", "clean", "index_add_"),
+        ("q05_clean_audio_unfold_frames_in_memory_clips", "D203", "clean", "unfold"),
+        ("q06_clean_dataclass_post_init_mixins_trainer", "D305", "clean", "mixins"),
+        ("q07_clean_tabular_column_embeddings_learned_task_weights", "D214", "clean", "one bw"),
+        ("q08_clean_streaming_lm_deque_ring_buffer", "D504", "clean", "deque(maxlen)"),
     ]
 ]

@@ -238,6 +238,34 @@ def test_d105_fires_when_getitem_outweighs_compute():
     assert "25.6 ms" in evidence_text(finding) and "10.0 ms" in evidence_text(finding)
 
 
+def test_d105_fires_when_getitem_is_the_wait_though_workers_could_hide_it():
+    """NumPy rolling features in __getitem__ (m06), PCM records unpacked with `struct` sample by
+    sample (p06): the items were the whole data wait, 38% of the step, 0.6x the model's compute.
+    Only D101's workers were said; the work itself is the problem."""
+    run = good_cpu_run(
+        steps=make_steps(data=0.006, forward=0.004, backward=0.005, optimizer=0.001),
+        loaders=[
+            good_loader(
+                num_workers=0, persistent_workers=False, dataset_type="Windows", item_s=0.0001
+            )
+        ],
+    )
+    finding = only(d105.check(run), "D105")
+    assert finding.saving == pytest.approx(0.9 * 0.006 / 0.016)
+
+
+def test_d105_silent_when_getitem_is_small_beside_the_model():
+    run = good_cpu_run(
+        steps=make_steps(data=0.006, forward=0.010, backward=0.010, optimizer=0.001),
+        loaders=[
+            good_loader(
+                num_workers=0, persistent_workers=False, dataset_type="Windows", item_s=0.0001
+            )
+        ],
+    )
+    assert d105.check(run) == []  # 6 ms of items beside 21 ms of compute: 0.29x
+
+
 def test_d105_names_items_where_the_dataset_returns_whole_batches():
     """DLRM's random-data dataset returns a 128-row batch per item to a loader of batch_size=1:
     D105 said "86.1 ms per sample: 86.1 ms per batch of 1"."""
@@ -743,3 +771,14 @@ def test_d103_silent_for_several_persistent_loaders_built_once_at_one_line():
     assert only(d103.check(run), "D103")
     loader.loaders_built = 2  # two loaders built once, iterated 3 times between them
     assert d103.check(run) == []
+
+
+def test_d112_sees_a_streamed_datasets_tiny_batches_through_a_worker():
+    """An IterableDataset of few-shot episodes batched 4 at a time through a worker (the
+    thirteenth set, p12): the rule looked at map-style datasets only. One that yields its own
+    batches (`batch_size=None`) stays out: its batch size is not the loader's to know."""
+    run = cifar_tutorial_run()
+    run.loaders[0].iterable_dataset = True
+    assert "batches of 4 sample(s)" in evidence_text(only(d112.check(run), "D112"))
+    run.loaders[0].batch_size = None
+    assert d112.check(run) == []

@@ -141,14 +141,17 @@ def samples_per_handover(run: RunObservation, loader: LoaderObservation) -> floa
 
 
 def small_batches_through_workers(run: RunObservation, loader: LoaderObservation) -> bool:
-    """Worker processes hand over batches of a few samples from a map-style dataset not known to
-    be in-memory tensors (those are D109's) and not restarting every epoch (D103 first)."""
+    """Worker processes hand over batches of a few samples from a dataset not known to be
+    in-memory tensors (those are D109's) and not restarting every epoch (D103 first). An
+    IterableDataset counts where the loader batches its samples (`batch_size` set): each batch
+    of 4 streamed episodes crossed the worker queue as a map-style one does; one that yields
+    its own batches (`batch_size=None`) is left out, its batch size not known here."""
     batch = samples_per_handover(run, loader)
     return (
         loader.num_workers > 0
         and batch is not None
         and batch <= SMALL_WORKER_BATCH
-        and not loader.iterable_dataset
+        and (not loader.iterable_dataset or loader.batch_size is not None)
         and not in_memory(run, loader)
         and not respawns_each_epoch(run, loader)
     )
