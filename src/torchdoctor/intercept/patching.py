@@ -82,14 +82,37 @@ except ImportError:  # pragma: no cover - torch without it
     set_code_exec_strategy = None  # type: ignore[assignment]
 
 
+class _UnlessOneGraph:
+    """Dynamo's `torch.compiler.disable` marker, true except while dynamo traces code that must
+    be one graph (`fullgraph=True`, `error_on_graph_break`): there a graph break is the
+    program's error, one it does not have plainly (a custom optimizer's step compiled whole),
+    so the hook is inlined instead, and returns at once under dynamo. Dynamo reads the marker
+    with `inspect.getattr_static` and tests its truth, the moment it meets the call."""
+
+    def __bool__(self) -> bool:
+        return not _tracing_one_graph()
+
+
+def _tracing_one_graph() -> bool:
+    convert = sys.modules.get("torch._dynamo.symbolic_convert")  # look, never import
+    if convert is None:
+        return False
+    try:
+        tx = convert.InstructionTranslator.current_tx()
+        return bool(tx.one_graph or tx.error_on_graph_break)
+    except Exception:  # no trace under way, or a dynamo without these: a graph break, as before
+        return False
+
+
 def eager_under_dynamo(function: Callable[..., Any]) -> None:
     """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
     `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
     traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
     state that recompile every step); called, its frame and every frame under it run eagerly.
     Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
-    skip in torch's C extension."""
-    function._torchdynamo_disable = True  # type: ignore[attr-defined]
+    skip in torch's C extension. Under `fullgraph=True` it is inlined (`_UnlessOneGraph`):
+    `function` must then return at once when `dynamo_compiling()`."""
+    function._torchdynamo_disable = _UnlessOneGraph()  # type: ignore[attr-defined]
     if set_code_exec_strategy is not None:
         skip = _FrameAction.SKIP
         set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
