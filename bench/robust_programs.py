@@ -1639,6 +1639,290 @@ raise ValueError("through the link")
         "a latin-1 file declared by a coding cookie, non-ASCII text in its output and traceback",
         "train(25)\nprint('caf\u00e9 na\u00efve')\nraise RuntimeError('d\u00e9j\u00e0 vu')  # \u00e9t\u00e9\n",
         ("--steps", "0"),
+    ),  # round 15
+    "compiled_fullgraph_custom_optimizer": (
+        "a custom optimizer's step under torch.compile(fullgraph=True) (no graph break: it trains)",
+        """
+class PlainSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr):
+        super().__init__(params, dict(lr=lr))
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.add_(p.grad, alpha=-group["lr"])
+custom = PlainSGD(model.parameters(), lr=0.01)
+@torch.compile(fullgraph=True, backend="eager")
+def custom_step():
+    custom.step()
+for _ in range(30):
+    custom.zero_grad()
+    loss = model(torch.randn(16, 8)).pow(2).mean()
+    loss.backward()
+    custom_step()
+print("custom optimizer trained", round(loss.item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "compiled_fullgraph_zero_grad_crash": (
+        "zero_grad, forward, backward and step under torch.compile(fullgraph=True) (dynamo's error)",
+        """
+train(10)
+@torch.compile(fullgraph=True, backend="eager")
+def whole_step(x):
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+whole_step(torch.randn(16, 8))
+""",
+        ("--steps", "0"),
+    ),
+    "func_grad_functional_call": (
+        "torch.func.grad of a torch.func.functional_call loss, parameters updated by hand (no backward)",
+        """
+from torch.func import functional_call, grad
+params = {name: p.detach() for name, p in model.named_parameters()}
+def loss_of(params, x):
+    return functional_call(model, params, (x,)).pow(2).mean()
+for step in range(40):
+    grads = grad(loss_of)(params, torch.randn(16, 8))
+    params = {name: p - 0.01 * grads[name] for name, p in params.items()}
+print("functional loss", round(loss_of(params, torch.ones(4, 8)).item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "maml_stateless_inner_loop": (
+        "MAML: stateless.functional_call inner steps with autograd.grad(create_graph=True), an outer Adam",
+        """
+from torch.nn.utils.stateless import functional_call
+meta = torch.optim.Adam(model.parameters(), lr=0.01)
+for task in range(30):
+    fast = dict(model.named_parameters())
+    for _ in range(2):
+        inner = functional_call(model, fast, (torch.randn(8, 8),)).pow(2).mean()
+        grads = torch.autograd.grad(inner, list(fast.values()), create_graph=True)
+        fast = {name: p - 0.1 * g for (name, p), g in zip(fast.items(), grads)}
+    outer = functional_call(model, fast, (torch.randn(8, 8),)).pow(2).mean()
+    meta.zero_grad()
+    outer.backward()
+    meta.step()
+print("meta-trained", round(outer.item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "sys_exit_in_worker_thread": (
+        "sys.exit(3) inside a worker thread (Python ends the thread quietly; the program goes on)",
+        """
+import threading
+def checker():
+    train(5)
+    sys.exit(3)
+worker = threading.Thread(target=checker)
+worker.start(); worker.join()
+train(20)
+print("main thread went on after the thread's sys.exit")
+""",
+        ("--steps", "0"),
+    ),
+    "reexec_itself": (
+        "os.execv of itself with a flag after a first training phase (the second phase trains again)",
+        """
+import os
+train(20)
+if "--second" not in sys.argv:
+    print("first phase done", flush=True)
+    os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), "--second"])
+train(10)
+print("second phase done")
+""",
+        ("--steps", "0"),
+    ),
+    "optimizer_in_backward": (
+        "an optimizer per parameter stepped in register_post_accumulate_grad_hook (no step() in the loop)",
+        """
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+per_param = {p: torch.optim.SGD([p], lr=0.01) for p in net.parameters()}
+def step_now(p):
+    per_param[p].step()
+    per_param[p].zero_grad()
+for p in net.parameters():
+    p.register_post_accumulate_grad_hook(step_now)
+for _ in range(40):
+    loss = net(torch.randn(16, 8)).pow(2).mean()
+    loss.backward()
+print("stepped in backward", round(loss.item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "own_torch_function_mode": (
+        "its own TorchFunctionMode counting torch calls around training",
+        """
+from torch.overrides import TorchFunctionMode
+class Counting(TorchFunctionMode):
+    def __init__(self):
+        super().__init__(); self.calls = 0
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+with Counting() as counting:
+    train(30)
+print("torch calls seen", counting.calls > 0)
+""",
+        ("--steps", "0"),
+    ),
+    "global_module_hooks": (
+        "global module hooks of its own (register_module_forward_hook, ..._full_backward_hook)",
+        """
+from torch.nn.modules import module as module_api
+seen = {"forward": 0, "backward": 0}
+def on_forward(module, args, output):
+    seen["forward"] += 1
+def on_backward(module, grad_input, grad_output):
+    seen["backward"] += 1
+handles = [module_api.register_module_forward_hook(on_forward),
+           module_api.register_module_full_backward_hook(on_backward)]
+train(30)
+for handle in handles:
+    handle.remove()
+train(5)
+print("hooks saw", seen)
+""",
+        ("--steps", "0"),
+    ),
+    "library_custom_op": (
+        "a torch.library.custom_op with register_autograd inside its model",
+        """
+@torch.library.custom_op("robust15::scaled_tanh", mutates_args=())
+def scaled_tanh(x: torch.Tensor, scale: float) -> torch.Tensor:
+    return torch.tanh(x) * scale
+@scaled_tanh.register_fake
+def _(x, scale):
+    return torch.empty_like(x)
+def backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return grad * ctx.scale * (1 - torch.tanh(x) ** 2), None
+def setup_context(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0]); ctx.scale = inputs[1]
+scaled_tanh.register_autograd(backward, setup_context=setup_context)
+for _ in range(30):
+    opt.zero_grad()
+    loss = scaled_tanh(model(torch.randn(16, 8)), 2.0).pow(2).mean()
+    loss.backward()
+    opt.step()
+print("custom op trained", round(loss.item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "sigchld_reaper": (
+        "a SIGCHLD handler reaping every child (os.waitpid(-1)), a subprocess per epoch, a loader",
+        """
+import os, signal, subprocess
+reaped = []
+def reap(signum, frame):
+    try:
+        while True:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            reaped.append(pid)
+    except ChildProcessError:
+        pass
+signal.signal(signal.SIGCHLD, reap)
+data = torch.utils.data.TensorDataset(torch.randn(256, 8))
+loader = torch.utils.data.DataLoader(data, batch_size=16, shuffle=True)
+for epoch in range(2):
+    for (x,) in loader:
+        opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+    try:
+        subprocess.run(["true"])
+    except ChildProcessError:  # reaped by the handler before subprocess's own wait
+        pass
+print("epochs done")
+""",
+        ("--steps", "0"),
+    ),
+    "own_sigprof_sampler": (
+        "its own sampling profiler: signal.setitimer(ITIMER_PROF) with a SIGPROF handler",
+        """
+import signal, collections
+samples = collections.Counter()
+def sample(signum, frame):
+    samples[frame.f_code.co_name] += 1
+signal.signal(signal.SIGPROF, sample)
+signal.setitimer(signal.ITIMER_PROF, 0.005, 0.005)
+train(200)
+signal.setitimer(signal.ITIMER_PROF, 0, 0)
+print("profiled", sum(samples.values()) >= 0)
+""",
+        ("--steps", "0"),
+    ),
+    "shuffled_loader_exact_losses": (
+        "a shuffled DataLoader over the global RNG for 3 epochs; prints exact losses and the RNGs' next draws",
+        """
+import random
+import numpy as np
+random.seed(0); np.random.seed(0)
+data = torch.utils.data.TensorDataset(torch.randn(128, 8), torch.randn(128, 1))
+loader = torch.utils.data.DataLoader(data, batch_size=16, shuffle=True)
+model.eval()
+for epoch in range(3):
+    model.train()
+    for x, y in loader:
+        opt.zero_grad()
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward(); opt.step()
+    model.eval()
+    with torch.no_grad():
+        print("epoch", epoch, "%.8f" % loss.item(), "%.8f" % model(data.tensors[0]).sum().item())
+print("next draws", torch.rand(1).item(), random.random(), np.random.rand())
+""",
+        ("--steps", "0"),
+    ),
+    "tensor_subclass_inputs": (
+        "a torch.Tensor subclass (__torch_function__ of its own) fed to the model; .item() and .to() on it",
+        """
+class Tagged(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+for _ in range(30):
+    x = torch.randn(16, 8).as_subclass(Tagged).to(torch.float32)
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward(); opt.step()
+print("subclass trained", type(loss).__name__, round(loss.item(), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "interrupt_main_time_budget": (
+        "a threading.Timer calling _thread.interrupt_main() as a time budget; KeyboardInterrupt caught",
+        """
+import _thread, signal, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)  # started in the background: ignored
+timer = threading.Timer(1.0, _thread.interrupt_main)
+timer.start()
+steps = 0
+try:
+    while True:
+        train(1); steps += 1
+except KeyboardInterrupt:
+    print("budget reached, saving", steps > 0)
+torch.save(model.state_dict(), "last.pt")
+print("saved")
+""",
+        ("--steps", "0"),
+    ),
+    "reinvokes_itself_in_subprocess": (
+        "re-runs itself with subprocess ([sys.executable, __file__, '--eval']) for evaluation",
+        """
+import subprocess
+if "--eval" in sys.argv:
+    print("evaluating in the child"); sys.exit(0)
+train(20)
+child = subprocess.run([sys.executable, __file__, "--eval"], capture_output=True, text=True)
+print("child said:", child.stdout.strip(), child.returncode)
+""",
+        ("--steps", "0"),
     ),
 }
 

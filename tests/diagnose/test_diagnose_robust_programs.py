@@ -14,6 +14,7 @@ from textwrap import dedent
 
 import pytest
 from diagnose_prelude import PRELUDE
+from robust_programs_helper import TRAIN_LOOP as TRAIN
 
 THREAD_TRAINING = """
 import threading
@@ -84,18 +85,6 @@ def test_file_is_absolute_argv0_as_typed_and_a_raised_keyboard_interrupt_shows_w
     assert "interrupted" in d.stdout
     assert "Traceback (most recent call last)" in d.stderr, d.stderr
     assert "raise KeyboardInterrupt" in d.stderr and "torchdoctor" not in d.stderr, d.stderr
-
-
-TRAIN = """
-model = nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-def train(steps):
-    for _ in range(steps):
-        opt.zero_grad()
-        model(torch.randn(8, 4)).pow(2).mean().backward()
-        opt.step()
-"""
 
 
 def test_a_forked_child_writes_no_report_and_the_programs_excepthook_shows_its_crash(diagnose):

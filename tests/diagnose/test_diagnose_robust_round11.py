@@ -6,20 +6,10 @@ own Python code, module hooks of its own, torchrun's ranks writing one report fi
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 from diagnose_prelude import PRELUDE
-
-TRAIN = """
-model = nn.Linear(8, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-def train(steps):
-    for _ in range(steps):
-        opt.zero_grad()
-        model(torch.randn(16, 8)).pow(2).mean().backward()
-        opt.step()
-"""
+from robust_programs_helper import TRAIN_LOOP as TRAIN
+from robust_programs_helper import run_python
 
 
 def test_the_programs_end_reads_as_in_its_plain_run(diagnose, tmp_path):
@@ -50,9 +40,7 @@ nn.Linear(4, 1)(torch.randn(2, 8))
 """
     )
     (tmp_path / "plain.py").write_text(PRELUDE + body)
-    plain = subprocess.run(
-        [sys.executable, "plain.py"], capture_output=True, text=True, cwd=tmp_path, timeout=60
-    )
+    plain = run_python(tmp_path, "plain.py", timeout=60)
     d = diagnose(body, "--steps", "0", name="plain.py")
     assert plain.returncode == 120, plain.stderr[-2000:]
     assert d.returncode == 120, d.stderr[-2000:]

@@ -4,20 +4,10 @@ rows or by hand."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from textwrap import dedent
 
-
-def _plain_and_diagnosed(tmp_path, *target: str) -> tuple[subprocess.CompletedProcess, ...]:
-    def run(*command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *command, *target],
-            capture_output=True, text=True, cwd=tmp_path, timeout=120,
-        )  # fmt: skip
-
-    return run(), run("-m", "torchdoctor", "diagnose", "--steps", "0")
+from robust_programs_helper import plain_and_diagnosed_target
 
 
 def test_a_module_or_folder_run_keeps_the_frames_python_shows(tmp_path):
@@ -42,7 +32,7 @@ def test_a_module_or_folder_run_keeps_the_frames_python_shows(tmp_path):
     with zipfile.ZipFile(tmp_path / "app.zip", "w") as app:  # a zip app: sys.path[0] is the zip
         app.writestr("__main__.py", "import sys\nprint(sys.argv)\nraise KeyError('zip')\n")
     for target in (("-m", "pkg.train"), ("folder",), ("app.zip",)):
-        plain, diagnosed = _plain_and_diagnosed(tmp_path, *target)
+        plain, diagnosed = plain_and_diagnosed_target(tmp_path, *target)
         assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr
         assert "<frozen runpy>" in plain.stderr
         if target != ("app.zip",):  # Python prints no source line from a zip; linecache does
@@ -93,7 +83,7 @@ def test_a_tight_recursion_limit_holds_from_the_programs_own_first_frame(tmp_pat
             """
         )
     )
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, "train.py")
+    plain, diagnosed = plain_and_diagnosed_target(tmp_path, "train.py")
     assert plain.returncode == 0 and plain.stdout.endswith("deep 80 limit 120\n"), plain.stderr
     assert diagnosed.returncode == 0, diagnosed.stderr[-2000:]
     assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:500]
@@ -108,7 +98,7 @@ def test_a_package_whose_init_fails_is_the_programs_error_under_dash_m(tmp_path)
         "print('package init runs')\nraise RuntimeError('bad package init')\n"
     )
     (tmp_path / "pkg" / "train.py").write_text("print('never runs')\n")
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, "-m", "pkg.train")
+    plain, diagnosed = plain_and_diagnosed_target(tmp_path, "-m", "pkg.train")
     assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr
     assert diagnosed.stderr == plain.stderr
     assert diagnosed.stdout.startswith("package init runs\ntorchdoctor diagnose")

@@ -4,35 +4,8 @@ round 13 rows or by hand."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from textwrap import dedent
-
 import pytest
-
-TRAIN = """
-import sys, torch
-torch.set_num_threads(1)
-model = torch.nn.Linear(8, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-def train(steps):
-    for _ in range(steps):
-        opt.zero_grad()
-        model(torch.randn(16, 8)).pow(2).mean().backward()
-        opt.step()
-"""
-
-
-def _plain_and_diagnosed(tmp_path, body: str, *options: str):
-    def run(*command: str) -> subprocess.CompletedProcess:
-        (tmp_path / "train.py").write_text(TRAIN + dedent(body))  # the run before may remove it
-        return subprocess.run(
-            [sys.executable, *command, "train.py"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=120, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    return run(), run("-m", "torchdoctor", "diagnose", *options)
-
+from robust_programs_helper import plain_and_diagnosed, plain_and_diagnosed_target
 
 # One program for three differences at its end and in its output (one plain run and one
 # diagnosed run keep the tests' time down): it removes its own script, logs through a format
@@ -80,7 +53,7 @@ def test_the_programs_end_and_its_log_lines_read_as_in_its_plain_run(tmp_path):
     # A log format with %(filename)s:%(lineno)d %(funcName)s (and torch's own log lines) named
     # torchdoctor/diagnose/probes/io.py's wrapper for every record. A script that removed
     # itself was quoted in the report as empty backticks.
-    plain, diagnosed = _plain_and_diagnosed(tmp_path, PROGRAM_END, "--steps", "0")
+    plain, diagnosed = plain_and_diagnosed(tmp_path, PROGRAM_END, "--steps", "0")
     assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
     assert plain.stdout.startswith("trained\nmodel finalized\nrun closed after 25 steps\n")
     assert "cycle collected" in plain.stdout
@@ -102,14 +75,7 @@ def test_a_package_without_main_runs_its_init_as_python_m_does(tmp_path):
                        ("plain", "print('init runs')\n")):  # fmt: skip
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(init)
-
-        def run(*command: str, name: str = name) -> subprocess.CompletedProcess:
-            return subprocess.run(
-                [sys.executable, *command, "-m", name],
-                capture_output=True, text=True, cwd=tmp_path, timeout=120,
-            )  # fmt: skip
-
-        plain, diagnosed = run(), run("-m", "torchdoctor", "diagnose", "--steps", "0")
+        plain, diagnosed = plain_and_diagnosed_target(tmp_path, "-m", name)
         assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
         assert diagnosed.stdout.startswith("init runs\n"), diagnosed.stdout[:300]
         assert diagnosed.stderr == plain.stderr

@@ -5,31 +5,9 @@ rows or named in round 13's closing note."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import zipfile
-from textwrap import dedent
 
-TRAIN = """
-import sys, torch
-torch.set_num_threads(1)
-model = torch.nn.Linear(8, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-def train(steps):
-    for _ in range(steps):
-        opt.zero_grad()
-        model(torch.randn(16, 8)).pow(2).mean().backward()
-        opt.step()
-"""
-
-
-def _diagnosed(tmp_path, body: str, *options: str) -> subprocess.CompletedProcess:
-    (tmp_path / "train.py").write_text(TRAIN + dedent(body))
-    return subprocess.run(
-        [sys.executable, "-m", "torchdoctor", "diagnose", *options, "train.py"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=240, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
+from robust_programs_helper import plain_and_diagnosed_target, run_diagnosed
 
 # A whole step compiled (zero_grad, forward, backward and the optimizer's step in one function)
 # and the "compile the optimizer step" recipe beside it.
@@ -61,7 +39,7 @@ def test_a_step_compiled_whole_runs_our_optimizer_hooks_eagerly(tmp_path):
     # which the report then blamed on the program ("compiled new code during step(s) ...").
     # (no plain run beside it, to keep the test's time down: plainly its stderr has torch's own
     # record_function line only, and it prints the one line below)
-    diagnosed = _diagnosed(tmp_path, COMPILED_STEP, "--steps", "0")
+    diagnosed = run_diagnosed(tmp_path, COMPILED_STEP, "--steps", "0")
     assert diagnosed.returncode == 0, diagnosed.stderr[-3000:]
     assert diagnosed.stdout.startswith("compiled step torch.Size([])\n")
     for ours in ("does not know how to trace", "torchdoctor", "recompil", "Warning"):
@@ -72,16 +50,6 @@ def test_a_step_compiled_whole_runs_our_optimizer_hooks_eagerly(tmp_path):
     recompiled = re.search(r"compiled new code during step\(s\) (\d+)", report)
     assert recompiled is None or int(recompiled.group(1)) >= 20, report
     assert re.search(r"completed, \d+ measured steps", report), report
-
-
-def _run_both(folder, target: str) -> tuple[subprocess.CompletedProcess, ...]:
-    def run(*command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *command, target],
-            capture_output=True, text=True, cwd=folder, timeout=240, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    return run(), run("-m", "torchdoctor", "diagnose", "--steps", "0")
 
 
 def test_how_python_is_given_the_program_reads_as_in_its_plain_run(tmp_path):
@@ -103,7 +71,7 @@ def test_how_python_is_given_the_program_reads_as_in_its_plain_run(tmp_path):
         "import sys\nprint('before', flush=True)\nsys.stdout.close()\nprint('after', flush=True)\n"
     )
     for target in ("bin/train.py", "app.zip", "closes.py"):
-        plain, diagnosed = _run_both(tmp_path, target)
+        plain, diagnosed = plain_and_diagnosed_target(tmp_path, target)
         assert diagnosed.returncode == plain.returncode, (target, diagnosed.stderr[-2000:])
         assert diagnosed.stdout.startswith(plain.stdout), (target, diagnosed.stdout[:500])
         assert f"torchdoctor diagnose {target}" in diagnosed.stdout, (target, diagnosed.stdout)

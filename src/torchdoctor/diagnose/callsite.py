@@ -8,6 +8,7 @@ per (code object, line); afterwards a call costs a few dict look-ups.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import torch
@@ -150,3 +151,29 @@ _RUNNERS = (*_OURS, _PACKAGE + "__main__.py")
 def is_runner_file(filename: str) -> bool:
     """torchdoctor's own machinery: frames to take out of the program's traceback."""
     return filename.startswith(_RUNNERS)
+
+
+# A frame as the traceback module writes it ("  File "x.py", line 3, in f"), followed by its
+# source line and carets, indented further
+_FRAME_LINE = re.compile(r'^(\s*)File "([^"]+)", line \d+, in ')
+
+
+def without_our_frame_lines(text: str) -> str:
+    """`text` (an exception's message) without the frames of ours written into it: dynamo's
+    "from user code:" stack lists each function it traced through, our wrappers of the
+    program's calls (`opt.zero_grad()`) among them."""
+    if 'File "' not in text:
+        return text
+    kept: list[str] = []
+    dropping_under: int | None = None  # the indentation of a frame line of ours being dropped
+    for line in text.splitlines(keepends=True):
+        indent = len(line) - len(line.lstrip())
+        if dropping_under is not None and line.strip() and indent > dropping_under:
+            continue  # its source line and carets
+        dropping_under = None
+        frame = _FRAME_LINE.match(line)
+        if frame is not None and is_runner_file(frame.group(2)):
+            dropping_under = len(frame.group(1))
+            continue
+        kept.append(line)
+    return "".join(kept)

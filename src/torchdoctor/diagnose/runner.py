@@ -30,7 +30,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from torchdoctor.diagnose.callsite import installed_package, is_library_file, is_runner_file
+from torchdoctor.diagnose.callsite import (
+    installed_package,
+    is_library_file,
+    is_runner_file,
+    without_our_frame_lines,
+)
 from torchdoctor.diagnose.program_exit import (
     EXIT_FLUSH_FAILED,
     ProgramExitHandlers,
@@ -118,7 +123,8 @@ def _print_traceback(exc: BaseException) -> None:
     hook = sys.excepthook
     if hook is not sys.__excepthook__:
         try:
-            hook(type(exc), exc, _program_frames(exc.__traceback__))
+            with _without_our_frames(exc):
+                hook(type(exc), exc, exc.__traceback__)
             return
         except Exception:  # a hook that fails: Python prints both; the traceback is what counts
             pass
@@ -141,22 +147,39 @@ _EXCEPTION_GROUPS = getattr(builtins, "BaseExceptionGroup", ())  # Python >= 3.1
 def _without_our_frames(exc: BaseException) -> Iterator[None]:
     """For the moment of printing: the exception, its causes, contexts and group members carry
     tracebacks without torchdoctor's frames."""
-    saved: dict[int, tuple[BaseException, types.TracebackType | None]] = {}
+    saved: dict[int, tuple[BaseException, types.TracebackType | None, tuple]] = {}
     pending = [exc]
     while pending:
         current = pending.pop()
         if id(current) in saved:
             continue
-        saved[id(current)] = current, current.__traceback__
+        saved[id(current)] = current, current.__traceback__, current.args
         current.__traceback__ = _program_frames(current.__traceback__)
+        _without_our_frames_in_message(current)
         pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
         if isinstance(current, _EXCEPTION_GROUPS):
             pending.extend(current.exceptions)
     try:
         yield
     finally:
-        for current, tb in saved.values():
+        for current, tb, args in saved.values():
             current.__traceback__ = tb
+            if current.args is not args:
+                current.args = args
+
+
+def _without_our_frames_in_message(exc: BaseException) -> None:
+    """A message that lists frames (dynamo's "from user code:" stack, written into the
+    exception's text) loses ours, as the traceback does."""
+    message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else None
+    if message is None:
+        return
+    cleaned = without_our_frame_lines(message)
+    if cleaned != message:
+        try:
+            exc.args = (cleaned, *exc.args[1:])
+        except Exception:  # an exception class that refuses new args: printed as it is
+            pass
 
 
 def _to_stderr(text: str) -> None:

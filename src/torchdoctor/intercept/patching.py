@@ -29,6 +29,8 @@ Our wrappers must stay invisible to the program's own code transformations:
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import importlib.abc
 import importlib.util
 import itertools
@@ -82,14 +84,37 @@ except ImportError:  # pragma: no cover - torch without it
     set_code_exec_strategy = None  # type: ignore[assignment]
 
 
+class _UnlessOneGraph:
+    """Dynamo's `torch.compiler.disable` marker, true except while dynamo traces code that must
+    be one graph (`fullgraph=True`, `error_on_graph_break`): there a graph break is the
+    program's error, one it does not have plainly (a custom optimizer's step compiled whole),
+    so the hook is inlined instead, and returns at once under dynamo. Dynamo reads the marker
+    with `inspect.getattr_static` and tests its truth, the moment it meets the call."""
+
+    def __bool__(self) -> bool:
+        return not _tracing_one_graph()
+
+
+def _tracing_one_graph() -> bool:
+    convert = sys.modules.get("torch._dynamo.symbolic_convert")  # look, never import
+    if convert is None:
+        return False
+    try:
+        tx = convert.InstructionTranslator.current_tx()
+        return bool(tx.one_graph or tx.error_on_graph_break)
+    except Exception:  # no trace under way, or a dynamo without these: a graph break, as before
+        return False
+
+
 def eager_under_dynamo(function: Callable[..., Any]) -> None:
     """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
     `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
     traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
     state that recompile every step); called, its frame and every frame under it run eagerly.
     Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
-    skip in torch's C extension."""
-    function._torchdynamo_disable = True  # type: ignore[attr-defined]
+    skip in torch's C extension. Under `fullgraph=True` it is inlined (`_UnlessOneGraph`):
+    `function` must then return at once when `dynamo_compiling()`."""
+    function._torchdynamo_disable = _UnlessOneGraph()  # type: ignore[attr-defined]
     if set_code_exec_strategy is not None:
         skip = _FrameAction.SKIP
         set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
@@ -323,20 +348,96 @@ class Patcher:
 
 
 def _forget_wrappers_in_torch_modules(wrappers: list[tuple[Any, Any, Any]], names) -> None:
-    """A torch module imported while our patches were on may have kept one of our wrappers as a
-    module global (dynamo's `unpatched_nn_module_call = torch.nn.Module.__call__`): after the
-    patches come off it gets what is in place now, so it no longer holds our wrapper and,
-    through it, the session and the program's objects."""
+    """A torch module imported while our patches were on may have kept our wrappers: as a module
+    global (dynamo's `unpatched_nn_module_call = torch.nn.Module.__call__`), in a table built at
+    its import (dynamo's `all_tensor_attrs`, a dict of every tensor method; export's set of
+    logging functions, `print` among them, on a config object), or in a function cache filled
+    while they were on (dynamo's lru-cached handler maps). After the patches come off each gets
+    what is in place now, and a cache holding one is emptied (in any torch module: torch's
+    `get_testing_overrides`, called by dynamo, is imported before us): none holds our wrapper
+    and, through it, the session and the program's objects."""
     current = {id(wrapper): (wrapper, owner, name) for owner, name, wrapper in wrappers}
-    for module_name in names:
-        module = sys.modules.get(module_name)
+
+    def now_in_place(value: Any) -> Any:
+        entry = current.get(id(value))
+        return value if entry is None or entry[0] is not value else getattr(entry[1], entry[2])
+
+    for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("torch.") or module is None:
             continue
         namespace = getattr(module, "__dict__", {})
+        if module_name not in names:  # imported before us: only its caches filled since
+            for value in list(namespace.values()):
+                if type(value) is _LRU_CACHE:
+                    _forget_in_table(value, now_in_place, current)
+            continue
         for key, value in list(namespace.items()):
-            entry = current.get(id(value))
-            if entry is not None and entry[0] is value:
-                namespace[key] = getattr(entry[1], entry[2])
+            namespace[key] = now_in_place(value)
+            for held in _tables_in(value, module_name):
+                _forget_in_table(held, now_in_place, current)
+
+
+def _tables_in(value: Any, module_name: str) -> list[Any]:
+    """The containers a module global holds our wrappers in, one level down: itself, the
+    attributes of an object of the module's own class, the caches of its functions."""
+    # types only (`type()`, never isinstance or getattr): a global's own attribute look-up may
+    # do anything (ctypes loads a library, a deprecated alias warns on `__class__`)
+    if issubclass(type(value), (dict, set, list, _LRU_CACHE)):
+        return [value]
+    if issubclass(type(value), type):
+        if value.__module__ != module_name:
+            return []
+        found = (
+            entry.__func__ if issubclass(type(entry), (staticmethod, classmethod)) else entry
+            for entry in vars(value).values()
+        )
+        return [entry for entry in found if type(entry) is _LRU_CACHE]
+    if type(value).__module__ != module_name:
+        return []
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # slots only
+        return []
+    if type(attributes) is dict:
+        return [held for held in attributes.values() if issubclass(type(held), (dict, set, list))]
+    return []
+
+
+_LRU_CACHE = functools._lru_cache_wrapper
+
+
+def _forget_in_table(table: Any, now_in_place: Callable[[Any], Any], current: dict) -> None:
+    if issubclass(type(table), dict):
+        for key, value in list(table.items()):
+            if id(value) in current:
+                table[key] = now_in_place(value)
+    elif issubclass(type(table), set):
+        for value in [value for value in table if id(value) in current]:
+            table.discard(value)
+            table.add(now_in_place(value))
+    elif issubclass(type(table), list):
+        table[:] = [now_in_place(value) for value in table]
+    elif any(_holds_one_of(cache, current) for cache in gc.get_referents(table)):
+        table.cache_clear()  # an lru_cache's own dict, filled while our patches were on
+
+
+def _holds_one_of(cache: Any, current: dict) -> bool:
+    """A cache's dict holds one of our wrappers, in its results up to three containers down
+    (torch's `_get_overridable_functions` caches a pair of a dict of lists)."""
+    return issubclass(type(cache), dict) and _contains(list(cache.values()), current, 3)
+
+
+def _contains(values: list[Any], current: dict, depth: int) -> bool:
+    for value in values:
+        if id(value) in current:
+            return True
+        if depth and issubclass(type(value), dict):
+            if _contains([*value.keys(), *value.values()], current, depth - 1):
+                return True
+        elif depth and issubclass(type(value), (set, frozenset, list, tuple)):
+            if _contains(list(value), current, depth - 1):
+                return True
+    return False
 
 
 def _set_or_delete(owner: Any, name: str, value: Any) -> None:

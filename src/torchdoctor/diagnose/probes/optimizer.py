@@ -32,7 +32,7 @@ from torchdoctor.diagnose.probes.base import (
 )
 from torchdoctor.diagnose.probes.transfers import accelerator_available
 from torchdoctor.diagnose.steps import OTHER
-from torchdoctor.intercept.patching import eager_under_dynamo, transforming
+from torchdoctor.intercept.patching import dynamo_compiling, eager_under_dynamo, transforming
 
 ZERO_FILL = "zero_fill_s:"  # + id(optimizer): time in zero_grad(set_to_none=False), per step
 STEP_TIME = "optimizer_step_s:"  # + id(optimizer): time inside its step(), per step
@@ -219,6 +219,8 @@ class OptimizerProbe(Probe):
         return owner
 
     def _pre_step(self, optimizer, args, kwargs) -> tuple[tuple, dict] | None:
+        if dynamo_compiling():  # inlined into a step compiled as one graph: not timed
+            return None
         patcher = self.session.patcher
         if patcher.lifted:  # an earlier step raised before its post hook
             patcher.put_on()
@@ -270,6 +272,8 @@ class OptimizerProbe(Probe):
         return (args[0], closure_outside_the_step, *args[2:]), kwargs
 
     def _post_step(self, optimizer, args, kwargs) -> None:
+        if dynamo_compiling():  # inlined into a step compiled as one graph: not timed
+            return
         now = time.perf_counter()
         # no entry: its pre hook ran before diagnosis began
         _, _, started, faults, closure_s = (

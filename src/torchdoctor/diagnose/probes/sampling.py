@@ -179,6 +179,7 @@ class SamplingProbe(Probe):
         self.done = False
         self.sampled: StepRecord | None = None
         self.skipped = False  # the program uses torch.compile: nothing is counted
+        self.skipped_in_backward = False  # its steps end inside a backward: nothing is counted
         self.frames_before = _compiled_frames()  # compiled before us (an earlier watch())
         self.frames_seen = self.frames_before
         self.compile_called = False  # torch.compile was called while we watched
@@ -211,6 +212,12 @@ class SamplingProbe(Probe):
         if record.index == self.session.sampled_index - 1 and not (self.done or self.active):
             if self._program_compiles():
                 self.skipped = True
+                return
+            if torch._C._current_graph_task_id() != -1:
+                # the step ends inside a backward (an optimizer stepped in a gradient hook): the
+                # autograd engine puts the thread's mode stacks back when the backward ends, so a
+                # mode pushed here is gone before its __exit__ (and one popped here comes back)
+                self.skipped_in_backward = True
                 return
             self._start()
         elif record.index == self.session.sampled_index and self.active:
@@ -270,6 +277,11 @@ class SamplingProbe(Probe):
             run.notes.append(
                 "op, FLOP and float64 counts skipped: the program uses torch.compile, and the "
                 "op-counting dispatch mode would make compiled code fall back to eager for good"
+            )
+        if self.skipped_in_backward:
+            run.notes.append(
+                "op, FLOP and float64 counts skipped: the program's optimizer steps inside "
+                "backward (a gradient hook), where no dispatch mode can be pushed and popped"
             )
         if not self.done or self.counter is None:
             return
