@@ -32,3 +32,33 @@ def test_d210s_estimate_reads_the_optimizers_share_as_the_busy_steps_profile_doe
     busy = only(d210.check(good_cpu_run(steps=preempted_steps(12, 0.040))), "D210")
     assert idle.saving_basis == busy.saving_basis == "estimated"
     assert abs(busy.saving - idle.saving) < 0.02, (idle.saving, busy.saving)
+
+
+def test_a_short_runs_budget_is_raised_for_the_larger_batch_where_d202_needs_its_measurement(
+    monkeypatch,
+):
+    """A batch of 2 through 1024-wide layers: its ops are not trivial, so D202 fires only on the
+    larger batch's measured gain. On a short, busy run (0.2-0.3 s of budget) the probe did not
+    fit and D202 came and went. Its floor (warm-up and fewest rounds at 1x, 2x and 4x the
+    batch) is what a short run's budget is raised to, as the workers' and evaluation's are;
+    not where the ops are trivial (D202 has its estimate then)."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.rules import d202_batch_too_small as d202
+    from torchdoctor.diagnose.rules._overhead import OpOverhead
+    from torchdoctor.diagnose.whatif import _Plan, _raised
+    from torchdoctor.diagnose.whatif.guard import Budget
+
+    def plan_with(mean_op_s: float) -> _Plan:
+        ops = OpOverhead(ops_per_step=94, mean_op_s=mean_op_s, dispatch_s=2.6e-6)
+        bound = d202.OverheadBound(ops, step_s=0.006, utilization=0.002, micro_batch=2.0)
+        monkeypatch.setattr(d202, "batch_candidate", lambda run: bound)
+        plan = _Plan(SimpleNamespace(probes=[]), good_cpu_run(steps=preempted_steps(8, 0.0)))
+        plan.build()
+        return plan
+
+    plan = plan_with(mean_op_s=45e-6)  # 17x the trivial op: a measurement decides
+    floor = plan.floors["larger batch"]
+    assert floor >= 4 * (1 + 2 + 4) * 0.005  # warm-up + 3 rounds of a 5 ms forward and backward
+    assert _raised(plan, Budget(0.01), most_s=10.0) >= floor
+    assert "larger batch" not in plan_with(mean_op_s=3e-6).floors  # trivial: D202 estimates
