@@ -112,6 +112,10 @@ class _Plan:
         # the budget is not begun: on a 6 s step the warm-ups alone ran the what-ifs to 2.7x
         # their budget (yolov1-mini: 37.8 s of 14 s) before a round was refused
         self.least: dict[str, float] = {}
+        # floors a short run's budget is raised to that are not floors of the probe's allowance
+        # (the larger batch's: as an allowance floor, its stake first, it spent a 2 s budget
+        # and the optimizer probe on d210 got none)
+        self.raise_only: dict[str, float] = {}
 
     def fewest_rounds_s(self, label: str, *calls: tuple[str, ...]) -> None:
         """Record `label`'s least time: its warm-up and MIN_ROUNDS rounds of its `calls` (one
@@ -484,7 +488,7 @@ class _Plan:
             # its warm-up and fewest rounds: the batch as run and each factor's, at k times
             # the steps' forward and backward
             per_round = (1 + sum(factors)) * _median_phases_s(self.run, *FORWARD_BACKWARD)
-            self.floors["larger batch"] = (1 + MIN_ROUNDS) * per_round
+            self.raise_only["larger batch"] = (1 + MIN_ROUNDS) * per_round
 
     def _plan_padded_dims(self) -> None:
         """Linear sizes padded to multiples of 8: timed on CUDA under autocast only (rule D208's
@@ -621,17 +625,20 @@ def _raised(plan: _Plan, budget: Budget, most_s: float) -> float:
     """The budget, raised (to at most `most_s`) to what is spent plus the floors of the
     RAISED_FOR probes that were planned, where they do not fit."""
     planned = {label for _, label, _ in plan.items}
-    floors = [
-        plan.floors[label] for label in RAISED_FOR if label in planned and label in plan.floors
-    ]
+    floors_of = _raise_floors(plan)
+    floors = [floors_of[label] for label in RAISED_FOR if label in planned and label in floors_of]
     if not floors:
         return budget.seconds
     return max(budget.seconds, min(most_s, budget.spent + sum(floors)))
 
 
+def _raise_floors(plan: _Plan) -> dict[str, float]:
+    return {**plan.floors, **getattr(plan, "raise_only", {})}
+
+
 def _raised_labels(plan: _Plan) -> list[str]:
-    planned = {label for _, label, _ in plan.items}
-    return [label for label in RAISED_FOR if label in planned and label in plan.floors]
+    planned, floors_of = {label for _, label, _ in plan.items}, _raise_floors(plan)
+    return [label for label in RAISED_FOR if label in planned and label in floors_of]
 
 
 # the probe modules the plan imports: their import is not the probes' time
