@@ -64,3 +64,17 @@ def test_a_short_runs_budget_is_raised_for_the_larger_batch_where_d202_needs_its
     # not a floor of its allowance: the probes after it (the optimizer's) keep their share
     assert "larger batch" not in plan.floors
     assert "larger batch" not in plan_with(mean_op_s=3e-6).raise_only  # trivial: D202 estimates
+
+
+def test_the_trivial_op_floor_is_cpu_time_on_a_cpu_whatever_the_wall_clock_does(monkeypatch):
+    """At load 28 every block of the floor's trivial ops was preempted: 44.7 us a trivial op, in
+    wall time, against ops whose CPU time was 2.3 us; every op then read as trivial and a clean
+    loop got D202. Here the wall clock jumps 100 ms at every reading, as a preempted block would."""
+    import time
+
+    from torchdoctor.diagnose.probes import peak_flops
+
+    real = time.perf_counter
+    jumps = iter(range(10**6))
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + 0.1 * next(jumps))
+    assert peak_flops.dispatch_overhead("cpu") < 1e-4  # a trivial op: microseconds, not 3
