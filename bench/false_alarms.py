@@ -115,7 +115,8 @@ class Tally:
 
 def worker(budget: float, steps: int | None, whatif: bool) -> None:
     """`--worker`: diagnose each `path args...` line of stdin in this process; print one JSON
-    line per run: the codes of its findings and their severities (or the error)."""
+    line per run: the codes of its findings in rank order, their severities and savings (or the
+    error)."""
     import torch
 
     from torchdoctor.diagnose.api import diagnose_script
@@ -128,7 +129,10 @@ def worker(budget: float, steps: int | None, whatif: bool) -> None:
                 report = diagnose_script(path, args, steps=steps, budget_s=budget, whatif=whatif)
             if report.run.status not in ("stopped", "completed"):
                 raise RuntimeError(f"{report.run.status}: {report.run.error}")
-            out = {"findings": [[f.id, f.severity] for f in report.findings]}
+            out = {
+                "findings": [[f.id, f.severity] for f in report.findings],
+                "savings": [[f.saving, f.saving_basis] for f in report.findings],
+            }
         except Exception as exc:  # a failed diagnosis is a row that says so
             out = {"error": f"{type(exc).__name__}: {exc}"[-200:]}
         finally:
