@@ -57,6 +57,7 @@ class Runs:
         for run in runs:
             for code, severity in run["findings"]:
                 present[code].add(severity)
+            for code in {code for code, _ in run["findings"]}:  # a code twice (two lines): once
                 counts[code] += 1
         return sorted(c for c in present if counts[c] < len(runs) or len(present[c]) > 1)
 
@@ -86,9 +87,13 @@ class Runs:
         codes: dict[str, dict] = {}
         for run in runs:
             savings = run.get("savings") or [[None, "?"]] * len(run["findings"])
+            seen: set[str] = set()
             for rank, ((code, severity), (saving, basis)) in enumerate(
                 zip(run["findings"], savings), 1
             ):
+                if code in seen:  # the same code on another line: its first (highest) rank
+                    continue
+                seen.add(code)
                 entry = codes.setdefault(code, {"ranks": [], "severity": set(), "saving": []})
                 entry["ranks"].append(rank)
                 entry["severity"].add(severity)
