@@ -171,6 +171,27 @@ class Worker:
         self.process.wait()
 
 
+def diagnosed_block(versions: dict, opts: argparse.Namespace, busy: int, core: int,
+                    order: list[str], runs: list[tuple[Path, list[str]]]):  # fmt: skip
+    """Each of `runs` (path, args) diagnosed once per version, beside `busy` busy loops on
+    `core`, the versions' order alternating run by run: yields (index, version, result)."""
+    loops = busy_loops(busy, core)
+    workers = {v: Worker(versions[v], opts) for v in order}
+    try:
+        for index, (path, args) in enumerate(runs):  # versions back to back
+            for version in order if index % 2 == 0 else order[::-1]:
+                yield index, version, workers[version].diagnose(path, args)
+    finally:
+        for each in workers.values():
+            each.close()
+        stop(loops)
+
+
+def said(result: dict) -> str:
+    """A run's findings as `D210(warning) D202(info)`, or its error."""
+    return result.get("error") or " ".join(f"{c}({s})" for c, s in result["findings"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="styles3")
@@ -210,22 +231,10 @@ def main() -> None:
     for repeat in range(opts.repeats):
         for busy in loads if repeat % 2 == 0 else loads[::-1]:
             order = list(versions) if (repeat + busy) % 2 == 0 else list(versions)[::-1]
-            loops = busy_loops(busy, core)
-            workers = {v: Worker(versions[v], opts) for v in order}
             results: dict[str, list[dict]] = {v: [] for v in order}
-            try:
-                for index, (path, args) in enumerate(runs):  # versions back to back
-                    for version in order if index % 2 == 0 else order[::-1]:
-                        results[version].append(workers[version].diagnose(path, args))
-                        result = results[version][-1]
-                        said = result.get("error") or " ".join(
-                            f"{c}({severity})" for c, severity in result["findings"]
-                        )
-                        print(f"  busy {busy}, {version}, {names[index]}: {said}", flush=True)
-            finally:
-                for each in workers.values():
-                    each.close()
-                stop(loops)
+            for index, version, result in diagnosed_block(versions, opts, busy, core, order, runs):
+                results[version].append(result)
+                print(f"  busy {busy}, {version}, {names[index]}: {said(result)}", flush=True)
             for version, rows in results.items():
                 for name, code, result in zip(names, codes, rows):
                     if "error" in result:

@@ -23,8 +23,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from _busy import busy_loops, stop
-from false_alarms import SCRIPTS, Worker, load
+from false_alarms import SCRIPTS, diagnosed_block, load, said
 from planted_styles import SETS
 
 
@@ -135,25 +134,15 @@ def main() -> None:
     core = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {core})  # the workers inherit the core
     print(f"core {core}; load before: {load()}", flush=True)
-    runs = Runs()
+    runs, names = Runs(), list(scripts)
     for repeat in range(opts.repeats):
         for busy in loads if repeat % 2 == 0 else loads[::-1]:
             order = list(versions) if (repeat + busy) % 2 == 0 else list(versions)[::-1]
-            loops = busy_loops(busy, core)
-            workers = {v: Worker(versions[v], opts) for v in order}
-            try:
-                for index, (name, (path, args)) in enumerate(scripts.items()):
-                    for version in order if index % 2 == 0 else order[::-1]:
-                        result = workers[version].diagnose(path, args)
-                        runs.add(version, name, busy, result)
-                        said = result.get("error") or " ".join(
-                            f"{c}({severity})" for c, severity in result["findings"]
-                        )
-                        print(f"  {repeat + 1} busy {busy} {version} {name}: {said}", flush=True)
-            finally:
-                for each in workers.values():
-                    each.close()
-                stop(loops)
+            block = diagnosed_block(versions, opts, busy, core, order, list(scripts.values()))
+            for index, version, result in block:
+                name = names[index]
+                runs.add(version, name, busy, result)
+                print(f"  {repeat + 1} busy {busy} {version} {name}: {said(result)}", flush=True)
             print(f"repeat {repeat + 1}, {busy} busy loop(s) done; load {load()}", flush=True)
     print(f"\nload after: {load()}; {opts.repeats} run(s) per script, version and load\n")
     runs.table(list(scripts), loads, list(versions))
