@@ -187,6 +187,14 @@ def diagnosed_block(versions: dict, opts: argparse.Namespace, busy: int, core: i
         stop(loops)
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of how each script is diagnosed, and against which version."""
+    parser.add_argument("--budget", type=float, default=10.0)
+    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
+    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
+    parser.add_argument("--baseline", help="source folder of the version to compare with")
+
+
 def said(result: dict) -> str:
     """A run's findings as `D210(warning) D202(info)`, or its error."""
     return result.get("error") or " ".join(f"{c}({s})" for c, s in result["findings"])
@@ -197,10 +205,7 @@ def main() -> None:
     parser.add_argument("--set", choices=sorted(SETS), default="styles3")
     parser.add_argument("--busy", default="0,1,2", help="busy loops beside the run, per column")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--budget", type=float, default=10.0)
-    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
-    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
-    parser.add_argument("--baseline", help="source folder of the version to compare with")
+    add_run_options(parser)
     parser.add_argument("--planted", action="store_true", help="also check planted timing rules")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", help="only these scripts")

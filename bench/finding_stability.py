@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from false_alarms import SCRIPTS, diagnosed_block, load, said
+from false_alarms import SCRIPTS, add_run_options, diagnosed_block, load, said
 from planted_styles import SETS
 
 
@@ -115,10 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--busy", default="0,1", help="busy loops beside the run, per column")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--budget", type=float, default=10.0)
-    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
-    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
-    parser.add_argument("--baseline", help="source folder of the version to compare with")
+    add_run_options(parser)
     parser.add_argument("--from-log", help="only print the table of a run's progress lines")
     parser.add_argument("names", nargs="*", help="scripts (NAME or NAME:fixed)")
     opts = parser.parse_args()
