@@ -115,7 +115,8 @@ class Tally:
 
 def worker(budget: float, steps: int | None, whatif: bool) -> None:
     """`--worker`: diagnose each `path args...` line of stdin in this process; print one JSON
-    line per run: the codes of its findings and their severities (or the error)."""
+    line per run: the codes of its findings in rank order, their severities and savings (or the
+    error)."""
     import torch
 
     from torchdoctor.diagnose.api import diagnose_script
@@ -128,7 +129,10 @@ def worker(budget: float, steps: int | None, whatif: bool) -> None:
                 report = diagnose_script(path, args, steps=steps, budget_s=budget, whatif=whatif)
             if report.run.status not in ("stopped", "completed"):
                 raise RuntimeError(f"{report.run.status}: {report.run.error}")
-            out = {"findings": [[f.id, f.severity] for f in report.findings]}
+            out = {
+                "findings": [[f.id, f.severity] for f in report.findings],
+                "savings": [[f.saving, f.saving_basis] for f in report.findings],
+            }
         except Exception as exc:  # a failed diagnosis is a row that says so
             out = {"error": f"{type(exc).__name__}: {exc}"[-200:]}
         finally:
@@ -167,15 +171,41 @@ class Worker:
         self.process.wait()
 
 
+def diagnosed_block(versions: dict, opts: argparse.Namespace, busy: int, core: int,
+                    order: list[str], runs: list[tuple[Path, list[str]]]):  # fmt: skip
+    """Each of `runs` (path, args) diagnosed once per version, beside `busy` busy loops on
+    `core`, the versions' order alternating run by run: yields (index, version, result)."""
+    loops = busy_loops(busy, core)
+    workers = {v: Worker(versions[v], opts) for v in order}
+    try:
+        for index, (path, args) in enumerate(runs):  # versions back to back
+            for version in order if index % 2 == 0 else order[::-1]:
+                yield index, version, workers[version].diagnose(path, args)
+    finally:
+        for each in workers.values():
+            each.close()
+        stop(loops)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of how each script is diagnosed, and against which version."""
+    parser.add_argument("--budget", type=float, default=10.0)
+    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
+    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
+    parser.add_argument("--baseline", help="source folder of the version to compare with")
+
+
+def said(result: dict) -> str:
+    """A run's findings as `D210(warning) D202(info)`, or its error."""
+    return result.get("error") or " ".join(f"{c}({s})" for c, s in result["findings"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="styles3")
     parser.add_argument("--busy", default="0,1,2", help="busy loops beside the run, per column")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--budget", type=float, default=10.0)
-    parser.add_argument("--steps", type=int, help="measured steps (default: whole-cycle mode)")
-    parser.add_argument("--no-whatif", action="store_true", help="no what-if timing after runs")
-    parser.add_argument("--baseline", help="source folder of the version to compare with")
+    add_run_options(parser)
     parser.add_argument("--planted", action="store_true", help="also check planted timing rules")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", help="only these scripts")
@@ -206,22 +236,10 @@ def main() -> None:
     for repeat in range(opts.repeats):
         for busy in loads if repeat % 2 == 0 else loads[::-1]:
             order = list(versions) if (repeat + busy) % 2 == 0 else list(versions)[::-1]
-            loops = busy_loops(busy, core)
-            workers = {v: Worker(versions[v], opts) for v in order}
             results: dict[str, list[dict]] = {v: [] for v in order}
-            try:
-                for index, (path, args) in enumerate(runs):  # versions back to back
-                    for version in order if index % 2 == 0 else order[::-1]:
-                        results[version].append(workers[version].diagnose(path, args))
-                        result = results[version][-1]
-                        said = result.get("error") or " ".join(
-                            f"{c}({severity})" for c, severity in result["findings"]
-                        )
-                        print(f"  busy {busy}, {version}, {names[index]}: {said}", flush=True)
-            finally:
-                for each in workers.values():
-                    each.close()
-                stop(loops)
+            for index, version, result in diagnosed_block(versions, opts, busy, core, order, runs):
+                results[version].append(result)
+                print(f"  busy {busy}, {version}, {names[index]}: {said(result)}", flush=True)
             for version, rows in results.items():
                 for name, code, result in zip(names, codes, rows):
                     if "error" in result:

@@ -53,6 +53,7 @@ class StepRecorder:
     # A training forward ran a Dropout layer with p > 0: the losses depend on its random masks.
     dropout_active: bool = False
     _checked: set[int] = field(default_factory=set)  # models whose layers were looked at
+    loss_on_cuda: bool = False  # a backward's loss was a CUDA tensor: the program trains on CUDA
 
     def attach(self, hooks: Hooks, session: Session) -> None:
         self._session = session
@@ -76,6 +77,7 @@ class StepRecorder:
         return call(module, args, kwargs)
 
     def _record_loss(self, loss: torch.Tensor) -> None:
+        self.loss_on_cuda = self.loss_on_cuda or loss.is_cuda
         if loss.numel() == 1:
             self._losses.append(float(loss.detach()))  # full precision (float64 stays float64)
 

@@ -39,8 +39,11 @@ from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
 
 
-def peak_memory() -> tuple[int, str]:
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+def peak_memory(program_on_cuda: bool) -> tuple[int, str]:
+    """The trial's peak: the CUDA allocator's when the program trains on CUDA (CUDA initialised
+    in the process is not enough: a CPU program on a GPU machine keeps its tensors in the
+    process's memory, and the allocator's peak reads ~0 for them), else the process's."""
+    if program_on_cuda and torch.cuda.is_initialized():
         return int(torch.cuda.max_memory_allocated()), "cuda_allocator"
     return peak_rss_bytes(), "process_rss"
 
@@ -97,7 +100,7 @@ def run_trial(options: argparse.Namespace) -> dict:
     result["loader_draws_random"] = rng_probe.drew
     result["dropout_active"] = recorder.dropout_active
     result["used_fixes"] = sorted(hooks.used)
-    result["peak_memory_bytes"], result["memory_source"] = peak_memory()
+    result["peak_memory_bytes"], result["memory_source"] = peak_memory(recorder.loss_on_cuda)
     result["device_type"] = hooks.device_type
     result["files_not_restored"] = program_files.not_restored
     return result

@@ -9,6 +9,9 @@ import pytest
 from planted import diagnose as diagnose_steps
 from planted import line_of, one_thread  # noqa: F401  (fixture)
 
+from torchdoctor.diagnose.rules._debug_modes import most_on_copy
+from torchdoctor.diagnose.step_analysis import step_profile
+
 
 def diagnose(name: str):
     return diagnose_steps(name, 8)
@@ -75,7 +78,7 @@ def test_a_frozen_teachers_forward_in_every_step_is_not_validation():
 def test_profiler_left_on_is_a_warning_with_a_cost():
     report = diagnose("d212_profiler_left_on")
     d212 = finding(report, "D212")
-    assert d212.severity == "warning" and d212.saving > 0.05
+    assert d212.severity == "warning"
     assert report.run.habits.profiler_active_share == 1.0
     assert report.run.habits.profiler_options == ["record_shapes"]
     assert "prof.step()" in d212.fix
@@ -87,13 +90,24 @@ def test_profiler_left_on_is_a_warning_with_a_cost():
     timing = next((t for t in report.run.whatif.timings if t.name == "profiler.off"), None)
     if timing is None:  # its share of the what-if budget was too short on a busy machine
         assert any("torch.profiler" in why for why in report.run.whatif.skipped)
-        assert d212.saving_basis == "estimated" and d212.saving <= 0.9
+        assert d212.saving_basis == "estimated" and 0.05 < d212.saving <= 0.9
         return
     low, high = timing.pair_ratios
     if low < 1 <= high:  # the on/off pairs disagreed (a busy machine): the copy decided nothing
         assert d212.saving_basis == "estimated" and "undecided" in d212.saving_how
+        # the per-op estimate, capped at the most one pair saw (round 14): a pair at 0.98x
+        # caps it at a few percent, as the finding then says, so no 5% floor here
+        if d212.saving_how.startswith("not measured"):  # no per-op cost to estimate from either
+            assert d212.saving == 0  # (0.23x-1.18x pairs at load 12): said, not a number made up
+            return
+        most = most_on_copy(report.run, step_profile(report.run), "profiler", loop_ops=True)
+        assert most is not None and 0 < d212.saving <= most + 1e-9, (d212.saving, most)
         return
-    assert timing.ratio < 0.9 and "record_shapes=True" in timing.setting
+    # decided: every pair found the profiler costly, which is the margin the probe states (its
+    # median is how costly: 0.45x-0.90x on d212 at load 20, so no line at 0.9, which a decided
+    # median of 0.896 sat on)
+    assert high < 1 and timing.ratio < 1 and "record_shapes=True" in timing.setting
+    assert d212.saving > 0
     assert timing.unit == "forward, backward and optimizer step"
     assert d212.saving_basis == "measured" and "timed after the run" in d212.saving_how
     assert d212.saving <= phases["forward"] + phases["backward"] + phases["optimizer"] + 1e-9

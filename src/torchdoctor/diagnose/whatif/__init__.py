@@ -37,7 +37,10 @@ WHATIF_SHARE = 0.10  # of the diagnosed wall time
 # have no stand-in (no other probe times a loader's workers or an evaluation forward), and only
 # where they were planned.
 SHORT_RUN_SHARE = 0.25
-RAISED_FOR = ("DataLoader workers", "evaluation forward")
+# probes a short run's budget is raised to the floor of: those whose finding rests on them (the
+# larger batch where the ops are not trivial: D202 then fires on a measured gain only, and on a
+# batch of 2 through 1024-wide layers it came and went with the load, 0.2-0.3 s budgets)
+RAISED_FOR = ("DataLoader workers", "evaluation forward", "larger batch")
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
 BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
@@ -109,6 +112,10 @@ class _Plan:
         # the budget is not begun: on a 6 s step the warm-ups alone ran the what-ifs to 2.7x
         # their budget (yolov1-mini: 37.8 s of 14 s) before a round was refused
         self.least: dict[str, float] = {}
+        # floors a short run's budget is raised to that are not floors of the probe's allowance
+        # (the larger batch's: as an allowance floor, its stake first, it spent a 2 s budget
+        # and the optimizer probe on d210 got none)
+        self.raise_only: dict[str, float] = {}
 
     def fewest_rounds_s(self, label: str, *calls: tuple[str, ...]) -> None:
         """Record `label`'s least time: its warm-up and MIN_ROUNDS rounds of its `calls` (one
@@ -477,6 +484,11 @@ class _Plan:
 
         self.items.append((stake, "larger batch", self._replayed(measure)))
         self.fewest_rounds_s("larger batch", *[FORWARD_BACKWARD] * (1 + len(factors)))
+        if not bound.overhead.trivial:  # only this measurement can make D202 fire
+            # its warm-up and fewest rounds: the batch as run and each factor's, at k times
+            # the steps' forward and backward
+            per_round = (1 + sum(factors)) * _median_phases_s(self.run, *FORWARD_BACKWARD)
+            self.raise_only["larger batch"] = (1 + MIN_ROUNDS) * per_round
 
     def _plan_padded_dims(self) -> None:
         """Linear sizes padded to multiples of 8: timed on CUDA under autocast only (rule D208's
@@ -606,19 +618,27 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
     finally:
         whatif.seconds = time.perf_counter() - started
     if whatif.timings or whatif.skipped:
-        run.notes.append(_summary(run, raised))
+        run.notes.append(_summary(run, _raised_labels(plan) if raised else []))
 
 
 def _raised(plan: _Plan, budget: Budget, most_s: float) -> float:
     """The budget, raised (to at most `most_s`) to what is spent plus the floors of the
     RAISED_FOR probes that were planned, where they do not fit."""
     planned = {label for _, label, _ in plan.items}
-    floors = [
-        plan.floors[label] for label in RAISED_FOR if label in planned and label in plan.floors
-    ]
+    floors_of = _raise_floors(plan)
+    floors = [floors_of[label] for label in RAISED_FOR if label in planned and label in floors_of]
     if not floors:
         return budget.seconds
     return max(budget.seconds, min(most_s, budget.spent + sum(floors)))
+
+
+def _raise_floors(plan: _Plan) -> dict[str, float]:
+    return {**plan.floors, **getattr(plan, "raise_only", {})}
+
+
+def _raised_labels(plan: _Plan) -> list[str]:
+    planned, floors_of = {label for _, label, _ in plan.items}, _raise_floors(plan)
+    return [label for label in RAISED_FOR if label in planned and label in floors_of]
 
 
 # the probe modules the plan imports: their import is not the probes' time
@@ -710,17 +730,13 @@ def release_program_objects(session) -> None:
         forward.training_calls = {}
 
 
-def _summary(run: RunObservation, raised: bool) -> str:
+def _summary(run: RunObservation, raised: list[str]) -> str:
     whatif = run.whatif
     words = (
         f"what-if probes: {len(whatif.timings)} fix(es) timed on copies of the program's objects "
         f"in {whatif.seconds:.1f} s (budget {whatif.budget_s:.1f} s, {WHATIF_SHARE:.0%} of the "
         "diagnosed time"
-        + (
-            f", raised for the {' and '.join(RAISED_FOR)} what-ifs on a short run)"
-            if raised
-            else ")"
-        )
+        + (f", raised for the {' and '.join(raised)} what-if(s) on a short run)" if raised else ")")
     )
     if whatif.skipped:
         words += "; not measured: " + "; ".join(whatif.skipped)
