@@ -20,10 +20,11 @@ program paid; the saving is the
 time of the evaluation forwards that ran with autograd (measured, excluding the evaluation
 loader's waits) times the measured relative gain, as a share of evaluation plus training time.
 Estimated saving, without that measurement: 20% of those forwards (graph recording and saved
-activations). An evaluation of a run that did not complete, seen only outside the measured steps
-or once in their first half (a GAN's sampler at batch 0, an evaluation at iteration 0), runs how often is unknown: no share of the run and no saving are stated; of a
-completed run, an evaluation outside the measured steps is compared with all the training seen. The finding stays a warning even when no time is gained: the memory kept for a
-backward that never runs can exhaust it.
+activations). An evaluation of a run that did not complete, seen only outside the measured steps or
+once in their first half (a GAN's sampler at batch 0, an evaluation at iteration 0), runs how often
+is unknown: no share of the run and no saving are stated; of a completed run, an evaluation outside
+the measured steps is compared with all the training seen. The finding stays a warning even when no
+time is gained: the memory kept for a backward that never runs can exhaust it.
 
 ## Example
 ```python

@@ -110,8 +110,8 @@ class RowByRowLoop(Rule):
     row count) over a tensor `x` (built by a torch function, computed from one, or known by
     its `size()` method, a parameter every call in the file passes a tensor for, an input of
     a module's `forward` or an autograd Function's `backward`, or a layer's own parameter:
-    `self.weight` of a `torch.nn` layer's subclass, `self.w` bound to `nn.Parameter`), whose body only accumulates
-    `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
+    `self.weight` of a `torch.nn` layer's subclass, `self.w` bound to `nn.Parameter`), whose body
+    only accumulates `x[i]` (`z += x[i]`, `out.append(f(x[i]))`, through temporaries such as
     `err = x[i] - y[i]`) or calls `x[i].item()` (one device sync per element); the same along
     another dimension (`for t in range(x.size(1))` over `x[:, t]`). Also flags a loop that fills
     a tensor one row at a time from a tensor indexed by the loop's variable (`out[i] = grad[i] *
