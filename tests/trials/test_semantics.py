@@ -363,3 +363,43 @@ def test_a_cpu_gain_is_a_share_of_the_steps_as_run_their_waits_for_loader_worker
         assert result.decided_on == "cpu"
         assert result.cpu_speedup.median == pytest.approx(2.0)  # the CPU clock's own ratio
         assert result.decided_speedup.median == pytest.approx(expected)
+
+
+def test_the_amdahl_bound_counts_the_baselines_own_epoch_start_ups():
+    """d103_workers_respawned: `--try persistent_workers` gained 96% of the wall time and was
+    called suspicious: the bound came from the diagnosis's typical steps, which leave out the
+    epoch starts' waits for respawned workers (the phase the fix shortens) as rare outliers.
+    The baseline's own steps, every one counted, carry those waits: the bound is theirs."""
+
+    def outcome(step_s, data_s):
+        result = _outcome(step_s, step_s).result
+        result["steps"] = [{**result["steps"][0], "phases": {"data": data_s}}] * 3
+        result["used_fixes"] = ["persistent_workers"]
+        return RunOutcome("x", result, 0, "", 1.0)
+
+    base = [outcome(0.100, 0.090) for _ in range(3)]  # 90% of the step waits for workers
+    fixed = [outcome(0.012, 0.002) for _ in range(3)]  # 8.3x
+    typical = {"data": 0.10, "forward": 0.45, "backward": 0.45}  # the diagnosis's typical steps
+    result = compare(
+        summarize("baseline", [], base, 0),
+        base,
+        summarize("persistent_workers", ["persistent_workers"], fixed, 0),
+        fixed,
+        0,
+        Noise(0.0, 0.0, "cpu", typical),
+    )
+    assert result.decided_on == "wall" and result.verdict == "faster"
+    # steps that recorded no phases: the diagnosis's breakdown bounds it, as before
+    plain = [_outcome(0.100, 0.100) for _ in range(3)]
+    quick = [_outcome(0.012, 0.012) for _ in range(3)]
+    for run in plain + quick:
+        run.result["used_fixes"] = ["persistent_workers"]
+    bounded = compare(
+        summarize("baseline", [], plain, 0),
+        plain,
+        summarize("persistent_workers", ["persistent_workers"], quick, 0),
+        quick,
+        0,
+        Noise(0.0, 0.0, "cpu", typical),
+    )
+    assert bounded.verdict == "suspicious"

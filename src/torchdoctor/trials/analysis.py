@@ -177,7 +177,12 @@ def compare(
     phase_speedup = (
         stats.phase_speedups(base_runs, var_runs, warmup, phases, clock, on_cpu) if phases else None
     )
-    bound = plausibility.amdahl_bound(variant.fixes, noise.breakdown)
+    # the phases' shares of the baseline's own steps, every one counted, where they were
+    # recorded: the diagnosis's breakdown is of its typical steps, without the epoch start-ups
+    # a persistent_workers or workers fix removes (d103: 96% gained, "suspicious" against a
+    # bound from steps that never waited for respawned workers)
+    shares = stats.phase_shares(base_runs, warmup) or noise.breakdown
+    bound = plausibility.amdahl_bound(variant.fixes, shares)
     spread = baseline_spread or 0.0
     median = decisive.median or 0.0
     if label == "faster" and bound and median > bound * (1.0 + spread):
