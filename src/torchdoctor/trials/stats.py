@@ -160,7 +160,8 @@ def phase_shares(runs: list[dict], warmup: int) -> dict[str, float]:
     """Share of the runs' measured wall time per recorded phase, every step counted (a mean:
     an epoch's start-up wait is in it, which the diagnosis's typical steps leave out as rare);
     {} where no step recorded phases."""
-    wall, phases = 0.0, {}
+    wall = 0.0
+    phases: dict[str, float] = {}
     for run in runs:
         for step in measured_steps(run, warmup):
             wall += step["wall_s"]
