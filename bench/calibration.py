@@ -133,8 +133,7 @@ def tried_gains(trials) -> dict[str, Tried]:
             # slices its own tensors): its timing says nothing about the finding's saving
             continue
         # the rounds the trial's verdict read (trials.analysis.decisive_speedups): the fix's own
-        # phase where it has one, else the process's CPU time (the steps' waits for loader
-        # workers added) or wall time
+        # phase where it has one, else the process's CPU time or wall time
         clock = variant.decided_on if name != "all" else "wall"
         s = variant.decided_speedup if name != "all" else variant.speedup
         if s is None or not s.median or not s.values or variant.speedup is None:

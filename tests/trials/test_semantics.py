@@ -335,36 +335,6 @@ def test_a_fused_optimizers_verdict_reads_its_own_phase_and_says_so():
     assert whole.decided_on == "cpu"
 
 
-def test_a_cpu_gain_is_a_share_of_the_steps_as_run_their_waits_for_loader_workers_included():
-    """multi_respawn_adam: a step of 10 ms of the process's own work waits 10 ms more for
-    batches from workers respawned each epoch (the "data" phase). A fix that halves the own
-    work saves 5 ms of a 20 ms step as run: 1.33x, not the CPU clock's 2x; the diagnosis
-    states its savings as shares of the steps as run (rules._common.over_input_waits). Where
-    no loader has workers the data phase is the process's own work, on the CPU clock already."""
-
-    def outcome(cpu_s, waited_s, workers):
-        result = _outcome(cpu_s + waited_s, cpu_s).result
-        # ten steps: the first `prefetch_steps` (the workers' queue) are not timed
-        result["steps"] = [{**result["steps"][0], "phases": {"data": waited_s}}] * 10
-        result["prefetch_steps"] = 4 if workers else 0
-        return RunOutcome("x", result, 0, "", 1.0)
-
-    for workers, expected in ((True, 20 / 15), (False, 2.0)):
-        base = [outcome(0.010, 0.010, workers) for _ in range(3)]
-        fixed = [outcome(0.005, 0.010, workers) for _ in range(3)]
-        result = compare(
-            summarize("baseline", [], base, 0),
-            base,
-            summarize("v", ["autocast"], fixed, 0),
-            fixed,
-            0,
-            Noise(0.0, 0.0, "cpu", None),
-        )
-        assert result.decided_on == "cpu"
-        assert result.cpu_speedup.median == pytest.approx(2.0)  # the CPU clock's own ratio
-        assert result.decided_speedup.median == pytest.approx(expected)
-
-
 def test_the_amdahl_bound_counts_the_baselines_own_epoch_start_ups():
     """d103_workers_respawned: `--try persistent_workers` gained 96% of the wall time and was
     called suspicious: the bound came from the diagnosis's typical steps, which leave out the

@@ -175,7 +175,7 @@ def compare(
     interval = stats.gain_interval(decisive.values, stats.DECIDE_COVERAGE) if decisive else None
     phases = phase_clock_for(variant.fixes)
     phase_speedup = (
-        stats.phase_speedups(base_runs, var_runs, warmup, phases, clock, on_cpu) if phases else None
+        stats.phase_speedups(base_runs, var_runs, warmup, phases, clock) if phases else None
     )
     bound = plausibility.amdahl_bound(
         variant.fixes, _loosest_shares(stats.phase_shares(base_runs, warmup), noise.breakdown)
@@ -224,17 +224,14 @@ def decisive_speedups(
     rounds recorded them, else "cpu" or "wall" (`clock_for`). The phase clock takes only what
     the fix changed in its phase off the step: a 0.3 ms optimizer saving in a 2 ms step is no
     longer lost in the swings of the rest of the step (round 14: -25%..20% on the whole step's
-    CPU time, 0.3-4% on the phase, over the same three rounds). On the CPU clock the steps'
-    waits for loader workers are added to both sides (stats.input_wait_s)."""
+    CPU time, 0.3-4% on the phase, over the same three rounds)."""
     clock = clock_for(fixes, device)
-    # the CPU clock's seconds over the steps as they ran: their waits for loader workers added
-    waits = clock == "cpu_s"
     phases = phase_clock_for(fixes)
     if phases:
-        on_phase = stats.phase_speedups(base_runs, var_runs, warmup, phases, clock, waits)
+        on_phase = stats.phase_speedups(base_runs, var_runs, warmup, phases, clock)
         if on_phase.count >= MIN_ROUNDS:
             return on_phase, "phase"
-    whole = stats.paired_speedups(base_runs, var_runs, warmup, clock, per_sample(fixes), waits)
+    whole = stats.paired_speedups(base_runs, var_runs, warmup, clock, per_sample(fixes))
     return whole, "cpu" if clock == "cpu_s" else "wall"
 
 

@@ -86,8 +86,7 @@ class VariantResult:
     # where a fix names no phase of its own. The verdict reads it where `decided_on` is "phase"
     phase_speedup: Spread | None = None
     phase_clock: tuple[str, ...] = ()
-    # the paired rounds the verdict read, on `decided_on` (on the CPU clock with the steps'
-    # waits for loader workers added to both sides: trials.stats.input_wait_s)
+    # the paired rounds the verdict read, on `decided_on`
     decided_speedup: Spread | None = None
 
 

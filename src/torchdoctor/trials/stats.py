@@ -108,31 +108,12 @@ def mean_step_s(run: dict, warmup: int, clock: str = "wall_s", per_sample: bool 
     return seconds / sum(s["samples"] for s in steps)
 
 
-def input_wait_s(run: dict, warmup: int, per_sample: bool = False) -> float:
-    """Mean wall seconds per measured step (or per sample) the training process waited in the
-    "data" phase for batches from DataLoader workers; 0 where no loader had workers (the
-    process built its batches itself: that time is its own work, on its CPU clock already).
-    The CPU clock does not see these waits, and the diagnosis's savings are shares of the steps
-    as they ran, waits included (rules._common.over_input_waits): a fix of the process's own
-    work divides none of them (multi_respawn_adam: the batch size saved 42% of the CPU time
-    and 17% of the wall time of steps that waited for respawned workers each epoch)."""
-    steps = measured_steps(run, warmup)
-    if not run.get("prefetch_steps") or not steps:
-        return 0.0
-    waited = sum(s.get("phases", {}).get("data", 0.0) for s in steps)
-    if not per_sample:
-        return waited / len(steps)
-    samples = sum(s["samples"] or 0 for s in steps)
-    return waited / samples if samples else 0.0
-
-
 def phase_speedups(
     baseline_runs: list[dict],
     variant_runs: list[dict],
     warmup: int,
     phases: tuple[str, ...],
     clock: str = "cpu_s",
-    with_waits: bool = False,
 ) -> Spread:
     """Per paired round, the baseline's step time over the same step with only what the fix
     changed in `phases` taken off: the median step's seconds in those phases, baseline less
@@ -140,13 +121,10 @@ def phase_speedups(
     for a fix that acts on a small part of it (a fused optimizer step: 0.3 ms of a 2 ms step,
     whose whole-step gain the rest's noise hid: -8..6% tried where the optimizer phase alone
     took 0.6x the time); blind to what the fix changes outside those phases. Rounds whose runs
-    recorded no phases are left out. `with_waits`: the baseline's input waits (input_wait_s)
-    added to its step, as `paired_speedups` does."""
+    recorded no phases are left out."""
     ratios = []
     for base, variant in zip(baseline_runs, variant_runs):
         step_s = mean_step_s(base, warmup, clock)
-        if step_s and with_waits:
-            step_s += input_wait_s(base, warmup)
         saved_s = _median_phases_s(base, warmup, phases)
         fixed_s = _median_phases_s(variant, warmup, phases)
         if step_s and saved_s is not None and fixed_s is not None:
@@ -194,19 +172,13 @@ def paired_speedups(
     warmup: int,
     clock: str = "wall_s",
     per_sample: bool = False,
-    with_waits: bool = False,
 ) -> Spread:
     """Baseline step time / variant step time for each repeat round (runs were interleaved, so
-    each pair saw the same machine load); `per_sample`: time per sample (see mean_step_s).
-    `with_waits` (the CPU clock): the baseline's input waits (input_wait_s) added to both
-    sides, the seconds saved on the CPU clock as a share of the step as it ran."""
+    each pair saw the same machine load); `per_sample`: time per sample (see mean_step_s)."""
     ratios = []
     for base, variant in zip(baseline_runs, variant_runs):
         b = mean_step_s(base, warmup, clock, per_sample)
         v = mean_step_s(variant, warmup, clock, per_sample)
-        if b and v and with_waits:
-            waited = input_wait_s(base, warmup, per_sample)
-            b, v = b + waited, v + waited
         if b and v:
             ratios.append(b / v)
     return spread(ratios)
