@@ -39,7 +39,6 @@ from _planted import SCRIPTS, diagnose_planted_fresh
 from torchdoctor.trials.api import NothingToTry, run_trials
 from torchdoctor.trials.cycle import MIN_WINDOW_S
 from torchdoctor.trials.fixes import all_fixes
-from torchdoctor.trials.plausibility import needs_cpu_agreement
 from torchdoctor.trials.report import Spread
 from torchdoctor.trials.stats import gain_interval, median_range
 
@@ -72,7 +71,9 @@ class Tried:
     gain: float  # 1 - 1/median speedup (share of the run's time), on `clock`
     low: float  # the same for the ends of where the gain lies (where_gain_lies)
     high: float
-    clock: str  # "cpu" for fixes of the training process's own work, "wall" for loader fixes
+    # the clock the trial's verdict read: "phase" (the fix's own phase taken off the step),
+    # "cpu" for other fixes of the training process's own work, "wall" for loader fixes
+    clock: str
     wall_gain: float | None
     verdict: str
     noise: float  # the baseline's own run-to-run spread on `clock` (max/min - 1)
@@ -131,8 +132,10 @@ def tried_gains(trials) -> dict[str, Tried]:
             # the fix found nothing to change in this program (e.g. a batch size on a loop that
             # slices its own tensors): its timing says nothing about the finding's saving
             continue
-        cpu = needs_cpu_agreement([name], trials.device_type) if name != "all" else False
-        s = variant.cpu_speedup if cpu else variant.speedup
+        # the rounds the trial's verdict read (trials.analysis.decisive_speedups): the fix's own
+        # phase where it has one, else the process's CPU time or wall time
+        clock = variant.decided_on if name != "all" else "wall"
+        s = variant.decided_speedup if name != "all" else variant.speedup
         if s is None or not s.median or not s.values or variant.speedup is None:
             continue
         low, high = where_gain_lies(s.values)
@@ -140,10 +143,10 @@ def tried_gains(trials) -> dict[str, Tried]:
             share(s.median),
             share(low),
             share(high),
-            "cpu" if cpu else "wall",
+            clock,
             share(variant.speedup.median),
             variant.verdict,
-            noise["cpu" if cpu else "wall"],
+            noise["wall" if clock == "wall" else "cpu"],
             s.count,
             list(s.values),
             list(variant.phase_speedup.values) if variant.phase_speedup else [],
@@ -395,7 +398,7 @@ def print_row(row: Row, max_rounds: int) -> None:
     )
 
 
-ROUNDS = re.compile(r"<!-- (\S+) (\S+) (cpu|wall) speedups:? ([0-9. ]+)")
+ROUNDS = re.compile(r"<!-- (\S+) (\S+) (cpu|wall|phase) speedups:? ([0-9. ]+)")
 STATED = re.compile(r"\| (\d+)% \((measured|estimated)\) \|")
 
 

@@ -165,3 +165,36 @@ def test_a_larger_batchs_warm_up_is_predicted_at_its_multiple_of_the_first():
             {"as run": work(0.05), "x4": work(0.2)}, "cpu", allowance_s=1.0, work_scale={"x4": 4.0}
         )
     assert calls == [0.05]
+
+
+def test_a_probe_first_in_line_leaves_the_later_probes_floor_whatever_its_fewest_rounds_need():
+    """d302: the larger-batch probe (the largest stake, first) spent all of a 0.53 s budget on
+    its fewest rounds, and the evaluation probe after it, whose floor was planned, was skipped:
+    D302 stated 0% (estimated) where `--try eval_mode` gained 16%. The first probe's rounds
+    now refuse where they would eat into that floor; the later probe gets it."""
+    from types import SimpleNamespace
+
+    from torchdoctor.diagnose.whatif import _run_plan
+
+    def probe(seconds):
+        def work(allowance):
+            def call():
+                time.sleep(seconds)
+
+            medians, _ = interleaved_medians({"as run": call, "fix": call}, "cpu", allowance)
+            return [medians]
+
+        return work
+
+    # the first: 0.22 s of warm-up and 0.66 s of fewest rounds, 0.88 s of a 1 s budget; the
+    # later one's floor is 0.2 s (it needs 0.16 s)
+    run = SimpleNamespace(whatif=SimpleNamespace(timings=[], skipped=[]))
+    plan = SimpleNamespace(
+        run=run,
+        items=[(0.6, "first", probe(0.11)), (0.2, "later", probe(0.02))],
+        floors={"later": 0.2},
+        least={},
+    )
+    _run_plan(plan, Budget(1.0))
+    assert len(run.whatif.timings) == 1, run.whatif.skipped  # the later probe's
+    assert run.whatif.skipped and run.whatif.skipped[0].startswith("first: over the time budget")

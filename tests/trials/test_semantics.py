@@ -287,3 +287,104 @@ def test_a_fused_optimizer_is_also_read_on_its_own_phase_a_narrower_clock():
     assert result.phase_speedup.values == pytest.approx(expected)
     # a fix without a phase of its own is read on the whole step only
     assert _compare(["autocast"], [(0.2, 0.1)] * 3, [(0.1, 0.05)] * 3, None).phase_speedup is None
+
+
+def test_a_fused_optimizers_verdict_reads_its_own_phase_and_says_so():
+    """The rounds of the test above: the whole step's CPU time swings by +-30% a round, which
+    decides nothing about a 0.5 ms saving in a 10 ms step; the optimizer phase decides it, and
+    the report names that clock. A fix without a phase of its own keeps the whole step."""
+    from torchdoctor.trials.render import decided_line
+
+    def outcome(step_s, optimizer_s):
+        result = _outcome(step_s, step_s).result
+        result["steps"] = [{**s, "phases": {"optimizer": optimizer_s}} for s in result["steps"]]
+        return RunOutcome("x", result, 0, "", 1.0)
+
+    swings = [1.0, 1.3, 0.7, 1.2, 0.8]
+    base = [outcome(0.010 * s, 0.001) for s in swings]
+    fused = [outcome(0.010 / s, 0.0005) for s in swings]
+    noise = Noise(0.4, 0.4, "cpu", None)  # the baseline's whole steps differ by 40%
+    result = compare(
+        summarize("baseline", [], base, 1),
+        base,
+        summarize("fused_optimizer", ["fused_optimizer"], fused, 1),
+        fused,
+        1,
+        noise,
+    )
+    assert verdict("ok", result.cpu_speedup, "kept", noise.cpu) == "no clear gain"
+    assert result.decided_on == "phase" and result.verdict == "faster"
+    assert result.interval[0] > 1.0
+    assert decided_line(result).startswith(
+        "fused_optimizer: faster on the optimizer phase's time taken off the step: "
+    )
+    # where the rounds recorded no phases, the whole step decides, as before
+    plain = [outcome(0.010 * s, 0.001) for s in swings]
+    for run in plain:
+        run.result["steps"] = [
+            {k: v for k, v in s.items() if k != "phases"} for s in run.result["steps"]
+        ]
+    whole = compare(
+        summarize("baseline", [], plain, 1),
+        plain,
+        summarize("fused_optimizer", ["fused_optimizer"], plain, 1),
+        plain,
+        1,
+        noise,
+    )
+    assert whole.decided_on == "cpu"
+
+
+def test_the_amdahl_bound_counts_the_baselines_own_epoch_start_ups():
+    """d103_workers_respawned: `--try persistent_workers` gained 96% of the wall time and was
+    called suspicious: the bound came from the diagnosis's typical steps, which leave out the
+    epoch starts' waits for respawned workers (the phase the fix shortens) as rare outliers.
+    The baseline's own steps, every one counted, carry those waits: the bound is theirs."""
+
+    def outcome(step_s, data_s):
+        result = _outcome(step_s, step_s).result
+        result["steps"] = [{**result["steps"][0], "phases": {"data": data_s}}] * 3
+        result["used_fixes"] = ["persistent_workers"]
+        return RunOutcome("x", result, 0, "", 1.0)
+
+    base = [outcome(0.100, 0.090) for _ in range(3)]  # 90% of the step waits for workers
+    fixed = [outcome(0.012, 0.002) for _ in range(3)]  # 8.3x
+    typical = {"data": 0.10, "forward": 0.45, "backward": 0.45}  # the diagnosis's typical steps
+    result = compare(
+        summarize("baseline", [], base, 0),
+        base,
+        summarize("persistent_workers", ["persistent_workers"], fixed, 0),
+        fixed,
+        0,
+        Noise(0.0, 0.0, "cpu", typical),
+    )
+    assert result.decided_on == "wall" and result.verdict == "faster"
+    # steps that recorded no phases: the diagnosis's breakdown bounds it, as before
+    plain = [_outcome(0.100, 0.100) for _ in range(3)]
+    quick = [_outcome(0.012, 0.012) for _ in range(3)]
+    for run in plain + quick:
+        run.result["used_fixes"] = ["persistent_workers"]
+    bounded = compare(
+        summarize("baseline", [], plain, 0),
+        plain,
+        summarize("persistent_workers", ["persistent_workers"], quick, 0),
+        quick,
+        0,
+        Noise(0.0, 0.0, "cpu", typical),
+    )
+    assert bounded.verdict == "suspicious"
+    # the diagnosis's share where it is the larger: a trial's wall-clock phases on a loaded
+    # machine (preemption wherever it fell) never tighten the bound
+    skewed = [outcome(0.100, 0.010) for _ in range(3)]
+    for run in skewed:
+        run.result["steps"] = [{**s, "phases": {"data": 0.001}} for s in run.result["steps"]]
+    quick = [outcome(0.050, 0.001) for _ in range(3)]
+    loose = compare(
+        summarize("baseline", [], skewed, 0),
+        skewed,
+        summarize("persistent_workers", ["persistent_workers"], quick, 0),
+        quick,
+        0,
+        Noise(0.0, 0.0, "cpu", {"data": 0.6}),
+    )
+    assert loose.verdict == "faster"  # 2x within the diagnosis's bound of 2.5x

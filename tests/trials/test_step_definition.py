@@ -93,3 +93,16 @@ def test_the_trial_worker_runs_the_script_with_its_own_directory_first_on_sys_pa
     assert done.returncode == 0
     result = json.loads(out.read_text())
     assert result["status"] == "stopped" and len(result["steps"]) == 3
+
+
+def test_a_trials_session_runs_only_the_probes_its_steps_and_fixes_need():
+    """The trial worker's steps carry the hooks of the probes that define them, call the fixes'
+    hook points and time the phases, not those of a whole diagnosis (syncs, I/O, memory,
+    habits...), which ran in every measured step of the baseline and the variant alike."""
+    from torchdoctor.diagnose.probes import PROBE_TYPES
+    from torchdoctor.diagnose.session import Session
+    from torchdoctor.trials.worker import TRIAL_PROBES, trial_config
+
+    assert TRIAL_PROBES <= {t.__name__ for t in PROBE_TYPES}  # a renamed probe is not lost
+    kept = {type(p).__name__ for p in Session(trial_config()).probes}
+    assert kept == TRIAL_PROBES

@@ -193,7 +193,9 @@ CLOCKS = {"cpu": "CPU time (the training process's own work)", "wall": "wall tim
 def decided_line(variant: VariantResult) -> str:
     """Which clock decided a verdict, and on what: the 90% paired interval where 5 rounds or
     more give one, else the rounds' median and range."""
-    speedup = variant.cpu_speedup if variant.decided_on == "cpu" else variant.speedup
+    speedup = variant.decided_speedup or (
+        variant.cpu_speedup if variant.decided_on == "cpu" else variant.speedup
+    )
     rounds = speedup.count if speedup is not None else 0
     if variant.interval:
         low, high = variant.interval
@@ -212,7 +214,10 @@ def decided_line(variant: VariantResult) -> str:
         )
     else:
         said = "not measured"
-    return f"{variant.config.name}: {variant.verdict} on {CLOCKS[variant.decided_on]}: {said}"
+    clock = CLOCKS.get(variant.decided_on) or (
+        f"the {', '.join(variant.phase_clock)} phase's time taken off the step"
+    )
+    return f"{variant.config.name}: {variant.verdict} on {clock}: {said}"
 
 
 def render_json(report: TrialReport) -> str:

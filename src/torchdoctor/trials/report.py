@@ -75,16 +75,19 @@ class VariantResult:
     # the ratios are per sample, not per step: the fix changes the batch (`--try batch_size`)
     per_sample: bool = False
     # the clock the verdict was read on: "cpu" (the training process's CPU time: fixes of its own
-    # work on a CPU device, steady where other jobs share the machine) or "wall"
+    # work on a CPU device, steady where other jobs share the machine), "wall", or "phase" (the
+    # fixes' own phases, `phase_speedup`, where at least 3 rounds recorded them)
     decided_on: str = "wall"
     # where the centre of the paired speedups on that clock lies with 90% chance
     # (trials.stats.gain_interval); None: fewer than 5 rounds
     interval: list[float] | None = None
     # the same ratio on a narrower clock: the fixes' own phases timed alone (PHASE_CLOCK of each
-    # fix), against the baseline's step on the decided clock (stats.phase_speedups); None where
-    # a fix names no phase of its own. Read beside `speedup`, never instead of the verdict
+    # fix), against the baseline's step on the CPU or wall clock (stats.phase_speedups); None
+    # where a fix names no phase of its own. The verdict reads it where `decided_on` is "phase"
     phase_speedup: Spread | None = None
     phase_clock: tuple[str, ...] = ()
+    # the paired rounds the verdict read, on `decided_on`
+    decided_speedup: Spread | None = None
 
 
 @dataclass

@@ -134,6 +134,22 @@ def phase_speedups(
     return spread(ratios)
 
 
+def phase_shares(runs: list[dict], warmup: int) -> dict[str, float]:
+    """Share of the runs' measured wall time per recorded phase, every step counted (a mean:
+    an epoch's start-up wait is in it, which the diagnosis's typical steps leave out as rare);
+    {} where no step recorded phases."""
+    wall = 0.0
+    phases: dict[str, float] = {}
+    for run in runs:
+        for step in measured_steps(run, warmup):
+            wall += step["wall_s"]
+            for phase, seconds in step.get("phases", {}).items():
+                phases[phase] = phases.get(phase, 0.0) + seconds
+    if wall <= 0 or not phases:
+        return {}
+    return {phase: seconds / wall for phase, seconds in phases.items()}
+
+
 def _median_phases_s(run: dict, warmup: int, phases: tuple[str, ...]) -> float | None:
     """Median over the measured steps of their seconds in `phases`; None: no phases recorded."""
     steps = measured_steps(run, warmup)

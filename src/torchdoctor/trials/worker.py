@@ -3,7 +3,8 @@
 The script runs the way `torchdoctor diagnose` runs it (`diagnose.runner.run_program`: its argv,
 `__main__`, sys.path[0], a stop that sticks through a bare `except:`), under a diagnose `Session`
 whose step tracker defines the steps (trials.recorder) and whose probes call the fixes' hook
-points; `Hooks.install(beside_probes=True)` patches only the points the probes do not call.
+points (only the probes these need: TRIAL_PROBES); `Hooks.install(beside_probes=True)` patches
+only the points the probes do not call.
 
     python -m torchdoctor.trials.worker --out RESULT.json --steps N [--fixes a,b] [--seed S]
         [--observation RUN.json] [--module] TARGET [ARGS...]
@@ -27,6 +28,7 @@ from dataclasses import asdict
 
 import torch
 
+from torchdoctor.diagnose.probes import PROBE_TYPES
 from torchdoctor.diagnose.runner import run_program
 from torchdoctor.diagnose.session import DiagnoseConfig, Session
 from torchdoctor.intercept.hooks import Hooks
@@ -37,6 +39,45 @@ from torchdoctor.trials.fixes import get_fix
 from torchdoctor.trials.program_files import ProgramFiles
 from torchdoctor.trials.recorder import StepRecorder
 from torchdoctor.trials.rng_probe import LoaderRandomnessProbe
+
+# The probes a trial's steps need: the ones that tell the step tracker where a step ends (the
+# optimizer's and backward's, the loader's and a producer queue's fetches, which also time the
+# data phase), the ones whose patches call the fixes' hook points (the loader's for
+# `loader_kwargs`, the forward's for `around_forward`, the transfer probe's for `tensor_to`), and
+# the ones timing the phases the phase clock reads (forward, backward, optimizer, data; CUDA's on
+# a GPU). The others (syncs, I/O, tensor creation, memory, habits, ...) observe things a trial
+# never reads, and their hooks ran inside every measured step of the baseline and of the variant
+# alike: a longer step, of which a fix's saved seconds are a smaller share than in the plain
+# program. Most of what a trial's step costs beyond the plain one is in the probes kept
+# (multi_profiler_sgd_zero_fill: 1.33x the plain step's CPU time under the whole session,
+# 1.28x under these; docs/benchmarks.md, calibration round 15).
+TRIAL_PROBES = frozenset(
+    {
+        "LoaderProbe",
+        "QueueWaitProbe",
+        "OptimizerProbe",
+        "ForwardProbe",
+        "BackwardProbe",
+        "TransferProbe",
+        "CudaPhaseProbe",
+    }
+)
+
+
+def trial_config() -> DiagnoseConfig:
+    """The session a trial runs under: the step tracker and TRIAL_PROBES only."""
+    unused = tuple(t.__name__ for t in PROBE_TYPES if t.__name__ not in TRIAL_PROBES)
+    # steps=0: the recorder, not the session, decides when enough steps ran (prefetch included);
+    # no line sampler: a trial reads step times, never a line profile, and the sampler's thread
+    # would cost the measured steps CPU time
+    return DiagnoseConfig(
+        steps=0,
+        warmup=0,
+        stop=False,
+        count_ops=False,
+        line_profile=False,
+        without_probes=unused,
+    )
 
 
 def peak_memory(program_on_cuda: bool) -> tuple[int, str]:
@@ -61,11 +102,7 @@ def run_trial(options: argparse.Namespace) -> dict:
         device_type="cuda" if torch.cuda.is_available() else "cpu",
         observation=_load_observation(options.observation),
     )
-    # steps=0: the recorder, not the session, decides when enough steps ran (prefetch included);
-    # no line sampler: a trial reads step times, never a line profile, and the sampler's thread
-    # would cost the measured steps CPU time
-    config = DiagnoseConfig(steps=0, warmup=0, stop=False, count_ops=False, line_profile=False)
-    session = Session(config, hooks)
+    session = Session(trial_config(), hooks)
     recorder = StepRecorder(max_steps=options.steps)
     recorder.attach(hooks, session)
     rng_probe = LoaderRandomnessProbe()

@@ -4,6 +4,8 @@ only must not make a finding, and a real growth or a real evaluation share still
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from rule_builders import evidence_text, good_cpu_run, line_profiled_run, only
 
@@ -244,3 +246,19 @@ def test_d212_estimate_is_capped_at_the_most_a_pair_on_the_copy_saw():
     # estimate than the pairs' most is left as it is
     cheap = only(d212.check(profiled(1.0, (0.6, 1.1), op_overhead_s=1e-7)), "D212")
     assert cheap.saving < capped.saving and "capped" not in cheap.saving_how
+
+
+def test_d212_says_where_its_pairs_put_the_cost_beside_the_median_it_states():
+    """d212's stated cost moved from 19% to 59% of the step over 8 diagnoses at load 12-34:
+    each is the median of pairs of blocks timed back to back, which one diagnosis's pairs
+    can put 20 points apart. The finding says that range beside the median it states."""
+    spread = only(d212.check(profiled(0.6, (0.5, 0.8))), "D212")
+    assert spread.saving_basis == "measured"
+    low, high = (
+        int(x) for x in re.search(r"at (\d+)%-(\d+)% of the step", spread.saving_how).groups()
+    )
+    assert low < 100 * spread.saving < high
+    assert any("pairs of blocks put it at" in line for line in spread.evidence)
+    # pairs that agree within a point: no range said
+    steady = only(d212.check(profiled(0.6, (0.6, 0.6))), "D212")
+    assert "pairs of blocks" not in steady.saving_how
