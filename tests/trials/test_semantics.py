@@ -257,20 +257,32 @@ def test_the_report_says_which_clock_decided_and_on_what():
     )
 
 
+def _with_optimizer_phase(step_s, optimizer_s):
+    """A run whose steps took `step_s` each, `optimizer_s` of it in the optimizer phase."""
+    result = _outcome(step_s, step_s).result
+    result["steps"] = [{**s, "phases": {"optimizer": optimizer_s}} for s in result["steps"]]
+    return RunOutcome("x", result, 0, "", 1.0)
+
+
+# the rest of the step's time, round by round: other jobs' load swings it by +-30%
+SWINGS = [1.0, 1.3, 0.7, 1.2, 0.8]
+
+
+def _swinging_fused_rounds():
+    """Baseline and fused-optimizer rounds of a 10 ms step swinging by SWINGS, whose optimizer
+    phase takes 1 ms, 0.5 ms with the fix in every round."""
+    base = [_with_optimizer_phase(0.010 * s, 0.001) for s in SWINGS]
+    fused = [_with_optimizer_phase(0.010 / s, 0.0005) for s in SWINGS]
+    return base, fused
+
+
 def test_a_fused_optimizer_is_also_read_on_its_own_phase_a_narrower_clock():
     """multi_profiler_sgd_zero_fill at load 20: the fused step's whole-step CPU gains were
     -25%..20% over three rounds, the optimizer phase's own saving over the step 0.3-4%. Here
     the rest of the step swings a round by +-30% (other jobs' load); the optimizer phase, 1 ms
     of a 10 ms step, takes 0.5 ms with the fix in every round."""
 
-    def outcome(step_s, optimizer_s):
-        result = _outcome(step_s, step_s).result
-        result["steps"] = [{**s, "phases": {"optimizer": optimizer_s}} for s in result["steps"]]
-        return RunOutcome("x", result, 0, "", 1.0)
-
-    swings = [1.0, 1.3, 0.7, 1.2, 0.8]
-    base = [outcome(0.010 * s, 0.001) for s in swings]
-    fused = [outcome(0.010 / s, 0.0005) for s in swings]
+    base, fused = _swinging_fused_rounds()
     result = compare(
         summarize("baseline", [], base, 1),
         base,
@@ -283,7 +295,7 @@ def test_a_fused_optimizer_is_also_read_on_its_own_phase_a_narrower_clock():
     whole = sorted(result.cpu_speedup.values)
     assert whole[0] < 0.7 and whole[-1] > 1.5  # the whole step's rounds: the load's swings
     # each round: the step over the same step with the optimizer's 0.5 ms taken off
-    expected = [0.010 * s / (0.010 * s - 0.0005) for s in swings]
+    expected = [0.010 * s / (0.010 * s - 0.0005) for s in SWINGS]
     assert result.phase_speedup.values == pytest.approx(expected)
     # a fix without a phase of its own is read on the whole step only
     assert _compare(["autocast"], [(0.2, 0.1)] * 3, [(0.1, 0.05)] * 3, None).phase_speedup is None
@@ -295,14 +307,7 @@ def test_a_fused_optimizers_verdict_reads_its_own_phase_and_says_so():
     the report names that clock. A fix without a phase of its own keeps the whole step."""
     from torchdoctor.trials.render import decided_line
 
-    def outcome(step_s, optimizer_s):
-        result = _outcome(step_s, step_s).result
-        result["steps"] = [{**s, "phases": {"optimizer": optimizer_s}} for s in result["steps"]]
-        return RunOutcome("x", result, 0, "", 1.0)
-
-    swings = [1.0, 1.3, 0.7, 1.2, 0.8]
-    base = [outcome(0.010 * s, 0.001) for s in swings]
-    fused = [outcome(0.010 / s, 0.0005) for s in swings]
+    base, fused = _swinging_fused_rounds()
     noise = Noise(0.4, 0.4, "cpu", None)  # the baseline's whole steps differ by 40%
     result = compare(
         summarize("baseline", [], base, 1),
@@ -319,7 +324,7 @@ def test_a_fused_optimizers_verdict_reads_its_own_phase_and_says_so():
         "fused_optimizer: faster on the optimizer phase's time taken off the step: "
     )
     # where the rounds recorded no phases, the whole step decides, as before
-    plain = [outcome(0.010 * s, 0.001) for s in swings]
+    plain = [_with_optimizer_phase(0.010 * s, 0.001) for s in SWINGS]
     for run in plain:
         run.result["steps"] = [
             {k: v for k, v in s.items() if k != "phases"} for s in run.result["steps"]
