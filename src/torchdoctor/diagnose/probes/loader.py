@@ -90,6 +90,12 @@ def _tensor_bytes(batch, depth: int = 0) -> int:
 
 
 # The bytes a collate returned are counted for the first WEIGH_FIRST collates, then for one in
+# WEIGH_EVERY: the mean per collate is what the rules read, and walking every batch's structure
+# was a per-step cost of the probe (a loop's batches have one structure and size)
+WEIGH_FIRST = 16
+WEIGH_EVERY = 8
+
+
 def _tensor_refs(batch) -> list:
     """Weak references to a batch's tensors: the batch itself, or those among the items of its
     tuple, list or dict (not deeper: a batch is read at every step). Weak: the program's batch
@@ -101,12 +107,6 @@ def _tensor_refs(batch) -> list:
     if isinstance(batch, (list, tuple)):
         return [weakref.ref(t) for t in batch[:16] if isinstance(t, torch.Tensor)]
     return []
-
-
-# WEIGH_EVERY: the mean per collate is what the rules read, and walking every batch's structure
-# was a per-step cost of the probe (a loop's batches have one structure and size)
-WEIGH_FIRST = 16
-WEIGH_EVERY = 8
 
 
 def _wrapped_types(dataset, depth: int = 0) -> tuple[str, ...]:
