@@ -137,7 +137,7 @@ def test_a_short_runs_budget_is_raised_to_the_workers_probes_floor_and_no_furthe
 
     spent = iter([0.0, 0.05, 0.05, 0.05, 0.05, 0.05])  # the budget starts, then 50 ms are spent
     budget = Budget(0.15, clock=lambda: next(spent))
-    plan = SimpleNamespace(floors={workers: 0.2}, items=[(0.3, workers, None)])
+    plan = SimpleNamespace(floors={workers: 0.2}, raise_only={}, items=[(0.3, workers, None)])
     assert _raised(plan, budget, most_s=0.4) == pytest.approx(0.25)  # spent + the floor
     assert _raised(plan, budget, most_s=0.2) == pytest.approx(0.2)  # the cap holds
     plan.floors[workers] = 0.05  # the floor fits in the budget: not raised

@@ -625,19 +625,19 @@ def run_whatifs(session, run: RunObservation, budget_s: float | None = None) -> 
 def _raised(plan: _Plan, budget: Budget, most_s: float) -> float:
     """The budget, raised (to at most `most_s`) to what is spent plus the floors of the
     RAISED_FOR probes that were planned, where they do not fit."""
-    planned = {label for _, label, _ in plan.items}
     floors_of = _raise_floors(plan)
-    floors = [floors_of[label] for label in RAISED_FOR if label in planned and label in floors_of]
+    floors = [floors_of[label] for label in _raised_labels(plan)]
     if not floors:
         return budget.seconds
     return max(budget.seconds, min(most_s, budget.spent + sum(floors)))
 
 
 def _raise_floors(plan: _Plan) -> dict[str, float]:
-    return {**plan.floors, **getattr(plan, "raise_only", {})}
+    return {**plan.floors, **plan.raise_only}
 
 
 def _raised_labels(plan: _Plan) -> list[str]:
+    """The RAISED_FOR probes planned with a floor: those a short run's budget is raised for."""
     planned, floors_of = {label for _, label, _ in plan.items}, _raise_floors(plan)
     return [label for label in RAISED_FOR if label in planned and label in floors_of]
 
