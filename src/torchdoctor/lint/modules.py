@@ -130,3 +130,19 @@ class LayerFinder:
             return False
         self._seen.add(id(node))
         return True
+
+
+def built_class(ctx, expr: cst.BaseExpression | None, depth: int = 0) -> str | None:
+    """The name of the class `expr` is an instance of, when the code shows it: `Net()`,
+    `Net().to(device)`, `torch.compile(Net())`, a name assigned once from one of those."""
+    if expr is None or depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        return built_class(ctx, ctx.single_value(expr), depth + 1)
+    if not isinstance(expr, cst.Call):
+        return None
+    if (ctx.call_name(expr) or "") in _WRAPPERS:
+        return built_class(ctx, expr.args[0].value, depth + 1) if expr.args else None
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_MODULE_METHODS:
+        return None if ctx.is_imported(expr.func) else built_class(ctx, expr.func.value, depth + 1)
+    return expr.func.value if isinstance(expr.func, cst.Name) else None

@@ -14,6 +14,7 @@ import re
 
 import libcst as cst
 
+from torchdoctor.lint.modules import built_class
 from torchdoctor.lint.patterns import method_call, names_in, receiver, terminal_name, walk
 
 LOOPS = (cst.For, cst.While)
@@ -95,3 +96,25 @@ def every_step(ctx, node: cst.CSTNode) -> bool:
     no `for epoch in ...` loop (one step per epoch)."""
     loop = step_loop_around(ctx, node)
     return loop is not None and not is_epoch_loop(loop) and not guarded_in(ctx, node, loop)
+
+
+def module_calls_every_step(ctx, forward: cst.FunctionDef) -> list[cst.Call]:
+    """For the `forward` of a class of this file: the calls of an instance of that class
+    (`model(x)` for `model = Net().to(device)`) that a step loop makes on every step, under no
+    `if` (no `for epoch in ...` loop); empty for any other function."""
+    owner = ctx.enclosing(forward, cst.ClassDef)
+    if forward.name.value != "forward" or owner is None or ctx.enclosing(owner, cst.FunctionDef):
+        return []
+    calls = []
+    for call in ctx.index.calls:
+        if not isinstance(call.func, cst.Name) or built_class(ctx, call.func) != owner.name.value:
+            continue
+        loop = ctx.enclosing(call, LOOPS)
+        if (
+            loop is not None
+            and is_step_loop(ctx, loop)
+            and not is_epoch_loop(loop)
+            and not guarded_in(ctx, call, loop)
+        ):
+            calls.append(call)
+    return calls

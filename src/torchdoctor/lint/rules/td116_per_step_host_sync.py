@@ -16,7 +16,12 @@ from torchdoctor.lint.patterns import (
     walk,
 )
 from torchdoctor.lint.rule import Rule
-from torchdoctor.lint.steps import guarded_in, is_epoch_loop, is_step_loop
+from torchdoctor.lint.steps import (
+    guarded_in,
+    is_epoch_loop,
+    is_step_loop,
+    module_calls_every_step,
+)
 from torchdoctor.lint.tensors import is_tensor, tensor_parameter
 
 SYNC_METHODS = ("item", "cpu", "numpy", "tolist")
@@ -45,7 +50,10 @@ class PerStepHostSync(Rule):
     Flags `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `print(loss)` that run on every
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`), also
     in a loop nested in it (one read per sample, per parameter, per environment step), i.e.
-    not under an `if` such as `if step % log_every == 0:`. A value a nested loop hands to an
+    not under an `if` such as `if step % log_every == 0:`; also in a function the loop calls on
+    every step, the `forward` of a module class of the file included when the loop calls an
+    instance of it (`model(x)` for `model = Net()`; a `.cpu()` handed to a torch function such
+    as `pack_padded_sequence` is needed on the host and left alone). A value a nested loop hands to an
     environment's `step()` (`env.step(action.item())`) is needed on the host and left alone. Only values the code shows to be
     tensors count: the loss, a model's or a loss module's output (`nn.CrossEntropyLoss()(out, y)`
     included), results of `torch` functions and of arithmetic, comparisons and tensor methods
@@ -101,7 +109,10 @@ class PerStepHostSync(Rule):
                 is_training_loop(ctx, loop)
                 for loop in ctx.index.loops
                 if ctx.is_inside(loop, function)
-            ) or not called_every_step(ctx, function):
+            ):
+                continue
+            module_calls = module_calls_every_step(ctx, function)
+            if not module_calls and not called_every_step(ctx, function):
                 continue
             losses = {
                 terminal_name(_unscaled(n.func.value))
@@ -116,8 +127,10 @@ class PerStepHostSync(Rule):
                 and (
                     is_tensor(ctx, node.func.value, losses)
                     or _tensor_parameter_read(ctx, node.func.value)
+                    or _forward_input_read(ctx, node.func.value, function, module_calls)
                 )
                 and not _built_on_host(ctx, node.func.value)
+                and not (module_calls and _handed_to_torch(ctx, node))
                 and not guarded_in(ctx, node, function)
             ]
             chained = {id(call) for n in syncs for call in _chain_below(n)}
@@ -285,6 +298,31 @@ def _tensor_parameter_read(ctx, value: cst.BaseExpression) -> bool:
     while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
         value = value.func if isinstance(value, cst.Call) else value.value
     return isinstance(value, cst.Name) and tensor_parameter(ctx, value)
+
+
+def _forward_input_read(
+    ctx, value: cst.BaseExpression, forward: cst.FunctionDef, module_calls: list[cst.Call]
+) -> bool:
+    """`value` (or the name it is a method or subscript of) is an input of `forward` that every
+    call of the module in the step loop passes a tensor for (`model(x[idx])`)."""
+    while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
+        value = value.func if isinstance(value, cst.Call) else value.value
+    params = [p.name.value for p in forward.params.params][1:]  # after `self`
+    if not module_calls or not isinstance(value, cst.Name) or value.value not in params:
+        return False
+    if ctx.enclosing(value, cst.FunctionDef) is not forward:
+        return False
+    position = params.index(value.value)
+    passed = [argument(call, value.value, position) for call in module_calls]
+    return all(given is not None and is_tensor(ctx, given) for given in passed)
+
+
+def _handed_to_torch(ctx, sync: cst.Call) -> bool:
+    """The read is an argument of a torch function that needs it on the host
+    (`pack_padded_sequence(x, lengths.cpu())`)."""
+    parent = ctx.parent(sync)
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and (ctx.call_name(call) or "").startswith("torch.")
 
 
 def _run_every_step(ctx, loop: cst.For | cst.While):

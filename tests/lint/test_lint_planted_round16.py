@@ -1,0 +1,56 @@
+"""Forms of planted problems (the thirteenth set's misses) that lint rules missed before round
+16, each next to a control that must stay silent."""
+
+from __future__ import annotations
+
+from lint_helpers import lint_text
+
+ITEM_IN_FORWARD = """import torch
+from torch import nn
+
+SIZES = [30, 12, 7]
+
+
+class Columns(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embs = nn.ModuleList(nn.Embedding(n, 4) for n in SIZES)
+        self.head = nn.Linear(12, 1)
+
+    def forward(self, cats, lengths):
+        for k, size in enumerate(SIZES):
+            top = cats[:, k].max().item()
+            assert top < size
+        packed = nn.utils.rnn.pack_padded_sequence(cats, lengths.cpu(), batch_first=True)
+        return self.head(torch.cat([e(cats[:, k]) for k, e in enumerate(self.embs)], 1))
+
+
+cats = torch.stack([torch.randint(0, n, (512,)) for n in SIZES], 1)
+lengths = torch.full((512,), 3)
+y = torch.randn(512, 1)
+model = Columns().to("cpu")
+opt = torch.optim.Adam(model.parameters())
+for idx in torch.randperm(512).split(64):
+    loss = nn.functional.mse_loss(model(cats[idx], lengths[idx]), y[idx])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_item_in_the_forward_of_the_model_the_step_loop_calls_is_flagged():
+    found = lint_text(ITEM_IN_FORWARD, select="TD116").violations
+    # the `.cpu()` that pack_padded_sequence needs on the host is left alone
+    assert [v.line for v in found] == [15]
+    # a model the loop does not call on every step (only on some) runs its forward less often
+    guarded = ITEM_IN_FORWARD.replace(
+        "    loss = nn.functional.mse_loss(model(cats[idx], lengths[idx]), y[idx])",
+        "    if idx[0] > 0:\n"
+        "        loss = nn.functional.mse_loss(model(cats[idx], lengths[idx]), y[idx])",
+    )
+    assert lint_text(guarded, select="TD116").violations == []
+    # a forward that no step loop calls: only evaluated
+    evaluated = ITEM_IN_FORWARD.split("opt = torch.optim")[0] + (
+        "with torch.no_grad():\n    print(model(cats, lengths))\n"
+    )
+    assert lint_text(evaluated, select="TD116").violations == []
