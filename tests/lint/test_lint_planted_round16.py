@@ -54,3 +54,46 @@ def test_item_in_the_forward_of_the_model_the_step_loop_calls_is_flagged():
         "with torch.no_grad():\n    print(model(cats, lengths))\n"
     )
     assert lint_text(evaluated, select="TD116").violations == []
+
+
+CLEARED_BEFORE_THE_LOOP = """import torch
+from torch import nn
+
+
+def optimizer_coroutine(opt):
+    opt.zero_grad()
+    while True:
+        loss = yield
+        loss.backward()
+        opt.step()
+
+
+model = nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+stepper = optimizer_coroutine(opt)
+next(stepper)
+x = torch.randn(256, 4)
+for idx in torch.randperm(len(x)).split(64):
+    stepper.send(nn.functional.mse_loss(model(x[idx]), x[idx]))
+"""
+
+
+def test_zero_grad_only_before_the_stepping_loop_is_flagged():
+    found = lint_text(CLEARED_BEFORE_THE_LOOP, select="TD125").violations
+    assert [v.line for v in found] == [6]
+    # cleared in the loop too (gradient accumulation clears after its step): fine
+    accumulating = CLEARED_BEFORE_THE_LOOP.replace(
+        "        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n"
+    )
+    assert lint_text(accumulating, select="TD125").violations == []
+    # a module's zero_grad in the loop clears the same gradients
+    by_module = CLEARED_BEFORE_THE_LOOP.replace(
+        "        loss.backward()\n", "        model.zero_grad()\n        loss.backward()\n"
+    )
+    assert lint_text(by_module, select="TD125").violations == []
+    # an LBFGS closure clears on every call of step()
+    closure = CLEARED_BEFORE_THE_LOOP.replace(
+        "        loss.backward()\n        opt.step()\n",
+        "        loss.backward()\n        opt.step()\n\n\ndef closure():\n    opt.zero_grad()\n",
+    )
+    assert lint_text(closure, select="TD125").violations == []

@@ -22,7 +22,9 @@ class GradientsNeverCleared(Rule):
     loop that calls that optimizer's `step()` on every iteration (gradient accumulation steps
     under the same `if` and is left alone), and a function that steps every optimizer of a
     collection (`for opt in optimizers: opt.step()`) but clears only one of them by index
-    (`optimizers[-1].zero_grad()`).
+    (`optimizers[-1].zero_grad()`), and a `zero_grad()` that runs only once, before the loop
+    that calls `backward()` and `step()` on every iteration (in a generator that the training
+    loop sends its losses to, `opt.zero_grad()` above `while True: loss = yield; ...`).
 
     ## Why is this bad
     `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
@@ -57,6 +59,7 @@ class GradientsNeverCleared(Rule):
     def check(self, ctx):
         yield from self._cleared_only_sometimes(ctx)
         yield from self._one_of_a_collection_cleared(ctx)
+        yield from self._cleared_before_the_loop_only(ctx)
         calls = ctx.index.calls
         if not any(method_call(c, "backward") for c in calls) or _clears_by_hand(ctx):
             return
@@ -107,6 +110,43 @@ class GradientsNeverCleared(Rule):
                     f"`{name}.zero_grad()` runs only under an `if` while `{name}.step()` runs on "
                     "every iteration: the gradients of the other iterations add up",
                 )
+
+    def _cleared_before_the_loop_only(self, ctx):
+        """Every `zero_grad()` of an optimizer sits before the loop that calls `backward()` and
+        that optimizer's `step()` on every iteration, in the same function and in no loop
+        (`opt.zero_grad()` once, then `while True: loss = yield; loss.backward(); opt.step()`):
+        the gradients are cleared once, then add up over all steps."""
+        if _clears_by_hand(ctx):
+            return
+        optimizers = _optimizer_names(ctx)
+        clears = [c for c in ctx.index.calls if method_call(c, "zero_grad")]
+        if {terminal_name(c.func.value) for c in clears} - optimizers:
+            return  # a module's (or an unknown object's) zero_grad may clear them all
+        for loop in ctx.index.loops:
+            own = [n for n in walk(ctx, loop.body, skip_loops=True) if isinstance(n, cst.Call)]
+            if not any(method_call(c, "backward") for c in own):
+                continue
+            scope = ctx.enclosing(loop, cst.FunctionDef)
+            stepped = {
+                terminal_name(c.func.value)
+                for c in own
+                if method_call(c, "step") and not guarded_in(ctx, c, loop)
+            }
+            for name in sorted((stepped & optimizers) - {None}):
+                mine = [c for c in clears if terminal_name(c.func.value) == name]
+                if mine and all(
+                    ctx.enclosing(c, cst.FunctionDef) is scope
+                    and ctx.enclosing(c, (cst.For, cst.While)) is None
+                    and ctx.line(c) < ctx.line(loop)
+                    for c in mine
+                ):
+                    yield ctx.violation(
+                        self,
+                        mine[-1],
+                        f"`{name}.zero_grad()` runs once, before the loop that calls "
+                        f"`backward()` and `{name}.step()` on every iteration: the gradients "
+                        "of all steps add up",
+                    )
 
     def _one_of_a_collection_cleared(self, ctx):
         """A function steps every optimizer of a collection (`for opt in optimizers:
