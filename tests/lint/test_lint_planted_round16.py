@@ -97,3 +97,29 @@ def test_zero_grad_only_before_the_stepping_loop_is_flagged():
         "        loss.backward()\n        opt.step()\n\n\ndef closure():\n    opt.zero_grad()\n",
     )
     assert lint_text(closure, select="TD125").violations == []
+
+
+STOPS_ON_A_DIVERGED_LOSS = """import math
+
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 16, 4):
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    value = loss.item()
+    if any([value > 1e8, math.isnan(value)]):
+        raise RuntimeError("loss exploded")
+"""
+
+
+def test_a_loss_read_to_raise_on_divergence_is_needed_every_step():
+    assert lint_text(STOPS_ON_A_DIVERGED_LOSS, select="TD116").violations == []
+    logged = STOPS_ON_A_DIVERGED_LOSS.replace(
+        '        raise RuntimeError("loss exploded")', "        print(value)"
+    )
+    assert [v.line for v in lint_text(logged, select="TD116").violations] == [13]

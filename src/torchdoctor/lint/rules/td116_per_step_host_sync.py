@@ -59,7 +59,7 @@ class PerStepHostSync(Rule):
     included), results of `torch` functions and of arithmetic, comparisons and tensor methods
     on them, `param.grad`. `.cpu()` on a model, or on a value of unknown type, is not flagged,
     nor `value = loss.item()` when the loop tests `value` to stop (`if value < tol: break`,
-    `while value > tol:`): the loop needs the number every step.
+    `while value > tol:`, `if isnan(value): raise ...`): the loop needs the number every step.
 
     ## Why is this bad
     Each of them copies a value to the host, which waits for every queued GPU kernel to finish:
@@ -379,7 +379,8 @@ def _chain_below(call: cst.Call) -> list[cst.Call]:
 
 def _decides_exit(ctx, sync: cst.Call, loop) -> bool:
     """`value = loss.item()` whose value an `if` in the loop tests to leave it (`if value <
-    tol: break`): the loop cannot go on without the number, so the sync is needed."""
+    tol: break`, `if value > 1e8: raise ...` on a diverged loss): the loop cannot go on without
+    the number, so the sync is needed."""
     statement = ctx.parent(sync)
     if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
         return False
@@ -397,6 +398,6 @@ def _decides_exit(ctx, sync: cst.Call, loop) -> bool:
     return any(
         isinstance(node, cst.If)
         and names_it(node.test)
-        and any(isinstance(n, (cst.Break, cst.Return)) for n in walk(ctx, node.body))
+        and any(isinstance(n, (cst.Break, cst.Return, cst.Raise)) for n in walk(ctx, node.body))
         for node in walk(ctx, loop.body, skip_loops=True)
     )
