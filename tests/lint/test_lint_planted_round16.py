@@ -123,3 +123,28 @@ def test_a_loss_read_to_raise_on_divergence_is_needed_every_step():
         '        raise RuntimeError("loss exploded")', "        print(value)"
     )
     assert [v.line for v in lint_text(logged, select="TD116").violations] == [13]
+
+
+ENCODES_EACH_PART = """import torch
+from torch import nn
+
+
+class OneHot(nn.Module):
+    def forward(self, x):
+        return nn.functional.one_hot(x, 5)
+
+
+def features(data):
+    cat_encoder = OneHot()
+    out = {}
+    for part in ["train", "val", "test"]:
+        out[part] = torch.cat([data[part]["num"], cat_encoder(data[part]["cat"])], 1)
+    return out
+"""
+
+
+def test_a_category_encoder_applied_to_each_data_part_is_no_evaluation():
+    assert lint_text(ENCODES_EACH_PART, select="TD106").violations == []
+    # the same loop running a model over each part is an evaluation
+    model = ENCODES_EACH_PART.replace("cat_encoder", "encoder")
+    assert [v.line for v in lint_text(model, select="TD106").violations] == [13]

@@ -37,6 +37,10 @@ _RECORD_BUILDERS = {
 _MODEL_NAME_RE = re.compile(
     r"(model|net|network|encoder|decoder|classifier|backbone)$", re.IGNORECASE
 )
+# `cat_encoder`, `label_encoder`: encoders of data (categories, labels), not models
+_DATA_ENCODER_RE = re.compile(
+    r"(label|cat|categorical|category|onehot|one_hot|ordinal|target)_?encoder$", re.IGNORECASE
+)
 # `get_model()`, `build_net()`: functions that return a model, not models
 _FACTORY_RE = re.compile(r"(get|build|make|create|load|init|setup|new)_", re.IGNORECASE)
 # `self.eval_model(...)`, `train_net(...)`: named for what they do to a model; a model only when
@@ -288,6 +292,8 @@ def grad_context_name(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
 def is_model_like(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """A name or attribute that holds a model: named like one, or built from an nn.Module."""
     name = terminal_name(expr)
+    if name and _DATA_ENCODER_RE.search(name):
+        return False
     if name and _MODEL_NAME_RE.search(name) and not _FACTORY_RE.match(name):
         return not (_ACTION_RE.match(name) and _names_a_function(ctx, expr, name))
     value = ctx.single_value(expr)

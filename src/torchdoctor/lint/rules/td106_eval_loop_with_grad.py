@@ -87,7 +87,8 @@ class EvalLoopWithGrad(Rule):
     `run_eval`, `val_epoch`, `train_evaluate`) whose body uses no gradient (no
     `torch.autograd.grad`, `.grad`, `requires_grad_()`, no `optimizer.step()` in the loop),
     that calls a model (`model(x)`, `self.net(x)`; passing a model to a
-    helper or storing it does not count), never calls `backward()`, and runs neither under
+    helper or storing it does not count, nor does an encoder of data such as `cat_encoder`,
+    `label_encoder`), never calls `backward()`, and runs neither under
     `torch.no_grad()` / `torch.inference_mode()`, nor in a function decorated with them, nor in
     a function that this file only ever calls under them.
 
