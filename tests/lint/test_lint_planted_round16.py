@@ -148,3 +148,44 @@ def test_a_category_encoder_applied_to_each_data_part_is_no_evaluation():
     # the same loop running a model over each part is an evaluation
     model = ENCODES_EACH_PART.replace("cat_encoder", "encoder")
     assert [v.line for v in lint_text(model, select="TD106").violations] == [13]
+
+
+RELOADS_ITS_BEST_CHECKPOINT = """import os
+import torch
+from torch import nn
+
+
+class EarlyStopping:
+    def __call__(self, val_loss, model, path):
+        pass
+
+
+def train(args, setting, model, opt, data):
+    path = os.path.join(args.checkpoints, setting)
+    early_stopping = EarlyStopping()
+    for epoch in range(3):
+        for x in data:
+            loss = model(x).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        early_stopping(loss, model, path)
+    best_model_path = path + "/" + "checkpoint.pth"
+    model.load_state_dict(torch.load(best_model_path))
+
+
+def resume(args, model):
+    save_checkpoint(model.state_dict(), args.out_dir)
+    model.load_state_dict(torch.load(args.resume))
+
+
+def test(args, setting, model):
+    model.load_state_dict(torch.load(os.path.join(args.checkpoints, setting, "checkpoint.pth")))
+"""
+
+
+def test_reloading_the_checkpoint_a_saver_wrote_in_the_same_function_is_left_alone():
+    found = lint_text(RELOADS_ITS_BEST_CHECKPOINT, select="TD111").violations
+    # the best checkpoint early_stopping wrote under `path` is the program's own; a resume path
+    # and a test-only load of a checkpoint from an earlier run are not
+    assert [v.line for v in found] == [27, 31]

@@ -367,3 +367,67 @@ def in_safe_globals_block(ctx, call: cst.Call) -> bool:
                 if (ctx.qualified_name(target) or "").endswith("safe_globals"):
                     return True
     return False
+
+
+# calls named for writing a checkpoint: `early_stopping(val_loss, model, path)`,
+# `save_checkpoint(state, path)`, `lib.dump_checkpoint(...)`, `saver.save(...)`
+_SAVER_RE = re.compile(r"save|dump|checkpoint|stopping|stopper|snapshot", re.IGNORECASE)
+
+
+def written_by_a_saver_before(ctx, load: cst.Call) -> bool:
+    """The path `load` reads is built from a name that the same function (or a function nested
+    in it) handed, above the load, to a call named for saving a checkpoint
+    (`early_stopping(val_loss, model, path)` in the training loop, then
+    `torch.load(path + '/checkpoint.pth')`): the program reloads what it wrote itself."""
+    path = argument(load, "f", 0)
+    if path is None:
+        return False
+    function = ctx.enclosing(load, cst.FunctionDef)
+    if function is None:
+        return False
+    names = _variables(ctx, path)
+    for node in [path, *walk(ctx, path)]:
+        if isinstance(node, cst.Name):
+            value = _last_value_before(ctx, node)
+            if value is not None:
+                names |= _variables(ctx, value)
+    line = ctx.line(load)
+    for call in walk(ctx, function.body):
+        if not (
+            isinstance(call, cst.Call)
+            and ctx.line(call) < line
+            and _SAVER_RE.search(_callee_name(call) or "")
+        ):
+            continue
+        for arg in call.args:
+            if _variables(ctx, arg.value) & names:
+                return True
+    return False
+
+
+def _callee_name(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _variables(ctx, expr: cst.BaseExpression) -> set[str]:
+    """The variables `expr` reads, attributes by their whole dotted name (`path` and
+    `args.ckpt_dir` in `os.path.join(path, args.ckpt_dir)`; not imported modules' names, not
+    `self` alone)."""
+    found = set()
+    for node in [expr, *walk(ctx, expr)]:
+        if isinstance(node, cst.Attribute) and isinstance(ctx.parent(node), cst.Attribute):
+            continue  # the outermost attribute of a chain names it
+        if isinstance(node, cst.Attribute) and not ctx.is_imported(node):
+            text = "".join(ctx.code(node).split())
+            if text.replace(".", "").replace("_", "").isalnum():
+                found.add(text)
+            continue
+        if not isinstance(node, cst.Name) or node.value == "self" or ctx.is_imported(node):
+            continue
+        if isinstance(ctx.parent(node), cst.Attribute):
+            continue  # part of a chain
+        found.add(node.value)
+    return found

@@ -9,6 +9,7 @@ from torchdoctor.lint.checkpoints import (
     loads_into_state_dict,
     saved_by_a_sibling_script,
     saves_of_same_file,
+    written_by_a_saver_before,
 )
 from torchdoctor.lint.edits import add_keyword
 from torchdoctor.lint.patterns import has_star_args, keyword
@@ -27,6 +28,7 @@ def _own_file(ctx, call) -> bool:
     runs."""
     return (
         bool(saves_of_same_file(ctx, call))
+        or written_by_a_saver_before(ctx, call)
         or loaded_into_numpy(ctx, call)
         or (saved_by_a_sibling_script(ctx, call) and not loaded_into_model(ctx, call))
     )
@@ -39,7 +41,9 @@ class LoadWithoutWeightsOnly(Rule):
     (`pyproject.toml`, `setup.cfg` or `requirements*.txt` next to the file or above it), where
     that is the default, or declares only versions before 1.13, which lack the argument. A load
     inside `with torch.serialization.safe_globals(...)` already expects a weights-only load,
-    a file this program writes itself (a `torch.save` of the same path in the file; data that
+    a file this program writes itself (a `torch.save` of the same path in the file, or a path
+    built from a name that the same function handed to a checkpoint saver above the load,
+    `early_stopping(val_loss, model, path)` then `torch.load(path + "/best.pth)"`; data that
     is not a model's state under the file name another script of its folder saves, an earlier
     stage of its pipeline) or its own NumPy data runs nobody else's pickle, and an explicit `weights_only=False` is a
     decision: all are left alone.
