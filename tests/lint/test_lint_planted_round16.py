@@ -189,3 +189,46 @@ def test_reloading_the_checkpoint_a_saver_wrote_in_the_same_function_is_left_alo
     # the best checkpoint early_stopping wrote under `path` is the program's own; a resume path
     # and a test-only load of a checkpoint from an earlier run are not
     assert [v.line for v in found] == [27, 31]
+
+
+CLEARED_IN_A_HOOK = """import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def after_backward(self):
+        self.norm = sum(p.grad.norm() for p in self.model.parameters())
+        self.model.zero_grad()
+
+    def fit(self, data):
+        for x in data:
+            loss = self.model(x).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.after_backward()
+            self.opt.step()
+
+
+Trainer(nn.Linear(4, 1)).fit(torch.randn(8, 16, 4))
+"""
+
+
+def test_zero_grad_in_a_helper_called_between_backward_and_step_is_flagged():
+    found = lint_text(CLEARED_IN_A_HOOK, select="TD124").violations
+    assert [v.line for v in found] == [12]
+    # the same hook called after the step clears gradients already used
+    after = CLEARED_IN_A_HOOK.replace(
+        "            self.after_backward()\n            self.opt.step()\n",
+        "            self.opt.step()\n            self.after_backward()\n",
+    )
+    assert lint_text(after, select="TD124").violations == []
+    # a helper that clears, computes and steps on its own is a whole step
+    whole = CLEARED_IN_A_HOOK.replace(
+        "        self.model.zero_grad()\n",
+        "        self.model.zero_grad()\n        self.norm.backward()\n        self.opt.step()\n",
+    )
+    assert lint_text(whole, select="TD124").violations == []

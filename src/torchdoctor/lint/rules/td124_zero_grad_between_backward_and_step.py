@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchdoctor.lint.patterns import exclusive_branches, method_call, walk
+from torchdoctor.lint.patterns import exclusive_branches, method_call, terminal_name, walk
 from torchdoctor.lint.rule import Rule
+from torchdoctor.lint.steps import guarded_in
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -12,6 +13,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     Flags `zero_grad()` called after a `backward()` and before the `step()` that should use
     those gradients, in the same loop body or function (no other `backward()` in between):
     `optimizer.step()` of the same receiver, or any `*opt*.step()` after `model.zero_grad()`.
+    Also through a helper of the file called there (`self.after_backward()` between
+    `backward()` and `step()`, whose body calls `model.zero_grad()` under no `if` and calls no
+    `backward()` or `step()` of its own: a monitoring hook that clears what it inspected).
 
     ## Why is this bad
     `zero_grad()` drops the gradients `backward()` just computed (sets them to `None`, the
@@ -55,6 +59,33 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                     "`zero_grad()` between `backward()` and `step()` drops the gradients "
                     "before the step uses them; call it before `backward()`",
                 )
+                continue
+            site = _helper_called_before_step(ctx, call)
+            if site is not None:
+                yield ctx.violation(
+                    self,
+                    call,
+                    f"`zero_grad()` in `{terminal_name(site.func)}()`, which the training loop "
+                    "calls between `backward()` and `step()`, drops the gradients before the "
+                    "step uses them",
+                )
+
+
+def _helper_called_before_step(ctx, zero: cst.Call) -> cst.Call | None:
+    """A call of the function `zero` sits in (under no `if` there; a function that calls no
+    `backward()` or `step()` itself) made between a `backward()` and a `step()`."""
+    function = ctx.enclosing(zero, cst.FunctionDef)
+    if function is None or guarded_in(ctx, zero, function):
+        return None
+    if any(method_call(n, "backward", "step") for n in walk(ctx, function.body)):
+        return None
+    for site in ctx.index.calls:
+        if terminal_name(site.func) != function.name.value or ctx.is_inside(site, function):
+            continue
+        scope = ctx.enclosing(site, (cst.For, cst.While, cst.FunctionDef)) or ctx.module
+        if _drops_gradients_before_step(ctx, site, scope):
+            return site
+    return None
 
 
 def _receiver(ctx, call: cst.Call) -> str:
