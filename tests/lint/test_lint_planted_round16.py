@@ -232,3 +232,41 @@ def test_zero_grad_in_a_helper_called_between_backward_and_step_is_flagged():
         "        self.model.zero_grad()\n        self.norm.backward()\n        self.opt.step()\n",
     )
     assert lint_text(whole, select="TD124").violations == []
+
+
+EVAL_WHILE_CONSTRUCTING = """import torch
+from torch import nn
+
+
+class Experiment:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.3), nn.Linear(8, 2))
+        self.check_export()
+        self.opt = torch.optim.Adam(self.model.parameters())
+
+    def check_export(self):
+        self.model.eval()
+        with torch.no_grad():
+            torch.jit.trace(self.model, torch.randn(4, 8))
+
+
+exp = Experiment()
+for x in torch.randn(10, 16, 8):
+    loss = exp.model(x).sum()
+    exp.opt.zero_grad()
+    loss.backward()
+    exp.opt.step()
+"""
+
+
+def test_eval_run_while_building_the_trainer_object_is_flagged():
+    found = lint_text(EVAL_WHILE_CONSTRUCTING, select="TD126").violations
+    assert [v.line for v in found] == [12]
+    # switched back before the loop: fine
+    restored = EVAL_WHILE_CONSTRUCTING.replace(
+        "exp = Experiment()\n", "exp = Experiment()\nexp.model.train()\n"
+    )
+    assert lint_text(restored, select="TD126").violations == []
+    # a method that no constructor calls does not run before the loop
+    unused = EVAL_WHILE_CONSTRUCTING.replace("        self.check_export()\n", "")
+    assert lint_text(unused, select="TD126").violations == []

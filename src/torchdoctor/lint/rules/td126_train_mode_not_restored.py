@@ -24,7 +24,9 @@ class TrainModeNotRestored(Rule):
     model stays in eval mode for every later training step. Also flags, in such a file, the
     `.eval()` of a model an optimizer trains run before the training loop (directly, or in a
     function of the file called there with that model: a sample printed before training);
-    a frozen teacher or target network, which no optimizer trains, is left alone. An averaged copy
+    a frozen teacher or target network, which no optimizer trains, is left alone; and the
+    `self.model.eval()` that building an object of the file's class runs before the loop (in
+    its `__init__`/`__post_init__` or a method they call, such as an export check). An averaged copy
     (`ema.eval()`,
     `self.ema.ema_model.eval()`, `swa_model.eval()`) is left alone: averaging, not
     `backward()`, updates it.
@@ -161,7 +163,44 @@ def _trained_model_switched_before_training(ctx, training_loops) -> list[cst.Cal
             helper = functions.get(terminal_name(call.func) or "")
             if helper is not None and isinstance(call.func, cst.Name):
                 found += _switches_of_passed_model(ctx, helper, call, trained)
+            if isinstance(call.func, cst.Name):
+                found += _switches_while_constructing(ctx, call.func.value, trained)
     return found
+
+
+_CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _switches_while_constructing(ctx, class_name: str, trained: set[str]) -> list[cst.Call]:
+    """The `self.model.eval()` calls of trained models that building an instance of the
+    file's class `class_name` runs: in its `__init__`/`__post_init__` or a method of the class
+    they call (`self.check_export()`)."""
+    classes = [c for c in ctx.index.classes if c.name.value == class_name]
+    if len(classes) != 1:
+        return []
+    methods = {
+        f.name.value: f for f in ctx.index.functions if ctx.enclosing(f, cst.ClassDef) is classes[0]
+    }
+    pending = [methods[name] for name in _CONSTRUCTORS if name in methods]
+    seen: set[int] = set()
+    evals = []
+    while pending:
+        method = pending.pop()
+        if id(method) in seen:
+            continue
+        seen.add(id(method))
+        for node in walk(ctx, method.body):
+            if not isinstance(node, cst.Call):
+                continue
+            if _sets_eval(node) and ctx.code(receiver(node)) in trained:
+                evals.append(node)
+            elif (
+                isinstance(node.func, cst.Attribute)
+                and terminal_name(node.func.value) == "self"
+                and node.func.attr.value in methods
+            ):
+                pending.append(methods[node.func.attr.value])
+    return evals
 
 
 def _switches_of_passed_model(ctx, helper: cst.FunctionDef, call: cst.Call, trained: set[str]):
