@@ -270,3 +270,46 @@ def test_eval_run_while_building_the_trainer_object_is_flagged():
     # a method that no constructor calls does not run before the loop
     unused = EVAL_WHILE_CONSTRUCTING.replace("        self.check_export()\n", "")
     assert lint_text(unused, select="TD126").violations == []
+
+
+VALIDATION_COROUTINE = """import torch
+from torch import nn
+
+
+def val_coroutine(model):
+    total = 0.0
+    while True:
+        batch = yield
+        if batch is None:
+            break
+        with torch.no_grad():
+            total += float(model(batch).sum())
+    yield total
+
+
+model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.3), nn.Linear(8, 2))
+opt = torch.optim.Adam(model.parameters())
+for epoch in range(2):
+    for x in torch.randn(10, 16, 8):
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    meter = val_coroutine(model)
+    next(meter)
+    for x in torch.randn(4, 16, 8):
+        meter.send(x)
+    print(meter.send(None))
+"""
+
+
+def test_an_evaluation_named_val_something_without_eval_is_flagged():
+    found = lint_text(VALIDATION_COROUTINE, select="TD107").violations
+    assert [v.line for v in found] == [5]
+    switched = VALIDATION_COROUTINE.replace(
+        "    total = 0.0\n", "    model.eval()\n    total = 0.0\n"
+    ).replace("    yield total\n", "    model.train()\n    yield total\n")
+    assert lint_text(switched, select="TD107").violations == []
+    # pytest's test functions are no evaluations
+    pytest_style = VALIDATION_COROUTINE.replace("val_coroutine", "test_coroutine")
+    assert lint_text(pytest_style, select="TD107").violations == []

@@ -27,6 +27,8 @@ from torchdoctor.lint.rule import Rule
 
 EVAL_FUNCTION_RE = re.compile(
     r"^(evaluate|validate|validation|predict|infer|inference)(_\w+)?$|^(eval|val|test)$"
+    # `val_epoch`, `eval_loop`, `val_coroutine`; not `test_*` (pytest's test functions)
+    r"|^(eval|val|valid)_\w+$"
 )
 
 
@@ -203,7 +205,7 @@ def _local_module(roots: list[Path], module: str) -> Path | None:
 class EvalWithoutModelEval(Rule):
     """
     ## What it does
-    Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`...)
+    Flags a function named like an evaluation (`evaluate`, `validate`, `predict`, `test`, `val_*`...)
     or, in a file that builds dropout or BatchNorm layers, decorated with `@torch.no_grad()` /
     `@torch.inference_mode()`
     that calls a model inside a loop (or, in a file whose model has dropout or BatchNorm
