@@ -313,3 +313,22 @@ def test_an_evaluation_named_val_something_without_eval_is_flagged():
     # pytest's test functions are no evaluations
     pytest_style = VALIDATION_COROUTINE.replace("val_coroutine", "test_coroutine")
     assert lint_text(pytest_style, select="TD107").violations == []
+
+
+ZERO_GRAD_NOT_CALLED = """import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 16, 4):
+    opt.zero_grad
+    model(x).sum().backward()
+    opt.step()
+"""
+
+
+def test_zero_grad_referenced_without_its_call_is_flagged():
+    found = lint_text(ZERO_GRAD_NOT_CALLED, select="TD125").violations
+    assert [v.line for v in found] == [7]
+    called = ZERO_GRAD_NOT_CALLED.replace("    opt.zero_grad\n", "    opt.zero_grad()\n")
+    assert lint_text(called, select="TD125").violations == []

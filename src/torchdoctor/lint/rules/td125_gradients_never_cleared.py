@@ -24,7 +24,8 @@ class GradientsNeverCleared(Rule):
     collection (`for opt in optimizers: opt.step()`) but clears only one of them by index
     (`optimizers[-1].zero_grad()`), and a `zero_grad()` that runs only once, before the loop
     that calls `backward()` and `step()` on every iteration (in a generator that the training
-    loop sends its losses to, `opt.zero_grad()` above `while True: loss = yield; ...`).
+    loop sends its losses to, `opt.zero_grad()` above `while True: loss = yield; ...`), and
+    `optimizer.zero_grad` written as a statement without its `()` (it clears nothing).
 
     ## Why is this bad
     `backward()` adds to `.grad`. Without clearing, each step applies the sum of every
@@ -60,6 +61,8 @@ class GradientsNeverCleared(Rule):
         yield from self._cleared_only_sometimes(ctx)
         yield from self._one_of_a_collection_cleared(ctx)
         yield from self._cleared_before_the_loop_only(ctx)
+        referenced = list(self._referenced_not_called(ctx))
+        yield from referenced
         calls = ctx.index.calls
         if not any(method_call(c, "backward") for c in calls) or _clears_by_hand(ctx):
             return
@@ -71,6 +74,8 @@ class GradientsNeverCleared(Rule):
             if not method_call(call, "step"):
                 continue
             name = terminal_name(call.func.value)
+            if referenced:
+                break  # the missing `()` is the finding, reported above
             if name in optimizers and name not in cleared:
                 why = (
                     f"`{name}.zero_grad()` is never called (other optimizers' are)"
@@ -109,6 +114,22 @@ class GradientsNeverCleared(Rule):
                     clears[0],
                     f"`{name}.zero_grad()` runs only under an `if` while `{name}.step()` runs on "
                     "every iteration: the gradients of the other iterations add up",
+                )
+
+    def _referenced_not_called(self, ctx):
+        """`optimizer.zero_grad` as a statement of its own, without the call's parentheses: it
+        evaluates the bound method and clears nothing."""
+        for node in walk(ctx, ctx.module, skip_functions=False):
+            if (
+                isinstance(node, cst.Expr)
+                and isinstance(node.value, cst.Attribute)
+                and node.value.attr.value == "zero_grad"
+            ):
+                yield ctx.violation(
+                    self,
+                    node.value,
+                    f"`{ctx.code(node.value)}` is referenced, not called (no `()`): it clears "
+                    "no gradient, and every `step()` applies the sum of all gradients so far",
                 )
 
     def _cleared_before_the_loop_only(self, ctx):
