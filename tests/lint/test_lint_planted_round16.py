@@ -332,3 +332,43 @@ def test_zero_grad_referenced_without_its_call_is_flagged():
     assert [v.line for v in found] == [7]
     called = ZERO_GRAD_NOT_CALLED.replace("    opt.zero_grad\n", "    opt.zero_grad()\n")
     assert lint_text(called, select="TD125").violations == []
+
+
+EVAL_ON_ENTER = """import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.Adam(model.parameters())
+
+    def __enter__(self):
+        self.model.eval()
+        with torch.no_grad():
+            assert torch.isfinite(self.model(torch.randn(4, 8))).all()
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def fit(self, data):
+        for x in data:
+            loss = self.model(x).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+with Trainer(nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.3))) as t:
+    t.fit(torch.randn(10, 16, 8))
+"""
+
+
+def test_eval_in_the_trainers_enter_before_its_fit_loop_is_flagged():
+    found = lint_text(EVAL_ON_ENTER, select="TD126").violations
+    assert [v.line for v in found] == [11]
+    restored = EVAL_ON_ENTER.replace(
+        "        return self\n", "        self.model.train()\n        return self\n"
+    )
+    assert lint_text(restored, select="TD126").violations == []

@@ -26,7 +26,8 @@ class TrainModeNotRestored(Rule):
     function of the file called there with that model: a sample printed before training);
     a frozen teacher or target network, which no optimizer trains, is left alone; and the
     `self.model.eval()` that building an object of the file's class runs before the loop (in
-    its `__init__`/`__post_init__` or a method they call, such as an export check). An averaged copy
+    its `__init__`/`__post_init__`, `__enter__` or a method they call, such as an export check
+    or a sanity check of `with Trainer(model) as t:`). An averaged copy
     (`ema.eval()`,
     `self.ema.ema_model.eval()`, `swa_model.eval()`) is left alone: averaging, not
     `backward()`, updates it.
@@ -165,10 +166,15 @@ def _trained_model_switched_before_training(ctx, training_loops) -> list[cst.Cal
                 found += _switches_of_passed_model(ctx, helper, call, trained)
             if isinstance(call.func, cst.Name):
                 found += _switches_while_constructing(ctx, call.func.value, trained)
+        # a training loop in a method of a class: its constructor (or `__enter__`, for `with
+        # Trainer(model) as t: t.fit(...)`) ran first
+        owner = ctx.enclosing(container, cst.ClassDef)
+        if owner is not None:
+            found += _switches_while_constructing(ctx, owner.name.value, trained)
     return found
 
 
-_CONSTRUCTORS = ("__init__", "__post_init__")
+_CONSTRUCTORS = ("__init__", "__post_init__", "__enter__")
 
 
 def _switches_while_constructing(ctx, class_name: str, trained: set[str]) -> list[cst.Call]:
@@ -192,7 +198,7 @@ def _switches_while_constructing(ctx, class_name: str, trained: set[str]) -> lis
         for node in walk(ctx, method.body):
             if not isinstance(node, cst.Call):
                 continue
-            if _sets_eval(node) and ctx.code(receiver(node)) in trained:
+            if _sets_eval(node) and _is_trained(ctx, receiver(node), trained):
                 evals.append(node)
             elif (
                 isinstance(node.func, cst.Attribute)
@@ -228,3 +234,17 @@ def _inside_loop(ctx, loop: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.For, cst.While)):
             return True
     return False
+
+
+def _is_trained(ctx, model: cst.BaseExpression, trained: set[str]) -> bool:
+    """`model` is a trained model's code, or `self.<name>` of a model an optimizer built in
+    the same class trains by that name (`self.model` for `Adam(model.parameters())` after
+    `self.model = model`)."""
+    code = ctx.code(model)
+    if code in trained:
+        return True
+    return (
+        isinstance(model, cst.Attribute)
+        and terminal_name(model.value) == "self"
+        and model.attr.value in {t.rsplit(".", 1)[-1] for t in trained}
+    )
