@@ -95,10 +95,19 @@ class _UnlessOneGraph:
     be one graph (`fullgraph=True`, `error_on_graph_break`): there a graph break is the
     program's error, one it does not have plainly (a custom optimizer's step compiled whole),
     so the hook is inlined instead, and returns at once under dynamo. Dynamo reads the marker
-    with `inspect.getattr_static` and tests its truth, the moment it meets the call."""
+    with `inspect.getattr_static` and tests its truth, the moment it meets the call (in
+    Python, not traced): `on_one_graph` (a weak reference to a bound method) is told then."""
+
+    def __init__(self, on_one_graph: Callable[[], None] | None = None) -> None:
+        self.on_one_graph = None if on_one_graph is None else weakref.WeakMethod(on_one_graph)  # type: ignore[arg-type]
 
     def __bool__(self) -> bool:
-        return not _tracing_one_graph()
+        if not _tracing_one_graph():
+            return True
+        told = self.on_one_graph and self.on_one_graph()
+        if told is not None:
+            told()
+        return False
 
 
 def _tracing_one_graph() -> bool:
@@ -112,15 +121,18 @@ def _tracing_one_graph() -> bool:
         return False
 
 
-def eager_under_dynamo(function: Callable[..., Any]) -> None:
+def eager_under_dynamo(
+    function: Callable[..., Any], on_one_graph: Callable[[], None] | None = None
+) -> None:
     """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
     `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
     traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
     state that recompile every step); called, its frame and every frame under it run eagerly.
     Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
     skip in torch's C extension. Under `fullgraph=True` it is inlined (`_UnlessOneGraph`):
-    `function` must then return at once when `dynamo_compiling()`."""
-    function._torchdynamo_disable = _UnlessOneGraph()  # type: ignore[attr-defined]
+    `function` must then return at once when `dynamo_compiling()`; `on_one_graph` (a bound
+    method, held weakly) is called each time dynamo inlines it there."""
+    function._torchdynamo_disable = _UnlessOneGraph(on_one_graph)  # type: ignore[attr-defined]
     if set_code_exec_strategy is not None:
         skip = _FrameAction.SKIP
         set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
