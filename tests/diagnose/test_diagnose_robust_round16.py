@@ -6,40 +6,12 @@ from __future__ import annotations
 
 import re
 
-from robust_programs_helper import plain_and_diagnosed, run_diagnosed
+from robust_programs_helper import run_diagnosed
 
-# dynamo's error caught and its message printed by the program itself (not by our crash printer)
-CAUGHT_DYNAMO_ERROR = """
-train(4)
-@torch.compile(fullgraph=True, backend="eager")
-def whole_step(x):
-    opt.zero_grad()
-    model(x).pow(2).mean().backward()
-    opt.step()
-try:
-    whole_step(torch.randn(16, 8))
-except Exception as exc:
-    print("caught:", exc)
-"""
-
-
-def _user_code_frames(text: str) -> list[str]:
-    """The frame lines dynamo wrote after "from user code:"."""
-    after = text.partition("from user code:")[2]
-    return re.findall(r'File "[^"]+", line \d+, in \w+', after)
-
-
-def test_a_caught_dynamo_error_lists_the_programs_frames_only(tmp_path):
-    plain, diagnosed = plain_and_diagnosed(tmp_path, CAUGHT_DYNAMO_ERROR, "--steps", "0")
-    assert diagnosed.returncode == plain.returncode == 0, diagnosed.stderr[-3000:]
-    printed = diagnosed.stdout.partition("torchdoctor diagnose ")[0]
-    assert "from user code:" in printed, printed
-    assert "torchdoctor" not in printed, printed
-    assert _user_code_frames(printed) == _user_code_frames(plain.stdout), printed
-
-
-# a custom optimizer's step compiled as one graph: no hook of ours runs inside it
-STEP_IN_ONE_GRAPH = """
+# A custom optimizer's step compiled as one graph (no hook of ours runs inside it), then a
+# whole step compiled as one graph: dynamo's error, caught and printed by the program itself
+# (not by our crash printer)
+ONE_GRAPH = """
 class PlainSGD(torch.optim.Optimizer):
     def __init__(self, params, lr):
         super().__init__(params, dict(lr=lr))
@@ -56,12 +28,32 @@ for _ in range(12):
     custom.zero_grad()
     model(torch.randn(16, 8)).pow(2).mean().backward()
     custom_step()
+@torch.compile(fullgraph=True, backend="eager")
+def whole_step(x):
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+try:
+    whole_step(torch.randn(16, 8))
+except Exception as exc:
+    print("caught:", exc)
 """
 
 
-def test_steps_whose_optimizer_step_is_one_compiled_graph_are_counted(tmp_path):
-    d = run_diagnosed(tmp_path, STEP_IN_ONE_GRAPH, "--steps", "0", "--warmup", "2")
+def test_steps_compiled_as_one_graph_are_counted_and_dynamos_caught_error_is_the_programs(
+    tmp_path,
+):
+    d = run_diagnosed(tmp_path, ONE_GRAPH, "--steps", "0", "--warmup", "2")
     assert d.returncode == 0, d.stderr[-3000:]
-    assert "no training step completed" not in d.stdout, d.stdout
-    assert re.search(r"completed, (9|10) measured steps", d.stdout), d.stdout
-    assert "inside a graph compiled with torch.compile(fullgraph=True)" in d.stdout, d.stdout
+    printed, _, report = d.stdout.partition("torchdoctor diagnose ")
+    # the message the program printed lists its own frames, none of ours (as plainly)
+    frames = re.findall(
+        r'File "([^"]+)", line \d+, in (\w+)', printed.partition("from user code:")[2]
+    )
+    assert [name for _, name in frames] == ["whole_step"], printed
+    assert "torchdoctor" not in printed, printed
+    # the custom step's 12 iterations: steps end at backward() (the first one's was before the
+    # step was compiled), and the report says why
+    assert "no training step completed" not in report, report
+    assert re.search(r"completed, (9|10) measured steps", report), report
+    assert "inside a graph compiled with torch.compile(fullgraph=True)" in report, report
