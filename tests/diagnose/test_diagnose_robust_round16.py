@@ -6,25 +6,14 @@ from __future__ import annotations
 
 import re
 
-from robust_programs_helper import run_diagnosed
+from robust_programs_helper import COMPILED_CUSTOM_STEP, run_diagnosed
 
 # A custom optimizer's step compiled as one graph (no hook of ours runs inside it), then a
 # whole step compiled as one graph: dynamo's error, caught and printed by the program itself
 # (not by our crash printer)
-ONE_GRAPH = """
-class PlainSGD(torch.optim.Optimizer):
-    def __init__(self, params, lr):
-        super().__init__(params, dict(lr=lr))
-    def step(self):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    p.data.add_(p.grad, alpha=-group["lr"])
-custom = PlainSGD(model.parameters(), lr=0.01)
-@torch.compile(fullgraph=True, backend="eager")
-def custom_step():
-    custom.step()
-for _ in range(12):
+ONE_GRAPH = (
+    COMPILED_CUSTOM_STEP
+    + """for _ in range(12):
     custom.zero_grad()
     model(torch.randn(16, 8)).pow(2).mean().backward()
     custom_step()
@@ -38,6 +27,7 @@ try:
 except Exception as exc:
     print("caught:", exc)
 """
+)
 
 
 def test_steps_compiled_as_one_graph_are_counted_and_dynamos_caught_error_is_the_programs(
