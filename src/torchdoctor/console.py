@@ -82,7 +82,7 @@ def make_console(quiet: bool = False, stderr: bool = False) -> Console:
     interactive = is_interactive(stream)
     columns = os.environ.get("COLUMNS", "")
     return _Console(
-        file=_Encodable(stream),
+        file=_Encodable(stream),  # type: ignore[arg-type]  # a stream's stand-in
         quiet=quiet,
         force_terminal=interactive,
         no_color=not interactive,

@@ -229,7 +229,7 @@ def _rebuild_dynamo_tables(trace_rules) -> None:
 
 def _hide_our_frames_from_dynamo() -> None:
     """Dynamo's error messages list the frames of the code it traced: ours left out."""
-    errors = sys.modules.get(_DYNAMO_ERRORS)
+    errors: Any = sys.modules.get(_DYNAMO_ERRORS)
     real_stack = getattr(errors, "get_real_stack", None)
     if real_stack is None or hasattr(real_stack, "torchdoctor_original"):
         return
@@ -246,7 +246,7 @@ def _hide_our_frames_from_dynamo() -> None:
 
 
 def _show_dynamo_our_frames_again() -> None:
-    errors = sys.modules.get(_DYNAMO_ERRORS)
+    errors: Any = sys.modules.get(_DYNAMO_ERRORS)
     original = getattr(getattr(errors, "get_real_stack", None), "torchdoctor_original", None)
     if original is not None:
         errors.get_real_stack = original
