@@ -1924,6 +1924,232 @@ print("child said:", child.stdout.strip(), child.returncode)
 """,
         ("--steps", "0"),
     ),
+    # round 16
+    "print_replaced_by_program": (
+        "builtins.print replaced by the program (a step-stamped print of its own) before training",
+        """
+import builtins
+plain_print = builtins.print
+def stamped(*args, **kwargs):
+    plain_print("[log]", *args, **kwargs)
+builtins.print = stamped
+for epoch in range(3):
+    train(10)
+    print("epoch", epoch, "done")
+""",
+        ("--steps", "0"),
+    ),
+    "stdout_reconfigured_ascii": (
+        "sys.stdout.reconfigure(encoding='ascii', errors='strict') at its top (a legacy terminal)",
+        """
+sys.stdout.reconfigure(encoding="ascii", errors="strict")
+train(30)
+print("trained on an ascii stdout")
+""",
+        ("--steps", "0"),
+    ),
+    "stdout_stringio_read_back": (
+        "sys.stdout replaced by an io.StringIO for the whole run, read back and summed up at its end",
+        """
+import io
+captured = io.StringIO()
+sys.stdout = captured
+for step in range(30):
+    train(1)
+    print("step", step)
+sys.stdout = sys.__stdout__
+print("captured", len(captured.getvalue().splitlines()), "lines; last:", captured.getvalue().splitlines()[-1])
+""",
+        ("--steps", "0"),
+    ),
+    "contextvars_run_in_thread": (
+        "a contextvars.ContextVar step counter; training run through copy_context().run in a thread",
+        """
+import contextvars, threading
+step_var = contextvars.ContextVar("step", default=0)
+def counted(n):
+    for _ in range(n):
+        train(1)
+        step_var.set(step_var.get() + 1)
+    print("steps in context", step_var.get())
+context = contextvars.copy_context()
+worker = threading.Thread(target=context.run, args=(counted, 30))
+worker.start(); worker.join()
+print("outside the context", step_var.get(), "inside", context[step_var])
+""",
+        ("--steps", "0"),
+    ),
+    "numpy_errors_raise": (
+        "numpy.seterr(all='raise') at its top; numpy metrics every step",
+        """
+import numpy as np
+np.seterr(all="raise")
+history = []
+for step in range(30):
+    train(1)
+    history.append(float(model.weight.detach().norm()))
+print("mean norm", round(float(np.mean(history)), 4), "std", round(float(np.std(history)), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "signals_blocked_in_main": (
+        "signal.pthread_sigmask blocking SIGINT, SIGTERM, SIGALRM, SIGUSR1 and SIGPROF (stopped by diagnose)",
+        """
+import signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGALRM,
+                                          signal.SIGUSR1, signal.SIGPROF})
+train(200)
+print("trained with signals blocked")
+""",
+        ("--steps", "5"),
+    ),
+    "fd_level_stdout_capture": (
+        "os.dup2 of a log file over descriptor 1 around its training (C-level capture), put back after",
+        """
+import os, tempfile
+saved = os.dup(1)
+with tempfile.TemporaryFile() as log:
+    sys.stdout.flush()
+    os.dup2(log.fileno(), 1)
+    try:
+        for step in range(30):
+            train(1)
+            print("step", step, flush=True)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+    log.seek(0)
+    print("captured", len(log.read().splitlines()), "lines at descriptor level")
+""",
+        ("--steps", "0"),
+    ),
+    "program_patches_torch_methods": (
+        "monkeypatches Optimizer.zero_grad, Optimizer.step and Tensor.backward with counting wrappers of its own",
+        """
+import functools
+counts = {"zero_grad": 0, "step": 0, "backward": 0}
+def counting(name, original):
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        counts[name] += 1
+        return original(*args, **kwargs)
+    return wrapper
+torch.optim.Optimizer.zero_grad = counting("zero_grad", torch.optim.Optimizer.zero_grad)
+torch.optim.SGD.step = counting("step", torch.optim.SGD.step)
+torch.Tensor.backward = counting("backward", torch.Tensor.backward)
+train(30)
+print("counted", counts)
+""",
+        ("--steps", "0"),
+    ),
+    "own_optimizer_step_hooks": (
+        "its own global optimizer step post hook (an EMA of the weights) and a per-optimizer pre hook",
+        """
+from torch.optim.optimizer import register_optimizer_step_post_hook
+ema = {id(p): p.detach().clone() for p in model.parameters()}
+calls = []
+def update_ema(optimizer, args, kwargs):
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            ema[id(p)].mul_(0.9).add_(p.detach(), alpha=0.1)
+handle = register_optimizer_step_post_hook(update_ema)
+opt.register_step_pre_hook(lambda optimizer, args, kwargs: calls.append(1))
+train(30)
+handle.remove()
+print("pre hook calls", len(calls), "ema norm", round(sum(float(t.norm()) for t in ema.values()), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "autocast_bf16_cpu": (
+        "torch.autocast('cpu', bfloat16) around its forward, a disabled GradScaler on the CPU",
+        """
+scaler = torch.amp.GradScaler("cpu", enabled=False)
+for step in range(30):
+    opt.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(torch.randn(16, 8))
+    loss = out.float().pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+print("output dtype under autocast", out.dtype)
+""",
+        ("--steps", "0"),
+    ),
+    "clip_grad_nonfinite_error": (
+        "clip_grad_norm_(error_if_nonfinite=True) on a gradient made infinite mid-training (the program's error)",
+        """
+train(10)
+for step in range(10):
+    opt.zero_grad()
+    scale = float("inf") if step == 5 else 1.0
+    (model(torch.randn(16, 8)).pow(2).mean() * scale).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+    opt.step()
+""",
+        ("--steps", "0"),
+    ),
+    "own_tracemalloc": (
+        "tracemalloc.start() at its top; reads its own traced peak and tracing state at the end",
+        """
+import tracemalloc
+tracemalloc.start()
+data = [torch.randn(16, 8) for _ in range(30)]
+for x in data:
+    opt.zero_grad(); model(x).pow(2).mean().backward(); opt.step()
+current, peak = tracemalloc.get_traced_memory()
+print("tracing", tracemalloc.is_tracing(), "peak positive", peak > 0)
+tracemalloc.stop()
+""",
+        ("--steps", "0"),
+    ),
+    "forward_ad_jvp_penalty": (
+        "a forward-mode AD penalty (torch.autograd.forward_ad dual tensors) added to each step's loss",
+        """
+import torch.autograd.forward_ad as fwAD
+for step in range(30):
+    opt.zero_grad()
+    x = torch.randn(16, 8)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, torch.ones_like(x))
+        tangent = fwAD.unpack_dual(model(dual)).tangent
+    loss = model(x).pow(2).mean() + 0.01 * tangent.pow(2).mean()
+    loss.backward()
+    opt.step()
+print("jvp penalty", round(float(tangent.pow(2).mean()), 4))
+""",
+        ("--steps", "0"),
+    ),
+    "grads_assigned_by_hand": (
+        "gradients from torch.autograd.grad assigned to .grad by hand, then opt.step() (no .backward())",
+        """
+params = list(model.parameters())
+for step in range(30):
+    loss = model(torch.randn(16, 8)).pow(2).mean()
+    for p, g in zip(params, torch.autograd.grad(loss, params)):
+        p.grad = g
+    opt.step()
+print("trained by autograd.grad", round(loss.item(), 4) >= 0)
+""",
+        ("--steps", "0"),
+    ),
+    "swa_averaged_model": (
+        "torch.optim.swa_utils: AveragedModel updated every step, SWALR, update_bn over a BatchNorm model",
+        """
+from torch.optim.swa_utils import SWALR, AveragedModel, update_bn
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.BatchNorm1d(16), torch.nn.Linear(16, 1))
+sgd = torch.optim.SGD(net.parameters(), lr=0.05)
+swa = AveragedModel(net)
+schedule = SWALR(sgd, swa_lr=0.01)
+batches = [torch.randn(16, 8) for _ in range(30)]
+for x in batches:
+    sgd.zero_grad(); net(x).pow(2).mean().backward(); sgd.step()
+    swa.update_parameters(net); schedule.step()
+update_bn(batches, swa)
+print("averaged", int(swa.n_averaged))
+""",
+        ("--steps", "0"),
+    ),
 }
 
 

@@ -49,6 +49,32 @@ def flush_stdout() -> None:
         discard_output(sys.stdout)
 
 
+# what our reports' few non-ASCII characters become on a stream that cannot encode them
+_PLAIN_SPELLING = str.maketrans(
+    {"µ": "u", "→": "->", "×": "x", "≥": ">=", "≤": "<=", "≈": "~", "…": "...", "–": "-", "—": "-"}
+)
+
+
+class _Encodable:
+    """The stream, for our text: a character its encoding lacks (the program may have run
+    `sys.stdout.reconfigure(encoding="ascii")`, or the terminal is latin-1) is spelled in ASCII
+    or replaced, instead of a UnicodeEncodeError that would cost the report."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(self._stream, "encoding", None) or "ascii"
+            spelled = text.translate(_PLAIN_SPELLING).encode(encoding, "replace")
+            return self._stream.write(spelled.decode(encoding))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def make_console(quiet: bool = False, stderr: bool = False) -> Console:
     """A rich Console; quiet consoles swallow everything, non-TTY ones print plain text, as wide
     as COLUMNS says (rich reads it when no width is given) or PIPE_WIDTH."""
@@ -56,7 +82,7 @@ def make_console(quiet: bool = False, stderr: bool = False) -> Console:
     interactive = is_interactive(stream)
     columns = os.environ.get("COLUMNS", "")
     return _Console(
-        file=stream,
+        file=_Encodable(stream),  # type: ignore[arg-type]  # a stream's stand-in
         quiet=quiet,
         force_terminal=interactive,
         no_color=not interactive,

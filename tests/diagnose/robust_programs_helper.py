@@ -28,6 +28,22 @@ torch.set_num_threads(1)"""
     + TRAIN_LOOP
 )
 
+# a custom optimizer (its step without torch's graph break) whose step is compiled as one graph
+COMPILED_CUSTOM_STEP = """
+class PlainSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr):
+        super().__init__(params, dict(lr=lr))
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.add_(p.grad, alpha=-group["lr"])
+custom = PlainSGD(model.parameters(), lr=0.01)
+@torch.compile(fullgraph=True, backend="eager")
+def custom_step():
+    custom.step()
+"""
+
 
 def run_python(folder: Path, *command: str, timeout: float = 240) -> subprocess.CompletedProcess:
     """`python *command` in `folder`, its output captured, no terminal on its stdin."""

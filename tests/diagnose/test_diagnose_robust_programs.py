@@ -198,21 +198,42 @@ def test_registering_a_parametrization_is_not_an_evaluation(diagnose_here):
     assert "D301" not in {finding.id for finding in report.findings}
 
 
-def test_a_program_that_replaces_itself_with_exec_says_why_no_report_follows(diagnose):
-    # os.execv replaced the process, torchdoctor with it: the program ran on, silently unwatched
+def test_a_program_that_replaces_itself_with_exec_is_diagnosed_again(diagnose):
+    # os.execv of the same Python on the same script: the new process runs under diagnose with
+    # the same options, and its one report says what the replaced process ran
     d = diagnose(
         """
         import os
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(6):
+            opt.zero_grad(); model(torch.randn(8, 4)).sum().backward(); opt.step()
         if os.environ.get("RELAUNCHED") != "1":
             os.environ["RELAUNCHED"] = "1"  # e.g. to set a thread count before torch loads
             os.execv(sys.executable, [sys.executable, *sys.argv])
-        print("relaunched", sys.argv[1:])
+        print("relaunched", sys.argv[1:], "TORCHDOCTOR_REPLACED_AFTER_STEPS" in os.environ)
         """,
         "--steps", "0",
         args=("--lr", "0.1"),
     )  # fmt: skip
     assert d.returncode == 0, d.stderr[-3000:]
-    assert "relaunched ['--lr', '0.1']" in d.stdout
+    assert "relaunched ['--lr', '0.1'] False" in d.stdout
+    assert d.stdout.count("torchdoctor diagnose ") == 1, d.stdout
+    assert "replaced itself (os.exec*) after 6 training step(s)" in d.stdout, d.stdout
+    assert "torchdoctor" not in d.stderr, d.stderr
+
+
+def test_a_program_that_execs_another_command_says_why_no_report_follows(diagnose):
+    # another command replaces the process, torchdoctor with it: the program runs on unwatched
+    d = diagnose(
+        """
+        import os
+        os.execv(sys.executable, [sys.executable, "-c", "print('another program')"])
+        """,
+        "--steps", "0",
+    )  # fmt: skip
+    assert d.returncode == 0, d.stderr[-3000:]
+    assert "another program" in d.stdout
     assert "replaced itself with another (os.exec*): no report" in d.stderr, d.stderr
 
 

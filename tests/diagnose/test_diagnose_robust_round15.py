@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import re
 
-from robust_programs_helper import plain_and_diagnosed, run_diagnosed, run_python
+from robust_programs_helper import (
+    COMPILED_CUSTOM_STEP,
+    plain_and_diagnosed,
+    run_diagnosed,
+    run_python,
+)
 
 # Under `torch.compile(fullgraph=True)`: a custom optimizer's step (no graph break: it trains,
 # plainly), then a whole step with zero_grad inside (dynamo's error: the program's crash).
-FULLGRAPH_STEPS = """
-class PlainSGD(torch.optim.Optimizer):
-    def __init__(self, params, lr):
-        super().__init__(params, dict(lr=lr))
-    def step(self):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    p.data.add_(p.grad, alpha=-group["lr"])
-custom = PlainSGD(model.parameters(), lr=0.01)
-@torch.compile(fullgraph=True, backend="eager")
-def custom_step():
-    custom.step()
-for _ in range(20):
+FULLGRAPH_STEPS = (
+    COMPILED_CUSTOM_STEP
+    + """for _ in range(20):
     custom.zero_grad()
     model(torch.randn(16, 8)).pow(2).mean().backward()
     custom_step()
@@ -35,6 +29,7 @@ def whole_step(x):
     opt.step()
 whole_step(torch.randn(16, 8))
 """
+)
 
 
 def _without_log_stamps(stderr: str) -> str:

@@ -139,6 +139,7 @@ def diagnose(
         profile=profile,
         rank_dir=rank_dir,
         on_hard_exit=lambda hard: _publish(hard, quiet, rank_dir, outputs),  # os._exit
+        diagnose_args=_diagnose_args(click.get_current_context().params),  # os.exec* of itself
     )
     from torchdoctor.diagnose.program_exit import exit_after_program
 
@@ -160,6 +161,24 @@ def diagnose(
             report.trials = trials.to_dict()
             write_html(report, html_path)
     exit_after_program(report.run.exit_code, stopped)
+
+
+def _diagnose_args(params: dict) -> list[str]:
+    """`diagnose` and the options this run was given (paths made absolute), as words: what
+    diagnoses the program again when it replaces itself with os.exec*."""
+    import os
+
+    words = ["diagnose", "--budget", str(params["budget_s"]), "--warmup", str(params["warmup"])]
+    if params["steps"] is not None:
+        words += ["--steps", str(params["steps"])]
+    for flag, name in (("--json", "json_path"), ("--html", "html_path"), ("--trace", "trace_path"),
+                       ("--rank-dir", "rank_dir")):  # fmt: skip
+        if params[name]:
+            words += [flag, os.path.abspath(params[name])]
+    if params["try_spec"]:
+        words += ["--try", params["try_spec"], "--repeats", str(params["repeats"])]
+    flags = (("--profile", "profile"), ("-q", "quiet"), ("-m", "module"))
+    return words + [flag for flag, name in flags if params[name]]
 
 
 def _publish(report, quiet: bool, rank_dir, outputs) -> bool:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from torchdoctor.diagnose.observe import build_run
+from torchdoctor.diagnose.program_exec import replaced_note
 from torchdoctor.diagnose.report import Report, build_report
 from torchdoctor.diagnose.rules_runner import check_all
 from torchdoctor.diagnose.runner import run_program
@@ -48,6 +49,7 @@ def diagnose_script(
     whatif: bool = True,
     whatif_budget_s: float | None = None,
     budget_s: float = 60.0,
+    diagnose_args: Sequence[str] | None = None,
 ) -> Report:
     """Run a program (a Program, or a script path / `-m` module name and its args) under the
     probes and return the report.
@@ -62,6 +64,8 @@ def diagnose_script(
     callback returns (the report is printed first unless `quiet`); write report files there.
     `whatif`: time the fixes on copies after the run (diagnose/whatif), within `whatif_budget_s`
     seconds (None: 10% of the diagnosed wall time).
+    `diagnose_args`: the words after `python -m torchdoctor` that diagnose the program again
+    when it replaces itself with os.exec* (the CLI's own; None: the exec runs undiagnosed).
     """
     _check_counts(steps, warmup)
     program = as_program(target, args, module)
@@ -76,11 +80,14 @@ def diagnose_script(
     )
     session = Session(config, hooks)
     session.caller_frames = _frames_from(sys._getframe())
+    replaced = replaced_note()  # this process is a program's exec of itself, diagnosed again
 
     def report_for(session: Session, end) -> Report:
         run = build_run(
             session, program.target, list(program.argv), end.status, end.exit_code, end.error
         )
+        if replaced:
+            run.notes.append(replaced)
         if rank_dir:
             run = _merge_ranks(run, rank_dir)
         return build_report(run, check_all(run))
@@ -93,7 +100,7 @@ def diagnose_script(
         if on_hard_exit is not None:
             on_hard_exit(report)
 
-    end = run_program(session, program, on_hard_exit=hard_exit)
+    end = run_program(session, program, on_hard_exit=hard_exit, diagnose_args=diagnose_args)
     report = report_for(session, end)
     # what-ifs done: the probes' hold on the program's objects goes, and its exit finalizes them
     del session, hard_exit

@@ -132,7 +132,13 @@ def _notes(session: Session, run: RunObservation, all_steps, warm_only: bool) ->
             )
     if session.stop_reason:
         notes.append(f"whole-cycle mode stopped the program: {session.stop_reason}")
-    if run.manual_updates:
+    if run.manual_updates and session.step_in_one_graph:
+        notes.append(
+            "the optimizer's step runs inside a graph compiled with torch.compile(fullgraph=True),"
+            " where no hook of ours runs: a step ends at each backward(), and the optimizer's "
+            "time is counted in 'other'"
+        )
+    elif run.manual_updates:
         notes.append("no torch.optim optimizer stepped: a step ends at each backward()")
     if run.status == "crashed":
         notes.append(f"the script crashed: {run.error}; the report covers the steps before it")

@@ -26,7 +26,7 @@ import tokenize
 import traceback
 import types
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -36,6 +36,7 @@ from torchdoctor.diagnose.callsite import (
     is_runner_file,
     without_our_frame_lines,
 )
+from torchdoctor.diagnose.program_exec import ExecAgain, flush_quietly, watch_exec
 from torchdoctor.diagnose.program_exit import (
     EXIT_FLUSH_FAILED,
     ProgramExitHandlers,
@@ -119,7 +120,7 @@ def _print_traceback(exc: BaseException) -> None:
     """The program's traceback, after what it printed, as Python prints it at the program's end:
     through the program's own sys.excepthook when it set one (rich.traceback.install(), a
     logger's hook), with our frames taken out of the traceback it gets."""
-    _flush(sys.stdout)
+    flush_quietly(sys.stdout)
     hook = sys.excepthook
     if hook is not sys.__excepthook__:
         try:
@@ -137,7 +138,7 @@ def _print_traceback(exc: BaseException) -> None:
     # (none for a zip app's __main__.py, where `traceback` would read the zip)
     with _without_our_frames(exc):
         sys.__excepthook__(type(exc), exc, exc.__traceback__)
-    _flush(sys.stderr)
+    flush_quietly(sys.stderr)
 
 
 _EXCEPTION_GROUPS = getattr(builtins, "BaseExceptionGroup", ())  # Python >= 3.11
@@ -192,7 +193,7 @@ def _to_stderr(text: str) -> None:
         return
     try:
         print(text, end="", file=sys.stderr)
-        _flush(sys.stderr)
+        flush_quietly(sys.stderr)
     except Exception:
         print(text, end="", file=sys.__stderr__)
 
@@ -217,7 +218,7 @@ def _report_crash(exc: BaseException) -> ProgramEnd:
     if ours is None:
         _print_traceback(exc)
         return ProgramEnd("crashed", 1, _error_line(exc))
-    _flush(sys.stdout)
+    flush_quietly(sys.stdout)
     _to_stderr(
         "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         + f"torchdoctor: internal error in diagnose/{ours} (a torchdoctor bug, not your "
@@ -252,13 +253,6 @@ def _torch_modes():
                 torch.autograd.set_detect_anomaly(anomaly)
 
     return restore
-
-
-def _flush(stream) -> None:
-    try:
-        stream.flush()
-    except (OSError, ValueError, AttributeError):  # closed or odd stream: it was the program's
-        pass
 
 
 def _run_path(path: str, main: types.ModuleType) -> None:
@@ -387,34 +381,11 @@ def _hard_exit_patch(
         except BaseException as exc:  # never keep the program from exiting
             print(f"torchdoctor: error: no report at os._exit: {_error_line(exc)}", file=sys.stderr)
         finally:
-            _flush(sys.stdout)
-            _flush(sys.stderr)
+            flush_quietly(sys.stdout)
+            flush_quietly(sys.stderr)
             real_exit(code)
 
     patcher.replace(os, "_exit", make_exit)
-
-
-def _exec_note_patch(patcher: Patcher) -> None:
-    """os.execv / os.execve (os.execl*, os.execvp* go through them) replace this process with
-    another program, torchdoctor with it: no report can follow. A script that re-runs itself
-    that way (to set an environment variable first) says so instead of ending in silence."""
-    owner = os.getpid()
-
-    def make_exec(real_exec):
-        def exec_note(*args):
-            if os.getpid() == owner:
-                print(
-                    "torchdoctor: the program replaced itself with another (os.exec*): no report "
-                    "(diagnose the command it runs)",
-                    file=sys.stderr,
-                )
-                _flush(sys.stderr)
-            return real_exec(*args)
-
-        return exec_note
-
-    for name in ("execv", "execve"):
-        patcher.replace(os, name, make_exec)
 
 
 def _end_forked_child(exit_code: int) -> NoReturn:
@@ -424,8 +395,8 @@ def _end_forked_child(exit_code: int) -> NoReturn:
     try:
         atexit._run_exitfuncs()
     finally:
-        _flush(sys.stdout)
-        _flush(sys.stderr)
+        flush_quietly(sys.stdout)
+        flush_quietly(sys.stderr)
         os._exit(exit_code)
 
 
@@ -433,9 +404,12 @@ def run_program(
     session: Session,
     program: Program,
     on_hard_exit: Callable[[ProgramEnd], None] | None = None,
+    diagnose_args: Sequence[str] | None = None,
 ) -> ProgramEnd:
     """Run the program with the session's probes installed; never raises for the program's sake.
-    `on_hard_exit`: called (everything put back) when the program calls os._exit, before exiting."""
+    `on_hard_exit`: called (everything put back) when the program calls os._exit, before exiting.
+    `diagnose_args`: the `torchdoctor` words that diagnose it again when it os.exec's itself
+    (diagnose/program_exec.py); None: the exec runs as asked, after a note."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     owner = os.getpid()  # a child the program forks with os.fork runs on to here too
     saved_streams = sys.stdout, sys.stderr  # the program may point them at its own log file
@@ -462,7 +436,7 @@ def run_program(
         restore_torch_modes()
         if program_ended:  # before the report, to the streams the program left, as at its exit
             exit_handlers.run()
-        _flush(sys.stdout)
+        flush_quietly(sys.stdout)
         program_streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = saved_streams
         _stdout_kept(stdout_file)
@@ -480,7 +454,10 @@ def run_program(
     if on_hard_exit is not None:
         _hard_exit_patch(process_patches, hard_exit, lambda: cleanup(program_ended=False))
     thread_stop = ThreadStop(process_patches)  # a stop in the program's own training thread
-    _exec_note_patch(process_patches)
+    exec_again = None
+    if diagnose_args is not None:
+        exec_again = ExecAgain(diagnose_args, steps_run=lambda: session.tracker.index)
+    watch_exec(process_patches, program, exec_again)
     recursion_room = RecursionRoom(process_patches)  # made here: counts the frames above this
     main = types.ModuleType("__main__")  # the program's namespace: a fresh module, not ours
     script = os.path.abspath(program.path)

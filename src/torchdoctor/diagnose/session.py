@@ -76,6 +76,7 @@ class Session:
         self.profile_start = self._place_profile_window()
         self.optimizers_created = 0  # torch.optim optimizers constructed while we watched
         self.optimizer_stepped = False
+        self.step_in_one_graph = False  # an optimizer step compiled into one graph (no hook runs)
         self.scaler_depth = 0  # inside GradScaler.step: the step ends when it returns
         self.optimizer_cycle = OptimizerCycle()  # several optimizers per iteration: one step
         self.stopped = False
@@ -185,9 +186,16 @@ class Session:
         if self.optimizer_stepped and self.optimizer_cycle.iteration_ended():
             self.tracker.end_step()  # the cycle changed: its optimizer steps closed no step
 
+    def optimizer_step_in_one_graph(self) -> None:
+        """Dynamo inlines an optimizer's step into a graph compiled with `fullgraph=True`: that
+        step runs no hook of ours, every time the graph runs."""
+        self.step_in_one_graph = True
+
     def backward_done(self) -> None:
-        if not self.optimizers_created and not self.optimizer_stepped:
-            self.tracker.end_step()  # no optimizer in this run: parameters updated by hand
+        if self.optimizer_stepped:
+            return
+        if not self.optimizers_created or self.step_in_one_graph:
+            self.tracker.end_step()  # parameters updated by hand, or by a step we cannot see
 
     def loader_iter_started(self, loader) -> None:
         """A DataLoader epoch begins; in a training context it is a training epoch boundary, and

@@ -19,6 +19,10 @@ Our wrappers must stay invisible to the program's own code transformations:
   leave our wrappers there in place of torch's own. The tables are (re)built with every patch
   taken off for that moment: at once if dynamo is already imported, else right after the
   program imports it (an import hook that only waits for that one module).
+- Dynamo writes the stack of the code it traced into its errors' messages ("from user code:"),
+  our wrappers' frames among them where it traced through one (`opt.zero_grad()` compiled). Its
+  `get_real_stack` is wrapped at the same moments to leave our frames out, so that a program
+  printing the message itself shows its own frames, as plainly (put back with the last patch).
 - A wrapper calls the wrapped callable through a name `original`: an exception raised by that
   call is the program's (a user's `.item()` on a 16-element tensor), not ours
   (`raised_by_the_original` tells them apart for the crash report). The forward probe's
@@ -35,8 +39,10 @@ import importlib.abc
 import importlib.util
 import itertools
 import linecache
+import os
 import re
 import sys
+import traceback
 import weakref
 from collections.abc import Callable, Iterator
 from types import CodeType, FrameType, TracebackType
@@ -89,10 +95,19 @@ class _UnlessOneGraph:
     be one graph (`fullgraph=True`, `error_on_graph_break`): there a graph break is the
     program's error, one it does not have plainly (a custom optimizer's step compiled whole),
     so the hook is inlined instead, and returns at once under dynamo. Dynamo reads the marker
-    with `inspect.getattr_static` and tests its truth, the moment it meets the call."""
+    with `inspect.getattr_static` and tests its truth, the moment it meets the call (in
+    Python, not traced): `on_one_graph` (a weak reference to a bound method) is told then."""
+
+    def __init__(self, on_one_graph: Callable[[], None] | None = None) -> None:
+        self.on_one_graph = None if on_one_graph is None else weakref.WeakMethod(on_one_graph)  # type: ignore[arg-type]
 
     def __bool__(self) -> bool:
-        return not _tracing_one_graph()
+        if not _tracing_one_graph():
+            return True
+        told = self.on_one_graph and self.on_one_graph()
+        if told is not None:
+            told()
+        return False
 
 
 def _tracing_one_graph() -> bool:
@@ -106,15 +121,18 @@ def _tracing_one_graph() -> bool:
         return False
 
 
-def eager_under_dynamo(function: Callable[..., Any]) -> None:
+def eager_under_dynamo(
+    function: Callable[..., Any], on_one_graph: Callable[[], None] | None = None
+) -> None:
     """Dynamo runs `function` (a hook torch calls, e.g. a global optimizer step hook) as
     `torch.compiler.disable` would: met while tracing a compiled step, it is a graph break, not
     traced (no warnings about our `time.perf_counter` on the program's stderr, no guards on our
     state that recompile every step); called, its frame and every frame under it run eagerly.
     Done without importing dynamo (4 s): the marker attribute dynamo reads, and the per-code
     skip in torch's C extension. Under `fullgraph=True` it is inlined (`_UnlessOneGraph`):
-    `function` must then return at once when `dynamo_compiling()`."""
-    function._torchdynamo_disable = _UnlessOneGraph()  # type: ignore[attr-defined]
+    `function` must then return at once when `dynamo_compiling()`; `on_one_graph` (a bound
+    method, held weakly) is called each time dynamo inlines it there."""
+    function._torchdynamo_disable = _UnlessOneGraph(on_one_graph)  # type: ignore[attr-defined]
     if set_code_exec_strategy is not None:
         skip = _FrameAction.SKIP
         set_code_exec_strategy(function.__code__, _FrameExecStrategy(skip, skip))
@@ -180,6 +198,8 @@ def _at_call_of_original(code: CodeType, lasti: int, lineno: int) -> bool:
 
 _LIVE: weakref.WeakSet[Patcher] = weakref.WeakSet()  # patchers with patches on
 _DYNAMO_TABLES = "torch._dynamo.trace_rules"
+_DYNAMO_ERRORS = "torch._dynamo.exc"
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 _FIRST_PATCH = itertools.count()  # orders patchers by their first patch
@@ -207,6 +227,31 @@ def _rebuild_dynamo_tables(trace_rules) -> None:
             table()
 
 
+def _hide_our_frames_from_dynamo() -> None:
+    """Dynamo's error messages list the frames of the code it traced: ours left out."""
+    errors: Any = sys.modules.get(_DYNAMO_ERRORS)
+    real_stack = getattr(errors, "get_real_stack", None)
+    if real_stack is None or hasattr(real_stack, "torchdoctor_original"):
+        return
+
+    def get_real_stack(*args, **kwargs):
+        stack = real_stack(*args, **kwargs)
+        if not stack:
+            return stack
+        theirs = [frame for frame in stack if not frame.filename.startswith(_PACKAGE_FOLDER)]
+        return stack if len(theirs) == len(stack) else traceback.StackSummary.from_list(theirs)
+
+    get_real_stack.torchdoctor_original = real_stack  # type: ignore[attr-defined]
+    errors.get_real_stack = get_real_stack
+
+
+def _show_dynamo_our_frames_again() -> None:
+    errors: Any = sys.modules.get(_DYNAMO_ERRORS)
+    original = getattr(getattr(errors, "get_real_stack", None), "torchdoctor_original", None)
+    if original is not None:
+        errors.get_real_stack = original
+
+
 class _DynamoImportWatch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Waits for dynamo's `trace_rules` to be imported, lets it load, then rebuilds its tables."""
 
@@ -223,6 +268,7 @@ class _DynamoImportWatch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             loader.exec_module(module)  # type: ignore[union-attr]
             if _LIVE:
                 _rebuild_dynamo_tables(module)
+                _hide_our_frames_from_dynamo()  # imported before trace_rules
 
         spec.loader = _LoaderAfter(loader, exec_module)
         return spec
@@ -246,6 +292,7 @@ def _watch_dynamo() -> None:
     trace_rules = sys.modules.get(_DYNAMO_TABLES)
     if trace_rules is not None:
         _rebuild_dynamo_tables(trace_rules)
+        _hide_our_frames_from_dynamo()
     elif _WATCH not in sys.meta_path:
         sys.meta_path.insert(0, _WATCH)
 
@@ -329,6 +376,7 @@ class Patcher:
         _forget_wrappers_in_torch_modules(wrappers, set(sys.modules) - self._modules_before)
         if not _LIVE:
             _stop_watching_dynamo()
+            _show_dynamo_our_frames_again()
         trace_rules = sys.modules.get(_DYNAMO_TABLES)
         if trace_rules is not None:  # imported while patched: forget what it saw
             _rebuild_dynamo_tables(trace_rules)

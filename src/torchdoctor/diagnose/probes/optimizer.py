@@ -99,7 +99,9 @@ class OptimizerProbe(Probe):
         self.last_grads: dict[int, tuple[object, int]] = {}
         # a step compiled whole (`torch.compile` around zero_grad, backward and step): the
         # hooks run eagerly at a graph break, never traced
-        eager_under_dynamo(OptimizerProbe._pre_step)
+        # inlined into one graph (fullgraph=True), the step runs no hook of ours: the session
+        # ends steps at backward() instead
+        eager_under_dynamo(OptimizerProbe._pre_step, self.session.optimizer_step_in_one_graph)
         eager_under_dynamo(OptimizerProbe._post_step)
         patcher.keep_handle(register_optimizer_step_pre_hook(self._pre_step))
         patcher.keep_handle(register_optimizer_step_post_hook(self._post_step))
