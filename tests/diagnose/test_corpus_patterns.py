@@ -2302,3 +2302,59 @@ def test_unrecognised_code_of_a_hand_written_update_claims_no_saving():
     assert any("updates its parameters by hand" in line for line in by_hand.evidence)
     (with_optimizer,) = d801.check(_hand_updated_run(manual_updates=False))
     assert with_optimizer.saving > 0.2 and with_optimizer.severity == "warning"
+
+
+@pytest.mark.parametrize("target_grad", ["autograd_on", "no_grad"])
+def test_a_frozen_networks_forward_on_the_loss_target_is_training(diagnose_here, target_grad):
+    """pytorch/examples' fast neural style runs a frozen VGG on the transformed batch (its
+    gradient flows through the VGG) and on the loader's batch normalised in place, for the content
+    target (`features_x = vgg(x)`, a namedtuple). The second forward was booked as evaluation
+    (D301 "Evaluation took 107 s, 18%", or D303's inference_mode, which the loss's backward
+    refuses) and the line sampler gave `loss.backward()` to evaluation: the VGG, whose forward
+    on the trained output got a gradient, was taken for a model that trains in the step."""
+    target = (
+        "fx = features(x)"
+        if target_grad == "autograd_on"
+        else "with torch.no_grad():\n                fx = features(x)"
+    )
+    report = diagnose_here(
+        f"""
+        import collections
+
+        class Features(nn.Module):  # frozen, two stages, a namedtuple out (a VGG's slices)
+            def __init__(self):
+                super().__init__()
+                self.stage1 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU())
+                self.stage2 = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU())
+                for p in self.parameters():
+                    p.requires_grad = False
+
+            def forward(self, x):
+                h1 = self.stage1(x)
+                return collections.namedtuple("Out", ["a", "b"])(h1, self.stage2(h1))
+
+        def normalize(batch):
+            batch = batch.div_(255.0)
+            return (batch - 0.45) / 0.22
+
+        transformer = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(3, 8, 3), nn.ReLU(),
+                                    nn.Conv2d(8, 3, 3, padding=1))
+        features = Features()
+        opt = torch.optim.Adam(transformer.parameters(), 1e-3)
+        loader = DataLoader(TensorDataset(torch.rand(96, 3, 16, 16) * 255), batch_size=4)
+        for (x,) in loader:
+            opt.zero_grad()
+            y = normalize(transformer(x))
+            x = normalize(x)
+            fy = features(y)
+            {target}
+            loss = (fy.b - fx.b).pow(2).mean() + 1e-3 * fy.a.pow(2).mean()
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert not {"D301", "D303"} & {f.id for f in report.findings}

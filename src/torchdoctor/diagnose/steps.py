@@ -144,6 +144,10 @@ def counted_median(counted) -> Any:
     return None
 
 
+def _always(module_id: int | None) -> bool:
+    return True
+
+
 def only_itself(module_id: int | None) -> set[int]:
     """A module's ids when its submodules are not known: only its own."""
     return {module_id} if module_id is not None else set()
@@ -172,7 +176,7 @@ def _mark_run_again_in_backward(
             forward.got_grad = True
 
 
-def _link_beside_training(state: _StepState) -> None:
+def _link_beside_training(state: _StepState, trains: Callable[[int | None], bool]) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
     that does not train in this step, at a training forward's batch size, that ends before one of
     the step's backwards with no DataLoader wait between: a frozen teacher's soft targets, a
@@ -180,7 +184,13 @@ def _link_beside_training(state: _StepState) -> None:
     step's forward work, not evaluation (its output has no grad_fn to tell it by: this is its
     place in the step; a step can hold several updates, TD3's critic and actor). A validation
     pass at the step's start reads its own batches (a loader wait between) or runs more forwards
-    of the model than the step trains."""
+    of the model than the step trains.
+
+    A module whose forward got a gradient trains in the step, unless its parameters take no
+    gradient (`trains`, asked only here): the gradient only flowed through it (a perceptual
+    loss's frozen VGG, called on the trained network's output and, beside it, with or without
+    autograd, on the batch for the loss's target). A forward with autograd on whose output has
+    no grad_fn ran on frozen weights without asking."""
     training = [f for f in state.forwards if f.got_grad]
     backwards = [t0 for phase, t0, _ in state.intervals if phase == "backward"]
     if not training or not backwards:
@@ -190,7 +200,9 @@ def _link_beside_training(state: _StepState) -> None:
     waits = [t0 for t0, _, _ in state.data_waits]
     candidates = []
     for f in state.forwards:
-        if f.got_grad or f.awaits_grad or f.t1 is None or f.module_id in trained:
+        if f.got_grad or f.awaits_grad or f.t1 is None:
+            continue
+        if f.module_id in trained and not f.grad_enabled and trains(f.module_id):
             continue
         backward = next((t0 for t0 in backwards if t0 >= f.t1), None)
         if (
@@ -308,6 +320,9 @@ class StepTracker:
         # ids of a root module and its submodules, by the root's id (the forward probe knows the
         # modules; by default a module is only itself)
         self.submodule_ids: Callable[[int | None], set[int]] = only_itself
+        # whether a root module has parameters that take gradients (the forward probe knows the
+        # modules; by default every module trains)
+        self.trains: Callable[[int | None], bool] = _always
         # told of the program's frame that called a torch function outside every phase in the
         # op-counting step (the forward probe's model methods: a model's functional forward)
         self.torch_call_outside: Callable[[Any], None] | None = None
@@ -491,8 +506,7 @@ class StepTracker:
         for group in groups:
             yield group[0].t0, group[-1].t1, group
 
-    @classmethod
-    def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
+    def _eval_spans(self, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
         """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
         merged), in time order, and the evaluation forwards."""
         for forward in state.forwards:
@@ -501,9 +515,9 @@ class StepTracker:
         else:
             return [], []  # the usual training step (every forward got its gradient)
         _link_inside_one_graph(state)
-        _link_beside_training(state)
+        _link_beside_training(state, self.trains)
         intervals, forwards = [], []
-        for span_start, span_end, group in cls._eval_groups(state, final):
+        for span_start, span_end, group in self._eval_groups(state, final):
             intervals.append((span_start, span_end))
             forwards.extend(group)
         if forwards and state.data_waits:

@@ -155,6 +155,7 @@ class ForwardProbe(Probe):
             patcher, self._root_call, lambda: self.in_root, self.training_calls
         )
         self.tracker.submodule_ids = self._submodule_ids
+        self.tracker.trains = self._trains
         self.tracker.torch_call_outside = self.method_spans.torch_call_outside
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
