@@ -2358,3 +2358,31 @@ def test_a_frozen_networks_forward_on_the_loss_target_is_training(diagnose_here,
     assert report.run.status in ("stopped", "completed"), report.run.error
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert not {"D301", "D303"} & {f.id for f in report.findings}
+
+
+def test_memory_kept_by_the_program_beside_no_tensor_found_shows_in_the_heap(diagnose_here):
+    """D503 on a CPU run without a kept tensor found asks the C heap's bytes in use, read at a few
+    steps (resident memory alone follows the allocator's high-water mark: torchdiffeq's CNF got
+    a false "Memory grows with every step"; the rule's decisions: test_memory_rules.py). Memory a
+    program keeps in a list of its own, which the retention probe does not look at, shows there
+    whatever the process's history (in a reused test process the resident memory may not grow:
+    the kept tensors take memory the allocator already holds)."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        kept = []
+        for step in range(40):
+            loss = model(torch.randn(64, 32)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            kept.append(torch.full((1 << 20,), float(step)))  # 4 MiB a step, never freed
+        """,
+        steps=12,
+        warmup=3,
+    )
+    readings = report.run.memory.heap_in_use
+    assert len(readings) >= 2, readings
+    (first, heap0), (last, heap1) = readings[0], readings[-1]
+    assert heap1 - heap0 >= (last - first - 1) * 4 * 2**20, readings  # 4 MiB a step
