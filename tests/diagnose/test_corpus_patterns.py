@@ -2390,3 +2390,37 @@ def test_memory_kept_by_the_program_beside_no_tensor_found_shows_in_the_heap(dia
     assert len(readings) >= 2, readings
     (first, heap0), (last, heap1) = readings[0], readings[-1]
     assert heap1 - heap0 >= (last - first - 1) * 4 * 2**20, readings  # 4 MiB a step
+
+
+def test_the_next_epochs_loader_start_after_a_validation_is_not_in_its_window():
+    """pytorch-fm's main.py validates at each epoch's end; the next epoch's training loader then
+    starts its 8 workers before the first training forward. The evaluation window (where the
+    line sampler and the host-read probe book to evaluation) ran to that forward, and the
+    sampler booked the training loop's `for ... in enumerate(tk0)` to evaluation (28% of its
+    evaluation samples). The window ends at the training loader's wait."""
+    from torchdoctor.diagnose.steps import ForwardRecord, StepTracker
+
+    now = [0.0]
+    tracker = StepTracker(lambda: now[0])
+
+    def wait(seconds):
+        started = now[0]
+        now[0] += seconds
+        tracker.data_wait(started, now[0], False)
+
+    def forward(seconds, got_grad):
+        record = ForwardRecord(now[0], got_grad, False, got_grad, "t.py:1", 4)
+        tracker.forward_started(record)
+        now[0] += seconds
+        record.t1, record.got_grad = now[0], got_grad
+
+    for _ in range(2):  # the validation loader's batches, forwards under no_grad
+        wait(1.0)
+        forward(1.0, got_grad=False)
+    training_loader_start = now[0]
+    wait(3.0)  # the next epoch's training loader starting its workers
+    forward(1.0, got_grad=True)
+    tracker.backward_finished(None)
+    record = tracker.end_step()
+    assert record.eval_windows == [(0.0, training_loader_start)], record.eval_windows
+    assert record.eval_seconds == 4.0 and record.phases.get("other") == 4.0, record

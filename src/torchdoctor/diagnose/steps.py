@@ -466,7 +466,9 @@ class StepTracker:
         self.eval_forwards.extend(forwards)
         for span_start, span_end in spans:
             self.eval_seconds += span_end - span_start
-            self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
+            self.tail_eval_windows.append(
+                (span_start, _next_forward(self._state, span_end, now, spans))
+            )
         self._begin(_StepState(now))
 
     # -- internals ----------------------------------------------------------------------------
@@ -563,7 +565,7 @@ class StepTracker:
         record.eval_seconds = eval_seconds
         step_end = record.end + self.origin
         record.eval_windows = (
-            [(a, _next_forward(state, b, step_end)) for a, b in spans] if spans else []
+            [(a, _next_forward(state, b, step_end, spans)) for a, b in spans] if spans else []
         )
         record.eval_spans = list(spans)
         record.training_forwards = training
@@ -639,6 +641,15 @@ def _evaluation_waits(state: _StepState, evaluation: set[int]):
             yield t0, t1
 
 
-def _next_forward(state: _StepState, after: float, default: float) -> float:
-    """Start of the first forward of the step that starts after `after` (else `default`)."""
-    return min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
+def _next_forward(state: _StepState, after: float, default: float, spans=()) -> float:
+    """Where an evaluation window that ends its forwards at `after` closes: the start of the
+    step's first forward after it, or of the first DataLoader wait after it outside the
+    evaluation `spans` (the next epoch's training loader starting its workers, between a
+    validation at an epoch's end and the first training forward, is training data time: the
+    line sampler booked pytorch-fm's `for ... in enumerate(tk0)` to evaluation); else
+    `default`."""
+    end = min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
+    for t0, _, _ in state.data_waits:
+        if after <= t0 < end and not any(a <= t0 < b for a, b in spans):
+            return t0
+    return end
