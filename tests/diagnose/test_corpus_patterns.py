@@ -2424,3 +2424,50 @@ def test_the_next_epochs_loader_start_after_a_validation_is_not_in_its_window():
     record = tracker.end_step()
     assert record.eval_windows == [(0.0, training_loader_start)], record.eval_windows
     assert record.eval_seconds == 4.0 and record.phases.get("other") == 4.0, record
+
+
+def test_a_frozen_encoders_latents_of_a_batchs_frames_are_the_steps_work(diagnose_here):
+    """World Models' MDN-RNN trainer encodes the observations and the next observations of a
+    batch of sequences with its loaded VAE under no_grad, the frames flattened (16 x 32 rows),
+    then trains an LSTM on the latents (32-step sequences first). The two VAE forwards, at a
+    multiple of the training batch and two for the LSTM's one, were booked as evaluation (D303
+    'no_grad instead of inference_mode', 116 s of 'evaluation' at load 30)."""
+    report = diagnose_here(
+        """
+        B, T = 4, 8
+        encoder = nn.Sequential(nn.Conv2d(3, 8, 4, 2), nn.ReLU(), nn.Flatten(),
+                                nn.Linear(8 * 7 * 7, 16))  # a trained VAE's, loaded
+
+        class MemoryModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn, self.head = nn.LSTM(16 + 3, 32), nn.Linear(32, 16)
+
+            def forward(self, action, z):
+                return self.head(self.rnn(torch.cat([action, z], -1))[0])
+
+        model = MemoryModel()
+        opt = torch.optim.Adam(model.parameters(), 1e-3)
+        data = TensorDataset(torch.rand(48, T, 3, 16, 16), torch.rand(48, T, 3),
+                             torch.rand(48, T, 3, 16, 16))
+        loader = DataLoader(data, batch_size=B, drop_last=True)
+
+        def to_latent(obs, next_obs):
+            with torch.no_grad():
+                return [encoder(x.view(-1, 3, 16, 16)).view(B, T, 16) for x in (obs, next_obs)]
+
+        for epoch in range(2):
+            for obs, action, next_obs in loader:
+                z, z_next = to_latent(obs, next_obs)
+                action, z, z_next = [a.transpose(1, 0) for a in (action, z, z_next)]
+                loss = (model(action, z) - z_next).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D303" not in {f.id for f in report.findings}

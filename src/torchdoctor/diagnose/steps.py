@@ -178,13 +178,14 @@ def _mark_run_again_in_backward(
 
 def _link_beside_training(state: _StepState, trains: Callable[[int | None], bool]) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
-    that does not train in this step, at a training forward's batch size, that ends before one of
-    the step's backwards with no DataLoader wait between: a frozen teacher's soft targets, a
-    target network's or an EMA model's values, which that backward's loss uses. Part of the
-    step's forward work, not evaluation (its output has no grad_fn to tell it by: this is its
-    place in the step; a step can hold several updates, TD3's critic and actor). A validation
-    pass at the step's start reads its own batches (a loader wait between) or runs more forwards
-    of the model than the step trains.
+    that does not train in this step, at a training forward's batch size (or a multiple), that
+    ends before one of the step's backwards with no DataLoader wait between: a frozen teacher's
+    soft targets, a target network's or an EMA model's values, which that backward's loss uses.
+    Part of the step's forward work, not evaluation (its output has no grad_fn to tell it by:
+    this is its place in the step; a step can hold several updates, TD3's critic and actor). A
+    validation pass at the step's start reads its own batches (a loader wait between) or runs
+    more forwards of the model than the step trains (more than two: a batch's inputs and
+    targets).
 
     A module whose forward got a gradient trains in the step, unless its parameters take no
     gradient (`trains`, asked only here): the gradient only flowed through it (a perceptual
@@ -207,17 +208,28 @@ def _link_beside_training(state: _StepState, trains: Callable[[int | None], bool
         backward = next((t0 for t0 in backwards if t0 >= f.t1), None)
         if (
             backward is not None
-            and f.batch_size in batches
+            and _of_a_training_batch(f.batch_size, batches)
             and not any(f.t1 <= t0 < backward for t0 in waits)
         ):
             candidates.append(f)
     per_module: dict[int | None, int] = defaultdict(int)
     for f in candidates:
         per_module[f.module_id] += f.count
-    trained_forwards = sum(f.count for f in training)
+    # two: a batch's inputs and its targets through the same frozen model (World Models'
+    # `vae(obs)` and `vae(next_obs)` for an MDN-RNN's one forward; BYOL's two views)
+    most = max(sum(f.count for f in training), 2)
     for f in candidates:
-        if per_module[f.module_id] <= trained_forwards and not f.feeds_training():
+        if per_module[f.module_id] <= most and not f.feeds_training():
             f.linked += (training[0],)
+
+
+def _of_a_training_batch(rows: int | None, batches: set) -> bool:
+    """A training forward's batch size, or a multiple of one: a per-frame encoder runs on the
+    frames of a batch of sequences, flattened (World Models' VAE on 16 x 32 frames beside its
+    MDN-RNN's 32-step sequences)."""
+    if rows in batches:
+        return True
+    return bool(rows) and any(b and b > 1 and rows % b == 0 for b in batches)
 
 
 @dataclass
