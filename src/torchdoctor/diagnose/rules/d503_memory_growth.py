@@ -42,6 +42,8 @@ Safe: `.detach()` and `.item()` keep the value and drop the graph; nothing that 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RetainedTensors, RunObservation
 from torchdoctor.diagnose.rules._common import measured_steps, median
@@ -135,7 +137,8 @@ def check(run: RunObservation) -> list[Finding]:
     growth = _growth(run)
     culprits = _culprits(run)
     source = run.memory.step_source or run.memory.source
-    severity, title, heap_words = "warning", TITLE, ""
+    severity: Literal["warning", "info"] = "warning"
+    title, heap_words = TITLE, ""
     if growth and not culprits and source == "process_rss":
         slope, total = growth
         heap = _heap_growth(run)
