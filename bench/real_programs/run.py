@@ -34,7 +34,13 @@ PYTHONPATH: that folder's sitecustomize puts back the NumPy 1 names NumPy 2 remo
 clock's sitecustomize, first on the path, runs it).
 
 A program written for gym 0.26 names `{gym_standin}` on its PYTHONPATH: `gym` as gymnasium (the
-API it kept), which is installed.
+API it kept), which is installed. A program evaluated in a MuJoCo task
+with gym's API before 0.26 names `{gym_old_api_standin}`: the task's dimensions, a random
+linear system for its physics (MuJoCo is not installed).
+
+A program that imports at its top a package it does not use on the path it is run on (pytorch-
+fm's `lmdb`, for data sets other than MovieLens) names `{import_stubs}`: a module of that name
+that raises when used.
 
 Some programs need packages torchdoctor does not: corpus.json lists them under `needs`; a row
 whose needs are missing is skipped with a note.
@@ -101,6 +107,8 @@ def run_one(
     places = {"workdir": str(workdir), "torchvision_standin": str(HERE / "torchvision_standin"),
               "torchaudio_standin": str(HERE / "torchaudio_standin"),
               "gym_standin": str(HERE / "gym_standin"),
+              "gym_old_api_standin": str(HERE / "gym_old_api_standin"),
+              "import_stubs": str(HERE / "import_stubs"),
               "evaluate_standin": str(HERE / "evaluate_standin"),
               "numpy1_names": str(HERE / "numpy1_names")}  # fmt: skip
     env.update({k: v.format(**places) for k, v in entry.get("env", {}).items()})

@@ -597,3 +597,62 @@ def celeba_attributes(
         values = rng.choice(["1", "-1"], size=len(attributes))
         lines.append(f"{n}.jpg " + " ".join(values))
     (workdir / folder / "list_attr_celeba.txt").write_text("\n".join(lines) + "\n")
+
+
+def car_racing_rollouts(
+    workdir: Path, folder: str, rollouts: int = 640, length: int = 40, size: int = 64
+) -> None:
+    """World Models' recorded CarRacing rollouts: `folder/thread_<k>/rollout_<n>.npz`, each with
+    `observations` (length, size, size, 3) uint8, `actions` (length, 3), `rewards` (length,) and
+    `terminals` (length,). The frames are a flat road colour with a grass band that drifts, so
+    the compressed files stay small (the program keeps the last 600 for its test set)."""
+    import numpy as np
+
+    rng = np.random.default_rng(23)
+    for n in range(rollouts):
+        thread = workdir / folder / f"thread_{n % 8}"
+        thread.mkdir(parents=True, exist_ok=True)
+        frames = np.full((length, size, size, 3), (107, 107, 107), dtype=np.uint8)
+        offset = int(rng.integers(0, size // 2))
+        for t in range(length):
+            left = (offset + t) % (size // 2)
+            frames[t, :, :left] = (102, 204, 102)  # the grass beside the road
+        np.savez_compressed(
+            thread / f"rollout_{n}.npz",
+            observations=frames,
+            actions=rng.uniform(-1, 1, (length, 3)).astype(np.float32),
+            rewards=rng.normal(0, 1, length).astype(np.float32),
+            terminals=np.arange(length) == length - 1,
+        )
+
+
+def d4rl_trajectories(
+    workdir: Path, path: str, trajectories: int = 40, length: int = 200, state_dim: int = 17,
+    act_dim: int = 6,
+) -> None:  # fmt: skip
+    """A D4RL data set as the Decision Transformer scripts pickle it: a list of trajectories,
+    each a dict of `observations` (length, state_dim), `next_observations`, `actions` (length,
+    act_dim) in [-1, 1], `rewards` (length,) and `terminals` (length,), float32; the states
+    follow a random linear system driven by the actions (HalfCheetah's dimensions)."""
+    import pickle
+
+    import numpy as np
+
+    rng = np.random.default_rng(29)
+    dynamics = rng.normal(0, 0.3, (state_dim, state_dim)) / np.sqrt(state_dim)
+    control = rng.normal(0, 0.3, (act_dim, state_dim))
+    data = []
+    for _ in range(trajectories):
+        states = np.zeros((length + 1, state_dim), dtype=np.float32)
+        states[0] = rng.normal(0, 0.1, state_dim)
+        actions = rng.uniform(-1, 1, (length, act_dim)).astype(np.float32)
+        for t in range(length):
+            states[t + 1] = np.tanh(states[t] @ dynamics + actions[t] @ control)
+        data.append({
+            "observations": states[:-1], "next_observations": states[1:], "actions": actions,
+            "rewards": (states[1:, 0] - 0.1 * (actions**2).sum(1)).astype(np.float32),
+            "terminals": np.zeros(length, dtype=bool),
+        })  # fmt: skip
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(pickle.dumps(data))

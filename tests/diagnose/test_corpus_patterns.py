@@ -2302,3 +2302,172 @@ def test_unrecognised_code_of_a_hand_written_update_claims_no_saving():
     assert any("updates its parameters by hand" in line for line in by_hand.evidence)
     (with_optimizer,) = d801.check(_hand_updated_run(manual_updates=False))
     assert with_optimizer.saving > 0.2 and with_optimizer.severity == "warning"
+
+
+@pytest.mark.parametrize("target_grad", ["autograd_on", "no_grad"])
+def test_a_frozen_networks_forward_on_the_loss_target_is_training(diagnose_here, target_grad):
+    """pytorch/examples' fast neural style runs a frozen VGG on the transformed batch (its
+    gradient flows through the VGG) and on the loader's batch normalised in place, for the content
+    target (`features_x = vgg(x)`, a namedtuple). The second forward was booked as evaluation
+    (D301 "Evaluation took 107 s, 18%", or D303's inference_mode, which the loss's backward
+    refuses) and the line sampler gave `loss.backward()` to evaluation: the VGG, whose forward
+    on the trained output got a gradient, was taken for a model that trains in the step. The
+    style target computed once before the loop (`features_style = vgg(...)`, autograd on, no
+    graph: nothing in it takes a gradient) stays an evaluation forward, but no D301's."""
+    target = (
+        "fx = features(x)"
+        if target_grad == "autograd_on"
+        else "with torch.no_grad():\n                fx = features(x)"
+    )
+    report = diagnose_here(
+        f"""
+        import collections
+
+        class Features(nn.Module):  # frozen, two stages, a namedtuple out (a VGG's slices)
+            def __init__(self):
+                super().__init__()
+                self.stage1 = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU())
+                self.stage2 = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU())
+                for p in self.parameters():
+                    p.requires_grad = False
+
+            def forward(self, x):
+                h1 = self.stage1(x)
+                return collections.namedtuple("Out", ["a", "b"])(h1, self.stage2(h1))
+
+        def normalize(batch):
+            batch = batch.div_(255.0)
+            return (batch - 0.45) / 0.22
+
+        transformer = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(3, 8, 3), nn.ReLU(),
+                                    nn.Conv2d(8, 3, 3, padding=1))
+        features = Features()
+        opt = torch.optim.Adam(transformer.parameters(), 1e-3)
+        loader = DataLoader(TensorDataset(torch.rand(96, 3, 16, 16) * 255), batch_size=4)
+        style = features(normalize(torch.rand(4, 3, 16, 16) * 255)).a.mean()
+        for (x,) in loader:
+            opt.zero_grad()
+            y = normalize(transformer(x))
+            x = normalize(x)
+            fy = features(y)
+            {target}
+            loss = (fy.b - fx.b).pow(2).mean() + 1e-3 * (fy.a.mean() - style).pow(2)
+            loss.backward()
+            opt.step()
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    evaluation = report.run.evaluation
+    assert evaluation.forwards == 1 and evaluation.with_grad == 0, evaluation
+    assert not {"D301", "D303"} & {f.id for f in report.findings}
+
+
+def test_memory_kept_by_the_program_beside_no_tensor_found_shows_in_the_heap(diagnose_here):
+    """D503 on a CPU run without a kept tensor found asks the C heap's bytes in use, read at a few
+    steps (resident memory alone follows the allocator's high-water mark: torchdiffeq's CNF got
+    a false "Memory grows with every step"; the rule's decisions: test_memory_rules.py). Memory a
+    program keeps in a list of its own, which the retention probe does not look at, shows there
+    whatever the process's history (in a reused test process the resident memory may not grow:
+    the kept tensors take memory the allocator already holds)."""
+    report = diagnose_here(
+        """
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        kept = []
+        for step in range(40):
+            loss = model(torch.randn(64, 32)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            kept.append(torch.full((1 << 20,), float(step)))  # 4 MiB a step, never freed
+        """,
+        steps=12,
+        warmup=3,
+    )
+    readings = report.run.memory.heap_in_use
+    assert len(readings) >= 2, readings
+    (first, heap0), (last, heap1) = readings[0], readings[-1]
+    assert heap1 - heap0 >= (last - first - 1) * 4 * 2**20, readings  # 4 MiB a step
+
+
+def test_the_next_epochs_loader_start_after_a_validation_is_not_in_its_window():
+    """pytorch-fm's main.py validates at each epoch's end; the next epoch's training loader then
+    starts its 8 workers before the first training forward. The evaluation window (where the
+    line sampler and the host-read probe book to evaluation) ran to that forward, and the
+    sampler booked the training loop's `for ... in enumerate(tk0)` to evaluation (28% of its
+    evaluation samples). The window ends at the training loader's wait."""
+    from torchdoctor.diagnose.steps import ForwardRecord, StepTracker
+
+    now = [0.0]
+    tracker = StepTracker(lambda: now[0])
+
+    def wait(seconds):
+        started = now[0]
+        now[0] += seconds
+        tracker.data_wait(started, now[0], False)
+
+    def forward(seconds, got_grad):
+        record = ForwardRecord(now[0], got_grad, False, got_grad, "t.py:1", 4)
+        tracker.forward_started(record)
+        now[0] += seconds
+        record.t1, record.got_grad = now[0], got_grad
+
+    for _ in range(2):  # the validation loader's batches, forwards under no_grad
+        wait(1.0)
+        forward(1.0, got_grad=False)
+    training_loader_start = now[0]
+    wait(3.0)  # the next epoch's training loader starting its workers
+    forward(1.0, got_grad=True)
+    tracker.backward_finished(None)
+    record = tracker.end_step()
+    assert record.eval_windows == [(0.0, training_loader_start)], record.eval_windows
+    assert record.eval_seconds == 4.0 and record.phases.get("other") == 4.0, record
+
+
+def test_a_frozen_encoders_latents_of_a_batchs_frames_are_the_steps_work(diagnose_here):
+    """World Models' MDN-RNN trainer encodes the observations and the next observations of a
+    batch of sequences with its loaded VAE under no_grad, the frames flattened (16 x 32 rows),
+    then trains an LSTM on the latents (32-step sequences first). The two VAE forwards, at a
+    multiple of the training batch and two for the LSTM's one, were booked as evaluation (D303
+    'no_grad instead of inference_mode', 116 s of 'evaluation' at load 30)."""
+    report = diagnose_here(
+        """
+        B, T = 4, 8
+        encoder = nn.Sequential(nn.Conv2d(3, 8, 4, 2), nn.ReLU(), nn.Flatten(),
+                                nn.Linear(8 * 7 * 7, 16))  # a trained VAE's, loaded
+
+        class MemoryModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn, self.head = nn.LSTM(16 + 3, 32), nn.Linear(32, 16)
+
+            def forward(self, action, z):
+                return self.head(self.rnn(torch.cat([action, z], -1))[0])
+
+        model = MemoryModel()
+        opt = torch.optim.Adam(model.parameters(), 1e-3)
+        data = TensorDataset(torch.rand(48, T, 3, 16, 16), torch.rand(48, T, 3),
+                             torch.rand(48, T, 3, 16, 16))
+        loader = DataLoader(data, batch_size=B, drop_last=True)
+
+        def to_latent(obs, next_obs):
+            with torch.no_grad():
+                return [encoder(x.view(-1, 3, 16, 16)).view(B, T, 16) for x in (obs, next_obs)]
+
+        for epoch in range(2):
+            for obs, action, next_obs in loader:
+                z, z_next = to_latent(obs, next_obs)
+                action, z, z_next = [a.transpose(1, 0) for a in (action, z, z_next)]
+                loss = (model(action, z) - z_next).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        """,
+        steps=6,
+        warmup=2,
+    )
+    assert report.run.status in ("stopped", "completed"), report.run.error
+    assert report.run.evaluation.forwards == 0, report.run.evaluation
+    assert "D303" not in {f.id for f in report.findings}

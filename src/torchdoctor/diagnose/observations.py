@@ -371,6 +371,9 @@ class MemoryObservation:
     activations_by_module: list[ModuleActivations] = field(default_factory=list)  # largest first
     retained: list[RetainedTensors] = field(default_factory=list)
     growing: list[GrowingTensor] = field(default_factory=list)
+    # (step index, bytes) the C heap had in use (glibc; CPU tensors live there) at a few steps:
+    # what the resident memory cannot tell, whether live memory grew (rule D503)
+    heap_in_use: list[tuple[int, int]] = field(default_factory=list)
     out_of_memory: OutOfMemoryObservation | None = None
 
 

@@ -144,6 +144,10 @@ def counted_median(counted) -> Any:
     return None
 
 
+def _always(module_id: int | None) -> bool:
+    return True
+
+
 def only_itself(module_id: int | None) -> set[int]:
     """A module's ids when its submodules are not known: only its own."""
     return {module_id} if module_id is not None else set()
@@ -172,15 +176,22 @@ def _mark_run_again_in_backward(
             forward.got_grad = True
 
 
-def _link_beside_training(state: _StepState) -> None:
+def _link_beside_training(state: _StepState, trains: Callable[[int | None], bool]) -> None:
     """A forward whose output cannot get a gradient (no_grad, or frozen weights), of a module
-    that does not train in this step, at a training forward's batch size, that ends before one of
-    the step's backwards with no DataLoader wait between: a frozen teacher's soft targets, a
-    target network's or an EMA model's values, which that backward's loss uses. Part of the
-    step's forward work, not evaluation (its output has no grad_fn to tell it by: this is its
-    place in the step; a step can hold several updates, TD3's critic and actor). A validation
-    pass at the step's start reads its own batches (a loader wait between) or runs more forwards
-    of the model than the step trains."""
+    that does not train in this step, at a training forward's batch size (or a multiple), that
+    ends before one of the step's backwards with no DataLoader wait between: a frozen teacher's
+    soft targets, a target network's or an EMA model's values, which that backward's loss uses.
+    Part of the step's forward work, not evaluation (its output has no grad_fn to tell it by:
+    this is its place in the step; a step can hold several updates, TD3's critic and actor). A
+    validation pass at the step's start reads its own batches (a loader wait between) or runs
+    more forwards of the model than the step trains (more than two: a batch's inputs and
+    targets).
+
+    A module whose forward got a gradient trains in the step, unless its parameters take no
+    gradient (`trains`, asked only here): the gradient only flowed through it (a perceptual
+    loss's frozen VGG, called on the trained network's output and, beside it, with or without
+    autograd, on the batch for the loss's target). A forward with autograd on whose output has
+    no grad_fn ran on frozen weights without asking."""
     training = [f for f in state.forwards if f.got_grad]
     backwards = [t0 for phase, t0, _ in state.intervals if phase == "backward"]
     if not training or not backwards:
@@ -190,22 +201,35 @@ def _link_beside_training(state: _StepState) -> None:
     waits = [t0 for t0, _, _ in state.data_waits]
     candidates = []
     for f in state.forwards:
-        if f.got_grad or f.awaits_grad or f.t1 is None or f.module_id in trained:
+        if f.got_grad or f.awaits_grad or f.t1 is None:
+            continue
+        if f.module_id in trained and not f.grad_enabled and trains(f.module_id):
             continue
         backward = next((t0 for t0 in backwards if t0 >= f.t1), None)
         if (
             backward is not None
-            and f.batch_size in batches
+            and _of_a_training_batch(f.batch_size, batches)
             and not any(f.t1 <= t0 < backward for t0 in waits)
         ):
             candidates.append(f)
     per_module: dict[int | None, int] = defaultdict(int)
     for f in candidates:
         per_module[f.module_id] += f.count
-    trained_forwards = sum(f.count for f in training)
+    # two: a batch's inputs and its targets through the same frozen model (World Models'
+    # `vae(obs)` and `vae(next_obs)` for an MDN-RNN's one forward; BYOL's two views)
+    most = max(sum(f.count for f in training), 2)
     for f in candidates:
-        if per_module[f.module_id] <= trained_forwards and not f.feeds_training():
+        if per_module[f.module_id] <= most and not f.feeds_training():
             f.linked += (training[0],)
+
+
+def _of_a_training_batch(rows: int | None, batches: set) -> bool:
+    """A training forward's batch size, or a multiple of one: a per-frame encoder runs on the
+    frames of a batch of sequences, flattened (World Models' VAE on 16 x 32 frames beside its
+    MDN-RNN's 32-step sequences)."""
+    if rows in batches:
+        return True
+    return bool(rows) and any(b and b > 1 and rows % b == 0 for b in batches)
 
 
 @dataclass
@@ -308,6 +332,9 @@ class StepTracker:
         # ids of a root module and its submodules, by the root's id (the forward probe knows the
         # modules; by default a module is only itself)
         self.submodule_ids: Callable[[int | None], set[int]] = only_itself
+        # whether a root module has parameters that take gradients (the forward probe knows the
+        # modules; by default every module trains)
+        self.trains: Callable[[int | None], bool] = _always
         # told of the program's frame that called a torch function outside every phase in the
         # op-counting step (the forward probe's model methods: a model's functional forward)
         self.torch_call_outside: Callable[[Any], None] | None = None
@@ -451,7 +478,9 @@ class StepTracker:
         self.eval_forwards.extend(forwards)
         for span_start, span_end in spans:
             self.eval_seconds += span_end - span_start
-            self.tail_eval_windows.append((span_start, _next_forward(self._state, span_end, now)))
+            self.tail_eval_windows.append(
+                (span_start, _next_forward(self._state, span_end, now, spans))
+            )
         self._begin(_StepState(now))
 
     # -- internals ----------------------------------------------------------------------------
@@ -491,8 +520,7 @@ class StepTracker:
         for group in groups:
             yield group[0].t0, group[-1].t1, group
 
-    @classmethod
-    def _eval_spans(cls, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
+    def _eval_spans(self, state: _StepState, final: bool) -> tuple[list, list[ForwardRecord]]:
         """The step's evaluation spans (forward runs and evaluation-loader waits, overlaps
         merged), in time order, and the evaluation forwards."""
         for forward in state.forwards:
@@ -501,9 +529,9 @@ class StepTracker:
         else:
             return [], []  # the usual training step (every forward got its gradient)
         _link_inside_one_graph(state)
-        _link_beside_training(state)
+        _link_beside_training(state, self.trains)
         intervals, forwards = [], []
-        for span_start, span_end, group in cls._eval_groups(state, final):
+        for span_start, span_end, group in self._eval_groups(state, final):
             intervals.append((span_start, span_end))
             forwards.extend(group)
         if forwards and state.data_waits:
@@ -549,7 +577,7 @@ class StepTracker:
         record.eval_seconds = eval_seconds
         step_end = record.end + self.origin
         record.eval_windows = (
-            [(a, _next_forward(state, b, step_end)) for a, b in spans] if spans else []
+            [(a, _next_forward(state, b, step_end, spans)) for a, b in spans] if spans else []
         )
         record.eval_spans = list(spans)
         record.training_forwards = training
@@ -625,6 +653,15 @@ def _evaluation_waits(state: _StepState, evaluation: set[int]):
             yield t0, t1
 
 
-def _next_forward(state: _StepState, after: float, default: float) -> float:
-    """Start of the first forward of the step that starts after `after` (else `default`)."""
-    return min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
+def _next_forward(state: _StepState, after: float, default: float, spans=()) -> float:
+    """Where an evaluation window that ends its forwards at `after` closes: the start of the
+    step's first forward after it, or of the first DataLoader wait after it outside the
+    evaluation `spans` (the next epoch's training loader starting its workers, between a
+    validation at an epoch's end and the first training forward, is training data time: the
+    line sampler booked pytorch-fm's `for ... in enumerate(tk0)` to evaluation); else
+    `default`."""
+    end = min((f.t0 for f in state.forwards if f.t0 >= after), default=default)
+    for t0, _, _ in state.data_waits:
+        if after <= t0 < end and not any(a <= t0 < b for a, b in spans):
+            return t0
+    return end

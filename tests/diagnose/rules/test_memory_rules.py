@@ -225,6 +225,25 @@ def test_d503_silent_for_slow_process_memory_growth_over_many_steps():
     assert "grew by 5.0 MiB per step" in evidence_text(only(d503.check(fast), "D503"))
 
 
+def test_d503_on_cpu_resident_growth_without_heap_growth_is_no_leak():
+    """torchdiffeq's CNF: dopri5 takes more steps as it trains, so each step's activations peak
+    higher and the process's resident memory follows the high-water mark (84 MiB over 13 steps),
+    while nothing is kept across steps: D503 [warning] "Memory grows with every step". The C
+    heap's bytes in use tell the two apart; where they cannot be read, the rise is information."""
+    rising = steps_with(good_cpu_run(), memory=lambda i: 400 * MIB + i * 7 * MIB)
+    rising.memory.step_source = "process_rss"
+    first, last = rising.steps[0].index, rising.steps[-1].index
+    rising.memory.heap_in_use = [(first, 60 * MIB), (last, 61 * MIB)]
+    assert d503.check(rising) == []
+    rising.memory.heap_in_use = [(first, 60 * MIB), (last, 60 * MIB + (last - first) * 7 * MIB)]
+    leak = only(d503.check(rising), "D503")
+    assert leak.severity == "warning" and "heap's bytes in use grew" in evidence_text(leak)
+    rising.memory.heap_in_use = []
+    unknown = only(d503.check(rising), "D503")
+    assert unknown.severity == "info" and "cannot tell" in evidence_text(unknown)
+    assert "grew by 7.0 MiB per step" in evidence_text(unknown)
+
+
 def test_d504_step_time_growth_and_silence_on_noise():
     run = steps_with(good_cpu_run(), times=lambda i: 0.010 + 0.003 * i)
     finding = only(d504.check(run), "D504")

@@ -155,6 +155,7 @@ class ForwardProbe(Probe):
             patcher, self._root_call, lambda: self.in_root, self.training_calls
         )
         self.tracker.submodule_ids = self._submodule_ids
+        self.tracker.trains = self._trains
         self.tracker.torch_call_outside = self.method_spans.torch_call_outside
         patcher.replace(nn.Module, "__call__", self._wrap_call)
         patcher.replace(torch.utils.checkpoint, "checkpoint", self._wrap_checkpoint)
@@ -523,7 +524,13 @@ class ForwardProbe(Probe):
         forwards = self.tracker.eval_forwards
         # a record stands for `count` forwards (a run of identical ones)
         evaluation.forwards = sum(f.count for f in forwards)
-        evaluation.with_grad = sum(f.count for f in forwards if f.grad_enabled)
+        # autograd on and a graph built: a frozen network's forward on data that takes no
+        # gradient (a style transfer's style targets, computed once by its frozen VGG) builds
+        # none and saves nothing, as under no_grad
+        with_graph = [
+            f for f in forwards if f.grad_enabled and (f.awaits_grad or self._trains(f.module_id))
+        ]
+        evaluation.with_grad = sum(f.count for f in with_graph)
         evaluation.under_inference_mode = sum(f.count for f in forwards if f.inference_mode)
         evaluation.under_no_grad = sum(
             f.count for f in forwards if not f.grad_enabled and not f.inference_mode
@@ -544,9 +551,7 @@ class ForwardProbe(Probe):
         evaluation.with_grad_page_faults = sum(faults) / len(faults) if faults else None
         evaluation.on_training_batches = sum(f.count for f in forwards if f.on_training_batch)
         evaluation.locations = sorted({f.location for f in forwards})[:10]
-        evaluation.with_grad_locations = sorted({f.location for f in forwards if f.grad_enabled})[
-            :10
-        ]
+        evaluation.with_grad_locations = sorted({f.location for f in with_graph})[:10]
         evaluation.batch_size = counted_median(
             (f.batch_size, f.count) for f in forwards if f.batch_size
         )

@@ -228,6 +228,7 @@ class MemoryTimelineProbe(Probe):
             )
         memory.retained = self.retention.results()
         memory.growing = self.retention.growing_results()
+        memory.heap_in_use = self.retention.heap_in_use
         if self.out_of_memory is not None:
             oom = self.out_of_memory
             if oom.capacity_bytes is None:

@@ -31,6 +31,7 @@ import torch
 from torchdoctor.diagnose.callsite import is_library_file
 from torchdoctor.diagnose.observations import GrowingTensor, RetainedTensors
 from torchdoctor.diagnose.source_lines import short_path
+from torchdoctor.process_memory import heap_in_use_bytes
 
 MAX_NODES = 20_000  # autograd nodes walked per graph at most
 GRAPH_STEPS = 3  # a graph this many times the step's own loss graph spans several steps
@@ -74,6 +75,9 @@ class RetentionWatch:
         # (the function's file, its first line, loop variable) -> autograd nodes of its graph at
         # the last reading (check_graphs): two functions' `a` are two variables
         self.graph_nodes: dict[tuple[str, int, str], int] = {}
+        # (step, bytes the C heap has in use) at each check: beside the resident memory read
+        # every step, whether the tensors alive grew or only the allocator's high-water mark
+        self.heap_in_use: list[tuple[int, int]] = []
 
     def loss_passed(self, loss) -> None:
         """A loss on its way into backward() (every one: `remember` is told of a subset)."""
@@ -110,7 +114,11 @@ class RetentionWatch:
             self.remember("term", step, fresh[0], location)
 
     def check(self, current_step: int) -> None:
-        """Count earlier steps' tensors still alive; describe them the first time."""
+        """Count earlier steps' tensors still alive; describe them the first time. Read the heap's
+        bytes in use."""
+        in_use = heap_in_use_bytes()
+        if in_use is not None:
+            self.heap_in_use.append((current_step, in_use))
         for kind, refs in self.refs.items():
             earlier = [r for r in refs if r.step < current_step - RECENT]
             alive: list[tuple[_Ref, torch.Tensor]] = []

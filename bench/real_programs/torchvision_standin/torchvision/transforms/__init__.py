@@ -100,7 +100,15 @@ class Lambda:
 
 
 class ToPILImage:
+    """A CHW float tensor in [0, 1], or an HWC uint8 NumPy array (World Models' frames), as
+    torchvision takes both."""
+
     def __call__(self, tensor):
+        if isinstance(tensor, np.ndarray):
+            array = tensor
+            if array.ndim == 3 and array.shape[2] == 1:
+                array = array[..., 0]
+            return Image.fromarray(np.ascontiguousarray(array))
         array = (tensor.detach().clamp(0, 1) * 255).round().byte().numpy()
         if array.ndim == 3:
             array = array.transpose(1, 2, 0)
