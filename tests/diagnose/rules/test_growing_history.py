@@ -72,3 +72,25 @@ def test_the_probe_finds_a_history_kept_in_an_attribute_and_its_line():
     assert history.name == "self.seen" and history.location.endswith(f":{line}")
     assert history.last_numel > 2 * history.first_numel
     assert "D504" in [f.id for f in report.findings]
+
+
+def test_a_history_begun_in_the_warm_up_is_read_over_the_checks_it_grew_twice_over():
+    # 256 elements a step since step 0, 5 warm-up steps, read at the 2nd, 4th, 8th, 16th and 20th
+    # measured step: the last three alone grew 1.9x (13 -> 25 steps' worth); read back to the
+    # 4th step's reading, 2.8x
+    sizes = [(since, (5 + since) * 256, 0) for since in (2, 4, 8, 16, 20)]
+    assert _growing_run(sizes) == (sizes[1], sizes[-1])
+    assert _growing_run(sizes[2:]) is None  # not twice over: a tensor that grew once, by chance
+    assert _growing_run([(2, 4096, 0), *sizes[2:]]) is None  # the 2nd step's was no smaller
+
+
+def test_a_run_of_eight_steps_names_the_history_it_grows():
+    # 8 measured steps: sizes read at the 2nd, 4th and 8th (the 2nd for a short run: with only
+    # the 4th and 8th, a loaded run's D504 rested on 6 CPU-timed steps alone and came and went)
+    report = diagnose_script(
+        str(SCRIPTS / "d504_growing_history.py"), steps=8, warmup=3, whatif=False
+    )
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    assert history.name == "history" and history.last_numel >= 2 * history.first_numel
+    assert "D504" in [f.id for f in report.findings]
