@@ -52,8 +52,11 @@ def _losses(script: str, whatif: bool):
         ("whatif_compute_keeps_program_state", {"precision.float32",
                                                 "precision.float32_optimizer"}),
         # a batch of 2 through 512-wide layers with Dropout, shuffled by the loader: the batch
-        # what-if (planned on the measured FLOP utilisation, whatever the load)
-        ("whatif_batch_keeps_program_state", {"batch.x2", "batch.x4"}),
+        # what-if (planned on the measured FLOP utilisation, whatever the load). Its 2x and 4x
+        # batches run in the same interleaved rounds; a row whose larger batch took under 0.8x
+        # the time as run is dropped as timed through noise (batch.MIN_PLAUSIBLE_TOTAL: x2 of
+        # a batch of 2 is near 1x, and at load 25 it was dropped), so either row shows both ran
+        ("whatif_batch_keeps_program_state", {"batch.x2|batch.x4"}),
         # a loader built with its own batch_sampler (uneven batches from its own generator): the
         # workers what-if fetches a copy's batches (it skipped such loaders before round 9)
         ("whatif_batch_sampler_keeps_program_state", {"data.workers"}),
@@ -63,7 +66,7 @@ def test_program_losses_are_bit_identical_with_and_without_the_probes(script, pr
     with_probes, measured = _losses(script, whatif=True)
     without, not_run = _losses(script, whatif=False)
     names = {t.name for t in measured.timings}
-    assert probes <= names, measured
+    assert all(names & set(probe.split("|")) for probe in probes), measured
     assert not_run.timings == [] and not_run.budget_s == 0
     assert with_probes == without  # exact floats: same batches, same dropout masks, same updates
 

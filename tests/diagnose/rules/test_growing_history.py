@@ -15,6 +15,7 @@ from test_timing_noise_rules import cpu_timed
 from torchdoctor.diagnose.api import diagnose_script
 from torchdoctor.diagnose.observations import GrowingTensor
 from torchdoctor.diagnose.probes.retention import _growing_run
+from torchdoctor.diagnose.rules import d503_memory_growth as d503
 from torchdoctor.diagnose.rules import d504_step_time_growth as d504
 
 HISTORY = GrowingTensor(
@@ -72,3 +73,46 @@ def test_the_probe_finds_a_history_kept_in_an_attribute_and_its_line():
     assert history.name == "self.seen" and history.location.endswith(f":{line}")
     assert history.last_numel > 2 * history.first_numel
     assert "D504" in [f.id for f in report.findings]
+
+
+def test_a_history_begun_in_the_warm_up_is_read_over_the_checks_it_grew_twice_over():
+    # 256 elements a step since step 0, 5 warm-up steps, read at the 2nd, 4th, 8th, 16th and 20th
+    # measured step: the last three alone grew 1.9x (13 -> 25 steps' worth); read back to the
+    # 4th step's reading, 2.8x
+    sizes = [(since, (5 + since) * 256, 0) for since in (2, 4, 8, 16, 20)]
+    assert _growing_run(sizes) == (sizes[1], sizes[-1])
+    assert _growing_run(sizes[2:]) is None  # not twice over: a tensor that grew once, by chance
+    assert _growing_run([(2, 4096, 0), *sizes[2:]]) is None  # the 2nd step's was no smaller
+
+
+def test_a_run_of_eight_steps_names_the_history_it_grows():
+    # 8 measured steps: sizes read at the 2nd, 4th and 8th (the 2nd for a short run: with only
+    # the 4th and 8th, a loaded run's D504 rested on 6 CPU-timed steps alone and came and went)
+    report = diagnose_script(
+        str(SCRIPTS / "d504_growing_history.py"), steps=8, warmup=3, whatif=False
+    )
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    assert history.name == "history" and history.last_numel >= 2 * history.first_numel
+    assert "D504" in [f.id for f in report.findings]
+
+
+def test_a_history_s_memory_growth_is_its_counted_bytes_whatever_the_process_memory_does():
+    # d504_growing_history at 8 steps: 8 MiB more a step, while the process's memory (the
+    # allocator returns a freed copy and takes it back) read 387, 419, 427, 387, 451, 395, 411
+    # MiB: no steady rise, and D503 came in 5 runs of 8
+    run = cpu_timed([0.02] * 8)
+    for step, mib in zip(run.steps, (387, 419, 427, 387, 451, 395, 411, 419)):
+        step.memory_bytes = mib * 2**20
+    assert d503._growth(run) is None
+    per_step = 128 * 256 * 64  # elements a step, float32
+    run.memory.growing = [
+        GrowingTensor(name="history", first_step=4, last_step=10, first_numel=5 * per_step,
+                      last_numel=11 * per_step, bytes=11 * per_step * 4, location="train.py:26")
+    ]  # fmt: skip
+    finding = only(d503.check(run), "D503")
+    assert finding.details["growth_bytes_per_step"] == per_step * 4
+    assert "`history` is rebuilt from itself at train.py:26" in finding.evidence[0]
+    # a history of a few numbers a step is not a memory growth to warn about
+    run.memory.growing = [HISTORY]  # 1 KiB a step
+    assert [f for f in d503.check(run) if f.id == "D503"] == []

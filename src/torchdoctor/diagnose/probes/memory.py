@@ -10,7 +10,8 @@ Costs, and where they are paid:
   and its output on the looked-at steps (every step of the first LOOKED_AT_STEPS, then one in
   LOOK_EVERY);
 - a handful of checks (the 4th, 8th, 16th... step and the last measured one) of which earlier
-  losses and outputs are still alive (retention.py).
+  losses and outputs are still alive, and of the sizes of the loop's tensors (also at the 2nd
+  step: a growing history) (retention.py).
 """
 
 from __future__ import annotations
@@ -147,6 +148,10 @@ class MemoryTimelineProbe(Probe):
                 self.retention.check_graphs(index)  # walks graphs: not inside measured steps
         elif index == self.session.first_measured - 1:  # the last warm-up step
             self.retention.check_graphs(index, baseline=True)  # what a growing graph grew from
+        elif index == self.session.first_measured + 1:
+            # the sizes alone at the 2nd measured step: with the 4th and the 8th, a run of 8
+            # steps has the three readings a growing history needs (retention.MIN_GROWING_CHECKS)
+            self.retention.check_growth(index)
 
     def _last_measured(self) -> int | None:
         steps = self.session.config.steps

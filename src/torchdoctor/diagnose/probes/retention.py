@@ -40,7 +40,7 @@ MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a re
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
 RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
 MAX_TERM_ITEMS = 16  # items of a container variable looked at for loss terms
-# a growing history: larger at this many checks in a row (checks come at the 4th, 8th, 16th...
+# a growing history: larger at this many checks in a row (checks come at the 2nd, 4th, 8th...
 # measured step), by a number of elements per step that stays within GROWTH_RATE_RATIO between
 # checks (a history grows by its batch every step; a tensor whose size follows the data, a
 # bucketed batch of tokens, does not double and double again in step with the checks), ending at
@@ -240,19 +240,28 @@ def _variable_key(frame: FrameType, name: str) -> tuple[str, int, str]:
 
 
 def _growing_run(sizes: list[tuple[int, int, int]]):
-    """(first, last) (step, numel, bytes) of the growth ending at the latest check, when the
-    last MIN_GROWING_CHECKS checks grew at a steady rate to MIN_GROWTH x; else None."""
-    run = sizes[-MIN_GROWING_CHECKS:]
-    if len(run) < MIN_GROWING_CHECKS:
-        return None
+    """(first, last) (step, numel, bytes) of the growth ending at the latest check, when at least
+    the last MIN_GROWING_CHECKS checks grew at a steady rate to MIN_GROWTH x; else None. The
+    growth is read back from the latest check over as many earlier steady checks as it takes to
+    reach MIN_GROWTH x: a history that began before the measured steps can grow by less than
+    that between three checks close together (the 8th, 16th and 20th step after a warm-up of 5:
+    1.9x), and by more since the checks before them."""
+    for start in range(len(sizes) - MIN_GROWING_CHECKS, -1, -1):
+        run = sizes[start:]
+        if _steady_growth(run) and run[-1][1] >= MIN_GROWTH * run[0][1]:
+            return run[0], run[-1]
+    return None
+
+
+def _steady_growth(run: list[tuple[int, int, int]]) -> bool:
+    """Larger at every check, by a number of elements per step that stays within
+    GROWTH_RATE_RATIO from check to check."""
     rates = []
     for (step0, numel0, _), (step1, numel1, _) in zip(run, run[1:]):
         if numel1 <= numel0 or step1 <= step0:
-            return None
+            return False
         rates.append((numel1 - numel0) / (step1 - step0))
-    if max(rates) > GROWTH_RATE_RATIO * min(rates) or run[-1][1] < MIN_GROWTH * run[0][1]:
-        return None
-    return run[0], run[-1]
+    return max(rates) <= GROWTH_RATE_RATIO * min(rates)
 
 
 def _rebuilding_line(frame: FrameType, name: str) -> int | None:

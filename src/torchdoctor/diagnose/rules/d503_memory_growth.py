@@ -11,7 +11,10 @@ keeps memory alive when it is found: losses, loss terms (a multi-task dict of lo
 summed loss passed to backward()) or model outputs of earlier steps that are still referenced
 later, with or without their autograd graph, the container that holds them and the
 user's line that made (or backpropagated) them; and a tensor in the training loop's variables
-whose autograd graph spans several steps (`total_loss += loss`).
+whose autograd graph spans several steps (`total_loss += loss`). A history rebuilt from itself
+every step (`seen = torch.cat([seen, batch])`, read by its size at the memory probe's checks)
+is a growth of its own, by the bytes it gains a step: counted, so the process's resident memory
+(which the allocator returns and takes back by large chunks) does not decide it.
 
 ## Why is this bad
 Memory that grows every step runs out sooner or later: the job dies hours in, with an
@@ -45,7 +48,7 @@ from __future__ import annotations
 from typing import Literal
 
 from torchdoctor.diagnose.findings import Finding
-from torchdoctor.diagnose.observations import RetainedTensors, RunObservation
+from torchdoctor.diagnose.observations import GrowingTensor, RetainedTensors, RunObservation
 from torchdoctor.diagnose.rules._common import measured_steps, median
 from torchdoctor.diagnose.rules._growth import linear_trend
 from torchdoctor.diagnose.rules._memory import size
@@ -87,6 +90,46 @@ def _growth(run: RunObservation) -> tuple[float, int] | None:
     if slope <= 0 or fit < MIN_FIT or total < MIN_GROWTH_BYTES:
         return None
     return slope, total
+
+
+def _growing_history(run: RunObservation) -> tuple[GrowingTensor, float] | None:
+    """(history, bytes it gains a step) of the loop's largest growing history, when that adds
+    MIN_GROWTH_BYTES over the measured steps."""
+    found = []
+    for history in run.memory.growing:
+        steps = max(1, history.last_step - history.first_step)
+        per_element = history.bytes / max(1, history.last_numel)
+        per_step = per_element * (history.last_numel - history.first_numel) / steps
+        if per_step * len(measured_steps(run)) >= MIN_GROWTH_BYTES:
+            found.append((history, per_step))
+    return max(found, key=lambda found: found[1]) if found else None
+
+
+def _history_finding(history: GrowingTensor, per_step: float) -> Finding:
+    where = f" at {history.location}" if history.location else ""
+    return Finding(
+        id=CODE,
+        title=TITLE,
+        severity="warning",
+        saving=0.0,
+        evidence=[
+            f"`{history.name}` is rebuilt from itself{where} and holds {size(per_step)} more at "
+            f"every step: {history.first_numel:,} elements at step {history.first_step}, "
+            f"{history.last_numel:,} ({size(history.bytes)}) at step {history.last_step} (its "
+            "sizes, read at the checks; the process's memory rises with it by the allocator's "
+            "chunks)."
+        ],
+        fix="pieces.append(batch_values)  # a list of the pieces; torch.cat(pieces) when read,\n"
+        "# or a running statistic (sum, count) instead of every value kept",
+        source="docs/techniques/memory-growth.md",
+        explanation="A tensor that keeps everything seen so far grows until the run dies of "
+        "out-of-memory.",
+        details={
+            "growth_bytes_per_step": per_step,
+            "history": history.name,
+            "history_location": history.location,
+        },
+    )
 
 
 def _typical_increment(run: RunObservation) -> float:
@@ -156,6 +199,9 @@ def check(run: RunObservation) -> list[Finding]:
                 f" The C heap's bytes in use grew by {size(heap[2])} from step {heap[0]} to "
                 f"step {heap[1]} (resident memory: {size(heap[3])})."
             )
+    history = _growing_history(run) if growth is None and not culprits else None
+    if history is not None:
+        return [_history_finding(*history)]
     if growth is None and not culprits:
         return []
     evidence = []
