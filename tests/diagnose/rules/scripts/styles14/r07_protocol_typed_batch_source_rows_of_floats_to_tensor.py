@@ -36,13 +36,19 @@ class RowSource:
         return [self.rows[i] for i in idx], [self.labels[i] for i in idx]
 
 
-class TensorSource(RowSource):
+class TensorSource:
     def __init__(self, rows, labels, batch):
-        super().__init__(torch.tensor(rows), torch.tensor(labels), batch)
+        self.rows, self.labels, self.batch = torch.tensor(rows), torch.tensor(labels), batch
+        self.order = torch.randperm(len(self.rows))
+        self.pos = 0
 
     def next_batch(self):
-        rows, labels = super().next_batch()
-        return torch.stack(rows), torch.stack(labels)
+        if self.pos + self.batch > len(self.rows):
+            self.order = torch.randperm(len(self.rows))
+            self.pos = 0
+        idx = self.order[self.pos : self.pos + self.batch]
+        self.pos += self.batch
+        return self.rows[idx], self.labels[idx]
 
 
 def train_step(model, opt, source: BatchSource):
