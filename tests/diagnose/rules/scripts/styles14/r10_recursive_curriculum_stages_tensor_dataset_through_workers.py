@@ -5,7 +5,7 @@ features are in memory (a `TensorDataset`), read through one loader built before
 Planted: the loader reads the in-memory `TensorDataset` through two persistent workers
 (`num_workers=2`): each batch of slices is pickled and handed over through a queue, which costs
 more than the batch itself.
---fixed: no workers.
+--fixed: no loader: each batch is one indexing of the tensors (`x[idx]`).
 """
 
 import sys
@@ -16,6 +16,15 @@ from torch.utils.data import DataLoader, TensorDataset
 
 FIXED = "--fixed" in sys.argv
 STAGES = [1.0, 0.5, 0.25, 0.0]
+
+
+class Batches:
+    def __init__(self, x, y, size):
+        self.x, self.y, self.size = x, y, size
+
+    def __iter__(self):
+        for idx in torch.randperm(len(self.x)).split(self.size):
+            yield self.x[idx], self.y[idx]
 
 
 def train_stage(stage, model, opt, loader, epochs_per_stage=2):
@@ -36,8 +45,16 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     x = torch.randn(8192, 256)
     y = (x[:, :4].sum(1) > 0).long()
-    workers = {} if FIXED else dict(num_workers=2, persistent_workers=True)
-    loader = DataLoader(TensorDataset(x, y), batch_size=256, shuffle=True, **workers)
+    if FIXED:
+        loader = Batches(x, y, 256)
+    else:
+        loader = DataLoader(
+            TensorDataset(x, y),
+            batch_size=256,
+            shuffle=True,
+            num_workers=2,
+            persistent_workers=True,
+        )
     model = nn.Sequential(nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     train_stage(0, model, opt, loader)

@@ -4,7 +4,7 @@ a deep residual MLP with a LayerNorm per block (many small parameter tensors).
 
 Planted: the factory passes `foreach=False` ("deterministic updates"): AdamW then updates the
 ~100 parameter tensors one at a time, several small ops each.
---fixed: the factory leaves `foreach` to its default.
+--fixed: the factory asks for `foreach=True` (on a CPU the default is the per-tensor loop too).
 """
 
 import sys
@@ -22,9 +22,7 @@ class OptimizerFactory(Protocol):
 
 class AdamWFactory:
     def __init__(self, lr, weight_decay, deterministic):
-        self.kwargs = dict(lr=lr, weight_decay=weight_decay)
-        if deterministic:
-            self.kwargs["foreach"] = False
+        self.kwargs = dict(lr=lr, weight_decay=weight_decay, foreach=not deterministic)
 
     def __call__(self, params):
         return torch.optim.AdamW(params, **self.kwargs)
