@@ -38,7 +38,7 @@ class MaskedSpectrograms(Dataset):
             t0, f0 = rng.integers(0, 80, 2)
             spec[:, t0 : t0 + 12] = 0
             spec[f0 : f0 + 12] = 0
-        for _ in range(3):
+        for _ in range(16):
             spec = (
                 spec
                 + np.roll(spec, 1, 0)
