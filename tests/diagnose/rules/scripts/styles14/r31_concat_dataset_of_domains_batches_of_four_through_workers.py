@@ -35,7 +35,9 @@ if __name__ == "__main__":
     loader = DataLoader(
         data, batch_size=256 if FIXED else 4, shuffle=True, num_workers=2, persistent_workers=True
     )
-    model = nn.Sequential(nn.Linear(48, 64), nn.ReLU(), nn.Linear(64, 2))
+    model = nn.Sequential(
+        nn.Linear(48, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 2)
+    )
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     for epoch in range(2):
         for x, y in loader:
