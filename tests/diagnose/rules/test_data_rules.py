@@ -425,6 +425,19 @@ def test_d109_suggests_dropping_workers_for_in_memory_tensors():
     assert d102.check(run) == []  # more workers would only add hand-over cost
 
 
+def test_d109_when_the_workers_cpu_per_batch_is_a_small_part_of_the_wait():
+    # a custom dataset whose __getitem__ ran only in the workers (k29: whole batches by tensor
+    # indexing): 2 ms of their CPU per batch, pickling included, against a 20 ms wait
+    run = workers_run("InMemoryBatches", num_workers=2)
+    run.loaders[0].worker_cpu_s = 0.002
+    finding = only(d109.check(run), "D109")
+    assert "2.0 ms of CPU time per batch (measured" in evidence_text(finding)
+    run.loaders[0].worker_cpu_s = 0.010  # real work per batch: the wait may be the items
+    assert d109.check(run) == []
+    run.loaders[0].worker_cpu_s = None  # not read: nothing known about the items
+    assert d109.check(run) == []
+
+
 def test_d109_silent_for_small_data_share_or_real_per_sample_work():
     assert d109.check(good_cpu_run()) == []  # TensorDataset with workers, data 4%
     assert d109.check(workers_run("ImageFiles", num_workers=2)) == []
