@@ -7,8 +7,9 @@ styles2`, round 4's second set), styles3/ (`--set styles3`, round 5's third set)
 styles6/ (`--set styles6`, round 8's sixth set), styles7/ (`--set styles7`, round 9's seventh
 set), styles8/ (`--set styles8`, round 10's eighth set), styles9/ (`--set styles9`, round 11's ninth
 set), styles10/ (`--set styles10`, round 12's tenth set), styles11/ (`--set styles11`,
-round 13's eleventh set), styles12/ (`--set styles12`, round 14's twelfth set) or styles13/
-(`--set styles13`, round 15's thirteenth set) and on its control (`--fixed`), in subprocesses, and
+round 13's eleventh set), styles12/ (`--set styles12`, round 14's twelfth set), styles13/
+(`--set styles13`, round 15's thirteenth set) or styles14/ (`--set styles14`, round 16's
+fourteenth set) and on its control (`--fixed`), in subprocesses, and
 prints one row per script: the planted code, its rank in the planted run (1 = top finding; "-" =
 not found), and the warnings/errors of the control run (false alarms); for a clean script, those
 of its own run too ("run: ...").
@@ -41,6 +42,7 @@ from styles import (  # noqa: E402
     PLANTED11,
     PLANTED12,
     PLANTED13,
+    PLANTED14,
 )
 
 SETS = {
@@ -57,6 +59,7 @@ SETS = {
     "styles11": PLANTED11,
     "styles12": PLANTED12,
     "styles13": PLANTED13,
+    "styles14": PLANTED14,
     "all": PLANTED
     + PLANTED2
     + PLANTED3
@@ -69,7 +72,8 @@ SETS = {
     + PLANTED10
     + PLANTED11
     + PLANTED12
-    + PLANTED13,
+    + PLANTED13
+    + PLANTED14,
 }
 
 

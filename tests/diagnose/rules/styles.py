@@ -29,6 +29,7 @@ STYLES10 = Path(__file__).parent / "scripts" / "styles10"
 STYLES11 = Path(__file__).parent / "scripts" / "styles11"
 STYLES12 = Path(__file__).parent / "scripts" / "styles12"
 STYLES13 = Path(__file__).parent / "scripts" / "styles13"
+STYLES14 = Path(__file__).parent / "scripts" / "styles14"
 
 
 class Planted(NamedTuple):
@@ -682,5 +683,171 @@ PLANTED13 = [
         ("q06_clean_dataclass_post_init_mixins_trainer", "D305", "clean", "mixins"),
         ("q07_clean_tabular_column_embeddings_learned_task_weights", "D214", "clean", "one bw"),
         ("q08_clean_streaming_lm_deque_ring_buffer", "D504", "clean", "deque(maxlen)"),
+    ]
+]
+
+# round 16: a fourteenth set (Lightning-free module look-alikes driven by tiny trainers, Keras-style
+# compile()/fit(), trainers as context managers, state-machine loops, recursive curriculum,
+# frozen-dataclass and Namespace configs, event buses (observer pattern), ExitStack callbacks,
+# Protocol-typed steps, ChainDataset/ConcatDataset, a NumPy Sampler subclass, SimCLR, VAE with
+# KL control, seq2seq, DDPM-like denoisers, point clouds, a recommender with sampled negatives)
+PLANTED14 = [
+    Planted(*row, folder=STYLES14)
+    for row in [
+        (
+            "r01_frozen_dataclass_hparams_precision_string_lightning_look_alike",
+            "D201",
+            "speed",
+            'precision "64"',
+        ),
+        (
+            "r02_context_manager_trainer_namespace_from_dict_batch_of_two",
+            "D202",
+            "speed",
+            "batch 2",
+        ),
+        ("r03_point_cloud_set_pooling_loop_over_points_in_forward", "D203", "speed", "per point"),
+        (
+            "r04_chain_dataset_of_sensor_streams_loaded_in_main_process",
+            "D101",
+            "speed",
+            "0 workers",
+        ),
+        ("r05_point_cloud_collate_centres_each_cloud_point_by_point", "D111", "speed", "per point"),
+        (
+            "r06_recommender_negatives_rejection_sampled_in_getitem",
+            "D105",
+            "speed",
+            "negatives/fetch",
+        ),
+        (
+            "r07_protocol_typed_batch_source_rows_of_floats_to_tensor",
+            "D106",
+            "speed",
+            "rows of floats",
+        ),
+        ("r08_state_machine_loop_fetch_state_new_iterator", "D107", "speed", "next(iter)"),
+        (
+            "r09_numpy_sampler_subclass_over_tensor_dataset_default_loader",
+            "D108",
+            "speed",
+            "TD+sampler",
+        ),
+        (
+            "r10_recursive_curriculum_stages_tensor_dataset_through_workers",
+            "D109",
+            "speed",
+            "2 workers",
+        ),
+        (
+            "r11_workers_from_sched_getaffinity_all_cores_heavy_augment",
+            "D110",
+            "speed",
+            "all cores",
+        ),
+        ("r12_with_trainer_context_loader_built_each_epoch_workers", "D103", "speed", "per epoch"),
+        ("r13_protocol_optimizer_factory_adamw_foreach_false", "D210", "speed", "foreach=False"),
+        (
+            "r14_event_bus_debug_subscriber_turns_on_anomaly_detection",
+            "D211",
+            "speed",
+            "anomaly on",
+        ),
+        (
+            "r15_exit_stack_of_callbacks_enters_profiler_without_schedule",
+            "D212",
+            "speed",
+            "no schedule",
+        ),
+        ("r16_ddpm_unet_denoiser_blocks_checkpointed_small_images", "D213", "speed", "checkpoint"),
+        (
+            "r17_simclr_two_views_backward_per_direction_retain_graph",
+            "D214",
+            "speed",
+            "2 backwards",
+        ),
+        (
+            "r18_lightning_look_alike_optimizer_zero_grad_hook_fills_zeros",
+            "D220",
+            "speed",
+            "set_to_none=F",
+        ),
+        (
+            "r19_keras_style_compile_fit_zero_grad_referenced_not_called",
+            "D221",
+            "error",
+            "zero_grad no ()",
+        ),
+        (
+            "r20_step_recipe_list_zero_grad_between_backward_and_step",
+            "D222",
+            "error",
+            "recipe order",
+        ),
+        (
+            "r21_namespace_config_vae_kl_annealing_validation_with_autograd",
+            "D301",
+            "speed",
+            "grad on",
+        ),
+        ("r22_denoiser_validation_no_grad_dropout_left_active", "D302", "error", "no eval()"),
+        ("r23_event_bus_validation_subscribed_to_step_end", "D304", "speed", "every step"),
+        ("r24_with_trainer_enter_sanity_check_leaves_eval_mode", "D305", "error", "eval() kept"),
+        (
+            "r25_point_cloud_segmentation_per_class_iou_floats_every_step",
+            "D401",
+            "info",
+            "8 float()",
+        ),
+        ("r26_vae_kl_annealing_kl_terms_kept_for_adaptive_beta", "D503", "speed", "kl tensors"),
+        ("r27_autoclip_percentile_over_every_gradient_norm_so_far", "D504", "speed", "all norms"),
+        ("r28_state_machine_saves_resume_state_on_every_transition", "D701", "speed", "save/step"),
+        (
+            "r29_protocol_reporter_writes_batch_table_to_stderr_every_step",
+            "D702",
+            "speed",
+            "print/step",
+        ),
+        (
+            "r30_point_cloud_voxel_keys_hashed_in_python_in_training_loop",
+            "D801",
+            "speed",
+            "voxel dict",
+        ),
+        (
+            "r31_concat_dataset_of_domains_batches_of_four_through_workers",
+            "D112",
+            "speed",
+            "batch 4",
+        ),
+        (
+            "r32_event_bus_rollback_subscriber_deepcopies_model_every_step",
+            "D215",
+            "speed",
+            "deepcopy/step",
+        ),
+        (
+            "s01_clean_lightning_look_alike_trainer_inference_mode_validation",
+            "D301",
+            "clean",
+            "inference_mode",
+        ),
+        ("s02_clean_keras_style_compile_fit_sliced_batches", "D221", "clean", "compile/fit"),
+        ("s03_clean_with_trainer_state_machine_persistent_loader", "D103", "clean", "persistent"),
+        ("s04_clean_vae_kl_annealing_floats_only", "D503", "clean", "floats"),
+        (
+            "s05_clean_seq2seq_teacher_forcing_ratio_whole_sequence",
+            "D203",
+            "clean",
+            "whole sequence",
+        ),
+        ("s06_clean_ddpm_unet_time_embedding", "D213", "clean", "no checkpoint"),
+        ("s07_clean_pointnet_vectorised_pooling_random_split", "D203", "clean", "amax"),
+        (
+            "s08_clean_recommender_in_batch_negatives_event_bus",
+            "D105",
+            "clean",
+            "randint negatives",
+        ),
     ]
 ]

@@ -425,6 +425,19 @@ def test_d109_suggests_dropping_workers_for_in_memory_tensors():
     assert d102.check(run) == []  # more workers would only add hand-over cost
 
 
+def test_d109_when_the_workers_cpu_per_batch_is_a_small_part_of_the_wait():
+    # a custom dataset whose __getitem__ ran only in the workers (k29: whole batches by tensor
+    # indexing): 2 ms of their CPU per batch, pickling included, against a 20 ms wait
+    run = workers_run("InMemoryBatches", num_workers=2)
+    run.loaders[0].worker_cpu_s = 0.002
+    finding = only(d109.check(run), "D109")
+    assert "2.0 ms of CPU time per batch (measured" in evidence_text(finding)
+    run.loaders[0].worker_cpu_s = 0.010  # real work per batch: the wait may be the items
+    assert d109.check(run) == []
+    run.loaders[0].worker_cpu_s = None  # not read: nothing known about the items
+    assert d109.check(run) == []
+
+
 def test_d109_silent_for_small_data_share_or_real_per_sample_work():
     assert d109.check(good_cpu_run()) == []  # TensorDataset with workers, data 4%
     assert d109.check(workers_run("ImageFiles", num_workers=2)) == []
@@ -465,6 +478,23 @@ def test_d110_needs_the_workers_cpu_time_per_batch_to_outrun_the_step():
     assert d110.check(one_core) == []
     one_core.loaders[0].worker_cpu_s = 0.012
     assert only(d110.check(one_core), "D110")
+
+
+def test_d110_info_when_busy_workers_take_every_core_without_a_long_wait():
+    # num_workers=os.cpu_count(): 8 workers on 8 cores, a 2 ms wait (no D110 warning), the
+    # workers' CPU per batch as large as the rest of the step: they take turns with training
+    run = workers_run("ImageFiles", num_workers=8, data_s=0.002)
+    run.loaders[0].worker_cpu_s = 0.010
+    finding = only(d110.check(run), "D110")
+    assert finding.severity == "info" and finding.saving == 0.0
+    assert "num_workers=8 on 8 CPU core(s)" in evidence_text(finding)
+    assert "none left for the training process" in evidence_text(finding)
+    assert "os.cpu_count()" in finding.fix and finding.saving_how.startswith("not measured")
+    run.loaders[0].worker_cpu_s = 0.002  # workers mostly idle on a full queue: nothing to say
+    assert d110.check(run) == []
+    spare = workers_run("ImageFiles", num_workers=7, data_s=0.002)  # one core left: fine
+    spare.loaders[0].worker_cpu_s = 0.010
+    assert d110.check(spare) == []
 
 
 def test_d110_silent_with_spare_cores_in_memory_data_or_a_small_wait():

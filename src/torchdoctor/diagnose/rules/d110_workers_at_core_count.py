@@ -12,6 +12,14 @@ workers are started again every epoch is left to rule D103 (part of its wait is 
 whose iterator (and its workers) is started for every batch to rule D107, one with batches of 16
 samples or fewer to rule D112 (the per-batch hand-over, not the items, is the cost).
 
+When the steps do not wait that long but the loader runs a worker on every core, the training
+process's included (`num_workers=os.cpu_count()`), and the workers' measured CPU time per batch
+is at least half the CPU time of the rest of the step (they are busy, not idle on a full queue),
+D110 is reported at info level with no saving: the workers and the training process take turns
+on the same cores, a cost this run does not measure (on a few cores sharing them can even be
+faster; on many cores the training process, which also launches every GPU kernel, is preempted
+by a worker per core).
+
 ## Why is this bad
 The workers build batches more slowly than the model consumes them, and this machine has no core
 left for another worker: more workers would only compete with each other and with the training
@@ -70,6 +78,7 @@ from torchdoctor.diagnose.rules._data_fixes import (
     batched_fetch_fix,
     cheaper_items_fix,
 )
+from torchdoctor.diagnose.rules._loader_call import rewrite_call
 from torchdoctor.diagnose.rules._loaders import (
     in_memory,
     small_batches_through_workers,
@@ -80,7 +89,11 @@ from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
 
 CODE = "D110"
 TITLE = "Steps wait for data with a DataLoader worker on every spare core"
+EVERY_CORE_TITLE = "A DataLoader worker on every core: none left for the training process"
 MIN_DATA_SHARE = 0.5
+# the workers' CPU time per batch, against the rest of the step's, from which they are busy
+# enough to take turns with the training process (below: mostly idle on a full prefetch queue)
+BUSY_WORKERS = 0.5
 
 
 def _fix(loader: LoaderObservation) -> str:
@@ -119,6 +132,52 @@ def _cpu_per_batch(
     return (loader.worker_cpu_s or 0.0) / cores, (step_s - data_s) * cpu_share(run)
 
 
+def _every_core(run: RunObservation, saturated: list[LoaderObservation], step_s: float):
+    """Info, no saving: a busy loader with a worker on every core, the training process's
+    included. What the sharing costs depends on the machine (below), so nothing is claimed."""
+    for loader in saturated:
+        cpus = cpu_count(run, loader)
+        if cpus < 2 or loader.num_workers < cpus or not loader.worker_cpu_s:
+            continue
+        data_s = min(waiting_loader(run, [loader])[1], step_s)
+        compute_cpu_s = (step_s - data_s) * cpu_share(run)
+        if loader.worker_cpu_s < BUSY_WORKERS * compute_cpu_s:
+            continue
+        workers = "max(1, (os.cpu_count() or 2) - 1)"
+        return [
+            Finding(
+                id=CODE,
+                title=EVERY_CORE_TITLE,
+                severity="info",
+                saving=0.0,
+                evidence=[
+                    f"The DataLoader at {loader.location} has num_workers={loader.num_workers} "
+                    f"on {cpus} CPU core(s): a worker on every core, none left for the "
+                    "training process.",
+                    f"The workers ran {secs(loader.worker_cpu_s)} of CPU time per batch "
+                    f"(measured), against {secs(compute_cpu_s)} of CPU time for the rest of "
+                    "the step: while they build batches, they and the training step take turns "
+                    "on the same cores.",
+                ],
+                fix=rewrite_call(loader, {"num_workers": workers}),
+                source="docs/techniques/data-loading.md; PyTorch docs: torch.utils.data",
+                explanation="A worker per core preempts the training process, which on a GPU "
+                "launches every kernel; one core left to it keeps the step running while "
+                "the workers build batches.",
+                saving_how="not measured: the cores are shared either way on this machine; "
+                "the cost grows with the core count (a worker per core)",
+                details={
+                    "num_workers": loader.num_workers,
+                    "cpu_count": cpus,
+                    "worker_cpu_s_per_batch": loader.worker_cpu_s,
+                    "compute_cpu_s": compute_cpu_s,
+                    "location": loader.location,
+                },
+            )
+        ]
+    return []
+
+
 def check(run: RunObservation) -> list[Finding]:
     step_s = typical_step_s(run)
     saturated = [
@@ -136,7 +195,7 @@ def check(run: RunObservation) -> list[Finding]:
     loader, data_s = waiting_loader(run, saturated)
     share = clamp(data_s / step_s)
     if share < MIN_DATA_SHARE or keeps_pace(run, loader, data_s, step_s):
-        return []
+        return _every_core(run, saturated, step_s)
     cpus = cpu_count(run, loader)
     batch_s = loader.num_workers * step_s  # what one worker spends per batch, in steady state
     left_s = loader_wait_with_workers(
