@@ -563,7 +563,7 @@ class StepTracker:
         self.eval_seconds += eval_seconds - record.eval_seconds
         # the spans are made of the pieces after the run (close()): one pass here, not two
         pieces = record.pieces = _cut_out(state.intervals, spans) if spans else state.intervals
-        record.phases = None  # summed when read (_phases_of)
+        record._phases = None  # summed when read (_phases_of)
         # the pieces' lengths summed in C calls: a step's intervals without a Python loop
         wall = sum(map(sub, map(_END, pieces), map(_START, pieces)))
         self.train_seconds += wall - record.wall  # a settled step's timings replace its first
