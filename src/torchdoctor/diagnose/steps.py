@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import bisect
 import time
-from operator import itemgetter, sub
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter, sub
 from typing import Any
 
 from torchdoctor.diagnose.step_samples import batch_size, per_update
