@@ -206,3 +206,31 @@ def test_a_batch_read_by_a_no_grad_forward_and_then_trained_on_is_training_data(
     _forward(tracker, clock, 1, got_grad=False, grad=False)
     record = tracker.end_step()
     assert "data" not in record.phases and record.eval_seconds == 4, record
+
+
+def test_a_steps_phases_are_summed_when_read_or_at_the_runs_end_not_at_its_close(monkeypatch):
+    """Summing a step's intervals per phase was ~220 bytecode instructions of each step's close
+    that nothing of diagnose read while the program ran: the sum waits for a reader (a --try
+    recorder at the step's end, the rules after the run), and close() sums what is left before it
+    turns the pieces into spans. The answers are the same."""
+    import torchdoctor.diagnose.steps as steps
+
+    sums = []
+    summed = steps._phase_seconds
+    monkeypatch.setattr(steps, "_phase_seconds", lambda pieces: sums.append(1) or summed(pieces))
+    clock = Clock()
+    tracker = StepTracker(clock)
+    for _ in range(3):
+        tracker.push("data")
+        clock.advance(1)
+        tracker.pop()
+        _forward(tracker, clock, 2, got_grad=True)
+        clock.advance(0.5)
+        tracker.end_step()
+    assert sums == []  # three steps closed: none summed
+    first, second, third = tracker.steps
+    assert first.wall == 3.5 and first.phases == {"data": 1, "forward": 2, "other": 0.5}
+    assert first.phases is first.phases and len(sums) == 1  # summed once, when read
+    tracker.close()
+    assert len(sums) == 3 and all(step.pieces is None for step in tracker.steps)
+    assert third.phases == second.phases == {"data": 1, "forward": 2, "other": 0.5}

@@ -141,3 +141,28 @@ def test_a_line_running_in_a_generator_expressions_frame_too_is_one_line():
     assert (line.samples, line.self_samples) == (60, 60)
     assert line.self_share == pytest.approx(1.0, abs=0.02)
     assert line.function.endswith("_line_with_a_generator_expression")
+
+
+def test_the_phase_listener_leaves_a_short_steps_path_after_a_few_steps_that_repeat_it():
+    """A step of four training transitions (forward, zero_grad, backward, step) repeats its call
+    paths from its second step: the listener walked the stack at each transition until 48 had
+    repeated (twelve steps, half of the default 20 measured ones); it leaves after SETTLED_STEPS
+    whole steps of repeats (the second step's repeats begin the count)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+    watch = torchdoctor.watch(warmup=3, steps=20, whatif=False)
+    listening = []
+    with watch:
+        tracker = watch.session.tracker
+        sampler = next(p for p in watch.session.probes if isinstance(p, LineSampler))
+        for _ in range(12):
+            loss = nn.functional.mse_loss(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            listening.append(sampler._phase_started in tracker.phase_listeners)
+    # steps 0-4 listen (0: the paths are new; 1: the repeats begin; 2-4 repeat whole), no more
+    assert listening == [True] * 5 + [False] * 7
+    assert sampler.training_callers  # the loop's lines were recorded before it left

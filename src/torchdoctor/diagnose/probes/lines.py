@@ -62,6 +62,12 @@ MAX_TRANSITIONS = 400  # phase transitions whose callers are recorded (a few per
 # known and the listener leaves the step's path (a loop's paths repeat from its second step on;
 # walking the stack at every transition was a third of the probes' calls on a short step)
 SETTLED_TRANSITIONS = 48
+# ... or after this many whole steps in a row whose every transition was on a path already seen,
+# whichever comes first: a step of four or five transitions (forward, backward, optimizer, data)
+# took twelve steps to reach 48, and with the default 3 warm-up steps the walks (a stack walk a
+# transition, ~1,500 bytecode instructions a step on bench/diagnose_overhead.py's many_modules)
+# ran in half of the 20 measured steps (round 16)
+SETTLED_STEPS = 3
 MAX_CHAIN = 6  # user frames kept per sample
 MAX_CALLEES = 48  # library frames kept between the innermost user line and the running code
 
@@ -126,6 +132,7 @@ class LineSampler(Probe):
         self._transitions_left = MAX_TRANSITIONS
         self._paths_seen: set[tuple] = set()  # call paths already walked at a transition
         self._repeats = 0  # transitions in a row whose path was already seen
+        self._repeats_from = 0  # the step (index) where they began
         self.tracker.phase_listeners.append(self._phase_started)
         self._stop = threading.Event()
         self._switch_interval = sys.getswitchinterval()
@@ -154,7 +161,14 @@ class LineSampler(Probe):
         del frame
         if users in self._paths_seen:
             self._repeats += 1
-            if self._repeats >= SETTLED_TRANSITIONS or self._transitions_left <= 0:
+            if self._repeats == 1:
+                self._repeats_from = self.tracker.index
+            if (
+                self._repeats >= SETTLED_TRANSITIONS
+                or self._transitions_left <= 0
+                # the steps between the first repeat's and this one's repeated every path
+                or self.tracker.index - self._repeats_from > SETTLED_STEPS
+            ):
                 self._stop_listening()
             return
         self._repeats = 0

@@ -90,6 +90,10 @@ class SyncProbe(Probe):
             counters["syncs"] = counters.get("syncs", 0) + 1
         if not self.session.measuring:
             return None
+        return self.count_measured(counts)
+
+    def count_measured(self, counts: list[float]) -> float | None:
+        """`count`'s part for a read in a measured step (counted already)."""
         counts[1] += 1
         start = time.perf_counter()
         if len(self.read_starts) < MAX_TIMED_READS:
@@ -137,7 +141,8 @@ class SyncProbe(Probe):
             if i >= 0 and at <= spans[i][1]:
                 counts[1] -= 1
                 counts[2] -= seconds
-        self.read_starts, self.read_sites, self.read_seconds = [], [], []
+        for kept in (self.read_starts, self.read_sites, self.read_seconds):
+            kept.clear()  # emptied, not rebound: the read wrappers hold these lists
 
     def contribute(self, run, measured) -> None:
         use_measured = any(counts[1] for counts in self.sites.values())
@@ -184,6 +189,9 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
     phases = probe.tracker.stack  # the tracker's phase stack (one list for the whole run)
     own_sites = probe.own_sites
     clock = time.perf_counter
+    tracker = probe.tracker
+    # the measured reads' lists (never rebound)
+    read_starts, read_sites, read_seconds = probe.read_starts, probe.read_sites, probe.read_seconds
 
     def make(original):
         # Most reads of CPU tensors come from torch itself (an optimizer reading its step counts,
@@ -220,7 +228,26 @@ def partial_wrap(probe: SyncProbe, method: str, kind: str):
                         own_sites[key] = counts
                 if not counts[0]:  # a site's first read: what it reads (a line reads one thing)
                     counts[3] = _in_loader_batch(tensor, session.loader_batch)
-                start = probe.count(counts, "cpu")
+                # `count` and `done`, spelled out for a CPU read that is recorded (an RL loop's
+                # `int(action)` at every action): no device's sync to count, two calls fewer
+                counts[0] += 1
+                counters = tracker.counters  # the step in progress's
+                counters["host_reads"] = counters.get("host_reads", 0) + 1
+                if session.formatting_tensor or not session.measuring:
+                    start = probe.count_measured(counts) if session.measuring else None
+                else:
+                    counts[1] += 1
+                    start = clock()
+                    if len(read_starts) < MAX_TIMED_READS:
+                        read_starts.append(start)
+                        read_sites.append(counts)
+                    try:
+                        return original(tensor, *args, **kwargs)
+                    finally:
+                        seconds = clock() - start
+                        counts[2] += seconds
+                        if len(read_seconds) < len(read_starts):
+                            read_seconds.append(seconds)
             elif transforming():
                 return unpatched_tensor_method(method)(tensor, *args, **kwargs)
             else:
