@@ -173,3 +173,33 @@ def test_batch_probe_leaves_sequence_first_models_alone():
     layer = nn.TransformerEncoderLayer(8, 2, batch_first=True)
     assert not sequence_first(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
     assert not sequence_first(nn.Sequential(nn.Linear(4, 4)))
+
+
+def test_a_model_that_keeps_graph_tensors_in_a_list_attribute_is_copied_for_the_what_ifs():
+    """A policy that keeps each step's (reward, log-probability) in a list (REINFORCE's
+    `self.data`) could not be deep-copied ("Only Tensors created explicitly by the user support
+    the deepcopy protocol"), and none of the what-ifs ran."""
+    from torchdoctor.diagnose.whatif.replay import make_replay
+
+    class Policy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.data: list = []
+            self.layer = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            probs = self.layer(x).softmax(-1)
+            self.data.append((1.0, probs[0, 0].log()))
+            self.data.append({"log_prob": [probs[0, 1].log()]})
+            return probs
+
+    model = Policy()
+    x = torch.randn(3, 4)
+    model(x)
+    replay, why = make_replay({id(model): (model, (x,), {})})
+    assert replay is not None, why
+    kept = replay.model.data[0][1]
+    assert kept.is_leaf and not kept.requires_grad
+    assert torch.equal(kept, model.data[0][1].detach())
+    assert model.data[0][1].grad_fn is not None  # the program's own list is untouched
+    replay.forward_backward()
