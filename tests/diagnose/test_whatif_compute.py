@@ -203,3 +203,34 @@ def test_a_model_that_keeps_graph_tensors_in_a_list_attribute_is_copied_for_the_
     assert torch.equal(kept, model.data[0][1].detach())
     assert model.data[0][1].grad_fn is not None  # the program's own list is untouched
     replay.forward_backward()
+
+
+def test_the_optimizer_probes_reference_step_runs_in_the_anomaly_mode_the_steps_ran_in(tmp_path):
+    """A program that switches anomaly detection off after its loop (as a NaN hunt's cleanup
+    does): the what-ifs run after it, and the optimizer probe's reference forward and backward,
+    the program's step without torchdoctor's probes, was timed without the mode the steps paid
+    for, whose cost was then taken for the probes' hooks."""
+    script = tmp_path / "anomaly_then_off.py"
+    script.write_text(
+        "import torch\n"
+        "from torch import nn\n"
+        "torch.manual_seed(0)\n"
+        "torch.autograd.set_detect_anomaly(True)\n"
+        "model = nn.Sequential(*[nn.Linear(24, 24) for _ in range(8)])\n"
+        "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+        "x = torch.randn(512, 24)\n"
+        "for epoch in range(2):\n"
+        "    for i in range(0, 512, 32):\n"
+        "        loss = model(x[i:i + 32]).square().mean()\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "torch.autograd.set_detect_anomaly(False)\n"
+    )
+    report = diagnose_script(str(script), steps=8, warmup=2, whatif_budget_s=4.0)
+    reference = _timing(report, "copy.forward_backward")
+    anomaly = _timing(report, "anomaly.off")
+    assert reference is not None and anomaly is not None, report.run.whatif
+    assert "under anomaly detection" in reference.setting
+    # with the mode on, as the anomaly probe's "as run" side, not its side without it
+    assert reference.as_run_s > 2 * anomaly.alternative_s, (reference, anomaly)
