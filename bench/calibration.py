@@ -355,6 +355,13 @@ def top_is_best(rows: list[Row]) -> tuple[str, str]:
     )
 
 
+def stated_words(row: Row) -> str:
+    """The stated saving and its basis; "not measured" alone where no number stands (no 0%)."""
+    if row.basis == "not measured":
+        return "not measured"
+    return f"{percent(row.stated)} ({row.basis})"
+
+
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f}%"
 
@@ -393,7 +400,7 @@ def print_row(row: Row, max_rounds: int) -> None:
         )
         wall, verdict = percent(t.wall_gain), t.verdict
     print(
-        f"| {row.script} | {row.rank} | {row.code} | {percent(row.stated)} ({row.basis}) "
+        f"| {row.script} | {row.rank} | {row.code} | {stated_words(row)} "
         f"| {tried} | {wall} | {verdict} | {agreement(row, max_rounds)} |"
     )
 

@@ -173,3 +173,64 @@ def test_batch_probe_leaves_sequence_first_models_alone():
     layer = nn.TransformerEncoderLayer(8, 2, batch_first=True)
     assert not sequence_first(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
     assert not sequence_first(nn.Sequential(nn.Linear(4, 4)))
+
+
+def test_a_model_that_keeps_graph_tensors_in_a_list_attribute_is_copied_for_the_what_ifs():
+    """A policy that keeps each step's (reward, log-probability) in a list (REINFORCE's
+    `self.data`) could not be deep-copied ("Only Tensors created explicitly by the user support
+    the deepcopy protocol"), and none of the what-ifs ran."""
+    from torchdoctor.diagnose.whatif.replay import make_replay
+
+    class Policy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.data: list = []
+            self.layer = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            probs = self.layer(x).softmax(-1)
+            self.data.append((1.0, probs[0, 0].log()))
+            self.data.append({"log_prob": [probs[0, 1].log()]})
+            return probs
+
+    model = Policy()
+    x = torch.randn(3, 4)
+    model(x)
+    replay, why = make_replay({id(model): (model, (x,), {})})
+    assert replay is not None, why
+    kept = replay.model.data[0][1]
+    assert kept.is_leaf and not kept.requires_grad
+    assert torch.equal(kept, model.data[0][1].detach())
+    assert model.data[0][1].grad_fn is not None  # the program's own list is untouched
+    replay.forward_backward()
+
+
+def test_the_optimizer_probes_reference_step_runs_in_the_anomaly_mode_the_steps_ran_in(tmp_path):
+    """A program that switches anomaly detection off after its loop (as a NaN hunt's cleanup
+    does): the what-ifs run after it, and the optimizer probe's reference forward and backward,
+    the program's step without torchdoctor's probes, was timed without the mode the steps paid
+    for, whose cost was then taken for the probes' hooks."""
+    script = tmp_path / "anomaly_then_off.py"
+    script.write_text(
+        "import torch\n"
+        "from torch import nn\n"
+        "torch.manual_seed(0)\n"
+        "torch.autograd.set_detect_anomaly(True)\n"
+        "model = nn.Sequential(*[nn.Linear(24, 24) for _ in range(8)])\n"
+        "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+        "x = torch.randn(512, 24)\n"
+        "for epoch in range(2):\n"
+        "    for i in range(0, 512, 32):\n"
+        "        loss = model(x[i:i + 32]).square().mean()\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "torch.autograd.set_detect_anomaly(False)\n"
+    )
+    report = diagnose_script(str(script), steps=8, warmup=2, whatif_budget_s=4.0)
+    reference = _timing(report, "copy.forward_backward")
+    anomaly = _timing(report, "anomaly.off")
+    assert reference is not None and anomaly is not None, report.run.whatif
+    assert "under anomaly detection" in reference.setting
+    # with the mode on, as the anomaly probe's "as run" side, not its side without it
+    assert reference.as_run_s > 2 * anomaly.alternative_s, (reference, anomaly)

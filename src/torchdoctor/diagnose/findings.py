@@ -7,8 +7,11 @@ from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
 # "measured": timed on the user's own program (a what-if probe, a --try trial, a measured phase
-# that the fix removes); "estimated": a model of the fix (Amdahl over measured phases, a table).
-SavingBasis = Literal["measured", "estimated"]
+# that the fix removes); "estimated": a model of the fix (Amdahl over measured phases, a table);
+# "not measured": no number stands (the copy's timings undecided, the probe not run, and no
+# model of the fix): `saving` is 0 and renderers say "not measured", never "0%" (D212 whose
+# pairs disagreed read "saves 0%"; the calibration bench counted it as a stated 0%).
+SavingBasis = Literal["measured", "estimated", "not measured"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 

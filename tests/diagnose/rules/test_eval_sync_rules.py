@@ -86,7 +86,8 @@ def test_d302_states_the_measured_gain_of_eval_mode_on_the_train_mode_forwards()
     measured, the saving is the train-mode forwards' share times its gain (none when no faster);
     without it, none (the fix is for correctness)."""
     run = evaluated(under_inference_mode=10, in_train_mode=5, train_mode_sensitive=True)
-    assert only(d302.check(run), "D302").saving == 0.0
+    unmeasured = only(d302.check(run), "D302")
+    assert unmeasured.saving == 0.0 and unmeasured.saving_basis == "not measured"
     run.whatif.timings = [
         WhatIfTiming("evaluation.eval_mode", "evaluation forward", 0.004, 0.003, 5, "model.eval()")
     ]
@@ -95,8 +96,9 @@ def test_d302_states_the_measured_gain_of_eval_mode_on_the_train_mode_forwards()
     assert finding.saving == pytest.approx(share * 0.25)
     assert finding.saving_basis == "measured" and "model.eval()" in finding.saving_how
     assert finding.severity == "error"
-    run.whatif.timings[0].alternative_s = 0.005  # slower in eval mode: nothing claimed
-    assert only(d302.check(run), "D302").saving == 0.0
+    run.whatif.timings[0].alternative_s = 0.005  # slower in eval mode: measured, no saving
+    slower = only(d302.check(run), "D302")
+    assert slower.saving == 0.0 and slower.saving_basis == "measured"
 
 
 def test_d302_silent_in_eval_mode_or_for_mode_insensitive_models():

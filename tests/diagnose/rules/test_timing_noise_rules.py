@@ -16,6 +16,7 @@ from torchdoctor.diagnose.observations import (
     WhatIfTiming,
 )
 from torchdoctor.diagnose.probes.io import typical_per_step
+from torchdoctor.diagnose.report.model import saving_words
 from torchdoctor.diagnose.rules import d212_profiler_left_on as d212
 from torchdoctor.diagnose.rules import d304_evaluation_too_frequent as d304
 from torchdoctor.diagnose.rules import d504_step_time_growth as d504
@@ -124,9 +125,11 @@ def test_d212_states_no_cost_of_zero_from_pairs_that_disagreed():
     # round 6's CI: beside a second test worker the pairs' median came out 1.0, a warning with a
     # saving of 0.0 "measured"; pairs on both sides of 1 decide nothing
     undecided = only(d212.check(profiled(1.0, (0.6, 1.1))), "D212")
-    assert undecided.saving_basis == "estimated" and undecided.saving == 0.0
+    assert undecided.saving_basis == "not measured" and undecided.saving == 0.0
     assert "pairs disagreed (0.60x-1.10x" in undecided.saving_how
     assert "undecided" in undecided.saving_how
+    # no number stands: said so, not "saves 0%" nor "no time saving claimed"
+    assert saving_words(undecided) == "time saving not measured on this run"
     # the benchmark's per-op cost still gives an estimate; the copy's disagreement is said
     estimated = only(d212.check(profiled(1.0, (0.6, 1.1), op_overhead_s=2e-5)), "D212")
     assert estimated.saving_basis == "estimated" and estimated.saving > 0.05

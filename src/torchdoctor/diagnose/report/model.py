@@ -116,6 +116,8 @@ def saving_words(finding: Finding) -> str:
     that rounds to 0% is not listed as one: 'saves ~0% of run time' reads as a speed fix that
     does nothing, where the finding is about something else (a sync that will cost on a GPU,
     memory, a habit) or its gain here is below what one run measures."""
+    if finding.saving_basis == "not measured":
+        return "time saving not measured on this run"
     basis = "measured" if finding.saving_basis == "measured" else "estimate"
     if finding.saving < LEAST_SAVING:
         return (

@@ -47,7 +47,7 @@ class TopFix:
     finding_id: str
     title: str
     saving: float  # share of the run's wall time
-    basis: str = "estimated"  # "measured" or "estimated" (Finding.saving_basis)
+    basis: str = "estimated"  # Finding.saving_basis
 
 
 @dataclass(frozen=True)

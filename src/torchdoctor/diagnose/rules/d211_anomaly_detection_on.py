@@ -12,7 +12,9 @@ NaN first appears, and costs time in every step it is left on.
 
 Measured saving: after the run the what-if probe times forward and backward of a copy of the
 model on its real batch with anomaly detection on and off, interleaved; the saving is the forward
-and backward share of the step times the measured gain. The seconds saved are a share of the steps
+and backward share of the step times the measured gain, and the loop's other ops (the loss
+computed outside the model records its tracebacks too) at the same gain, at most nine tenths of
+them. The seconds saved are a share of the steps
 as they ran: the typical step's plus the input
 waits the measured steps had beyond its own where the training loader has workers (an
 epoch's start-up of respawned workers, left out of the typical step as a rare slow one). Estimated
@@ -87,7 +89,10 @@ def check(run: RunObservation) -> list[Finding]:
     overhead = run.habits.anomaly_op_overhead_s
     # anomaly mode's work is in the forward (a traceback per op) and the backward (NaN checks)
     cost = mode_cost_share(run, profile, overhead, ("forward", "backward"))
-    measured = measured_on_copy(run, profile, "anomaly", "anomaly mode")
+    # loop_ops: the loss the loop computes outside the model records a traceback per op too
+    # (its forward is in the "other" phase): d211 stated 40-60% over forward and backward
+    # alone, where `--try anomaly_off` gained 68%, the "other" phase 15% of the step
+    measured = measured_on_copy(run, profile, "anomaly", "anomaly mode", loop_ops=True)
     if measured is not None:  # timed on a copy of the model, on and off, interleaved
         saving, evidence[1], saving_how = measured
         basis = "measured"

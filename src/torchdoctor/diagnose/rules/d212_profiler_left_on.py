@@ -80,7 +80,7 @@ def check(run: RunObservation) -> list[Finding]:
         f"torch.profiler was recording at the end of {pct(active)} of the measured steps"
         + (f" ({options})." if options else ".")
     ]
-    basis: SavingBasis = "estimated"
+    basis: SavingBasis = "not measured"  # until the copy or the benchmark gives a number
     saving, how = 0.0, "not measured (no copy of the model to time, no op count or benchmark)"
     measured = measured_on_copy(run, profile, "profiler", "the profiler", loop_ops=True)
     cost = mode_cost_share(run, profile, habits.profiler_op_overhead_s)
@@ -93,6 +93,7 @@ def check(run: RunObservation) -> list[Finding]:
         basis = "measured"
     elif cost is not None:
         saving, seconds = cost
+        basis = "estimated"
         evidence.append(
             f"With it on, an op took {secs(habits.profiler_op_overhead_s or 0.0)} longer "
             f"(measured on a benchmark); x {run.compute.ops_per_step:.0f} ops per step = "

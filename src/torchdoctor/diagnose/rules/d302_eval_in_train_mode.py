@@ -88,10 +88,12 @@ def check(run: RunObservation) -> list[Finding]:
             f"Measured on a copy of the model and a real batch: train mode changed the outputs by "
             f"{pct(measured.output_change)} (relative L2) against eval mode."
         )
-    saving, saving_how = 0.0, "none stated: the fix is for correctness"
-    basis: SavingBasis = "estimated"
+    # no model of the fix's time stands without the copy's timing: not measured, not "0%"
+    saving, saving_how = 0.0, "not measured: the fix is for correctness"
+    basis: SavingBasis = "not measured"
     # an evaluation of unknown frequency (seen only outside the measured steps) saves no share
-    if measured is not None and measured.ratio < 1 and not evaluation_frequency_unknown(run):
+    # timed and no faster in eval mode: measured, at no saving (clamp)
+    if measured is not None and not evaluation_frequency_unknown(run):
         share = evaluation_share(run) * ev.in_train_mode / max(ev.forwards, 1)
         if ev.seconds > 0 and ev.forward_seconds > 0:  # the forwards, not the loader's waits
             share *= clamp(ev.forward_seconds / ev.seconds)

@@ -364,10 +364,17 @@ class _Plan:
             device_type = self.run.environment.device_type
             profiler = profiler_arguments(options, device_type)
 
+        anomaly = bool(self.run.environment.anomaly_detection)
+
         def work(allowance: float) -> list[WhatIfTiming]:
+            from torchdoctor.diagnose.whatif.anomaly import forward_backward_in_mode
+
             replay = self.replay()
-            reference = replay.forward_backward if replay is not None else None
-            return measure_optimizer(optimizer, allowance, profiler, reference, faults)
+            # the reference in the mode the steps ran in: timed without anomaly mode after a
+            # program switched it off, the mode's cost in the observed phases was taken for
+            # the probes' hooks and the step "without probes" came out short (D210 inflated)
+            reference = forward_backward_in_mode(replay, anomaly) if replay is not None else None
+            return measure_optimizer(optimizer, allowance, profiler, reference, faults, anomaly)
 
         faults = self._observed(optimizer).step_page_faults
 

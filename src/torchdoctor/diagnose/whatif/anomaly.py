@@ -10,7 +10,10 @@ from torchdoctor.diagnose.whatif.guard import clock_name, compute_clock, interle
 from torchdoctor.diagnose.whatif.replay import Replay
 
 
-def _forward_backward(replay: Replay, anomaly: bool):
+def forward_backward_in_mode(replay: Replay, anomaly: bool):
+    """The replay's forward and backward with anomaly detection `anomaly`, whatever the program
+    left it at after its steps (d211 turns it off after its loop)."""
+
     def run() -> None:
         with torch.autograd.set_detect_anomaly(anomaly):
             replay.forward_backward()
@@ -21,7 +24,10 @@ def _forward_backward(replay: Replay, anomaly: bool):
 def measure_anomaly(replay: Replay, allowance_s: float) -> list[WhatIfTiming]:
     clock = compute_clock(replay.device_type)
     medians, rounds = interleaved_medians(
-        {"as run": _forward_backward(replay, True), "fix": _forward_backward(replay, False)},
+        {
+            "as run": forward_backward_in_mode(replay, True),
+            "fix": forward_backward_in_mode(replay, False),
+        },
         replay.device_type,
         allowance_s,
         clock,

@@ -75,6 +75,7 @@ def measure_optimizer(
     profiler: dict | None = None,
     forward_backward: Callable[[], object] | None = None,
     program_faults: float | None = None,
+    anomaly: bool = False,
 ) -> list[WhatIfTiming]:
     """One timing: the step as run vs the first alternative of PREFERENCE the optimizer class
     accepts and does not run already (none: nothing is timed). `profiler`: the arguments of the
@@ -85,7 +86,8 @@ def measure_optimizer(
     forward and backward, timed in the same rounds as a reference (FORWARD_BACKWARD_TIMING):
     with the clone's step as run it is the program's step without torchdoctor's probes, whose
     hooks on a sub-millisecond step took as long as the program's own work. `program_faults`:
-    the minor page faults per step of the program's step (whatif/allocator.py)."""
+    the minor page faults per step of the program's step (whatif/allocator.py). `anomaly`: the
+    steps ran under anomaly detection, and so was the reference timed (said in its setting)."""
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if not params:
         return []
@@ -148,7 +150,9 @@ def measure_optimizer(
                 as_run_s=reference,
                 alternative_s=reference,  # a reference: no fix
                 repeats=rounds,
-                setting="as run (reference: no fix)" + under,
+                setting="as run (reference: no fix)"
+                + under
+                + (" under anomaly detection" if anomaly else ""),
                 clock=clock_name(clock),
             )
         )

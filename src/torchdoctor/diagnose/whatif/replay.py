@@ -20,6 +20,7 @@ SAMPLE_BYTES = 4 * 2**20  # the tensor whose clone times this machine's copy rat
 # a module in a large model copies slower than the one-layer sample: 200-240 us per Linear in
 # Sequentials of 300-3000 of them against 61-65 us alone (more objects, longer collector passes)
 MODULE_COST_MARGIN = 4
+CONTAINER_DEPTH = 3  # how deep in a module's list, tuple or dict attributes copy_model looks
 
 
 def _parameter_bytes(module: torch.nn.Module) -> int:
@@ -58,13 +59,26 @@ def copy_model(module: torch.nn.Module) -> torch.nn.Module:
     """A deep copy of `module`. A tensor a module keeps as a plain attribute that autograd computed
     (the deprecated `torch.nn.utils.weight_norm` and `spectral_norm` keep `weight` so, recomputed
     from their parameters by a pre-hook before every forward) cannot be deep-copied once a forward
-    ran: the copy gets it detached, which its hook replaces at the copy's first call."""
+    ran: the copy gets it detached, which its hook replaces at the copy's first call. So do such
+    tensors inside a list, tuple or dict attribute (minimalRL's REINFORCE keeps every step's
+    `(reward, log-probability)` in `self.data`: "the model could not be copied (RuntimeError)",
+    and none of its what-ifs ran)."""
     memo: dict[int, Any] = {}
     for submodule in module.modules():
         for value in vars(submodule).values():
-            if isinstance(value, torch.Tensor) and not value.is_leaf:
-                memo[id(value)] = value.detach().clone()
+            _detached_into(memo, value)
     return copy.deepcopy(module, memo)
+
+
+def _detached_into(memo: dict[int, Any], value: Any, depth: int = 0) -> None:
+    """A detached clone in `memo` for each tensor autograd computed in `value`, looked for in
+    containers a few levels deep (a list of tuples, a dict of lists)."""
+    if isinstance(value, torch.Tensor):
+        if not value.is_leaf and id(value) not in memo:
+            memo[id(value)] = value.detach().clone()
+    elif isinstance(value, (list, tuple, dict)) and depth < CONTAINER_DEPTH:
+        for item in value.values() if isinstance(value, dict) else value:
+            _detached_into(memo, item, depth + 1)
 
 
 @dataclass
