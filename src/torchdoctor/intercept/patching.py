@@ -99,7 +99,8 @@ class _UnlessOneGraph:
     Python, not traced): `on_one_graph` (a weak reference to a bound method) is told then."""
 
     def __init__(self, on_one_graph: Callable[[], None] | None = None) -> None:
-        self.on_one_graph = None if on_one_graph is None else weakref.WeakMethod(on_one_graph)  # type: ignore[arg-type]
+        method: Any = on_one_graph  # a bound method; WeakMethod's stub wants its own type
+        self.on_one_graph = None if method is None else weakref.WeakMethod(method)
 
     def __bool__(self) -> bool:
         if not _tracing_one_graph():

@@ -5,8 +5,9 @@ Flags a training `DataLoader` with `num_workers > 0` over a map-style dataset wh
 only indexed from memory (a `TensorDataset`, or `__getitem__` measured at ten trivial ops or less;
 or, where `__getitem__` ran only in the workers, their measured CPU time per batch, pickling
 included, a fifth or less of the training process's wait for the batch: the items are cheap and
-the wait is the hand-over) when waiting for its batches takes 25% or more of a typical step, or when its workers are started
-again every epoch (`persistent_workers=False`) at a cost of 2% or more of the epoch.
+the wait is the hand-over) when waiting for its batches takes 25% or more of a typical step, or
+when its workers are started again every epoch (`persistent_workers=False`) at a cost of 2% or
+more of the epoch.
 
 ## Why is this bad
 Building such a batch costs a few indexing ops, but a worker must pickle it, send it through a
