@@ -28,6 +28,7 @@ from torch.utils.flop_counter import flop_registry
 from torchdoctor.diagnose.callsite import is_library_code
 from torchdoctor.diagnose.observations import OpCount
 from torchdoctor.diagnose.probes.base import Probe
+from torchdoctor.diagnose.probes.replaced_torch import RelayedCalls
 from torchdoctor.diagnose.steps import StepRecord
 
 aten = torch.ops.aten
@@ -95,7 +96,9 @@ class OpCounter(TorchDispatchMode):
 class PythonCallCounter(TorchFunctionMode):
     """Counts torch calls made from Python. Inside a handler the mode is off, so a call that
     makes further torch calls (F.dropout, nn.GRU's _VF.gru) counts once, and backward() once;
-    the Python backwards of custom autograd Functions it runs are counted (`in_backward`)."""
+    the Python backwards of custom autograd Functions it runs are counted (`in_backward`).
+    A function the program replaced (its own counting `Tensor.backward`) is relayed to the mode
+    as the replacement, which has already run: the mode runs the original (`RelayedCalls`)."""
 
     def __init__(
         self,
@@ -112,6 +115,8 @@ class PythonCallCounter(TorchFunctionMode):
         # phase (the step's "other" time: a model's functional forward is found there)
         self.outside = outside
         self.callers_seen: set[Any] = set()
+        relayed = RelayedCalls()
+        self.original = relayed.original if relayed else None  # None: nothing replaced
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         phases = self.phases
@@ -121,6 +126,8 @@ class PythonCallCounter(TorchFunctionMode):
             outside = self.outside
             if not phases and outside is not None and _records_grad(args, kwargs):
                 self._note_caller(sys._getframe(1), outside)
+        if self.original is not None:
+            func = self.original(func)
         return func(*args, **(kwargs or {}))
 
     def _note_caller(self, frame, outside: Callable[[Any], None]) -> None:
