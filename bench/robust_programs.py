@@ -2042,6 +2042,39 @@ print("counted", counts)
 """,
         ("--steps", "0"),
     ),
+    "program_wraps_torch_functions_in_own_mode": (
+        "wraps Tensor.sum (a C method), Tensor.backward, F.relu and torch.autograd.grad with counting wrappers, every 4th forward inside its own TorchFunctionMode",
+        """
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+counts = {}
+def counting(name, original):
+    def wrapper(*args, **kwargs):
+        counts[name] = counts.get(name, 0) + 1
+        return original(*args, **kwargs)
+    return wrapper
+class PassThrough(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+torch.Tensor.sum = counting("Tensor.sum", torch.Tensor.sum)
+torch.Tensor.backward = counting("Tensor.backward", torch.Tensor.backward)
+F.relu = counting("F.relu", F.relu)
+torch.autograd.grad = counting("autograd.grad", torch.autograd.grad)
+for step in range(40):
+    opt.zero_grad()
+    x = torch.randn(16, 8, requires_grad=True)
+    if step % 4 == 0:
+        with PassThrough():  # its own mode relays the wrappers a second time, plainly too
+            loss = F.relu(model(x)).sum()
+    else:
+        loss = F.relu(model(x)).sum()
+    (gx,) = torch.autograd.grad(loss, x, retain_graph=True)
+    (loss + gx.pow(2).sum()).backward()
+    opt.step()
+print("counted", sorted(counts.items()))
+""",
+        ("--steps", "0"),
+    ),
     "own_optimizer_step_hooks": (
         "its own global optimizer step post hook (an EMA of the weights) and a per-optimizer pre hook",
         """
