@@ -55,12 +55,15 @@ _BEFORE: list[tuple[Any, dict[str, Any]]] = [(s, _entries(s)) for s in _relay_na
 
 
 def _resolve(space: Any, name: str, entry: Any) -> Any:
-    """What `getattr(space, name)` gave for this __dict__ entry (a class binds descriptors)."""
-    if isinstance(space, type):
-        get = getattr(type(entry), "__get__", None)
-        if get is not None:
-            return get(entry, None, space)
-    return entry
+    """What `getattr(space, name)` gave for this __dict__ entry (a class binds descriptors);
+    _MISSING for a descriptor that refuses to be read on the class."""
+    get = getattr(type(entry), "__get__", None) if isinstance(space, type) else None
+    if get is None:
+        return entry
+    try:
+        return get(entry, None, space)
+    except Exception:
+        return _MISSING
 
 
 def _original_in_class(space: type, name: str, before: dict[str, Any]) -> Any:
@@ -93,7 +96,9 @@ class RelayedCalls:
                 if entry is _MISSING:
                     continue  # a name the program added: nothing torch relays through it
                 replacement = _resolve(space, name, now)
-                self._originals[id(replacement)] = (replacement, _resolve(space, name, entry))
+                original = _resolve(space, name, entry)
+                if original is not _MISSING:
+                    self._originals[id(replacement)] = (replacement, original)
 
     def __bool__(self) -> bool:
         return bool(self._originals)
