@@ -480,8 +480,8 @@ class _Plan:
                 )
                 return []
             seen = replay_batch(replay)
-            # an epoch's short last batch moves the mean a little; a sequence-first input is
-            # another dimension altogether
+            # the replayed forward may be an epoch's short last batch, a little off the typical
+            # one; a sequence-first input is another dimension altogether
             if seen is None or abs(seen - batch) > BATCH_TOLERANCE * batch:
                 self.run.whatif.skipped.append(
                     f"larger batch: the forward kept for the replay had {seen} samples in its "
