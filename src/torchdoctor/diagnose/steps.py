@@ -516,22 +516,24 @@ class StepTracker:
 
     # -- internals ----------------------------------------------------------------------------
     def _leave_out_unfinished_training(self, state: _StepState) -> None:
-        """The step we cut short: its no-gradient forwards after its last backward, at a call
-        that fed the training of the steps before (World Models' MDN-RNN encodes `obs` and
+        """The step we cut short: its last no-gradient forwards after its last backward, at a
+        call that fed the training of the steps before (World Models' MDN-RNN encodes `obs` and
         `next_obs` with its frozen VAE, then trains: a budget stop at the second encoding left
         the first one "1 of 1 evaluation forward(s)", D303), are the start of a training step
-        that never got to its backward: left out, neither training nor evaluation."""
+        that never got to its backward: left out, neither training nor evaluation. Only the
+        trailing run: the same encoder before an evaluation forward (the MDN-RNN's test pass)
+        is that evaluation's work."""
         if not self._beside_training:
             return
         last_backward = max(state.backward_ends, default=float("-inf"))
-        state.forwards[:] = [
-            f
-            for f in state.forwards
-            if f.got_grad
-            or f.awaits_grad
-            or f.t0 < last_backward
-            or (f.module_id, f.location) not in self._beside_training
-        ]
+        forwards = state.forwards
+        while forwards and (
+            not forwards[-1].got_grad
+            and not forwards[-1].awaits_grad
+            and forwards[-1].t0 > last_backward
+            and (forwards[-1].module_id, forwards[-1].location) in self._beside_training
+        ):
+            forwards.pop()
 
     def _begin(self, state: _StepState) -> None:
         """`state` is the step in progress's: the probes' shortcuts to it rebound with it."""
