@@ -22,6 +22,7 @@ from torchdoctor.diagnose.observations import (
 )
 from torchdoctor.diagnose.program_signals import ProgramSignals, _raise_terminated
 from torchdoctor.diagnose.report.lines import finding_lines
+from torchdoctor.diagnose.rules._common import typical_batch_size
 from torchdoctor.diagnose.rules._lines import (
     acts_in_the_loop,
     evaluation_is_validation,
@@ -2474,3 +2475,46 @@ def test_a_frozen_encoders_latents_of_a_batchs_frames_are_the_steps_work(diagnos
     assert report.run.status in ("stopped", "completed"), report.run.error
     assert report.run.evaluation.forwards == 0, report.run.evaluation
     assert "D303" not in {f.id for f in report.findings}
+
+
+def test_the_batch_printed_is_the_loaders_not_a_mean_a_short_last_batch_pulls_down(
+    diagnose_here,
+):
+    """pytorch-fm trains on 186 batches of 256 and one of 128 an epoch (drop_last=False): D202
+    printed "Batch size: 255" and proposed batch_size=1020, the steps' mean. The batch a rule
+    prints or scales is the typical one: here 16 (3 of 16 and one of 4 an epoch); a loader
+    built with a batch_sampler of varying sizes hands over its typical batch too, 8, not the
+    mean 6.5 of 8, 8, 8, 2."""
+    report = diagnose_here(
+        """
+        from torch.utils.data import DataLoader, TensorDataset
+
+        class Buckets(torch.utils.data.Sampler):
+            def __iter__(self):
+                yield from ([0, 1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14, 15],
+                            [16, 17, 18, 19, 20, 21, 22, 23], [24, 25])
+
+            def __len__(self):
+                return 4
+
+        data = TensorDataset(torch.randn(52, 8), torch.randn(52, 1))
+        train = DataLoader(data, batch_size=16, shuffle=True)  # 3 x 16 and one of 4 an epoch
+        buckets = DataLoader(data, batch_sampler=Buckets())
+        model = nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for epoch in range(4):
+            for x, y in train:
+                loss = (model(x) - y).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        with torch.no_grad():
+            for x, y in buckets:
+                model(x)
+        """,
+    )
+    sizes = [s.batch_size for s in report.run.steps if s.batch_size]
+    assert 4 in sizes and typical_batch_size(report.run) == 16, sizes
+    assert report.samples_per_s == pytest.approx(16 / report.step_time_s)
+    fetched = {ld.batch_size: ld.samples_per_batch for ld in report.run.loaders}
+    assert fetched == {16: 16, None: 8}, fetched

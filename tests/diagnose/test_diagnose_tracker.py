@@ -234,3 +234,38 @@ def test_a_steps_phases_are_summed_when_read_or_at_the_runs_end_not_at_its_close
     tracker.close()
     assert len(sums) == 3 and all(step.pieces is None for step in tracker.steps)
     assert third.phases == second.phases == {"data": 1, "forward": 2, "other": 0.5}
+
+
+def _frozen_forward(tracker, clock, module_id, location="t.py:2"):
+    """A no_grad forward of a frozen module (an encoder whose output feeds the trained model)."""
+    tracker.push("forward")
+    record = ForwardRecord(clock.now, False, False, True, location, batch_size=4)
+    record.module_id = module_id
+    tracker.forward_started(record)
+    clock.advance(1)
+    record.t1 = clock.now
+    tracker.pop()
+    return record
+
+
+def test_a_stop_between_a_frozen_encoders_forwards_does_not_make_them_evaluation():
+    """World Models' MDN-RNN encodes `obs` and `next_obs` with its frozen VAE under no_grad,
+    then trains; a budget stop at the second encoding left the first "1 of 1 evaluation
+    forward(s)" (D303). The call that fed training in the steps before is left out where it
+    ends the step we cut short; before another module's evaluation forward (the MDN-RNN's test
+    pass under no_grad) it is evaluation's work, as that forward is."""
+    clock = Clock()
+    tracker = StepTracker(clock)
+    for _ in range(2):
+        _frozen_forward(tracker, clock, module_id=1)  # vae(obs)
+        _frozen_forward(tracker, clock, module_id=1)  # vae(next_obs)
+        trained = _awaiting_forward(tracker, clock, 1)  # the MDN-RNN
+        trained.module_id, trained.got_grad = 2, True
+        _backward(tracker, clock, 1)
+        tracker.end_step()
+    assert tracker.eval_forwards == []
+    encoded = _frozen_forward(tracker, clock, module_id=1)  # the test pass: vae(obs), ...
+    evaluation = _frozen_forward(tracker, clock, module_id=3, location="t.py:9")  # ... mdrnn
+    _frozen_forward(tracker, clock, module_id=1)  # vae(obs), then the budget stops the program
+    tracker.close(cut_short=True)
+    assert tracker.eval_forwards == [encoded, evaluation] and tracker.eval_seconds == 2

@@ -101,8 +101,9 @@ class LoaderObservation:
     # them together; from /proc, so Linux only; None: not read): the work a batch is, which a
     # busy machine's wall times do not tell (rule D110)
     worker_cpu_s: float | None = None
-    # mean samples per batch fetched in this process (main process only; None: not timed): the
-    # batch size of a loader built with a batch_sampler (its batch_size is None)
+    # the typical samples per batch fetched in this process (their median, not the mean a short
+    # last batch pulls down; main process only; None: not timed): the batch size of a loader
+    # built with a batch_sampler (its batch_size is None)
     samples_per_batch: float | None = None
     cpu_count: int | None = None
     # the DataLoader(...) call as the user wrote it ("" when its source could not be read): fixes

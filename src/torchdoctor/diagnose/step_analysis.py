@@ -38,6 +38,15 @@ def median(values: list[float]) -> float:
     return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def typical_batch(steps: list[StepObservation]) -> int | None:
+    """The batch the program trains on, from the samples its steps consumed: the upper median,
+    a size some step had. Never the mean: an epoch's short last batch (drop_last=False) pulls
+    it down (186 batches of 256 and one of 128 read 255, and D202 proposed batch_size=1020),
+    and a batch_sampler's varying sizes are no one size at all. None: no step said."""
+    sizes = sorted(s.batch_size for s in steps if s.batch_size)
+    return sizes[len(sizes) // 2] if sizes else None
+
+
 def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
     return max(lo, min(hi, x))
 

@@ -342,6 +342,9 @@ class StepTracker:
         self.tail_eval_windows: list[tuple[float, float]] = []  # after the last step (close())
         self.backwards = 0
         self.forwards_seen = 0  # root model forwards, training and evaluation
+        # (module id, call site) of no-gradient forwards that fed a closed step's training (a
+        # frozen encoder's, a teacher's): the same call in a step we cut short is training too
+        self._beside_training: set[tuple[int | None, str]] = set()
         # backwards, optimizer updates and data waits so far: a run of identical forwards (one
         # record) never spans one of them (micro-batches, per-sample updates stay apart)
         self.boundaries = 0
@@ -500,6 +503,8 @@ class StepTracker:
             if step.pieces is not None:
                 _phases_of(step)  # summed before its pieces go
                 step.spans, step.pieces = _spans(step.pieces, self.origin), None
+        if cut_short:
+            self._leave_out_unfinished_training(self._state)
         spans, forwards = self._eval_spans(self._state, final=not cut_short)
         self.eval_forwards.extend(forwards)
         for span_start, span_end in spans:
@@ -510,6 +515,26 @@ class StepTracker:
         self._begin(_StepState(now))
 
     # -- internals ----------------------------------------------------------------------------
+    def _leave_out_unfinished_training(self, state: _StepState) -> None:
+        """The step we cut short: its last no-gradient forwards after its last backward, at a
+        call that fed the training of the steps before (World Models' MDN-RNN encodes `obs` and
+        `next_obs` with its frozen VAE, then trains: a budget stop at the second encoding left
+        the first one "1 of 1 evaluation forward(s)", D303), are the start of a training step
+        that never got to its backward: left out, neither training nor evaluation. Only the
+        trailing run: the same encoder before an evaluation forward (the MDN-RNN's test pass)
+        is that evaluation's work."""
+        if not self._beside_training:
+            return
+        last_backward = max(state.backward_ends, default=float("-inf"))
+        forwards = state.forwards
+        while forwards and (
+            not forwards[-1].got_grad
+            and not forwards[-1].awaits_grad
+            and forwards[-1].t0 > last_backward
+            and (forwards[-1].module_id, forwards[-1].location) in self._beside_training
+        ):
+            forwards.pop()
+
     def _begin(self, state: _StepState) -> None:
         """`state` is the step in progress's: the probes' shortcuts to it rebound with it."""
         self._state = state
@@ -580,6 +605,9 @@ class StepTracker:
                 training.append(forward)
         if len(training) < len(state.forwards):  # a forward without gradient: evaluation?
             spans, forwards = self._eval_spans(state, final)
+            for forward in state.forwards:
+                if not forward.got_grad and forward.feeds_training():
+                    self._beside_training.add((forward.module_id, forward.location))
         else:
             spans, forwards = [], []
         eval_seconds = sum(b - a for a, b in spans) if spans else 0.0

@@ -144,6 +144,19 @@ def test_d202_fix_multiplies_whole_batches_when_the_last_batch_of_an_epoch_is_sh
     assert "batch_size=8, ...)  # x 4 micro-batches = 32 per optimizer step" in finding.fix
 
 
+def test_d202_prints_and_scales_the_typical_batch_not_a_mean_a_short_last_batch_pulls_down():
+    """pytorch-fm: 186 batches of 256 and one of 128 an epoch. D202 printed "Batch size: 255"
+    and proposed batch_size=1020 (4 x the steps' mean); the program's batch is 256."""
+    run = overhead_run(ops=1000, tensors=40)
+    for i, step in enumerate(run.steps):
+        step.batch_size = 128 if i == len(run.steps) - 1 else 256
+    run.loaders = [good_loader(batch_size=256)]
+    finding = only(d202.check(run), "D202")
+    assert "Batch size: 256." in evidence_text(finding)
+    assert "batch_size=1024, ...)" in finding.fix, finding.fix
+    assert d202.batch_candidate(run).micro_batch == 256  # the batch the what-if times
+
+
 def test_d202_fix_scales_the_loaders_batch_size_when_its_batches_hold_more_rows():
     """PyG's graph_gps example loads 32 graphs a batch, 677 node rows for the model: D202 said
     "Batch size: 677" and fixed with `DataLoader(dataset, batch_size=2708, ...)` (4 x the node

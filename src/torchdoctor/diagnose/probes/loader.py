@@ -23,6 +23,7 @@ from torchdoctor.diagnose.callsite import user_location
 from torchdoctor.diagnose.observations import LoaderObservation
 from torchdoctor.diagnose.probes.base import Probe
 from torchdoctor.diagnose.source_lines import call_at, split_location
+from torchdoctor.diagnose.steps import counted_median
 
 EPOCH = "_torchdoctor_epoch"  # attribute set on each DataLoader iterator we saw started
 # the workers' CPU time is read at every batch for the first CPU_READ_ALWAYS batches (an epoch
@@ -134,6 +135,7 @@ class _LoaderStats:
         self.collates_weighed = 0  # collates whose bytes were counted (WEIGH_FIRST)
         self.fetches = 0
         self.items = 0
+        self.fetch_sizes: dict[int, int] = {}  # samples per fetch -> fetches of that many
         self.train_votes = 0
         self.eval_votes = 0
         self.worker_cpu_s = 0.0  # the workers' CPU seconds between reads ...
@@ -256,7 +258,9 @@ class LoaderProbe(Probe):
                 stats.fetch_s += time.perf_counter() - started
                 stats.fetches += 1
                 auto = getattr(fetcher, "auto_collation", True)
-                stats.items += len(possibly_batched_index) if auto else 1
+                size = len(possibly_batched_index) if auto else 1
+                stats.items += size
+                stats.fetch_sizes[size] = stats.fetch_sizes.get(size, 0) + 1
                 return out
 
             return timed_fetch
@@ -373,7 +377,8 @@ class LoaderProbe(Probe):
                 observation.item_s = (stats.fetch_s - stats.collate_s) / stats.items
             if stats.fetches:
                 observation.collate_s = stats.collate_s / stats.fetches
-                observation.samples_per_batch = stats.items / stats.fetches
+                # the typical fetch, not the mean: an epoch's short last batch is not the size
+                observation.samples_per_batch = counted_median(stats.fetch_sizes.items())
             if stats.collates_weighed:
                 observation.collate_bytes = stats.collate_bytes // stats.collates_weighed
             if stats.worker_cpu_batches:

@@ -4,8 +4,6 @@ as data (report/verdict.py), and report/prose.py words it for every renderer."""
 
 from __future__ import annotations
 
-import statistics
-
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import PHASES, RunObservation
 from torchdoctor.diagnose.report.lines import LineRow, finding_lines, verdict_lines
@@ -27,6 +25,7 @@ from torchdoctor.diagnose.step_analysis import (
     evaluation_is_acting,
     evaluation_share,
     training_share,
+    typical_batch,
 )
 
 # Above this share of the measured time in evaluation spans (cut out of the steps), the verdict
@@ -167,8 +166,8 @@ def build_report(run: RunObservation, findings: list[Finding]) -> Report:
     bound = _bound(breakdown, model_seen=bool(run.models))
     top_lines = verdict_lines(run, bound.dominant_phase)
     step_time = analysis.median_step_s
-    batches = [s.batch_size for s in analysis.measured if s.batch_size]
-    samples = statistics.median(batches) / step_time if batches and step_time else None
+    batch = typical_batch(analysis.measured)
+    samples = batch / step_time if batch and step_time else None
     return Report(
         run=run,
         breakdown=breakdown,

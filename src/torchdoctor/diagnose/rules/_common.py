@@ -17,7 +17,7 @@ from torchdoctor.diagnose.observations import (
 # import it from here.
 from torchdoctor.diagnose.step_analysis import COMPUTE_PHASES as COMPUTE_PHASES
 from torchdoctor.diagnose.step_analysis import StepProfile as StepProfile
-from torchdoctor.diagnose.step_analysis import analyze
+from torchdoctor.diagnose.step_analysis import analyze, typical_batch
 from torchdoctor.diagnose.step_analysis import clamp as clamp
 from torchdoctor.diagnose.step_analysis import evaluation_share as evaluation_share
 from torchdoctor.diagnose.step_analysis import mean_step_s as mean_step_s
@@ -71,9 +71,10 @@ def on_cuda(run: RunObservation) -> bool:
     return run.environment.device_type == "cuda"
 
 
-def mean_batch_size(run: RunObservation) -> float | None:
-    sizes = [s.batch_size for s in run.steps if s.batch_size]
-    return sum(sizes) / len(sizes) if sizes else None
+def typical_batch_size(run: RunObservation) -> int | None:
+    """The run's training batch (samples per step, all micro-batches): the one every rule
+    prints, and every saving or what-if that scales by the batch scales (`typical_batch`)."""
+    return typical_batch(run.steps)
 
 
 def training_loaders(run: RunObservation) -> list[LoaderObservation]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from torchdoctor.diagnose.observations import LoaderObservation, RunObservation
 from torchdoctor.diagnose.rules._common import (
     clamp,
-    mean_batch_size,
     median_phase_s,
     training_loaders,
+    typical_batch_size,
 )
 from torchdoctor.diagnose.rules._overhead import cpu_share
 from torchdoctor.diagnose.rules._respawn import respawns_each_epoch
@@ -96,7 +96,7 @@ def heavy_collate(run: RunObservation, loader: LoaderObservation) -> bool:
 
 def collated_batch(loader: LoaderObservation) -> float | None:
     """Samples per collated batch: the loader's batch_size, or, for a loader built with a
-    batch_sampler (batch_size None), the mean count its fetches were handed."""
+    batch_sampler (batch_size None), the typical count its fetches were handed."""
     return loader.batch_size or loader.samples_per_batch
 
 
@@ -136,7 +136,7 @@ def samples_per_handover(run: RunObservation, loader: LoaderObservation) -> floa
     if loader.samples_per_batch:
         return loader.samples_per_batch
     if len(training_loaders(run)) == 1:
-        return mean_batch_size(run)
+        return typical_batch_size(run)
     return None
 
 

@@ -57,7 +57,6 @@ from torchdoctor.diagnose.rules._common import (
     COMPUTE_PHASES,
     clamp,
     cpu_count,
-    mean_batch_size,
     median_phase_s,
     pct,
     secs,
@@ -65,6 +64,7 @@ from torchdoctor.diagnose.rules._common import (
     step_profile,
     suggested_workers,
     training_loaders,
+    typical_batch_size,
 )
 from torchdoctor.diagnose.rules._data_fixes import CACHED_ITEM_COST, cheaper_items_fix
 from torchdoctor.diagnose.rules._loaders import in_memory
@@ -88,7 +88,7 @@ def check(run: RunObservation) -> list[Finding]:
     if profile is None or not measured or profile.share("data") < MIN_DATA_SHARE:
         return []
     loader = measured[0]
-    batch = loader.batch_size or mean_batch_size(run)
+    batch = loader.batch_size or typical_batch_size(run)
     if not batch:
         return []
     # item_s is a mean over every fetch; the steady data time caps it against one slow fetch
@@ -103,7 +103,7 @@ def check(run: RunObservation) -> list[Finding]:
     method = "__iter__" if loader.iterable_dataset else "__getitem__"
     # a dataset that returns whole batches (DLRM's random data, to a loader of batch_size=1):
     # each item holds more rows than one sample
-    rows = mean_batch_size(run) or 0.0
+    rows = typical_batch_size(run) or 0.0
     whole_batches = bool(loader.batch_size and rows > loader.batch_size)
     item = "item" if whole_batches else "sample"
     per_batch = f"{secs(item_batch_s)} per batch of {batch:.0f}"

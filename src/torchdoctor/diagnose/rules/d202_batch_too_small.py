@@ -93,7 +93,6 @@ from torchdoctor.diagnose.rules._common import (
     StepProfile,
     clamp,
     expected_ops,
-    mean_batch_size,
     median_phase_s,
     model_time_s,
     over_input_waits,
@@ -101,6 +100,7 @@ from torchdoctor.diagnose.rules._common import (
     secs,
     step_profile,
     stepped_optimizers,
+    typical_batch_size,
     typical_step_s,
 )
 from torchdoctor.diagnose.rules._measured import fastest, how, timings
@@ -187,16 +187,15 @@ def _training_loader(run: RunObservation) -> LoaderObservation | None:
 def _rows_per_loader_batch(run: RunObservation, loader: LoaderObservation) -> bool:
     """Each batch of the training loader gave the model more rows than the loader's batch_size
     (graphs' nodes, or a dataset that batches its own items)."""
-    batch, micro = mean_batch_size(run), _micro_batches(run)
+    batch, micro = typical_batch_size(run), _micro_batches(run)
     return bool(batch and loader.batch_size and round(batch / micro) > loader.batch_size)
 
 
 def _fix(run: RunObservation, batch: float | None, micro: int, factor: int) -> str:
     """The batch change where the batch is made: the loader, or the slice the script samples."""
     loader = _training_loader(run)
-    # the batch the steps consumed, a whole number of samples (the mean counts an epoch's short
-    # last batch: 7.8 per step must not read "batch_size=8 x 4 micro-batches = 31"); the
-    # loader's setting when the steps did not say, or when each of its batches gave the model
+    # the batch the steps consumed (the typical one, not a mean an epoch's short last batch
+    # pulls down), a whole number of samples per micro-batch; the loader's setting when the steps did not say, or when each of its batches gave the model
     # more rows than its batch_size (a PyG batch of 32 graphs is 677 node rows; DLRM's loader of
     # batch_size=1 yields whole batches of 128): the knob to turn is the loader's
     per_micro = max(1, round(batch / micro)) if batch else None
@@ -265,7 +264,7 @@ def batch_candidate(run: RunObservation) -> OverheadBound | None:
     )
     if not small_ops:
         return None
-    batch = mean_batch_size(run)
+    batch = typical_batch_size(run)
     micro = batch / _micro_batches(run) if batch else None
     return OverheadBound(overhead, step_s, utilization, micro)
 
@@ -405,7 +404,7 @@ def check(run: RunObservation) -> list[Finding]:
         )
     if saving < MIN_SAVING:
         return []
-    batch = mean_batch_size(run)
+    batch = typical_batch_size(run)
     micro = _micro_batches(run)
     arithmetic = (
         "so the ops do almost no arithmetic."

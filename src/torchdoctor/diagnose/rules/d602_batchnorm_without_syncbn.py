@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from torchdoctor.diagnose.findings import Finding
 from torchdoctor.diagnose.observations import RunObservation
-from torchdoctor.diagnose.rules._common import mean_batch_size
+from torchdoctor.diagnose.rules._common import typical_batch_size
 
 CODE = "D602"
 TITLE = "BatchNorm under DDP without SyncBatchNorm"
@@ -50,7 +50,7 @@ def check(run: RunObservation) -> list[Finding]:
     if world <= 1 or not plain_bn:
         return []
     per_rank = run.distributed.per_rank_batch if run.distributed else []
-    batch = min(per_rank) if per_rank else mean_batch_size(run)
+    batch = min(per_rank) if per_rank else typical_batch_size(run)
     layers = sum(m.batchnorm_layers - m.sync_batchnorm_layers for m in plain_bn)
     evidence = [
         f"{layers} BatchNorm layer(s) normalise per rank across {world} ranks.",

@@ -44,7 +44,7 @@ SHORT_RUN_SHARE = 0.25
 RAISED_FOR = ("DataLoader workers", "evaluation forward", "larger batch")
 MIN_PHASE_SHARE = 0.05  # a phase under this share of the step is not worth a probe
 MIN_ALLOWANCE_S = 0.05  # less budget than this left: the probe is skipped
-BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the mean training batch
+BATCH_TOLERANCE = 0.25  # the replayed batch may differ this much from the typical training batch
 MAX_MEMORY_FOR_4X = 0.5  # of GPU memory at the run's peak: above it, no 4x-batch replay on CUDA
 FORWARD_BACKWARD = ("forward", "backward")
 # A probe's least time is predicted at this share of its calls at the steps' observed times: the
@@ -480,8 +480,8 @@ class _Plan:
                 )
                 return []
             seen = replay_batch(replay)
-            # an epoch's short last batch moves the mean a little; a sequence-first input is
-            # another dimension altogether
+            # the replayed forward may be an epoch's short last batch, a little off the typical
+            # one; a sequence-first input is another dimension altogether
             if seen is None or abs(seen - batch) > BATCH_TOLERANCE * batch:
                 self.run.whatif.skipped.append(
                     f"larger batch: the forward kept for the replay had {seen} samples in its "
