@@ -40,6 +40,10 @@ MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a re
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
 RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
 MAX_TERM_ITEMS = 16  # items of a container variable looked at for loss terms
+# fresh loss terms remembered per step, each in its own slot ("term", "term1"...): a VAE's
+# reconstruction term comes before its KL term among the variables, and a controller that keeps
+# only the KL tensors (`self.kls.append(kl)`) keeps the second one
+MAX_TERMS = 4
 # a growing history: larger at this many checks in a row (checks come at the 2nd, 4th, 8th...
 # measured step), by a number of elements per step that stays within GROWTH_RATE_RATIO between
 # checks (a history grows by its batch every step; a tensor whose size follows the data, a
@@ -63,6 +67,7 @@ class RetentionWatch:
         # the loss terms of the last backward(): a term seen again is not this step's (a scalar
         # made before the loop)
         self.last_terms: set[int] = set()
+        self.term_step: int | None = None  # the last step whose terms were remembered
         self.found: dict[str, RetainedTensors] = {}
         # kind -> (the container holding them, its name): looked up once; dropped at the end
         self.holders: dict[str, tuple[object, str]] = {}
@@ -87,7 +92,7 @@ class RetentionWatch:
             pass
 
     def remember(self, kind: str, step: int, tensor, location: str) -> None:
-        refs = self.refs[kind]
+        refs = self.refs.setdefault(kind, [])
         if refs and refs[-1].step == step:
             return  # one per step is enough
         if len(refs) >= MAX_REFS:
@@ -100,9 +105,9 @@ class RetentionWatch:
     def remember_terms(self, step: int, loss: torch.Tensor, location: str) -> None:
         """The scalars with a graph, other than `loss`, among the variables of the user's function
         that calls backward() (and the values of its dicts, lists and tuples): the loss's terms.
-        One per step is remembered, the first not seen at the previous backward()."""
-        terms_refs = self.refs["term"]
-        if terms_refs and terms_refs[-1].step == step:
+        The first MAX_TERMS not seen at the previous backward() are remembered, each in its
+        slot (their order among the variables is the same every step)."""
+        if self.term_step == step:
             return  # a second backward() in the step (a GAN's): one per step is enough
         frame = _user_frame()
         if frame is None:
@@ -111,7 +116,9 @@ class RetentionWatch:
         seen, self.last_terms = self.last_terms, {id(t) for t in terms}
         fresh = [t for t in terms if id(t) not in seen]
         if fresh:
-            self.remember("term", step, fresh[0], location)
+            self.term_step = step
+        for slot, term in enumerate(fresh[:MAX_TERMS]):
+            self.remember(f"term{slot or ''}", step, term, location)
 
     def check(self, current_step: int) -> None:
         """Count earlier steps' tensors still alive; describe them the first time. Read the heap's
@@ -119,6 +126,7 @@ class RetentionWatch:
         in_use = heap_in_use_bytes()
         if in_use is not None:
             self.heap_in_use.append((current_step, in_use))
+        kept_terms = False  # the first slot of terms found at this check is the one told
         for kind, refs in self.refs.items():
             earlier = [r for r in refs if r.step < current_step - RECENT]
             alive: list[tuple[_Ref, torch.Tensor]] = []
@@ -128,6 +136,10 @@ class RetentionWatch:
                     alive.append((r, tensor))
             if len(alive) < MIN_ALIVE or len(alive) < len(earlier) / 2:
                 continue
+            if kind.startswith("term"):
+                if kept_terms:
+                    continue
+                kept_terms = True
             tensors = [t for _, t in alive]
             if kind not in self.holders:
                 self.holders[kind] = _holder(tensors[-1])
@@ -136,8 +148,9 @@ class RetentionWatch:
             if container is not None:
                 named = f" `{name}`" if name else ""
                 holder = f"{type(container).__name__}{named} ({len(container)} items)"  # type: ignore[arg-type]
-            self.found[kind] = RetainedTensors(
-                kind=kind,
+            told = "term" if kind.startswith("term") else kind
+            self.found[told] = RetainedTensors(
+                kind=told,
                 steps_alive=len(alive),
                 steps_checked=len(earlier),
                 with_graph=any(t.grad_fn is not None for t in tensors),
