@@ -154,3 +154,14 @@ def test_the_probe_finds_a_list_an_object_appends_to_and_reads_whole_every_step(
     assert "D504" in [f.id for f in report.findings]
     window = diagnose_script(script, ["--window"], steps=16, warmup=3, whatif=False)
     assert window.run.memory.growing == [] and "D504" not in [f.id for f in window.findings]
+
+
+def test_the_probe_finds_a_tensor_a_helper_object_rebuilds_from_itself_in_its_method():
+    # the loop's `monitor.preds`, rebuilt in Monitor.record (not in the loop's function)
+    script = str(SCRIPTS / "d504_helper_tensor_attribute.py")
+    report = diagnose_script(script, steps=8, warmup=3, whatif=False)
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    line = line_of("d504_helper_tensor_attribute", "        self.preds = p if")
+    assert history.name == "monitor.preds" and history.container == ""
+    assert history.location.endswith(f":{line}") and "D504" in [f.id for f in report.findings]

@@ -237,8 +237,7 @@ class RetentionWatch:
             if container:
                 location = _whole_read_location(frame, name, owner)
             else:
-                line = _rebuilding_line(frame, name)
-                location = f"{short_path(frame.f_code.co_filename)}:{line}" if line else None
+                location = _rebuilding_location(frame, name, owner)
             if location is not None:
                 (first_step, first_numel, _), (last_step, last_numel, size_bytes) = growing
                 self.growing[name] = GrowingTensor(
@@ -303,15 +302,20 @@ def _growth_candidates(frame: FrameType) -> list[tuple[str, object, object]]:
     for name, value in list(frame.f_locals.items()):
         if name == "self" or not _is_program_object(value):
             continue
-        found += [(f"{name}.{attribute}", inner, value) for attribute, inner in _lists_of(value)]
+        found += [(f"{name}.{attribute}", inner, value) for attribute, inner in _held_by(value)]
     return found
 
 
-def _lists_of(value: object) -> list[tuple[str, object]]:
+def _held_by(value: object) -> list[tuple[str, object]]:
+    """The attributes of `value` that are lists, deques or tensors."""
     attributes = getattr(value, "__dict__", None)
     if not isinstance(attributes, dict):
         return []
-    return [(name, inner) for name, inner in list(attributes.items()) if type(inner) in _LISTS]
+    return [
+        (name, inner)
+        for name, inner in list(attributes.items())
+        if type(inner) in _LISTS or isinstance(inner, torch.Tensor)
+    ]
 
 
 _LISTS = (list, deque)
@@ -411,12 +415,37 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
+def _rebuilding_location(frame: FrameType, name: str, owner: object) -> str | None:
+    """The "file:line" that rebuilds the tensor `name` from itself: in the loop's function, or
+    as `self.<attribute>` in the class of the object that holds it (`self.history = flat if
+    self.history is None else torch.cat([self.history, flat])` in a tracker's method)."""
+    line = _rebuilding_line(frame, name)
+    if line is not None:
+        return f"{short_path(frame.f_code.co_filename)}:{line}"
+    if owner is None or "." not in name:
+        return None
+    attribute = re.escape("self." + name.rsplit(".", 1)[1])
+    try:
+        lines, first = inspect.getsourcelines(type(owner))
+        filename = inspect.getsourcefile(type(owner))
+    except (OSError, TypeError):
+        return None
+    pattern = rf"^\s*{attribute}\s*=.*\btorch\.{_REBUILDS}\(\s*[\[\(]\s*{attribute}\b"
+    offset = _first_match(lines, pattern)
+    if offset is None or filename is None:
+        return None
+    return f"{short_path(filename)}:{first + offset}"
+
+
+_REBUILDS = "(cat|concat|concatenate|stack|hstack|vstack)"
+
+
 def _rebuilding_line(frame: FrameType, name: str) -> int | None:
     """The line of the frame's function that rebuilds `name` from itself (`name =
     torch.cat([name, ...])`, or stack, hstack, vstack), where the fix goes; None when none."""
     lines, first = _source_of(frame)
     pattern = re.compile(
-        rf"^\s*{re.escape(name)}\s*=\s*torch\.(cat|concat|concatenate|stack|hstack|vstack)\(\s*"
+        rf"^\s*{re.escape(name)}\s*=\s*torch\.{_REBUILDS}\(\s*"
         rf"[\[\(]\s*{re.escape(name)}\b"
     )
     for offset, text in enumerate(lines):

@@ -10,15 +10,15 @@ the first third (one slow step, a preemption, is not a rise), the last third at 
 than the first (medians), and a growth over the run well beyond the steps' spread around the
 robust (Theil-Sen) line, spread over the steps rather than one jump (the load that rose once).
 
-It also reads the size of the tensors among the training loop's variables at a few checks: one
-larger at every check by about the same number of elements per step, that the loop's code
-rebuilds from itself (`seen = torch.cat([seen, batch])`), is a growing history; so is a list of tensors or numbers the loop appends to every step, in
-its variables or its objects' attributes, that a line of the loop (or the method that appends to
-it) reads whole (`torch.quantile(torch.stack(norms), 0.9)`, `np.percentile(norms, 90)`). With
-that cause in sight, a milder rise is enough
-(the trend test at one chance in twenty, the last third slower than the first): a short run sees
-only the start of a history's growth. Without any rise in the timings, the history is reported
-at info level, named with its line: its cost is still to come.
+It also reads the size of the tensors among the training loop's variables (and the attributes
+of the program's own objects among them) at a few checks: one larger at every check by about the
+same number of elements per step, that the loop's code (or the object's class) rebuilds from
+itself (`seen = torch.cat([seen, batch])`), is a growing history; so is a list of tensors or
+numbers appended to every step that a line of the loop (or the method that appends to it) reads
+whole (`torch.quantile(torch.stack(norms), 0.9)`, `np.percentile(norms, 90)`). With that cause
+in sight, a milder rise is enough (the trend test at one chance in twenty, the last third slower
+than the first): a short run sees only the start of a history's growth. Without any rise in the
+timings, the history is reported at info level, named with its line: its cost is still to come.
 
 ## Why is this bad
 A step that gets slower every step does work that grows with the run: a history tensor
