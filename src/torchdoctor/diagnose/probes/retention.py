@@ -366,16 +366,10 @@ def _whole_read_location(frame: FrameType, name: str, owner: object) -> str | No
     line = _first_match(lines, _WHOLE_READ.format(name=re.escape(name)), _indent(current))
     if line is not None:
         return f"{short_path(frame.f_code.co_filename)}:{start + line}"
-    if owner is None or "." not in name:
+    source = _owner_source(owner, name)
+    if source is None:
         return None
-    attribute = re.escape("self." + name.rsplit(".", 1)[1])
-    try:
-        lines, first = inspect.getsourcelines(type(owner))
-        filename = inspect.getsourcefile(type(owner))
-    except (OSError, TypeError):
-        return None
-    if filename is None:
-        return None
+    lines, first, filename, attribute = source
     appends = re.compile(rf"{attribute}\s*(\.(append|extend)\(|\+=)")
     reads = re.compile(_WHOLE_READ.format(name=attribute))
     # a method that appends to the list and reads it whole: read as often as it grows, every
@@ -415,6 +409,21 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
+def _owner_source(owner: object, name: str) -> tuple[list[str], int, str, str] | None:
+    """(source lines, first line, file, `self.<attribute>` as a pattern) of the class of the
+    object whose attribute `name` ("tracker.history") is; None without a source."""
+    if owner is None or "." not in name:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(type(owner))
+        filename = inspect.getsourcefile(type(owner))
+    except (OSError, TypeError):
+        return None
+    if filename is None:
+        return None
+    return lines, first, filename, re.escape("self." + name.rsplit(".", 1)[1])
+
+
 def _rebuilding_location(frame: FrameType, name: str, owner: object) -> str | None:
     """The "file:line" that rebuilds the tensor `name` from itself: in the loop's function, or
     as `self.<attribute>` in the class of the object that holds it (`self.history = flat if
@@ -422,17 +431,13 @@ def _rebuilding_location(frame: FrameType, name: str, owner: object) -> str | No
     line = _rebuilding_line(frame, name)
     if line is not None:
         return f"{short_path(frame.f_code.co_filename)}:{line}"
-    if owner is None or "." not in name:
+    source = _owner_source(owner, name)
+    if source is None:
         return None
-    attribute = re.escape("self." + name.rsplit(".", 1)[1])
-    try:
-        lines, first = inspect.getsourcelines(type(owner))
-        filename = inspect.getsourcefile(type(owner))
-    except (OSError, TypeError):
-        return None
+    lines, first, filename, attribute = source
     pattern = rf"^\s*{attribute}\s*=.*\btorch\.{_REBUILDS}\(\s*[\[\(]\s*{attribute}\b"
     offset = _first_match(lines, pattern)
-    if offset is None or filename is None:
+    if offset is None:
         return None
     return f"{short_path(filename)}:{first + offset}"
 
