@@ -319,7 +319,9 @@ class RetainedTensors:
 class GrowingTensor:
     """A tensor among the training loop's variables that is larger at every check, by about the
     same number of elements per step: a history rebuilt from itself every step (`seen =
-    torch.cat([seen, batch])`), whose copy (and whatever reads it) costs more every step (D504)."""
+    torch.cat([seen, batch])`), whose copy (and whatever reads it) costs more every step (D504).
+    Or a list of tensors or numbers growing the same way, read whole by a line of the program
+    (`torch.quantile(torch.stack(norms), 0.9)`)."""
 
     name: str  # the variable, e.g. "seen" or "self.history"
     first_step: int  # the check where the run of growth began
@@ -328,6 +330,9 @@ class GrowingTensor:
     last_numel: int
     bytes: int  # of the tensor at the last check
     location: str = ""  # the user's line that rebuilds it from itself
+    # "list" or "deque": a Python container the loop appends to every step (sizes in items),
+    # whose whole content a line reads into one array (`torch.stack(history)`); "" for a tensor
+    container: str = ""
 
 
 @dataclass

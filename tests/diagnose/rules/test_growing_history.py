@@ -116,3 +116,52 @@ def test_a_history_s_memory_growth_is_its_counted_bytes_whatever_the_process_mem
     # a history of a few numbers a step is not a memory growth to warn about
     run.memory.growing = [HISTORY]  # 1 KiB a step
     assert [f for f in d503.check(run) if f.id == "D503"] == []
+
+
+NORMS = GrowingTensor(
+    name="clip.history",
+    first_step=4,
+    last_step=16,
+    first_numel=7,
+    last_numel=19,
+    bytes=76,
+    location="train.py:28",
+    container="list",
+)
+
+
+def test_a_list_read_whole_without_a_rise_is_named_at_info_and_is_no_memory_growth():
+    run = cpu_timed([0.010, 0.0102, 0.0098, 0.0101, 0.0099, 0.010] * 3)
+    run.memory.growing = [NORMS]
+    finding = only(d504.check(run), "D504")
+    assert finding.severity == "info" and finding.saving == 0.0
+    evidence = " ".join(finding.evidence)
+    assert "`clip.history` (a list) grew from 7 to 19 items" in evidence
+    assert "read whole at train.py:28" in evidence and "deque(maxlen=" in finding.fix
+    assert [f for f in d503.check(run) if f.id == "D503"] == []
+
+
+def test_the_probe_finds_a_list_an_object_appends_to_and_reads_whole_every_step():
+    # a helper object's list of losses whose median is taken, whole, every step; the loop's own
+    # log list read once after the loop is no history, nor a deque of the last 100
+    script = str(SCRIPTS / "d504_list_read_whole.py")
+    report = diagnose_script(script, steps=16, warmup=3, whatif=False)
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    line = line_of("d504_list_read_whole", "return min(1.0, 3.0 * float(np.median(")
+    assert history.name == "guard.losses" and history.container == "list"
+    assert history.location.endswith(f":{line}") and history.last_numel > 2 * history.first_numel
+    assert "D504" in [f.id for f in report.findings]
+    window = diagnose_script(script, ["--window"], steps=16, warmup=3, whatif=False)
+    assert window.run.memory.growing == [] and "D504" not in [f.id for f in window.findings]
+
+
+def test_the_probe_finds_a_tensor_a_helper_object_rebuilds_from_itself_in_its_method():
+    # the loop's `monitor.preds`, rebuilt in Monitor.record (not in the loop's function)
+    script = str(SCRIPTS / "d504_helper_tensor_attribute.py")
+    report = diagnose_script(script, steps=8, warmup=3, whatif=False)
+    assert report.run.status == "stopped", report.run.error
+    (history,) = report.run.memory.growing
+    line = line_of("d504_helper_tensor_attribute", "        self.preds = p if")
+    assert history.name == "monitor.preds" and history.container == ""
+    assert history.location.endswith(f":{line}") and "D504" in [f.id for f in report.findings]

@@ -40,6 +40,10 @@ MIN_ALIVE = 3  # earlier steps whose tensors must still be alive to call it a re
 RECENT = 1  # the previous step's tensors may legitimately be alive (`prev_loss = loss`)
 RECENT_LOSSES = 8  # backward() calls whose losses a graph is compared with
 MAX_TERM_ITEMS = 16  # items of a container variable looked at for loss terms
+# fresh loss terms remembered per step, each in its own slot ("term", "term1"...): a VAE's
+# reconstruction term comes before its KL term among the variables, and a controller that keeps
+# only the KL tensors (`self.kls.append(kl)`) keeps the second one
+MAX_TERMS = 4
 # a growing history: larger at this many checks in a row (checks come at the 2nd, 4th, 8th...
 # measured step), by a number of elements per step that stays within GROWTH_RATE_RATIO between
 # checks (a history grows by its batch every step; a tensor whose size follows the data, a
@@ -63,6 +67,7 @@ class RetentionWatch:
         # the loss terms of the last backward(): a term seen again is not this step's (a scalar
         # made before the loop)
         self.last_terms: set[int] = set()
+        self.term_step: int | None = None  # the last step whose terms were remembered
         self.found: dict[str, RetainedTensors] = {}
         # kind -> (the container holding them, its name): looked up once; dropped at the end
         self.holders: dict[str, tuple[object, str]] = {}
@@ -87,7 +92,7 @@ class RetentionWatch:
             pass
 
     def remember(self, kind: str, step: int, tensor, location: str) -> None:
-        refs = self.refs[kind]
+        refs = self.refs.setdefault(kind, [])
         if refs and refs[-1].step == step:
             return  # one per step is enough
         if len(refs) >= MAX_REFS:
@@ -100,9 +105,9 @@ class RetentionWatch:
     def remember_terms(self, step: int, loss: torch.Tensor, location: str) -> None:
         """The scalars with a graph, other than `loss`, among the variables of the user's function
         that calls backward() (and the values of its dicts, lists and tuples): the loss's terms.
-        One per step is remembered, the first not seen at the previous backward()."""
-        terms_refs = self.refs["term"]
-        if terms_refs and terms_refs[-1].step == step:
+        The first MAX_TERMS not seen at the previous backward() are remembered, each in its
+        slot (their order among the variables is the same every step)."""
+        if self.term_step == step:
             return  # a second backward() in the step (a GAN's): one per step is enough
         frame = _user_frame()
         if frame is None:
@@ -111,7 +116,9 @@ class RetentionWatch:
         seen, self.last_terms = self.last_terms, {id(t) for t in terms}
         fresh = [t for t in terms if id(t) not in seen]
         if fresh:
-            self.remember("term", step, fresh[0], location)
+            self.term_step = step
+        for slot, term in enumerate(fresh[:MAX_TERMS]):
+            self.remember(f"term{slot or ''}", step, term, location)
 
     def check(self, current_step: int) -> None:
         """Count earlier steps' tensors still alive; describe them the first time. Read the heap's
@@ -119,6 +126,7 @@ class RetentionWatch:
         in_use = heap_in_use_bytes()
         if in_use is not None:
             self.heap_in_use.append((current_step, in_use))
+        kept_terms = False  # the first slot of terms found at this check is the one told
         for kind, refs in self.refs.items():
             earlier = [r for r in refs if r.step < current_step - RECENT]
             alive: list[tuple[_Ref, torch.Tensor]] = []
@@ -128,6 +136,10 @@ class RetentionWatch:
                     alive.append((r, tensor))
             if len(alive) < MIN_ALIVE or len(alive) < len(earlier) / 2:
                 continue
+            if kind.startswith("term"):
+                if kept_terms:
+                    continue
+                kept_terms = True
             tensors = [t for _, t in alive]
             if kind not in self.holders:
                 self.holders[kind] = _holder(tensors[-1])
@@ -136,8 +148,9 @@ class RetentionWatch:
             if container is not None:
                 named = f" `{name}`" if name else ""
                 holder = f"{type(container).__name__}{named} ({len(container)} items)"  # type: ignore[arg-type]
-            self.found[kind] = RetainedTensors(
-                kind=kind,
+            told = "term" if kind.startswith("term") else kind
+            self.found[told] = RetainedTensors(
+                kind=told,
                 steps_alive=len(alive),
                 steps_checked=len(earlier),
                 with_graph=any(t.grad_fn is not None for t in tensors),
@@ -199,29 +212,43 @@ class RetentionWatch:
     def check_growth(self, current_step: int) -> None:
         """Read the size of every tensor among the training loop's variables; a variable larger
         at every one of the last MIN_GROWING_CHECKS checks, at a steady rate, that the loop's
-        function rebuilds from itself (`seen = torch.cat([seen, ...])`) is a growing history."""
+        function rebuilds from itself (`seen = torch.cat([seen, ...])`) is a growing history.
+        Also the lists the loop appends to (its variables' and its objects' attributes): one
+        growing so, whose whole content a line reads into one array every time
+        (`torch.quantile(torch.stack(self.norms), 0.9)`), is a history read whole."""
         frame = _user_frame()
         if frame is None:
             return
-        for name, value in _loop_variables(frame):
-            if not isinstance(value, torch.Tensor) or value.is_meta:
+        for name, value, owner in _growth_candidates(frame):
+            size = _size(value)
+            if size is None:
                 continue
+            numel, nbytes, container = size
             sizes = self.sizes.setdefault(name, [])
-            sizes.append((current_step, value.numel(), value.numel() * value.element_size()))
+            sizes.append((current_step, numel, nbytes))
             growing = _growing_run(sizes)
+            if growing is None:
+                if container:  # a list emptied each epoch, or one that stopped growing
+                    self.growing.pop(name, None)
+                continue
             # and the source rebuilds it from itself: a tensor that follows the step on purpose
-            # (a curriculum's sequence length) is no history
-            line = _rebuilding_line(frame, name) if growing is not None else None
-            if growing is not None and line is not None:
-                (first_step, first_numel, _), (last_step, last_numel, size) = growing
+            # (a curriculum's sequence length) is no history; a list only logged is read whole
+            # by no line
+            if container:
+                location = _whole_read_location(frame, name, owner)
+            else:
+                location = _rebuilding_location(frame, name, owner)
+            if location is not None:
+                (first_step, first_numel, _), (last_step, last_numel, size_bytes) = growing
                 self.growing[name] = GrowingTensor(
                     name=name,
                     first_step=first_step,
                     last_step=last_step,
                     first_numel=first_numel,
                     last_numel=last_numel,
-                    bytes=size,
-                    location=f"{short_path(frame.f_code.co_filename)}:{line}",
+                    bytes=size_bytes,
+                    location=location,
+                    container=container,
                 )
 
     def results(self) -> list[RetainedTensors]:
@@ -264,12 +291,166 @@ def _steady_growth(run: list[tuple[int, int, int]]) -> bool:
     return max(rates) <= GROWTH_RATE_RATIO * min(rates)
 
 
+def _growth_candidates(frame: FrameType) -> list[tuple[str, object, object]]:
+    """(name, value, the object it is an attribute of, or None): the loop's variables (with
+    `self`'s attributes) and the attributes of the program's own objects among its variables
+    (`clip.history` of an AutoClip helper), whose lists a step can append to."""
+    found: list[tuple[str, object, object]] = []
+    owner = frame.f_locals.get("self")
+    for name, value in _loop_variables(frame):
+        found.append((name, value, owner if name.startswith("self.") else None))
+    for name, value in list(frame.f_locals.items()):
+        if name == "self" or not _is_program_object(value):
+            continue
+        found += [(f"{name}.{attribute}", inner, value) for attribute, inner in _held_by(value)]
+    return found
+
+
+def _held_by(value: object) -> list[tuple[str, object]]:
+    """The attributes of `value` that are lists, deques or tensors."""
+    attributes = getattr(value, "__dict__", None)
+    if not isinstance(attributes, dict):
+        return []
+    return [
+        (name, inner)
+        for name, inner in list(attributes.items())
+        if type(inner) in _LISTS or isinstance(inner, torch.Tensor)
+    ]
+
+
+_LISTS = (list, deque)
+
+
+def _is_program_object(value: object) -> bool:
+    """An instance of a class of the program's own files (not a library's, not a class)."""
+    if isinstance(value, (type, torch.Tensor, torch.nn.Module)):
+        return False
+    module = sys.modules.get(type(value).__module__)
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and not _is_library(filename)
+
+
+def _size(value: object) -> tuple[int, int, str] | None:
+    """(numel, bytes, container) of a tensor (container ""), or (items, bytes of its tensors,
+    "list"/"deque") of a non-empty list of tensors or numbers; None for anything else. A deque
+    with a maximum length keeps a window, not a history."""
+    if isinstance(value, torch.Tensor):
+        return None if value.is_meta else (value.numel(), value.numel() * value.element_size(), "")
+    if type(value) not in _LISTS or not value or getattr(value, "maxlen", None) is not None:
+        return None
+    last = value[-1]  # type: ignore[index]
+    items = len(value)  # type: ignore[arg-type]
+    if isinstance(last, torch.Tensor):
+        return items, items * last.numel() * last.element_size(), type(value).__name__
+    if isinstance(last, (int, float)) and not isinstance(last, bool):
+        return items, 0, type(value).__name__
+    return None
+
+
+# a call that reads a whole list into one array or one number: `torch.stack(norms)`,
+# `torch.tensor(list(history))`, `np.percentile(history, 90)`, `sorted(history)`
+_WHOLE_READ = (
+    r"(?:\b(?:torch|np|numpy|statistics)\.\w+|(?<![\w.])(?:sum|sorted|max|min))\(\s*"
+    r"(?:(?:list|tuple)\(\s*)?{name}\s*[,)]"
+)
+
+
+def _whole_read_location(frame: FrameType, name: str, owner: object) -> str | None:
+    """The "file:line" of a line that reads the list `name` whole: in the loop's function as it is
+    spelled there, or as `self.<attribute>` in the class of the object that holds it."""
+    lines, first = _source_of(frame)
+    start = max(first, 1)
+    # in the loop's body: at least as deep as the line the step is at (a read after the loop,
+    # `np.mean(epoch_losses)` at the epoch's end, is not paid every step)
+    current = lines[frame.f_lineno - start] if 0 <= frame.f_lineno - start < len(lines) else ""
+    line = _first_match(lines, _WHOLE_READ.format(name=re.escape(name)), _indent(current))
+    if line is not None:
+        return f"{short_path(frame.f_code.co_filename)}:{start + line}"
+    source = _owner_source(owner, name)
+    if source is None:
+        return None
+    lines, first, filename, attribute = source
+    appends = re.compile(rf"{attribute}\s*(\.(append|extend)\(|\+=)")
+    reads = re.compile(_WHOLE_READ.format(name=attribute))
+    # a method that appends to the list and reads it whole: read as often as it grows, every
+    # step (a summary method called at the epoch's end reads it whole too, but not every step)
+    for method in _methods(lines):
+        if any(appends.search(lines[i]) for i in method):
+            for i in method:
+                if reads.search(lines[i]):
+                    return f"{short_path(filename)}:{first + i}"
+    return None
+
+
+def _methods(lines: list[str]) -> list[range]:
+    """The line offsets of each function defined in a class's source lines (nested ones within
+    their function)."""
+    found = []
+    for start, text in enumerate(lines):
+        if not re.match(r"\s*(async\s+)?def\s", text):
+            continue
+        depth, end = _indent(text), start + 1
+        while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > depth):
+            end += 1
+        found.append(range(start, end))
+    return found
+
+
+def _first_match(lines: list[str], pattern: str, min_indent: int = 0) -> int | None:
+    """The offset of the first line at least `min_indent` deep that matches `pattern`."""
+    compiled = re.compile(pattern)
+    for offset, text in enumerate(lines):
+        if _indent(text) >= min_indent and compiled.search(text):
+            return offset
+    return None
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _owner_source(owner: object, name: str) -> tuple[list[str], int, str, str] | None:
+    """(source lines, first line, file, `self.<attribute>` as a pattern) of the class of the
+    object whose attribute `name` ("tracker.history") is; None without a source."""
+    if owner is None or "." not in name:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(type(owner))
+        filename = inspect.getsourcefile(type(owner))
+    except (OSError, TypeError):
+        return None
+    if filename is None:
+        return None
+    return lines, first, filename, re.escape("self." + name.rsplit(".", 1)[1])
+
+
+def _rebuilding_location(frame: FrameType, name: str, owner: object) -> str | None:
+    """The "file:line" that rebuilds the tensor `name` from itself: in the loop's function, or
+    as `self.<attribute>` in the class of the object that holds it (`self.history = flat if
+    self.history is None else torch.cat([self.history, flat])` in a tracker's method)."""
+    line = _rebuilding_line(frame, name)
+    if line is not None:
+        return f"{short_path(frame.f_code.co_filename)}:{line}"
+    source = _owner_source(owner, name)
+    if source is None:
+        return None
+    lines, first, filename, attribute = source
+    pattern = rf"^\s*{attribute}\s*=.*\btorch\.{_REBUILDS}\(\s*[\[\(]\s*{attribute}\b"
+    offset = _first_match(lines, pattern)
+    if offset is None:
+        return None
+    return f"{short_path(filename)}:{first + offset}"
+
+
+_REBUILDS = "(cat|concat|concatenate|stack|hstack|vstack)"
+
+
 def _rebuilding_line(frame: FrameType, name: str) -> int | None:
     """The line of the frame's function that rebuilds `name` from itself (`name =
     torch.cat([name, ...])`, or stack, hstack, vstack), where the fix goes; None when none."""
     lines, first = _source_of(frame)
     pattern = re.compile(
-        rf"^\s*{re.escape(name)}\s*=\s*torch\.(cat|concat|concatenate|stack|hstack|vstack)\(\s*"
+        rf"^\s*{re.escape(name)}\s*=\s*torch\.{_REBUILDS}\(\s*"
         rf"[\[\(]\s*{re.escape(name)}\b"
     )
     for offset, text in enumerate(lines):

@@ -97,6 +97,8 @@ def _growing_history(run: RunObservation) -> tuple[GrowingTensor, float] | None:
     MIN_GROWTH_BYTES over the measured steps."""
     found = []
     for history in run.memory.growing:
+        if history.container:  # a list read whole: its items' bytes are not all counted
+            continue
         steps = max(1, history.last_step - history.first_step)
         per_element = history.bytes / max(1, history.last_numel)
         per_step = per_element * (history.last_numel - history.first_numel) / steps

@@ -10,12 +10,15 @@ the first third (one slow step, a preemption, is not a rise), the last third at 
 than the first (medians), and a growth over the run well beyond the steps' spread around the
 robust (Theil-Sen) line, spread over the steps rather than one jump (the load that rose once).
 
-It also reads the size of the tensors among the training loop's variables at a few checks: one
-larger at every check by about the same number of elements per step, that the loop's code
-rebuilds from itself (`seen = torch.cat([seen, batch])`), is a growing history. With that cause in sight, a milder rise is enough
-(the trend test at one chance in twenty, the last third slower than the first): a short run sees
-only the start of a history's growth. Without any rise in the timings, the history is reported
-at info level, named with its line: its cost is still to come.
+It also reads the size of the tensors among the training loop's variables (and the attributes
+of the program's own objects among them) at a few checks: one larger at every check by about the
+same number of elements per step, that the loop's code (or the object's class) rebuilds from
+itself (`seen = torch.cat([seen, batch])`), is a growing history; so is a list of tensors or
+numbers appended to every step that a line of the loop (or the method that appends to it) reads
+whole (`torch.quantile(torch.stack(norms), 0.9)`, `np.percentile(norms, 90)`). With that cause
+in sight, a milder rise is enough (the trend test at one chance in twenty, the last third slower
+than the first): a short run sees only the start of a history's growth. Without any rise in the
+timings, the history is reported at info level, named with its line: its cost is still to come.
 
 ## Why is this bad
 A step that gets slower every step does work that grows with the run: a history tensor
@@ -169,7 +172,7 @@ def check(run: RunObservation) -> list[Finding]:
             severity=severity_for(saving),
             saving=saving,
             evidence=evidence,
-            fix=_HISTORY_FIX
+            fix=_fix_for(history)
             if history is not None
             else "# find what grows with the step: a tensor concatenated every step, a metric\n"
             "# recomputed over all past values, a running total that keeps its graph\n"
@@ -200,10 +203,23 @@ _HISTORY_FIX = (
 )
 
 
+_LIST_FIX = (
+    "# a window of fixed size (`collections.deque(maxlen=200)`), or a running statistic\n"
+    "# updated in O(1) per step: no step reads everything kept so far\n"
+    "history = collections.deque(maxlen=200)  # torch.stack(list(history)) stays bounded"
+)
+
+
+def _fix_for(history: GrowingTensor) -> str:
+    return _LIST_FIX if history.container else _HISTORY_FIX
+
+
 def _largest_history(run: RunObservation) -> GrowingTensor | None:
-    """The growing history among the loop's variables that grew by the most elements."""
+    """The growing history among the loop's variables that grew by the most elements (a tensor
+    rebuilt from itself before a list read whole: it is copied every step for sure)."""
     growing = run.memory.growing
-    return max(growing, key=lambda g: g.last_numel - g.first_numel) if growing else None
+    tensors = [g for g in growing if not g.container] or growing
+    return max(tensors, key=lambda g: g.last_numel - g.first_numel) if tensors else None
 
 
 def _history_sentence(history: GrowingTensor) -> str:
@@ -211,6 +227,13 @@ def _history_sentence(history: GrowingTensor) -> str:
     per_step = (history.last_numel - history.first_numel) / max(
         1, history.last_step - history.first_step
     )
+    if history.container:
+        return (
+            f"`{history.name}` (a {history.container}) grew from {history.first_numel:,} to "
+            f"{history.last_numel:,} items between steps {history.first_step} and "
+            f"{history.last_step} (about {per_step:,.1f} per step), and is read whole{where}: "
+            "each reading converts, and reads, more than the one before."
+        )
     return (
         f"`{history.name}` is rebuilt from itself{where}: it grew from {history.first_numel:,} to "
         f"{history.last_numel:,} elements between steps {history.first_step} and "
@@ -234,7 +257,9 @@ def _history_only(history: GrowingTensor, measure: str) -> Finding:
     """A growing history whose cost the measured steps do not show yet: info, no saving."""
     return Finding(
         id=CODE,
-        title="A tensor grows with every step: its cost grows with the run",
+        title="A list read whole grows with every step: its cost grows with the run"
+        if history.container
+        else "A tensor grows with every step: its cost grows with the run",
         severity="info",
         saving=0.0,
         evidence=[
@@ -242,9 +267,12 @@ def _history_only(history: GrowingTensor, measure: str) -> Finding:
             f"{measure} did not rise measurably over the measured steps: the growth's cost is "
             "still small here and grows with a longer run.",
         ],
-        fix=_HISTORY_FIX,
+        fix=_fix_for(history),
         source="docs/techniques/memory-growth.md",
-        explanation="A tensor rebuilt from itself every step is copied whole every step: the "
+        explanation="A list read whole every step, as it grows, is converted and read whole "
+        "every step: the work per step grows with the run."
+        if history.container
+        else "A tensor rebuilt from itself every step is copied whole every step: the "
         "work per step grows with the run, and so does memory.",
         details=_history_details(history),
         saving_how="not measured: the measured steps showed no rise yet",
