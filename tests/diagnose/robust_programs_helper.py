@@ -82,3 +82,42 @@ def plain_and_diagnosed(
     write_train(folder, body)
     plain = run_python(folder, "train.py")
     return plain, run_diagnosed(folder, body, *options)
+
+
+def plain_and_diagnosed_side_by_side(
+    folder: Path, body: str, *options: str, timeout: float = 240
+) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """What `plain_and_diagnosed` returns, the two runs started together, each in its own
+    subfolder (a program may remove its own file). Nearly all of each run's time is importing
+    torch (round 16: 75% of the diagnosed run's wall time at load ~18), which the two runs pay
+    alike: side by side, the test waits for the slower one, not for both, on any load."""
+    runs = []
+    for name, command in (
+        ("plain", ()),
+        ("diagnosed", ("-m", "torchdoctor", "diagnose", *options)),
+    ):
+        (folder / name).mkdir()
+        write_train(folder / name, body)
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, *command, "train.py"],
+                cwd=folder / name,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
+        )
+    try:
+        plain, diagnosed = (_finished(run, timeout) for run in runs)
+    finally:
+        for run in runs:  # the other one, when one ran out of time
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
+    return plain, diagnosed
+
+
+def _finished(run: subprocess.Popen, timeout: float) -> subprocess.CompletedProcess:
+    stdout, stderr = run.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)

@@ -8,7 +8,11 @@ import re
 from textwrap import dedent
 
 import pytest
-from robust_programs_helper import TRAIN, plain_and_diagnosed, plain_and_diagnosed_target
+from robust_programs_helper import (
+    TRAIN,
+    plain_and_diagnosed_side_by_side,
+    plain_and_diagnosed_target,
+)
 
 # One program for three differences at its end and in its output (one plain run and one
 # diagnosed run keep the tests' time down): it removes its own script, logs through a format
@@ -56,14 +60,17 @@ def test_the_programs_end_and_its_log_lines_read_as_in_its_plain_run(tmp_path):
     # A log format with %(filename)s:%(lineno)d %(funcName)s (and torch's own log lines) named
     # torchdoctor/diagnose/probes/io.py's wrapper for every record. A script that removed
     # itself was quoted in the report as empty backticks.
-    plain, diagnosed = plain_and_diagnosed(tmp_path, PROGRAM_END, "--steps", "0")
+    # the two runs side by side: each is nearly all torch's import (94-140 s at load ~27 one
+    # after the other, against a 240 s limit each)
+    plain, diagnosed = plain_and_diagnosed_side_by_side(tmp_path, PROGRAM_END, "--steps", "0")
     assert plain.returncode == diagnosed.returncode == 1, diagnosed.stderr[-2000:]
     assert plain.stdout.startswith("trained\nmodel finalized\nrun closed after 25 steps\n")
     assert "cycle collected" in plain.stdout
     assert diagnosed.stdout.startswith(plain.stdout), diagnosed.stdout[:600]
     assert diagnosed.stdout.count("closed after") == 2
     assert "train.py:" in plain.stderr and "<module>" in plain.stderr
-    assert diagnosed.stderr == plain.stderr  # log lines; a traceback without source lines
+    # log lines; a traceback without source lines (each run's script in its own folder)
+    assert diagnosed.stderr == plain.stderr.replace("/plain/train.py", "/diagnosed/train.py")
     report = diagnosed.stdout[diagnosed.stdout.index("torchdoctor diagnose") :]
     # the removed script's lines are quoted from the text that ran (empty backticks before):
     # every one the report quotes. Which of them the line sampler caught in 25 short steps

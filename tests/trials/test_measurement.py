@@ -8,9 +8,6 @@ import pytest
 
 from torchdoctor.trials.api import run_trials
 
-# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
-pytestmark = pytest.mark.timing
-
 SCRIPT = Path(__file__).parent / "scripts" / "prefetch_warmup.py"
 
 
@@ -30,15 +27,14 @@ def test_batches_prefetched_during_a_slow_warm_up_are_not_timed(report):
     assert report.baseline.prefetch_steps == 0
     queue = workers.config.prefetch_steps  # num_workers x prefetch_factor (2)
     assert queue >= 2 and queue % 2 == 0, workers.config
-    # Each batch sleeps 80 ms in one worker, so with queue/2 workers a steady step can not take
-    # less than 80 ms / workers; the prefetched steps took ~0 ms and would have looked 50x faster.
-    # The floor holds for the mean step; a median step can be under it when the training process
-    # is preempted (CI under load: 35 ms against a 40 ms floor), while the workers fill the queue
-    # and the next steps find their batches ready. Prefetched steps timed would be ~1 ms: half
-    # the floor still tells them apart.
-    floor = 0.080 / (queue // 2)
-    assert workers.config.step_s.median >= 0.5 * floor, workers.config.step_s
-    assert workers.speedup.median < 1.5 * (queue // 2), workers.speedup
+    # Which steps are timed is a count: the queue's steps ran on top of the warm-up step and the
+    # 4 measured ones (the first repeat's losses are every step it ran), and the statistics cut
+    # them off (test_semantics.py::test_prefetched_steps_are_discarded_after_warm_up). A floor
+    # on the mean step (80 ms / workers) held at idle and failed under load (round 15: 3 times
+    # in a row at load 14): a trainer preempted during the discarded steps lets the workers
+    # fill the queue again, so 4 timed steps can find their batches ready on a busy machine.
+    assert len(report.baseline.losses) == 1 + 4, report.baseline.losses
+    assert len(workers.config.losses) == 1 + queue + 4, (queue, workers.config.losses)
     assert workers.verdict != "faster"  # one repeat is never enough to call it
 
 

@@ -14,9 +14,6 @@ from torchdoctor.cli import cli
 from torchdoctor.errors import TorchdoctorError
 from torchdoctor.trials.api import run_trials
 
-# Timing-based diagnoses: run after the rest of the suite, one at a time (tests/conftest.py).
-pytestmark = pytest.mark.timing
-
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
@@ -24,6 +21,9 @@ def variant(report, name):
     return next(v for v in report.variants if v.config.name == name)
 
 
+# Timing-based (a speed-up read from the runs): after the rest of the suite, one at a time
+# (tests/conftest.py). The other tests here read a verdict on the losses, a crash or an error.
+@pytest.mark.timing
 def test_float32_speeds_up_a_float64_script_and_keeps_its_losses():
     report = run_trials(
         str(SCRIPTS / "float64_mlp.py"), [], "float32,pin_memory", steps=8, repeats=1, warmup=1
@@ -51,6 +51,7 @@ def run_cli(*args):
     )
 
 
+@pytest.mark.timing
 def test_diagnose_try_workers_speeds_up_a_data_bound_script_and_adds_the_json_section(tmp_path):
     report_path = tmp_path / "report.json"
     result = run_cli(
