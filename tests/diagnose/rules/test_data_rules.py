@@ -490,6 +490,7 @@ def test_d110_info_when_busy_workers_take_every_core_without_a_long_wait():
     assert "num_workers=8 on 8 CPU core(s)" in evidence_text(finding)
     assert "none left for the training process" in evidence_text(finding)
     assert "os.cpu_count()" in finding.fix and finding.saving_how.startswith("not measured")
+    assert finding.saving_basis == "not measured"
     run.loaders[0].worker_cpu_s = 0.002  # workers mostly idle on a full queue: nothing to say
     assert d110.check(run) == []
     spare = workers_run("ImageFiles", num_workers=7, data_s=0.002)  # one core left: fine

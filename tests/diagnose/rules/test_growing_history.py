@@ -135,6 +135,7 @@ def test_a_list_read_whole_without_a_rise_is_named_at_info_and_is_no_memory_grow
     run.memory.growing = [NORMS]
     finding = only(d504.check(run), "D504")
     assert finding.severity == "info" and finding.saving == 0.0
+    assert finding.saving_basis == "not measured"
     evidence = " ".join(finding.evidence)
     assert "`clip.history` (a list) grew from 7 to 19 items" in evidence
     assert "read whole at train.py:28" in evidence and "deque(maxlen=" in finding.fix

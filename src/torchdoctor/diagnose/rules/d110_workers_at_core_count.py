@@ -164,6 +164,7 @@ def _every_core(run: RunObservation, saturated: list[LoaderObservation], step_s:
                 explanation="A worker per core preempts the training process, which on a GPU "
                 "launches every kernel; one core left to it keeps the step running while "
                 "the workers build batches.",
+                saving_basis="not measured",
                 saving_how="not measured: the cores are shared either way on this machine; "
                 "the cost grows with the core count (a worker per core)",
                 details={

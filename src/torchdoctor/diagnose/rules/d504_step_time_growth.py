@@ -275,5 +275,6 @@ def _history_only(history: GrowingTensor, measure: str) -> Finding:
         else "A tensor rebuilt from itself every step is copied whole every step: the "
         "work per step grows with the run, and so does memory.",
         details=_history_details(history),
+        saving_basis="not measured",
         saving_how="not measured: the measured steps showed no rise yet",
     )
