@@ -449,14 +449,10 @@ def _rebuilding_line(frame: FrameType, name: str) -> int | None:
     """The line of the frame's function that rebuilds `name` from itself (`name =
     torch.cat([name, ...])`, or stack, hstack, vstack), where the fix goes; None when none."""
     lines, first = _source_of(frame)
-    pattern = re.compile(
-        rf"^\s*{re.escape(name)}\s*=\s*torch\.{_REBUILDS}\(\s*"
-        rf"[\[\(]\s*{re.escape(name)}\b"
-    )
-    for offset, text in enumerate(lines):
-        if pattern.match(text):
-            return max(first, 1) + offset
-    return None
+    spelled = re.escape(name)
+    pattern = rf"^\s*{spelled}\s*=\s*torch\.{_REBUILDS}\(\s*[\[\(]\s*{spelled}\b"
+    offset = _first_match(lines, pattern)
+    return None if offset is None else max(first, 1) + offset
 
 
 def _source_of(frame: FrameType) -> tuple[list[str], int]:
